@@ -1,0 +1,157 @@
+//! Render errors as data: what went wrong, where in the template, and an excerpt.
+
+use std::fmt;
+
+use super::globals::RAISED_PREFIX;
+
+/// What kind of failure a render ended with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RenderErrorKind {
+    /// The template does not parse.
+    Syntax,
+    /// The template called `raise_exception(...)`: it rejected the conversation.
+    Raised,
+    /// Evaluation failed (Python would raise `TypeError`, `UndefinedError`, ...).
+    Runtime,
+    /// The template exceeded a work, output or recursion bound.
+    Limit,
+    /// The inputs are unusable before the template runs (transformers' `ValueError`s).
+    Input,
+}
+
+impl RenderErrorKind {
+    /// A short label for display.
+    pub fn label(self) -> &'static str {
+        match self {
+            RenderErrorKind::Syntax => "syntax error",
+            RenderErrorKind::Raised => "template raised",
+            RenderErrorKind::Runtime => "render error",
+            RenderErrorKind::Limit => "limit exceeded",
+            RenderErrorKind::Input => "invalid input",
+        }
+    }
+}
+
+/// A 1-based position in the template source.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourcePosition {
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column, in characters.
+    pub column: usize,
+}
+
+/// A failed render or compile, with everything needed to show it in place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderError {
+    /// The failure class.
+    pub kind: RenderErrorKind,
+    /// The message, without position.
+    pub message: String,
+    /// Where in the template, when known.
+    pub position: Option<SourcePosition>,
+}
+
+impl std::error::Error for RenderError {}
+
+impl fmt::Display for RenderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.kind.label(), self.message)?;
+        if let Some(pos) = self.position {
+            write!(f, " (line {}, column {})", pos.line, pos.column)?;
+        }
+        Ok(())
+    }
+}
+
+impl RenderError {
+    /// An error about the inputs, before any template code ran.
+    pub fn input(message: impl Into<String>) -> Self {
+        RenderError {
+            kind: RenderErrorKind::Input,
+            message: message.into(),
+            position: None,
+        }
+    }
+
+    /// Converts a MiniJinja error; `source` is the compiled text, for the column.
+    pub fn from_minijinja(err: &minijinja::Error, source: &str, limit_hint: Option<&str>) -> Self {
+        use minijinja::ErrorKind as K;
+        let detail = full_detail(err);
+        let (kind, message) = if let Some(raised) = detail.strip_prefix(RAISED_PREFIX) {
+            (RenderErrorKind::Raised, raised.to_string())
+        } else {
+            match err.kind() {
+                K::SyntaxError | K::InvalidDelimiter => (RenderErrorKind::Syntax, detail),
+                K::OutOfFuel => (RenderErrorKind::Limit, limit_hint.unwrap_or(&detail).to_string()),
+                K::WriteFailure => (
+                    RenderErrorKind::Limit,
+                    limit_hint.unwrap_or("output too large").to_string(),
+                ),
+                _ if detail.contains("recursion limit") => (RenderErrorKind::Limit, detail),
+                _ => (RenderErrorKind::Runtime, detail),
+            }
+        };
+        RenderError {
+            kind,
+            message,
+            position: position_of(err, source),
+        }
+    }
+
+    /// The template lines around the error, numbered, with a caret under the column.
+    pub fn excerpt(&self, source: &str, context: usize) -> Option<String> {
+        let pos = self.position?;
+        let lines: Vec<&str> = source.lines().collect();
+        let first = pos.line.saturating_sub(context + 1);
+        let last = (pos.line + context).min(lines.len());
+        let width = last.to_string().len();
+        let mut out = String::new();
+        for (index, text) in lines.iter().enumerate().take(last).skip(first) {
+            let number = index + 1;
+            let mark = if number == pos.line { ">" } else { " " };
+            out.push_str(&format!("{mark}{number:>width$} | {text}\n"));
+            if number == pos.line {
+                let pad = " ".repeat(width + 3 + pos.column.saturating_sub(1) + 1);
+                out.push_str(&format!("{pad}^\n"));
+            }
+        }
+        Some(out)
+    }
+}
+
+/// The error's detail plus any chained causes (MiniJinja nests errors from calls).
+fn full_detail(err: &minijinja::Error) -> String {
+    let mut message = match err.detail() {
+        Some(detail) => detail.to_string(),
+        None => err.kind().to_string(),
+    };
+    let mut source = std::error::Error::source(err);
+    while let Some(cause) = source {
+        if let Some(inner) = cause.downcast_ref::<minijinja::Error>() {
+            if let Some(detail) = inner.detail() {
+                if detail.starts_with(RAISED_PREFIX) {
+                    return detail.to_string();
+                }
+                message = format!("{message}: {detail}");
+            }
+        } else {
+            message = format!("{message}: {cause}");
+        }
+        source = cause.source();
+    }
+    message
+}
+
+fn position_of(err: &minijinja::Error, source: &str) -> Option<SourcePosition> {
+    let line = err.line()?;
+    let column = err
+        .range()
+        .and_then(|range| source.get(..range.start))
+        .map(|before| {
+            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+            before[line_start..].chars().count() + 1
+        })
+        .unwrap_or(1);
+    Some(SourcePosition { line, column })
+}

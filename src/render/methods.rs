@@ -1,0 +1,129 @@
+//! Python methods on strings, dicts and lists (`content.strip()`, `message.get('x')`).
+//!
+//! minijinja-contrib's `pycompat` covers most of them; this layer adds the ones chat
+//! templates use that it lacks, and makes every method call on `None` fail the way
+//! Python's `AttributeError` does.
+
+use minijinja::value::{Value, ValueKind};
+use minijinja::{Error, ErrorKind, State};
+
+use super::none::is_python_none;
+use super::pytype::type_name;
+
+/// The unknown-method callback installed on the environment.
+pub fn call_method(
+    state: &mut State,
+    value: &Value,
+    method: &str,
+    args: &[Value],
+) -> Result<Value, Error> {
+    if is_python_none(value) {
+        return Err(no_attribute(value, method));
+    }
+    if value.kind() == ValueKind::String {
+        if let Some(result) = extra_string_method(value.as_str().unwrap_or_default(), method, args)
+        {
+            return result;
+        }
+    }
+    minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
+        .map_err(|err| match err.kind() {
+            ErrorKind::UnknownMethod => no_attribute(value, method),
+            _ => err,
+        })
+}
+
+fn no_attribute(value: &Value, method: &str) -> Error {
+    Error::new(
+        ErrorKind::UnknownMethod,
+        format!(
+            "'{}' object has no attribute '{method}'",
+            type_name(value)
+        ),
+    )
+}
+
+/// String methods `pycompat` lacks.
+fn extra_string_method(text: &str, method: &str, args: &[Value]) -> Option<Result<Value, Error>> {
+    let arg = |index: usize| args.get(index).and_then(|v| v.as_str());
+    let result = match method {
+        "removeprefix" => Value::from(text.strip_prefix(arg(0)?).unwrap_or(text)),
+        "removesuffix" => Value::from(text.strip_suffix(arg(0)?).unwrap_or(text)),
+        "rsplit" => return Some(rsplit(text, args)),
+        "partition" => partition(text, arg(0)?, text.find(arg(0)?)),
+        "rpartition" => partition(text, arg(0)?, text.rfind(arg(0)?)),
+        "casefold" => Value::from(text.to_lowercase()),
+        "swapcase" => Value::from(swapcase(text)),
+        "zfill" => Value::from(zfill(text, args.first()?.as_usize()?)),
+        _ => return None,
+    };
+    Some(Ok(result))
+}
+
+fn rsplit(text: &str, args: &[Value]) -> Result<Value, Error> {
+    let sep = args.first().filter(|v| !is_python_none(v)).and_then(|v| v.as_str());
+    let max = args
+        .get(1)
+        .and_then(|v| v.as_i64())
+        .filter(|n| *n >= 0)
+        .map(|n| n as usize);
+    let mut parts: Vec<String> = match (sep, max) {
+        (Some(sep), Some(max)) => text.rsplitn(max + 1, sep).map(String::from).collect(),
+        (Some(sep), None) => text.rsplit(sep).map(String::from).collect(),
+        (None, max) => rsplit_whitespace(text, max),
+    };
+    parts.reverse();
+    Ok(Value::from(parts))
+}
+
+/// Whitespace `rsplit`, returned in reverse order (last piece first).
+fn rsplit_whitespace(text: &str, max: Option<usize>) -> Vec<String> {
+    let words: Vec<&str> = text.split_whitespace().collect();
+    let limit = max.unwrap_or(usize::MAX);
+    if words.len() <= limit + 1 {
+        return words.iter().rev().map(|w| w.to_string()).collect();
+    }
+    let mut parts: Vec<String> = words[words.len() - limit..]
+        .iter()
+        .rev()
+        .map(|w| w.to_string())
+        .collect();
+    let mut rest = text.trim_end();
+    for _ in 0..limit {
+        rest = rest.trim_end_matches(|c: char| !c.is_whitespace()).trim_end();
+    }
+    parts.push(rest.trim_start().to_string());
+    parts
+}
+
+fn partition(text: &str, sep: &str, found: Option<usize>) -> Value {
+    let parts = match found {
+        Some(at) => [&text[..at], sep, &text[at + sep.len()..]],
+        None => [text, "", ""],
+    };
+    Value::from_iter(parts.iter().map(|s| Value::from(*s)))
+}
+
+fn swapcase(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            if c.is_uppercase() {
+                c.to_lowercase().collect::<Vec<_>>()
+            } else {
+                c.to_uppercase().collect::<Vec<_>>()
+            }
+        })
+        .collect()
+}
+
+fn zfill(text: &str, width: usize) -> String {
+    let len = text.chars().count();
+    if len >= width {
+        return text.to_string();
+    }
+    let (sign, digits) = match text.chars().next() {
+        Some(c @ ('+' | '-')) => (c.to_string(), &text[1..]),
+        _ => (String::new(), text),
+    };
+    format!("{sign}{}{digits}", "0".repeat(width - len))
+}

@@ -1,0 +1,58 @@
+//! Jinja tests (`is string`, `is none`, ...) with Python's answers.
+//!
+//! MiniJinja's built-ins disagree with Jinja2 on a few that chat templates lean on:
+//! Jinja2's `sequence` and `iterable` accept strings and dicts, `undefined is iterable`
+//! is true, and `None` (including the input-data [`super::none::PyNone`]) is neither.
+
+use minijinja::value::{Value, ValueKind};
+
+use super::none::is_python_none;
+
+/// Registers every overriding test on `env`.
+pub fn register(env: &mut minijinja::Environment<'static>) {
+    env.add_test("none", |v: Value| is_python_none(&v));
+    env.add_test("iterable", is_iterable);
+    env.add_test("sequence", is_sequence);
+    env.add_test("mapping", |v: Value| v.kind() == ValueKind::Map);
+    env.add_test("string", |v: Value| v.kind() == ValueKind::String);
+    env.add_test("boolean", |v: Value| v.kind() == ValueKind::Bool);
+    env.add_test("true", |v: Value| v.kind() == ValueKind::Bool && v.is_true());
+    env.add_test("false", |v: Value| v.kind() == ValueKind::Bool && !v.is_true());
+    env.add_test("number", |v: Value| v.kind() == ValueKind::Number);
+    env.add_test("integer", |v: Value| v.is_integer());
+    env.add_test("float", |v: Value| {
+        v.kind() == ValueKind::Number && !v.is_integer()
+    });
+}
+
+/// Python `iter(x)` succeeds: strings, lists, dicts, generators, and Jinja's Undefined.
+fn is_iterable(value: Value) -> bool {
+    if is_python_none(&value) {
+        return false;
+    }
+    matches!(
+        value.kind(),
+        ValueKind::Undefined
+            | ValueKind::String
+            | ValueKind::Bytes
+            | ValueKind::Seq
+            | ValueKind::Map
+            | ValueKind::Iterable
+    )
+}
+
+/// Jinja2's `sequence`: has `len()` and `__getitem__` (strings, lists, tuples, dicts,
+/// and Jinja's Undefined).
+fn is_sequence(value: Value) -> bool {
+    if is_python_none(&value) {
+        return false;
+    }
+    matches!(
+        value.kind(),
+        ValueKind::Undefined
+            | ValueKind::String
+            | ValueKind::Bytes
+            | ValueKind::Seq
+            | ValueKind::Map
+    )
+}

@@ -1,0 +1,206 @@
+//! Python's `str()` and `repr()` for template values.
+//!
+//! Jinja2 prints `{{ x }}` with `str(x)`, so a dict shows as `{'a': 1}`, `None` as `None`
+//! and `True` as `True`. MiniJinja prints its own spellings; templates that print whole
+//! tool definitions or booleans need Python's.
+
+use minijinja::value::{Value, ValueKind};
+
+use super::none::is_python_none;
+use super::pyfloat::repr_float;
+
+/// Python's `str(value)`: strings as they are, everything else as `repr`.
+pub fn to_str(value: &Value) -> String {
+    match value.as_str() {
+        Some(text) if value.kind() == ValueKind::String => text.to_string(),
+        _ => {
+            let mut out = String::new();
+            write_repr(&mut out, value);
+            out
+        }
+    }
+}
+
+/// Python's `repr(value)`.
+pub fn to_repr(value: &Value) -> String {
+    let mut out = String::new();
+    write_repr(&mut out, value);
+    out
+}
+
+/// Appends Python's `repr(value)` to `out`.
+pub fn write_repr(out: &mut String, value: &Value) {
+    if is_python_none(value) {
+        out.push_str("None");
+        return;
+    }
+    match value.kind() {
+        ValueKind::Undefined => {}
+        ValueKind::None => out.push_str("None"),
+        ValueKind::Bool => out.push_str(if value.is_true() { "True" } else { "False" }),
+        ValueKind::Number => write_number(out, value),
+        ValueKind::String => write_str_repr(out, value.as_str().unwrap_or_default()),
+        ValueKind::Seq => write_seq(out, value),
+        ValueKind::Map => write_map(out, value),
+        _ => out.push_str(&value.to_string()),
+    }
+}
+
+/// Writes an integer or float the way Python prints it.
+pub fn write_number(out: &mut String, value: &Value) {
+    if value.is_integer() {
+        out.push_str(&value.to_string());
+    } else {
+        let float = f64::try_from(value.clone()).unwrap_or(f64::NAN);
+        out.push_str(&repr_float(float));
+    }
+}
+
+fn write_seq(out: &mut String, value: &Value) {
+    let (open, close) = if value.is_tuple() { ('(', ')') } else { ('[', ']') };
+    out.push(open);
+    let mut count = 0;
+    if let Ok(items) = value.try_iter() {
+        for (index, item) in items.enumerate() {
+            if index > 0 {
+                out.push_str(", ");
+            }
+            write_repr(out, &item);
+            count += 1;
+        }
+    }
+    if value.is_tuple() && count == 1 {
+        out.push(',');
+    }
+    out.push(close);
+}
+
+fn write_map(out: &mut String, value: &Value) {
+    out.push('{');
+    if let Ok(keys) = value.try_iter() {
+        for (index, key) in keys.enumerate() {
+            if index > 0 {
+                out.push_str(", ");
+            }
+            write_repr(out, &key);
+            out.push_str(": ");
+            write_repr(out, &value.get_item(&key).unwrap_or_default());
+        }
+    }
+    out.push('}');
+}
+
+/// Python's `repr(str)`: single quotes unless the text has `'` and no `"`, with
+/// backslash escapes for control and non-printable characters.
+pub fn write_str_repr(out: &mut String, text: &str) {
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    out.push(quote);
+    for ch in text.chars() {
+        match ch {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if is_printable(c) => out.push(c),
+            c => push_escape(out, c),
+        }
+    }
+    out.push(quote);
+}
+
+fn push_escape(out: &mut String, ch: char) {
+    let code = ch as u32;
+    let escaped = if code < 0x100 {
+        format!("\\x{code:02x}")
+    } else if code < 0x10000 {
+        format!("\\u{code:04x}")
+    } else {
+        format!("\\U{code:08x}")
+    };
+    out.push_str(&escaped);
+}
+
+/// Python's `str.isprintable()` for one character: false for control, format,
+/// separator (other than the ASCII space), private-use and surrogate characters.
+///
+/// Unassigned code points are treated as printable; the tables here cover the
+/// assigned non-printable ranges, which is what real chat data contains.
+pub fn is_printable(ch: char) -> bool {
+    let c = ch as u32;
+    if c == 0x20 {
+        return true;
+    }
+    !NON_PRINTABLE.iter().any(|&(lo, hi)| (lo..=hi).contains(&c))
+}
+
+/// Ranges of Unicode categories Cc, Cf, Zs, Zl, Zp and Co.
+const NON_PRINTABLE: &[(u32, u32)] = &[
+    (0x00, 0x20),
+    (0x7F, 0xA0),
+    (0xAD, 0xAD),
+    (0x600, 0x605),
+    (0x61C, 0x61C),
+    (0x6DD, 0x6DD),
+    (0x70F, 0x70F),
+    (0x890, 0x891),
+    (0x8E2, 0x8E2),
+    (0x1680, 0x1680),
+    (0x180E, 0x180E),
+    (0x2000, 0x200F),
+    (0x2028, 0x202F),
+    (0x205F, 0x2064),
+    (0x2066, 0x206F),
+    (0x3000, 0x3000),
+    (0xE000, 0xF8FF),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x110BD, 0x110BD),
+    (0x110CD, 0x110CD),
+    (0x13430, 0x1343F),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+    (0xF0000, 0x10FFFF),
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Expectations are CPython 3.11 output of repr()/str() on the same data.
+    #[test]
+    fn prints_containers_like_python() {
+        let value = Value::from_serialize(serde_json::json!(
+            {"a": [1, 2.5, true, null, "x"], "b": {"c": "it's"}}
+        ));
+        assert_eq!(
+            to_str(&value),
+            r#"{'a': [1, 2.5, True, None, 'x'], 'b': {'c': "it's"}}"#
+        );
+    }
+
+    #[test]
+    fn escapes_strings_like_python_repr() {
+        assert_eq!(to_repr(&Value::from("a\nb\t\\")), r"'a\nb\t\\'");
+        assert_eq!(to_repr(&Value::from("both ' and \"")), r#"'both \' and "'"#);
+        assert_eq!(to_repr(&Value::from("nb\u{a0}sp é 😀")), r"'nb\xa0sp é 😀'");
+        assert_eq!(to_repr(&Value::from("\u{1}\u{200b}")), r"'\x01\u200b'");
+    }
+
+    #[test]
+    fn prints_scalars_like_python() {
+        assert_eq!(to_str(&Value::from(true)), "True");
+        assert_eq!(to_str(&Value::from(())), "None");
+        assert_eq!(to_str(&Value::from(3.0)), "3.0");
+        assert_eq!(to_str(&Value::from("plain")), "plain");
+    }
+}

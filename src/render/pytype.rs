@@ -1,0 +1,26 @@
+//! Python type names for values, used in error messages that mirror Python's.
+
+use minijinja::value::{Value, ValueKind};
+
+use super::none::is_python_none;
+
+/// The Python type a template value corresponds to (`str`, `dict`, `NoneType`, ...).
+pub fn type_name(value: &Value) -> &'static str {
+    if is_python_none(value) {
+        return "NoneType";
+    }
+    match value.kind() {
+        ValueKind::Undefined => "Undefined",
+        ValueKind::None => "NoneType",
+        ValueKind::Bool => "bool",
+        ValueKind::Number if value.is_integer() => "int",
+        ValueKind::Number => "float",
+        ValueKind::String => "str",
+        ValueKind::Bytes => "bytes",
+        ValueKind::Seq if value.is_tuple() => "tuple",
+        ValueKind::Seq => "list",
+        ValueKind::Map => "dict",
+        ValueKind::Iterable => "generator",
+        _ => "object",
+    }
+}
