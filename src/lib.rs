@@ -4,3 +4,7 @@
 //! TUI (`tui`) and the headless CLI (`cli`) both sit on it.
 
 pub mod render;
+pub mod catalog;
+pub mod session;
+pub mod tui;
+pub mod visible;
