@@ -8,3 +8,6 @@ pub mod catalog;
 pub mod session;
 pub mod tui;
 pub mod visible;
+pub mod check;
+pub mod corpus;
+pub mod cli;

@@ -1,0 +1,257 @@
+//! Fixture checking: re-render each session and compare with its `expected`.
+//!
+//! Used by `chatplate check` and by the test suite. Work is spread over the machine's
+//! cores with scoped threads; results come back in input order.
+
+use std::path::{Path, PathBuf};
+
+use crate::catalog;
+use crate::render::{CompiledTemplate, Limits, RenderError};
+use crate::session::{Expected, Session};
+use crate::visible::visible_whitespace;
+
+/// What checking one fixture found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// The render matched `expected`.
+    Pass,
+    /// Rendered, but the prompt differs from the expected one.
+    Mismatch {
+        /// The expected prompt.
+        expected: String,
+        /// What was rendered.
+        actual: String,
+    },
+    /// Rendering failed where a prompt was expected.
+    UnexpectedError(String),
+    /// Rendering succeeded where an error was expected.
+    UnexpectedPrompt(String),
+    /// The error happened but its message lacks the expected text.
+    WrongError {
+        /// The expected fragment.
+        expected: String,
+        /// The actual error.
+        actual: String,
+    },
+    /// The fixture has no `expected` yet.
+    NoExpectation,
+    /// The file or its template could not be loaded.
+    Broken(String),
+    /// `--bless` wrote a new `expected`.
+    Blessed,
+}
+
+impl Outcome {
+    /// Whether this counts as a pass.
+    pub fn passed(&self) -> bool {
+        matches!(self, Outcome::Pass | Outcome::Blessed)
+    }
+}
+
+/// One checked fixture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseResult {
+    /// The fixture file.
+    pub path: PathBuf,
+    /// What happened.
+    pub outcome: Outcome,
+}
+
+/// Renders a session with its template, resolving relative paths from `session_dir`.
+pub fn render_session(session: &Session, session_dir: &Path) -> Result<String, String> {
+    let template = catalog::resolve(&session.template, session_dir).map_err(|e| e.to_string())?;
+    let conversation = session.conversation().map_err(|e| e.to_string())?;
+    CompiledTemplate::compile(&template.source, Limits::default())
+        .and_then(|compiled| compiled.render(&conversation))
+        .map_err(|err| describe_error(&err, &template.source))
+}
+
+/// An error message with its template excerpt, as the CLI prints it.
+pub fn describe_error(err: &RenderError, source: &str) -> String {
+    let prepared = source.replace("\r\n", "\n");
+    match err.excerpt(&prepared, 2) {
+        Some(excerpt) => format!("{err}\n{excerpt}"),
+        None => err.to_string(),
+    }
+}
+
+/// Every `.json` fixture under `paths` (files are taken as given), sorted per directory.
+pub fn collect_fixtures(paths: &[PathBuf]) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            collect_dir(path, &mut found);
+        } else {
+            found.push(path.clone());
+        }
+    }
+    found
+}
+
+fn collect_dir(dir: &Path, found: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        found.push(dir.to_path_buf());
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
+    paths.sort();
+    for path in paths {
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        if name.starts_with('.') || name.ends_with(".recovery.json") {
+            continue;
+        }
+        if path.is_dir() {
+            collect_dir(&path, found);
+        } else if name.ends_with(".json") {
+            found.push(path);
+        }
+    }
+}
+
+/// Checks (or with `bless`, rewrites) every fixture, in parallel, keeping input order.
+pub fn check_all(fixtures: &[PathBuf], bless: bool) -> Vec<CaseResult> {
+    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1);
+    let chunk = fixtures.len().div_ceil(workers).max(1);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = fixtures
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(|p| check_file(p, bless)).collect::<Vec<_>>()))
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// Checks one fixture file.
+pub fn check_file(path: &Path, bless: bool) -> CaseResult {
+    let outcome = match Session::load(path) {
+        Err(err) => Outcome::Broken(err.to_string()),
+        Ok(session) => {
+            let dir = path.parent().unwrap_or(Path::new("."));
+            let rendered = render_session(&session, dir);
+            if bless {
+                bless_file(path, session, rendered)
+            } else {
+                compare(session.expected.as_ref(), rendered)
+            }
+        }
+    };
+    CaseResult {
+        path: path.to_path_buf(),
+        outcome,
+    }
+}
+
+/// Compares a render result with an expectation.
+pub fn compare(expected: Option<&Expected>, rendered: Result<String, String>) -> Outcome {
+    match (expected, rendered) {
+        (None, _) => Outcome::NoExpectation,
+        (Some(Expected::Prompt(want)), Ok(got)) if *want == got => Outcome::Pass,
+        (Some(Expected::Prompt(want)), Ok(got)) => Outcome::Mismatch {
+            expected: want.clone(),
+            actual: got,
+        },
+        (Some(Expected::Prompt(_)), Err(err)) => Outcome::UnexpectedError(err),
+        (Some(Expected::Error(_)), Ok(got)) => Outcome::UnexpectedPrompt(got),
+        (Some(Expected::Error(want)), Err(err)) if err.contains(want.as_str()) => Outcome::Pass,
+        (Some(Expected::Error(want)), Err(err)) => Outcome::WrongError {
+            expected: want.clone(),
+            actual: err,
+        },
+    }
+}
+
+fn bless_file(path: &Path, mut session: Session, rendered: Result<String, String>) -> Outcome {
+    session.expected = Some(match rendered {
+        Ok(prompt) => Expected::Prompt(prompt),
+        Err(err) => Expected::Error(first_line(&err).to_string()),
+    });
+    match session.save(path) {
+        Ok(()) => Outcome::Blessed,
+        Err(err) => Outcome::Broken(err.to_string()),
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}
+
+/// A human-readable report for one failed case.
+pub fn report(result: &CaseResult) -> String {
+    let path = result.path.display();
+    match &result.outcome {
+        Outcome::Pass | Outcome::Blessed => format!("ok {path}"),
+        Outcome::Mismatch { expected, actual } => {
+            format!("FAIL {path}: prompt differs\n{}", line_diff(expected, actual))
+        }
+        Outcome::UnexpectedError(err) => format!("FAIL {path}: expected a prompt, got an error\n{err}"),
+        Outcome::UnexpectedPrompt(got) => format!(
+            "FAIL {path}: expected an error, got a prompt\n{}",
+            visible_whitespace(got)
+        ),
+        Outcome::WrongError { expected, actual } => {
+            format!("FAIL {path}: error lacks {expected:?}\n{actual}")
+        }
+        Outcome::NoExpectation => format!("FAIL {path}: no \"expected\" (run with --bless to record it)"),
+        Outcome::Broken(err) => format!("FAIL {path}: {err}"),
+    }
+}
+
+/// A unified-style line diff with whitespace made visible; `-` expected, `+` actual.
+pub fn line_diff(expected: &str, actual: &str) -> String {
+    let want: Vec<&str> = expected.split_inclusive('\n').collect();
+    let got: Vec<&str> = actual.split_inclusive('\n').collect();
+    let prefix = want.iter().zip(&got).take_while(|(a, b)| a == b).count();
+    let suffix = want[prefix..]
+        .iter()
+        .rev()
+        .zip(got[prefix..].iter().rev())
+        .take_while(|(a, b)| a == b)
+        .count();
+    let mut out = String::new();
+    let context_start = prefix.saturating_sub(2);
+    out.push_str(&format!("@@ line {} @@\n", prefix + 1));
+    for line in &want[context_start..prefix] {
+        push_line(&mut out, ' ', line);
+    }
+    for line in &want[prefix..want.len() - suffix] {
+        push_line(&mut out, '-', line);
+    }
+    for line in &got[prefix..got.len() - suffix] {
+        push_line(&mut out, '+', line);
+    }
+    for line in want[want.len() - suffix..].iter().take(2) {
+        push_line(&mut out, ' ', line);
+    }
+    out
+}
+
+fn push_line(out: &mut String, mark: char, line: &str) {
+    out.push(mark);
+    out.push(' ');
+    let shown = visible_whitespace(line);
+    out.push_str(shown.trim_end_matches('\n'));
+    out.push('\n');
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn diff_shows_changed_lines_with_visible_whitespace() {
+        let diff = line_diff("a\nb \nc\n", "a\nb\nc\n");
+        assert_eq!(diff, "@@ line 2 @@\n  a␊\n- b·␊\n+ b␊\n  c␊\n");
+    }
+
+    #[test]
+    fn expected_error_matches_by_fragment() {
+        let expected = Expected::Error("roles must alternate".into());
+        let outcome = compare(Some(&expected), Err("template raised: roles must alternate".into()));
+        assert_eq!(outcome, Outcome::Pass);
+        let outcome = compare(Some(&expected), Ok("x".into()));
+        assert_eq!(outcome, Outcome::UnexpectedPrompt("x".into()));
+    }
+}

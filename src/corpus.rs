@@ -1,0 +1,120 @@
+//! Turns the conformance corpus (templates, scenarios and transformers' goldens, see
+//! `shared/conformance/CORPUS-NOTES.md`) into ordinary session fixtures, so the corpus is
+//! checked by exactly the code path users' fixtures go through.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value as Json};
+
+use crate::catalog::relative_to;
+use crate::session::{ContinueSetting, Expected, Message, Session, TemplateRef, FORMAT_VERSION};
+
+/// The fixed clock every golden was produced with.
+pub const CORPUS_CLOCK: &str = "2026-01-15T00:00:00";
+
+/// Why the corpus could not be converted.
+#[derive(Debug, thiserror::Error)]
+pub enum CorpusError {
+    /// A corpus file is missing or unreadable.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// A corpus file is not what MANIFEST.json describes.
+    #[error("{path}: {message}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// Writing a fixture failed.
+    #[error(transparent)]
+    Session(#[from] crate::session::SessionError),
+}
+
+/// Writes one fixture per corpus case to `out/<template>/<scenario>.json`; returns their
+/// paths in manifest order.
+pub fn import(corpus: &Path, out: &Path) -> Result<Vec<PathBuf>, CorpusError> {
+    let manifest = read_json(&corpus.join("MANIFEST.json"))?;
+    let cases = manifest["cases"].as_array().ok_or_else(|| CorpusError::Format {
+        path: corpus.join("MANIFEST.json"),
+        message: "no \"cases\" list".into(),
+    })?;
+    cases.iter().map(|case| import_case(corpus, out, case)).collect()
+}
+
+fn import_case(corpus: &Path, out: &Path, case: &Json) -> Result<PathBuf, CorpusError> {
+    let field = |name: &str| case[name].as_str().unwrap_or_default().to_string();
+    let (template, scenario) = (field("template"), field("scenario"));
+    let fixture_dir = out.join(&template);
+    fs::create_dir_all(&fixture_dir).map_err(|source| CorpusError::Io {
+        path: fixture_dir.clone(),
+        source,
+    })?;
+    let scenario_json = read_json(&corpus.join(format!("scenarios/{scenario}.json")))?;
+    let golden_path = corpus.join(field("file"));
+    let golden = fs::read_to_string(&golden_path).map_err(|source| CorpusError::Io {
+        path: golden_path,
+        source,
+    })?;
+    let expected = match field("outcome").as_str() {
+        "ok" => Expected::Prompt(golden),
+        _ => Expected::Error(String::new()),
+    };
+    let template_path = corpus.join(format!("templates/{template}.jinja"));
+    let session = build_session(
+        TemplateRef::Path(relative_to(&template_path, &fixture_dir)),
+        &scenario_json,
+        case["template_kwargs"].as_object().cloned().unwrap_or_default(),
+        expected,
+    )?;
+    let path = fixture_dir.join(format!("{scenario}.json"));
+    session.save(&path)?;
+    Ok(path)
+}
+
+fn build_session(
+    template: TemplateRef,
+    scenario: &Json,
+    mut kwargs: Map<String, Json>,
+    expected: Expected,
+) -> Result<Session, CorpusError> {
+    let token = |value: Option<Json>| value.and_then(|v| v.as_str().map(String::from));
+    let messages: Vec<Message> =
+        serde_json::from_value(scenario["messages"].clone()).map_err(|err| CorpusError::Format {
+            path: PathBuf::from("scenario"),
+            message: err.to_string(),
+        })?;
+    Ok(Session {
+        version: FORMAT_VERSION,
+        template,
+        bos_token: token(kwargs.remove("bos_token")),
+        eos_token: token(kwargs.remove("eos_token")),
+        add_generation_prompt: scenario["add_generation_prompt"].as_bool().unwrap_or(false),
+        continue_final_message: ContinueSetting::Flag(
+            scenario["continue_final_message"].as_bool().unwrap_or(false),
+        ),
+        messages,
+        tools: scenario["tools"].as_array().cloned(),
+        documents: None,
+        variables: kwargs,
+        clock: Some(CORPUS_CLOCK.into()),
+        expected: Some(expected),
+    })
+}
+
+fn read_json(path: &Path) -> Result<Json, CorpusError> {
+    let text = fs::read_to_string(path).map_err(|source| CorpusError::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    serde_json::from_str(&text).map_err(|err| CorpusError::Format {
+        path: path.to_path_buf(),
+        message: err.to_string(),
+    })
+}

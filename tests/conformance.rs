@@ -1,0 +1,47 @@
+//! The conformance corpus as a test: every case in `../shared/conformance/dev` is turned
+//! into a fixture and checked like a user's fixture. Transformers' output must match
+//! byte for byte; where transformers raised, chatplate must raise too.
+//!
+//! The corpus is not in this repository. Set `CHATPLATE_CORPUS` to point elsewhere; when
+//! it is absent the test says it is skipped (CI always has it).
+
+use std::path::PathBuf;
+
+use chatplate::check::{check_all, report};
+use chatplate::corpus;
+
+fn corpus_dir() -> PathBuf {
+    std::env::var_os("CHATPLATE_CORPUS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/dev")
+        })
+}
+
+#[test]
+fn conformance_corpus_matches_transformers() {
+    let dir = corpus_dir();
+    if !dir.join("MANIFEST.json").exists() {
+        eprintln!(
+            "SKIPPED conformance: no corpus at {} (set CHATPLATE_CORPUS)",
+            dir.display()
+        );
+        return;
+    }
+    let out = tempfile::tempdir().expect("temp dir");
+    let fixtures = corpus::import(&dir, out.path()).expect("corpus converts to fixtures");
+    let results = check_all(&fixtures, false);
+    let failures: Vec<String> = results
+        .iter()
+        .filter(|r| !r.outcome.passed())
+        .map(report)
+        .collect();
+    eprintln!(
+        "conformance: {} passed, {} failed of {} cases",
+        results.len() - failures.len(),
+        failures.len(),
+        results.len()
+    );
+    assert_eq!(results.len(), 798, "the dev corpus has 798 cases");
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
