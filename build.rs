@@ -12,10 +12,17 @@ fn main() {
         .unwrap_or_default();
     entries.retain(|p| p.extension().is_some_and(|e| e == "jinja"));
     entries.sort();
-    let mut code = String::from("/// Bundled templates: (file stem, source).\npub const BUNDLED: &[(&str, &str)] = &[\n");
+    let mut code = String::from(
+        "/// Bundled templates: (file stem, source).\npub const BUNDLED: &[(&str, &str)] = &[\n",
+    );
     for path in entries {
         let stem = path.file_stem().unwrap().to_string_lossy();
-        writeln!(code, "    ({stem:?}, include_str!({:?})),", path.display().to_string()).unwrap();
+        writeln!(
+            code,
+            "    ({stem:?}, include_str!({:?})),",
+            path.display().to_string()
+        )
+        .unwrap();
     }
     code.push_str("];\n");
     let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join("bundled_templates.rs");

@@ -175,7 +175,9 @@ fn load_dir(dir: &Path) -> Result<Vec<TemplateSource>, CatalogError> {
     let mut found = Vec::new();
     for path in paths {
         let is_template = path.extension().is_some_and(|e| e == "jinja")
-            || path.file_name().is_some_and(|n| n == "tokenizer_config.json");
+            || path
+                .file_name()
+                .is_some_and(|n| n == "tokenizer_config.json");
         if path.is_dir() {
             found.extend(load_dir(&path)?);
         } else if is_template {
@@ -193,7 +195,11 @@ pub fn load_tokenizer_config(path: &Path) -> Result<Vec<TemplateSource>, Catalog
         message,
     };
     let config: Json = serde_json::from_str(&read(path)?).map_err(|err| {
-        config_error(format!("line {} column {}: {err}", err.line(), err.column()))
+        config_error(format!(
+            "line {} column {}: {err}",
+            err.line(),
+            err.column()
+        ))
     })?;
     let bos_token = special_token(&config["bos_token"]);
     let eos_token = special_token(&config["eos_token"]);
@@ -214,14 +220,19 @@ pub fn load_tokenizer_config(path: &Path) -> Result<Vec<TemplateSource>, Catalog
         Json::String(source) => Ok(vec![make(None, source)]),
         Json::Array(entries) => entries
             .iter()
-            .map(|entry| match (entry["name"].as_str(), entry["template"].as_str()) {
-                (Some(name), Some(source)) => Ok(make(Some(name.to_string()), source)),
-                _ => Err(config_error(
-                    "each chat_template entry needs a \"name\" and a \"template\" string".into(),
-                )),
-            })
+            .map(
+                |entry| match (entry["name"].as_str(), entry["template"].as_str()) {
+                    (Some(name), Some(source)) => Ok(make(Some(name.to_string()), source)),
+                    _ => Err(config_error(
+                        "each chat_template entry needs a \"name\" and a \"template\" string"
+                            .into(),
+                    )),
+                },
+            )
             .collect(),
-        Json::Null => Err(config_error("no \"chat_template\" in this tokenizer config".into())),
+        Json::Null => Err(config_error(
+            "no \"chat_template\" in this tokenizer config".into(),
+        )),
         _ => Err(config_error(
             "\"chat_template\" must be a string or a list of {name, template}".into(),
         )),
@@ -237,7 +248,10 @@ fn special_token(value: &Json) -> Option<String> {
 }
 
 /// Resolves a session's template reference; relative paths start at `session_dir`.
-pub fn resolve(reference: &TemplateRef, session_dir: &Path) -> Result<TemplateSource, CatalogError> {
+pub fn resolve(
+    reference: &TemplateRef,
+    session_dir: &Path,
+) -> Result<TemplateSource, CatalogError> {
     match reference {
         TemplateRef::Bundled(name) => find_bundled(name),
         TemplateRef::Source(source) => Ok(TemplateSource {

@@ -96,7 +96,10 @@ fn collect_dir(dir: &Path, found: &mut Vec<PathBuf>) {
     let mut paths: Vec<PathBuf> = entries.filter_map(Result::ok).map(|e| e.path()).collect();
     paths.sort();
     for path in paths {
-        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
         if name.starts_with('.') || name.ends_with(".recovery.json") {
             continue;
         }
@@ -110,12 +113,20 @@ fn collect_dir(dir: &Path, found: &mut Vec<PathBuf>) {
 
 /// Checks (or with `bless`, rewrites) every fixture, in parallel, keeping input order.
 pub fn check_all(fixtures: &[PathBuf], bless: bool) -> Vec<CaseResult> {
-    let workers = std::thread::available_parallelism().map_or(2, |n| n.get()).max(1);
+    let workers = std::thread::available_parallelism()
+        .map_or(2, |n| n.get())
+        .max(1);
     let chunk = fixtures.len().div_ceil(workers).max(1);
     std::thread::scope(|scope| {
         let handles: Vec<_> = fixtures
             .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(|p| check_file(p, bless)).collect::<Vec<_>>()))
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|p| check_file(p, bless))
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
         handles
             .into_iter()
@@ -184,9 +195,14 @@ pub fn report(result: &CaseResult) -> String {
     match &result.outcome {
         Outcome::Pass | Outcome::Blessed => format!("ok {path}"),
         Outcome::Mismatch { expected, actual } => {
-            format!("FAIL {path}: prompt differs\n{}", line_diff(expected, actual))
+            format!(
+                "FAIL {path}: prompt differs\n{}",
+                line_diff(expected, actual)
+            )
         }
-        Outcome::UnexpectedError(err) => format!("FAIL {path}: expected a prompt, got an error\n{err}"),
+        Outcome::UnexpectedError(err) => {
+            format!("FAIL {path}: expected a prompt, got an error\n{err}")
+        }
         Outcome::UnexpectedPrompt(got) => format!(
             "FAIL {path}: expected an error, got a prompt\n{}",
             visible_whitespace(got)
@@ -194,7 +210,9 @@ pub fn report(result: &CaseResult) -> String {
         Outcome::WrongError { expected, actual } => {
             format!("FAIL {path}: error lacks {expected:?}\n{actual}")
         }
-        Outcome::NoExpectation => format!("FAIL {path}: no \"expected\" (run with --bless to record it)"),
+        Outcome::NoExpectation => {
+            format!("FAIL {path}: no \"expected\" (run with --bless to record it)")
+        }
         Outcome::Broken(err) => format!("FAIL {path}: {err}"),
     }
 }
@@ -249,7 +267,10 @@ mod tests {
     #[test]
     fn expected_error_matches_by_fragment() {
         let expected = Expected::Error("roles must alternate".into());
-        let outcome = compare(Some(&expected), Err("template raised: roles must alternate".into()));
+        let outcome = compare(
+            Some(&expected),
+            Err("template raised: roles must alternate".into()),
+        );
         assert_eq!(outcome, Outcome::Pass);
         let outcome = compare(Some(&expected), Ok("x".into()));
         assert_eq!(outcome, Outcome::UnexpectedPrompt("x".into()));

@@ -151,7 +151,10 @@ fn quick_input(args: &RenderArgs) -> Result<(String, Conversation)> {
         None => inline_tools,
     };
     let mut variables = Map::new();
-    for (key, value) in [("bos_token", &template.bos_token), ("eos_token", &template.eos_token)] {
+    for (key, value) in [
+        ("bos_token", &template.bos_token),
+        ("eos_token", &template.eos_token),
+    ] {
         if let Some(token) = value {
             variables.insert(key.into(), Json::from(token.as_str()));
         }
@@ -163,7 +166,10 @@ fn quick_input(args: &RenderArgs) -> Result<(String, Conversation)> {
     let clock = args
         .clock
         .as_deref()
-        .map(|c| c.parse().with_context(|| format!("--clock {c:?} is not like 2026-01-15T00:00:00")))
+        .map(|c| {
+            c.parse()
+                .with_context(|| format!("--clock {c:?} is not like 2026-01-15T00:00:00"))
+        })
         .transpose()?;
     let conversation = Conversation {
         messages,
@@ -195,7 +201,10 @@ fn read_messages(path: &Path) -> Result<(Vec<Json>, Option<Vec<Json>>)> {
         Json::Object(mut fields) => {
             let messages = match fields.remove("messages") {
                 Some(Json::Array(list)) => list,
-                _ => bail!("{}: expected a list of messages or an object with \"messages\"", path.display()),
+                _ => bail!(
+                    "{}: expected a list of messages or an object with \"messages\"",
+                    path.display()
+                ),
             };
             let tools = fields.remove("tools").and_then(|t| t.as_array().cloned());
             Ok((messages, tools))
@@ -212,10 +221,10 @@ fn read_json_list(path: &Path) -> Result<Vec<Json>> {
 }
 
 fn read_json(path: &Path) -> Result<Json> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text).map_err(|err| {
-        anyhow::anyhow!("{}:{}:{}: {err}", path.display(), err.line(), err.column())
-    })
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    serde_json::from_str(&text)
+        .map_err(|err| anyhow::anyhow!("{}:{}:{}: {err}", path.display(), err.line(), err.column()))
 }
 
 /// `KEY=VALUE`, with VALUE taken as JSON when it parses (true, 3, "x", {...}) and as a
@@ -238,12 +247,19 @@ fn check(paths: &[PathBuf], bless: bool) -> i32 {
     if bless {
         println!("blessed {} fixtures", results.len() - failed.len());
     }
-    println!("{} passed, {} failed", results.len() - failed.len(), failed.len());
+    println!(
+        "{} passed, {} failed",
+        results.len() - failed.len(),
+        failed.len()
+    );
     i32::from(!failed.is_empty())
 }
 
 fn bench(fixtures: &[PathBuf], iterations: usize) -> Result<i32> {
-    println!("{:<40} {:>8} {:>12} {:>12}", "fixture", "messages", "compile", "render p50");
+    println!(
+        "{:<40} {:>8} {:>12} {:>12}",
+        "fixture", "messages", "compile", "render p50"
+    );
     for path in fixtures {
         let (source, conversation) = fixture_input(path)?;
         let started = Instant::now();

@@ -41,11 +41,16 @@ pub enum CorpusError {
 /// paths in manifest order.
 pub fn import(corpus: &Path, out: &Path) -> Result<Vec<PathBuf>, CorpusError> {
     let manifest = read_json(&corpus.join("MANIFEST.json"))?;
-    let cases = manifest["cases"].as_array().ok_or_else(|| CorpusError::Format {
-        path: corpus.join("MANIFEST.json"),
-        message: "no \"cases\" list".into(),
-    })?;
-    cases.iter().map(|case| import_case(corpus, out, case)).collect()
+    let cases = manifest["cases"]
+        .as_array()
+        .ok_or_else(|| CorpusError::Format {
+            path: corpus.join("MANIFEST.json"),
+            message: "no \"cases\" list".into(),
+        })?;
+    cases
+        .iter()
+        .map(|case| import_case(corpus, out, case))
+        .collect()
 }
 
 fn import_case(corpus: &Path, out: &Path, case: &Json) -> Result<PathBuf, CorpusError> {
@@ -70,7 +75,10 @@ fn import_case(corpus: &Path, out: &Path, case: &Json) -> Result<PathBuf, Corpus
     let session = build_session(
         TemplateRef::Path(relative_to(&template_path, &fixture_dir)),
         &scenario_json,
-        case["template_kwargs"].as_object().cloned().unwrap_or_default(),
+        case["template_kwargs"]
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
         expected,
     )?;
     let path = fixture_dir.join(format!("{scenario}.json"));
@@ -86,9 +94,11 @@ fn build_session(
 ) -> Result<Session, CorpusError> {
     let token = |value: Option<Json>| value.and_then(|v| v.as_str().map(String::from));
     let messages: Vec<Message> =
-        serde_json::from_value(scenario["messages"].clone()).map_err(|err| CorpusError::Format {
-            path: PathBuf::from("scenario"),
-            message: err.to_string(),
+        serde_json::from_value(scenario["messages"].clone()).map_err(|err| {
+            CorpusError::Format {
+                path: PathBuf::from("scenario"),
+                message: err.to_string(),
+            }
         })?;
     Ok(Session {
         version: FORMAT_VERSION,
@@ -97,7 +107,9 @@ fn build_session(
         eos_token: token(kwargs.remove("eos_token")),
         add_generation_prompt: scenario["add_generation_prompt"].as_bool().unwrap_or(false),
         continue_final_message: ContinueSetting::Flag(
-            scenario["continue_final_message"].as_bool().unwrap_or(false),
+            scenario["continue_final_message"]
+                .as_bool()
+                .unwrap_or(false),
         ),
         messages,
         tools: scenario["tools"].as_array().cloned(),

@@ -3,11 +3,11 @@
 //! The engine (`render`, `session`, `catalog`, `check`) knows nothing of terminals; the
 //! TUI (`tui`) and the headless CLI (`cli`) both sit on it.
 
-pub mod render;
 pub mod catalog;
+pub mod check;
+pub mod cli;
+pub mod corpus;
+pub mod render;
 pub mod session;
 pub mod tui;
 pub mod visible;
-pub mod check;
-pub mod corpus;
-pub mod cli;

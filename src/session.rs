@@ -139,7 +139,10 @@ impl Message {
 
     /// The role (validated to be a string on load).
     pub fn role(&self) -> &str {
-        self.0.get("role").and_then(Json::as_str).unwrap_or_default()
+        self.0
+            .get("role")
+            .and_then(Json::as_str)
+            .unwrap_or_default()
     }
 }
 
@@ -200,13 +203,12 @@ impl Session {
 
     /// Parses session JSON; errors name `path` with line and column.
     pub fn parse(text: &str, path: &Path) -> Result<Self, SessionError> {
-        let session: Session =
-            serde_json::from_str(text).map_err(|err| SessionError::Invalid {
-                path: path.to_path_buf(),
-                line: err.line(),
-                column: err.column(),
-                message: strip_position(&err.to_string()),
-            })?;
+        let session: Session = serde_json::from_str(text).map_err(|err| SessionError::Invalid {
+            path: path.to_path_buf(),
+            line: err.line(),
+            column: err.column(),
+            message: strip_position(&err.to_string()),
+        })?;
         if session.version != FORMAT_VERSION {
             return Err(SessionError::Version {
                 path: path.to_path_buf(),
@@ -253,7 +255,11 @@ impl Session {
             variables.insert(key.clone(), value.clone());
         }
         Ok(Conversation {
-            messages: self.messages.iter().map(|m| Json::Object(m.0.clone())).collect(),
+            messages: self
+                .messages
+                .iter()
+                .map(|m| Json::Object(m.0.clone()))
+                .collect(),
             tools: self.tools.clone(),
             documents: self.documents.clone(),
             add_generation_prompt: self.add_generation_prompt,
@@ -271,7 +277,10 @@ impl Session {
     pub fn parsed_clock(&self) -> Result<Option<jiff::civil::DateTime>, SessionError> {
         self.clock
             .as_deref()
-            .map(|text| text.parse().map_err(|_| SessionError::Clock(text.to_string())))
+            .map(|text| {
+                text.parse()
+                    .map_err(|_| SessionError::Clock(text.to_string()))
+            })
             .transpose()
     }
 }

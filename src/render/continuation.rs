@@ -21,12 +21,18 @@ pub fn tag_final_message(
     let last = messages
         .last_mut()
         .and_then(Json::as_object_mut)
-        .ok_or_else(|| RenderError::input("continue_final_message is set but the conversation is empty!"))?;
-    let final_value = last.get(field).filter(|v| !v.is_null()).cloned().ok_or_else(|| {
-        RenderError::input(format!(
+        .ok_or_else(|| {
+            RenderError::input("continue_final_message is set but the conversation is empty!")
+        })?;
+    let final_value = last
+        .get(field)
+        .filter(|v| !v.is_null())
+        .cloned()
+        .ok_or_else(|| {
+            RenderError::input(format!(
             "continue_final_message is set but the final message has no \"{field}\" to continue!"
         ))
-    })?;
+        })?;
     let fields: Vec<&str> = if is_reasoning_field(field) {
         REASONING_FIELDS
             .into_iter()

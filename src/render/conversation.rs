@@ -122,7 +122,16 @@ mod tests {
             .keys()
             .map(String::as_str)
             .collect();
-        assert_eq!(keys, ["thinking", "role", "content", "reasoning", "reasoning_content"]);
+        assert_eq!(
+            keys,
+            [
+                "thinking",
+                "role",
+                "content",
+                "reasoning",
+                "reasoning_content"
+            ]
+        );
         assert_eq!(effective[0]["thinking"], "r");
     }
 }

@@ -83,7 +83,10 @@ impl RenderError {
         } else {
             match err.kind() {
                 K::SyntaxError | K::InvalidDelimiter => (RenderErrorKind::Syntax, detail),
-                K::OutOfFuel => (RenderErrorKind::Limit, limit_hint.unwrap_or(&detail).to_string()),
+                K::OutOfFuel => (
+                    RenderErrorKind::Limit,
+                    limit_hint.unwrap_or(&detail).to_string(),
+                ),
                 K::WriteFailure => (
                     RenderErrorKind::Limit,
                     limit_hint.unwrap_or("output too large").to_string(),

@@ -21,17 +21,26 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
         ("map", Value::from_function(minijinja::filters::map)),
         ("select", Value::from_function(minijinja::filters::select)),
         ("reject", Value::from_function(minijinja::filters::reject)),
-        ("selectattr", Value::from_function(minijinja::filters::selectattr)),
-        ("rejectattr", Value::from_function(minijinja::filters::rejectattr)),
+        (
+            "selectattr",
+            Value::from_function(minijinja::filters::selectattr),
+        ),
+        (
+            "rejectattr",
+            Value::from_function(minijinja::filters::rejectattr),
+        ),
     ];
     for (name, builtin) in guarded {
-        env.add_filter(name, move |state: &mut State, value: Value, args: Rest<Value>| {
-            if !value.is_true() {
-                return Ok(generator(Vec::new()));
-            }
-            let result = builtin.call(state, &with_subject(value, args))?;
-            Ok(generator(result.try_iter()?.collect()))
-        });
+        env.add_filter(
+            name,
+            move |state: &mut State, value: Value, args: Rest<Value>| {
+                if !value.is_true() {
+                    return Ok(generator(Vec::new()));
+                }
+                let result = builtin.call(state, &with_subject(value, args))?;
+                Ok(generator(result.try_iter()?.collect()))
+            },
+        );
     }
     env.add_filter("reverse", reverse);
     env.add_filter("items", items);

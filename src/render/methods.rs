@@ -26,20 +26,18 @@ pub fn call_method(
             return result;
         }
     }
-    minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args)
-        .map_err(|err| match err.kind() {
+    minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args).map_err(
+        |err| match err.kind() {
             ErrorKind::UnknownMethod => no_attribute(value, method),
             _ => err,
-        })
+        },
+    )
 }
 
 fn no_attribute(value: &Value, method: &str) -> Error {
     Error::new(
         ErrorKind::UnknownMethod,
-        format!(
-            "'{}' object has no attribute '{method}'",
-            type_name(value)
-        ),
+        format!("'{}' object has no attribute '{method}'", type_name(value)),
     )
 }
 
@@ -61,7 +59,10 @@ fn extra_string_method(text: &str, method: &str, args: &[Value]) -> Option<Resul
 }
 
 fn rsplit(text: &str, args: &[Value]) -> Result<Value, Error> {
-    let sep = args.first().filter(|v| !is_python_none(v)).and_then(|v| v.as_str());
+    let sep = args
+        .first()
+        .filter(|v| !is_python_none(v))
+        .and_then(|v| v.as_str());
     let max = args
         .get(1)
         .and_then(|v| v.as_i64())
@@ -90,7 +91,9 @@ fn rsplit_whitespace(text: &str, max: Option<usize>) -> Vec<String> {
         .collect();
     let mut rest = text.trim_end();
     for _ in 0..limit {
-        rest = rest.trim_end_matches(|c: char| !c.is_whitespace()).trim_end();
+        rest = rest
+            .trim_end_matches(|c: char| !c.is_whitespace())
+            .trim_end();
     }
     parts.push(rest.trim_start().to_string());
     parts

@@ -10,6 +10,7 @@ mod error;
 mod filters;
 mod generators;
 mod globals;
+mod markup;
 mod methods;
 mod none;
 mod predicates;
@@ -80,7 +81,8 @@ impl CompiledTemplate {
     pub fn compile(source: &str, limits: Limits) -> Result<Self, RenderError> {
         let prepared_source = source::prepare(source);
         let mut env = build_environment(limits);
-        env.add_template_owned(TEMPLATE_NAME, prepared_source.clone())
+        let compiled_source = markup::rewrite(&prepared_source, env.syntax());
+        env.add_template_owned(TEMPLATE_NAME, compiled_source)
             .map_err(|err| RenderError::from_minijinja(&err, &prepared_source, None))?;
         Ok(CompiledTemplate {
             env,
@@ -185,6 +187,7 @@ fn build_environment(limits: Limits) -> Environment<'static> {
     generators::register(&mut env);
     predicates::register(&mut env);
     globals::register(&mut env);
+    markup::register(&mut env);
     env
 }
 
@@ -209,7 +212,10 @@ fn build_context(
         None => python_none(),
     };
     let mut pairs: Vec<(Value, Value)> = vec![
-        ("messages".into(), messages.iter().map(json_to_value).collect()),
+        (
+            "messages".into(),
+            messages.iter().map(json_to_value).collect(),
+        ),
         ("tools".into(), optional_list(&conversation.tools)),
         ("documents".into(), optional_list(&conversation.documents)),
         (

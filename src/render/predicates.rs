@@ -16,8 +16,12 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_test("mapping", |v: Value| v.kind() == ValueKind::Map);
     env.add_test("string", |v: Value| v.kind() == ValueKind::String);
     env.add_test("boolean", |v: Value| v.kind() == ValueKind::Bool);
-    env.add_test("true", |v: Value| v.kind() == ValueKind::Bool && v.is_true());
-    env.add_test("false", |v: Value| v.kind() == ValueKind::Bool && !v.is_true());
+    env.add_test("true", |v: Value| {
+        v.kind() == ValueKind::Bool && v.is_true()
+    });
+    env.add_test("false", |v: Value| {
+        v.kind() == ValueKind::Bool && !v.is_true()
+    });
     env.add_test("number", |v: Value| v.kind() == ValueKind::Number);
     env.add_test("integer", |v: Value| v.is_integer());
     env.add_test("float", |v: Value| {

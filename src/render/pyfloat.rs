@@ -14,7 +14,12 @@ pub fn repr_float(value: f64) -> String {
         return if value > 0.0 { "inf" } else { "-inf" }.into();
     }
     if value == 0.0 {
-        return if value.is_sign_negative() { "-0.0" } else { "0.0" }.into();
+        return if value.is_sign_negative() {
+            "-0.0"
+        } else {
+            "0.0"
+        }
+        .into();
     }
     // `{:e}` gives the shortest round-trip digits as d.ddddde±x.
     let sci = format!("{:e}", value.abs());

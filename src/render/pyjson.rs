@@ -201,7 +201,7 @@ fn sort_keys(keys: &mut [Value]) -> Result<(), Error> {
             "TypeError: '<' not supported between keys of different types",
         ));
     }
-    keys.sort_by(|a, b| a.cmp(b));
+    keys.sort();
     Ok(())
 }
 
@@ -220,7 +220,7 @@ mod tests {
     use super::*;
 
     fn dumps_json(json: serde_json::Value, options: &DumpOptions) -> String {
-        dumps(&Value::from_serialize(json), options).unwrap()
+        dumps(&crate::render::data::json_to_value(&json), options).unwrap()
     }
 
     // Expectations are CPython 3.11 `json.dumps(..., ensure_ascii=False, ...)` output.

@@ -21,13 +21,6 @@ pub fn to_str(value: &Value) -> String {
     }
 }
 
-/// Python's `repr(value)`.
-pub fn to_repr(value: &Value) -> String {
-    let mut out = String::new();
-    write_repr(&mut out, value);
-    out
-}
-
 /// Appends Python's `repr(value)` to `out`.
 pub fn write_repr(out: &mut String, value: &Value) {
     if is_python_none(value) {
@@ -57,7 +50,11 @@ pub fn write_number(out: &mut String, value: &Value) {
 }
 
 fn write_seq(out: &mut String, value: &Value) {
-    let (open, close) = if value.is_tuple() { ('(', ')') } else { ('[', ']') };
+    let (open, close) = if value.is_tuple() {
+        ('(', ')')
+    } else {
+        ('[', ']')
+    };
     out.push(open);
     let mut count = 0;
     if let Ok(items) = value.try_iter() {
@@ -175,11 +172,18 @@ const NON_PRINTABLE: &[(u32, u32)] = &[
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::render::data::json_to_value;
+
+    fn to_repr(value: &Value) -> String {
+        let mut out = String::new();
+        write_repr(&mut out, value);
+        out
+    }
 
     // Expectations are CPython 3.11 output of repr()/str() on the same data.
     #[test]
     fn prints_containers_like_python() {
-        let value = Value::from_serialize(serde_json::json!(
+        let value = json_to_value(&serde_json::json!(
             {"a": [1, 2.5, true, null, "x"], "b": {"c": "it's"}}
         ));
         assert_eq!(

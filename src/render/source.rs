@@ -71,6 +71,9 @@ mod tests {
             prepare("{%- generation %}x{% endgeneration -%}\r\n"),
             format!("{{%- call {GENERATION_HELPER}() %}}x{{% endcall -%}}\n")
         );
-        assert_eq!(prepare("{% if add_generation_prompt %}"), "{% if add_generation_prompt %}");
+        assert_eq!(
+            prepare("{% if add_generation_prompt %}"),
+            "{% if add_generation_prompt %}"
+        );
     }
 }
