@@ -1,0 +1,210 @@
+//! Typed intents: everything the user can ask the app to do.
+//!
+//! Keys become actions in [`crate::tui::keymap`]; [`crate::tui::app::App::update`] is the
+//! only place that carries them out. Actions that need the terminal itself (the
+//! clipboard, an external editor) come back out of `update` as an [`Effect`].
+
+use ratatui_textarea::Input;
+
+/// The three panes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Pane {
+    /// The template picker and source view.
+    Templates,
+    /// The conversation editor.
+    Messages,
+    /// The rendered prompt.
+    Prompt,
+}
+
+impl Pane {
+    /// Every pane, in tab order.
+    pub const ALL: [Pane; 3] = [Pane::Templates, Pane::Messages, Pane::Prompt];
+
+    /// The tab label.
+    pub fn title(self) -> &'static str {
+        match self {
+            Pane::Templates => "Templates",
+            Pane::Messages => "Messages",
+            Pane::Prompt => "Prompt",
+        }
+    }
+}
+
+/// Up or down, for selections, moves and search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// Towards the start.
+    Up,
+    /// Towards the end.
+    Down,
+}
+
+/// How far a cursor or a view moves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// One line or item.
+    Line(Direction),
+    /// One screenful.
+    Page(Direction),
+    /// The first item.
+    First,
+    /// The last item.
+    Last,
+}
+
+/// Intents for the message list and the field list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MessageAction {
+    /// Move the selection.
+    Select(Step),
+    /// Add a message after the selected one.
+    Add,
+    /// Insert a message before the selected one.
+    Insert,
+    /// Delete the selected message.
+    Delete,
+    /// Duplicate the selected message.
+    Duplicate,
+    /// Move the selected message up or down.
+    Move(Direction),
+    /// Cycle the role through system, user, assistant, tool.
+    CycleRole,
+    /// Ask for a custom role string.
+    PromptRole,
+    /// Add a tool call to the selected assistant message.
+    AddToolCall,
+    /// Insert a tool result answering the next unanswered call.
+    AddToolResult,
+    /// Focus the selected message's fields.
+    EnterFields,
+    /// Back from the fields to the list.
+    LeaveFields,
+    /// Edit the content of the selected message.
+    EditContent,
+    /// Edit (or toggle) the selected field.
+    EditField,
+    /// Remove the selected optional field (tool call, reasoning).
+    RemoveField,
+    /// Switch tool-call arguments between a JSON object and a JSON string.
+    ToggleArgumentsForm,
+}
+
+/// Intents for the open field editor.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EditorAction {
+    /// A key for the text area itself.
+    Input(Input),
+    /// Close the editor (refused once while the text is invalid).
+    Close,
+    /// Undo the last edit.
+    Undo,
+    /// Redo the last undone edit.
+    Redo,
+}
+
+/// Intents for the prompt pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PromptAction {
+    /// Scroll the prompt.
+    Scroll(Step),
+    /// Show or hide whitespace marks.
+    ToggleWhitespace,
+    /// Show the line diff against the expected prompt.
+    ToggleDiff,
+    /// Ask for a search term.
+    StartSearch,
+    /// Jump to the next or previous search match.
+    NextMatch(Direction),
+    /// Copy the prompt to the clipboard (OSC 52).
+    Copy,
+}
+
+/// Intents for the template pane.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TemplateAction {
+    /// Move the selection in the filtered list.
+    Select(Step),
+    /// Use the selected template for the session.
+    Choose,
+    /// Add a character to the filter.
+    FilterPush(char),
+    /// Remove the last filter character.
+    FilterPop,
+    /// Clear the filter.
+    FilterClear,
+    /// Scroll the source view.
+    ScrollSource(Direction),
+}
+
+/// Intents for whatever dialog is open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DialogAction {
+    /// Yes / submit / open.
+    Accept,
+    /// The "discard" choice of the unsaved-changes dialog.
+    Discard,
+    /// No / cancel / close.
+    Cancel,
+    /// Move the selection (picker) or scroll (help).
+    Select(Step),
+    /// Type into a text input.
+    Type(char),
+    /// Delete the last input character.
+    Backspace,
+}
+
+/// Everything the app can be asked to do.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Action {
+    /// Focus the next pane.
+    FocusNext,
+    /// Focus the previous pane.
+    FocusPrev,
+    /// Focus one pane.
+    Focus(Pane),
+    /// Show the key help.
+    Help,
+    /// Quit, asking first when there are unsaved changes.
+    Quit,
+    /// Save the session (asks for a file name the first time).
+    Save,
+    /// Open the session picker.
+    OpenPicker,
+    /// Store the current render (or error) as the session's expected outcome.
+    SaveExpected,
+    /// Edit the current field in `$VISUAL` / `$EDITOR`.
+    ExternalEdit,
+    /// The external editor finished with this text.
+    ExternalEdited(String),
+    /// Text pasted from the terminal (bracketed paste).
+    Paste(String),
+    /// The terminal changed size.
+    Resize(u16, u16),
+    /// A message-pane intent.
+    Message(MessageAction),
+    /// A field-editor intent.
+    Editor(EditorAction),
+    /// A prompt-pane intent.
+    Prompt(PromptAction),
+    /// A template-pane intent.
+    Template(TemplateAction),
+    /// A dialog intent.
+    Dialog(DialogAction),
+}
+
+/// Work `update` hands back because it needs the real terminal.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Effect {
+    /// Leave the app.
+    Quit,
+    /// Put this text on the clipboard.
+    Copy(String),
+    /// Suspend the UI and edit `text` in an external editor; the file gets `suffix`.
+    EditExternally {
+        /// The starting text.
+        text: String,
+        /// File name suffix, so the editor picks a mode (`.json`, `.txt`).
+        suffix: &'static str,
+    },
+}

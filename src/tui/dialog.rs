@@ -1,0 +1,291 @@
+//! Dialogs drawn over the panes: help, yes/no questions, one-line inputs and the session
+//! picker. Their state lives here with their update handler; `dialog_view` draws them.
+
+use std::path::{Path, PathBuf};
+
+use super::action::{DialogAction, Direction, Effect, Step};
+use super::app::App;
+use super::keymap::Scope;
+use super::startup;
+
+/// A yes / no / cancel question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Confirm {
+    /// Unsaved changes on quit: save, discard or stay.
+    Quit,
+    /// A recovery file exists: restore it or discard it.
+    Restore,
+    /// Unsaved changes before opening another session.
+    OpenDiscard(PathBuf),
+}
+
+/// What a text input is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    /// The file name for the first save; quit afterwards when `then_quit`.
+    SavePath {
+        /// Quit once saved.
+        then_quit: bool,
+    },
+    /// A custom role.
+    Role,
+    /// A prompt search term.
+    Search,
+}
+
+/// A one-line text input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InputDialog {
+    /// What it is for.
+    pub kind: InputKind,
+    /// The text so far.
+    pub text: String,
+}
+
+/// The session picker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Picker {
+    /// Session files found.
+    pub entries: Vec<PathBuf>,
+    /// The selected entry.
+    pub cursor: usize,
+}
+
+/// The dialog on top of the panes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Overlay {
+    /// The key help, scrolled by `scroll` lines.
+    Help {
+        /// Lines scrolled.
+        scroll: u16,
+    },
+    /// A question.
+    Confirm(Confirm),
+    /// A text input.
+    Input(InputDialog),
+    /// The session picker.
+    Picker(Picker),
+}
+
+impl Overlay {
+    /// The keymap scope while this dialog is open.
+    pub fn scope(&self) -> Scope {
+        match self {
+            Overlay::Help { .. } => Scope::Help,
+            Overlay::Confirm(_) => Scope::Confirm,
+            Overlay::Input(_) => Scope::Input,
+            Overlay::Picker(_) => Scope::Picker,
+        }
+    }
+
+    /// Asks for a file name under `dir`.
+    pub fn save_as(dir: &Path, then_quit: bool) -> Self {
+        let text = format!("{}/", dir.display());
+        Overlay::Input(InputDialog {
+            kind: InputKind::SavePath { then_quit },
+            text,
+        })
+    }
+
+    /// Asks for a role, starting from `current`.
+    pub fn role(current: &str) -> Self {
+        Overlay::Input(InputDialog {
+            kind: InputKind::Role,
+            text: current.to_string(),
+        })
+    }
+
+    /// Asks for a search term.
+    pub fn search() -> Self {
+        Overlay::Input(InputDialog {
+            kind: InputKind::Search,
+            text: String::new(),
+        })
+    }
+
+    /// Pasted text goes into a text input (first line only).
+    pub fn paste(&mut self, text: &str) {
+        if let Overlay::Input(input) = self {
+            input.text.push_str(text.lines().next().unwrap_or_default());
+        }
+    }
+}
+
+/// Session files in `dir` (recovery and hidden files left out), sorted.
+pub fn session_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|entries| entries.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    found.retain(|p| {
+        let name = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        name.ends_with(".json") && !name.ends_with(".recovery.json") && !name.starts_with('.')
+    });
+    found.sort();
+    found
+}
+
+impl App {
+    /// Opens the session picker on the sessions folder.
+    pub(super) fn open_picker(&mut self) {
+        let entries = session_files(&self.workspace.sessions_dir);
+        if entries.is_empty() {
+            let dir = self.workspace.sessions_dir.display().to_string();
+            return self.warn(format!("no sessions in {dir}/ yet (Ctrl+S saves one)"));
+        }
+        self.overlay = Some(Overlay::Picker(Picker { entries, cursor: 0 }));
+    }
+
+    /// Handles a dialog action.
+    pub(super) fn update_dialog(&mut self, action: DialogAction) -> Option<Effect> {
+        let overlay = self.overlay.take()?;
+        match overlay {
+            Overlay::Help { scroll } => self.help_action(scroll, action),
+            Overlay::Confirm(question) => return self.answer(question, action),
+            Overlay::Input(input) => return self.input_action(input, action),
+            Overlay::Picker(picker) => self.picker_action(picker, action),
+        }
+        None
+    }
+
+    fn help_action(&mut self, scroll: u16, action: DialogAction) {
+        let scroll = match action {
+            DialogAction::Select(Step::Line(Direction::Up)) => scroll.saturating_sub(1),
+            DialogAction::Select(_) => scroll.saturating_add(1),
+            _ => return,
+        };
+        self.overlay = Some(Overlay::Help { scroll });
+    }
+
+    fn answer(&mut self, question: Confirm, action: DialogAction) -> Option<Effect> {
+        match (question, action) {
+            (question, DialogAction::Cancel) => {
+                if question == Confirm::Restore {
+                    self.notify("recovery file kept; it is offered again next time");
+                }
+            }
+            (Confirm::Quit, DialogAction::Accept) if self.workspace.path.is_none() => {
+                self.overlay = Some(Overlay::save_as(&self.workspace.sessions_dir, true));
+            }
+            (Confirm::Quit, DialogAction::Accept) => {
+                self.save(None);
+                return (!self.workspace.dirty).then_some(Effect::Quit);
+            }
+            (Confirm::Quit, DialogAction::Discard) => {
+                self.workspace.discard_recovery();
+                return Some(Effect::Quit);
+            }
+            (Confirm::Restore, DialogAction::Accept) => self.restore(),
+            (Confirm::Restore, DialogAction::Discard) => {
+                self.workspace.discard_recovery();
+                self.notify("recovery file discarded");
+            }
+            (Confirm::OpenDiscard(path), DialogAction::Accept | DialogAction::Discard) => {
+                self.workspace.discard_recovery();
+                self.open_session(&path);
+            }
+            (question, _) => self.overlay = Some(Overlay::Confirm(question)),
+        }
+        None
+    }
+
+    fn restore(&mut self) {
+        match startup::restore(&self.workspace) {
+            Ok(workspace) => {
+                self.load(workspace);
+                self.notify("unsaved changes restored from the recovery file");
+            }
+            Err(err) => self.warn(format!("could not restore: {err:#}")),
+        }
+    }
+
+    fn input_action(&mut self, mut input: InputDialog, action: DialogAction) -> Option<Effect> {
+        match action {
+            DialogAction::Type(c) => input.text.push(c),
+            DialogAction::Backspace => {
+                input.text.pop();
+            }
+            DialogAction::Accept => return self.submit(input),
+            DialogAction::Cancel => return None,
+            _ => {}
+        }
+        self.overlay = Some(Overlay::Input(input));
+        None
+    }
+
+    fn submit(&mut self, input: InputDialog) -> Option<Effect> {
+        match input.kind {
+            InputKind::SavePath { then_quit } => return self.save_to(&input.text, then_quit),
+            InputKind::Role => self.set_role(&input.text),
+            InputKind::Search => self.start_search(input.text),
+        }
+        None
+    }
+
+    fn save_to(&mut self, text: &str, then_quit: bool) -> Option<Effect> {
+        let text = text.trim();
+        if text.is_empty() || text.ends_with('/') {
+            self.overlay = Some(Overlay::Input(InputDialog {
+                kind: InputKind::SavePath { then_quit },
+                text: text.into(),
+            }));
+            self.warn("type a file name");
+            return None;
+        }
+        let mut path = PathBuf::from(text);
+        if path.extension().is_none_or(|e| e != "json") {
+            path.set_extension("json");
+        }
+        if path.exists() && Some(&path) != self.workspace.path.as_ref() {
+            self.warn(format!("{} exists; choose another name", path.display()));
+            return None;
+        }
+        self.save(Some(path));
+        (then_quit && !self.workspace.dirty).then_some(Effect::Quit)
+    }
+
+    fn picker_action(&mut self, mut picker: Picker, action: DialogAction) {
+        match action {
+            DialogAction::Select(Step::Line(Direction::Up)) => {
+                picker.cursor = picker.cursor.saturating_sub(1)
+            }
+            DialogAction::Select(_) => {
+                picker.cursor = (picker.cursor + 1).min(picker.entries.len().saturating_sub(1))
+            }
+            DialogAction::Accept => return self.pick(picker),
+            DialogAction::Cancel => return,
+            _ => {}
+        }
+        self.overlay = Some(Overlay::Picker(picker));
+    }
+
+    fn pick(&mut self, picker: Picker) {
+        let Some(path) = picker.entries.get(picker.cursor).cloned() else {
+            return;
+        };
+        if self.workspace.dirty {
+            self.overlay = Some(Overlay::Confirm(Confirm::OpenDiscard(path)));
+        } else {
+            self.open_session(&path);
+        }
+    }
+
+    /// Opens another session in place of the current one.
+    pub fn open_session(&mut self, path: &Path) {
+        match startup::open_session(path, &self.workspace.sessions_dir) {
+            Ok((workspace, notice)) => {
+                self.load(workspace);
+                match notice {
+                    Some(text) => self.warn(text),
+                    None => self.notify(format!("opened {}", path.display())),
+                }
+                if self.workspace.recovery_path().is_file() {
+                    self.overlay = Some(Overlay::Confirm(Confirm::Restore));
+                }
+            }
+            Err(err) => self.warn(format!("could not open: {err:#}")),
+        }
+    }
+}

@@ -1,0 +1,158 @@
+//! Drawing dialogs: a centred box cleared over the panes. The help text comes from the
+//! keymap table.
+
+use ratatui::layout::{Constraint, Flex, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
+use ratatui::Frame;
+
+use super::app::App;
+use super::dialog::{Confirm, InputDialog, InputKind, Overlay, Picker};
+use super::keymap;
+use super::theme::Theme;
+
+/// Draws the open dialog, if any.
+pub fn draw(frame: &mut Frame, app: &App) {
+    let Some(overlay) = &app.overlay else { return };
+    let area = frame.area();
+    match overlay {
+        Overlay::Help { scroll } => draw_help(frame, area, *scroll, app.theme),
+        Overlay::Confirm(question) => draw_confirm(frame, area, question, app),
+        Overlay::Input(input) => draw_input(frame, area, input, app.theme),
+        Overlay::Picker(picker) => draw_picker(frame, area, picker, app.theme),
+    }
+}
+
+/// A box of at most `width` x `height`, centred in `area`, cleared and bordered; returns
+/// the inside.
+fn dialog_box(
+    frame: &mut Frame,
+    area: Rect,
+    width: u16,
+    height: u16,
+    title: &str,
+    theme: Theme,
+) -> Rect {
+    let [row] = Layout::vertical([Constraint::Length(height.min(area.height))])
+        .flex(Flex::Center)
+        .areas(area);
+    let [rect] = Layout::horizontal([Constraint::Length(width.min(area.width))])
+        .flex(Flex::Center)
+        .areas(row);
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(theme.focused())
+        .title(Span::styled(format!(" {title} "), theme.focused()));
+    let inner = block.inner(rect);
+    frame.render_widget(Clear, rect);
+    frame.render_widget(block, rect);
+    inner
+}
+
+fn draw_help(frame: &mut Frame, area: Rect, scroll: u16, theme: Theme) {
+    let inner = dialog_box(
+        frame,
+        area,
+        76,
+        area.height,
+        "Keys (Esc closes, ↑↓ scroll)",
+        theme,
+    );
+    let mut lines = Vec::new();
+    for (title, rows) in keymap::help_sections() {
+        if rows.is_empty() {
+            continue;
+        }
+        lines.push(Line::styled(title, theme.focused()));
+        for (keys, help) in rows {
+            lines.push(Line::from(vec![
+                Span::styled(format!("  {keys:<22}"), theme.key()),
+                Span::raw(help),
+            ]));
+        }
+    }
+    let paragraph = Paragraph::new(lines).scroll((scroll, 0));
+    frame.render_widget(paragraph, inner);
+}
+
+fn draw_confirm(frame: &mut Frame, area: Rect, question: &Confirm, app: &App) {
+    let (title, text, choices) = match question {
+        Confirm::Quit => (
+            "Unsaved changes",
+            format!("{} has unsaved changes.", app.workspace.name()),
+            "y save and quit · n quit without saving · Esc stay",
+        ),
+        Confirm::Restore => (
+            "Recovery file found",
+            format!(
+                "Unsaved changes from an earlier run were kept in {}.",
+                app.workspace.recovery_path().display()
+            ),
+            "y restore them · n discard them · Esc decide later",
+        ),
+        Confirm::OpenDiscard(path) => (
+            "Unsaved changes",
+            format!("Discard the unsaved changes and open {}?", path.display()),
+            "y discard and open · Esc cancel",
+        ),
+    };
+    let inner = dialog_box(frame, area, 60, 7, title, app.theme);
+    let lines = vec![
+        Line::raw(text),
+        Line::raw(""),
+        Line::styled(choices, app.theme.key()),
+    ];
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
+}
+
+fn draw_input(frame: &mut Frame, area: Rect, input: &InputDialog, theme: Theme) {
+    let title = match input.kind {
+        InputKind::SavePath { .. } => "Save session as",
+        InputKind::Role => "Role",
+        InputKind::Search => "Search the prompt",
+    };
+    let inner = dialog_box(frame, area, 60, 4, title, theme);
+    let lines = vec![
+        Line::from(vec![
+            Span::raw(input.text.clone()),
+            Span::styled("▏", theme.key()),
+        ]),
+        Line::styled("Enter accept · Esc cancel", theme.dim()),
+    ];
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn draw_picker(frame: &mut Frame, area: Rect, picker: &Picker, theme: Theme) {
+    let height = (picker.entries.len() as u16)
+        .saturating_add(2)
+        .min(area.height);
+    let inner = dialog_box(
+        frame,
+        area,
+        60,
+        height,
+        "Open session (Enter open · Esc close)",
+        theme,
+    );
+    let start = super::messages_view::window_start(
+        picker.cursor,
+        picker.entries.len(),
+        usize::from(inner.height),
+    );
+    let lines: Vec<Line> = picker
+        .entries
+        .iter()
+        .enumerate()
+        .skip(start)
+        .take(usize::from(inner.height))
+        .map(|(i, path)| {
+            let line = Line::raw(path.display().to_string());
+            if i == picker.cursor {
+                line.patch_style(theme.cursor())
+            } else {
+                line
+            }
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}

@@ -1,0 +1,365 @@
+//! The one key table. It maps keys to [`Action`]s per [`Scope`], and the same rows
+//! produce the footer hints and the `?` help overlay, so they can never disagree.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use super::action::{
+    Action, DialogAction, Direction, EditorAction, MessageAction, Pane, PromptAction, Step,
+    TemplateAction,
+};
+
+/// Where a binding applies.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Every pane, unless an editor or dialog has the keyboard.
+    Global,
+    /// Every pane and the field editor (not dialogs).
+    Everywhere,
+    /// The message and prompt panes, where letters are commands.
+    Browse,
+    /// The template pane (unbound characters go to the filter).
+    Templates,
+    /// The message list.
+    Messages,
+    /// The field list of the selected message.
+    Fields,
+    /// The field editor (unbound keys go to the text).
+    Editor,
+    /// The prompt pane.
+    Prompt,
+    /// The help overlay.
+    Help,
+    /// A yes / no / cancel question.
+    Confirm,
+    /// A one-line text input.
+    Input,
+    /// The session picker.
+    Picker,
+}
+
+impl Scope {
+    /// The heading in the help overlay.
+    pub fn title(self) -> &'static str {
+        match self {
+            Scope::Global => "Any pane",
+            Scope::Everywhere => "Any pane and the editor",
+            Scope::Browse => "Messages and Prompt panes",
+            Scope::Templates => "Templates pane",
+            Scope::Messages => "Messages pane: list",
+            Scope::Fields => "Messages pane: fields",
+            Scope::Editor => "Field editor",
+            Scope::Prompt => "Prompt pane",
+            Scope::Help => "Help",
+            Scope::Confirm => "Questions",
+            Scope::Input => "Text input",
+            Scope::Picker => "Session picker",
+        }
+    }
+
+    /// Scopes that also see [`Scope::Global`] / [`Scope::Everywhere`] bindings.
+    fn inherits(self) -> &'static [Scope] {
+        match self {
+            Scope::Messages | Scope::Fields | Scope::Prompt => {
+                &[Scope::Browse, Scope::Global, Scope::Everywhere]
+            }
+            Scope::Templates => &[Scope::Global, Scope::Everywhere],
+            Scope::Editor => &[Scope::Everywhere],
+            _ => &[],
+        }
+    }
+
+    /// Every scope, in help order.
+    pub const ALL: [Scope; 12] = [
+        Scope::Global,
+        Scope::Everywhere,
+        Scope::Browse,
+        Scope::Templates,
+        Scope::Messages,
+        Scope::Fields,
+        Scope::Editor,
+        Scope::Prompt,
+        Scope::Confirm,
+        Scope::Input,
+        Scope::Picker,
+        Scope::Help,
+    ];
+}
+
+/// A key with its modifiers (Shift is implied by the character itself).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Chord {
+    /// The key.
+    pub code: KeyCode,
+    /// Ctrl / Alt / Shift (Shift only for non-character keys).
+    pub mods: KeyModifiers,
+}
+
+const fn key(code: KeyCode) -> Chord {
+    Chord {
+        code,
+        mods: KeyModifiers::NONE,
+    }
+}
+const fn ch(c: char) -> Chord {
+    key(KeyCode::Char(c))
+}
+const fn ctrl(c: char) -> Chord {
+    Chord {
+        code: KeyCode::Char(c),
+        mods: KeyModifiers::CONTROL,
+    }
+}
+const fn shift(code: KeyCode) -> Chord {
+    Chord {
+        code,
+        mods: KeyModifiers::SHIFT,
+    }
+}
+
+impl Chord {
+    /// Normalises a terminal key event (drops Shift on characters and Shift+Tab).
+    pub fn from_event(event: &KeyEvent) -> Self {
+        let mut mods =
+            event.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SHIFT);
+        if matches!(event.code, KeyCode::Char(_) | KeyCode::BackTab) {
+            mods.remove(KeyModifiers::SHIFT);
+        }
+        Chord {
+            code: event.code,
+            mods,
+        }
+    }
+
+    /// The key as shown in hints: `Ctrl+S`, `↑`, `K`.
+    pub fn label(self) -> String {
+        let name = match self.code {
+            KeyCode::Char(' ') => "Space".into(),
+            KeyCode::Char(c) if self.mods.contains(KeyModifiers::CONTROL) => {
+                c.to_ascii_uppercase().to_string()
+            }
+            KeyCode::Char(c) => c.to_string(),
+            KeyCode::Up => "↑".into(),
+            KeyCode::Down => "↓".into(),
+            KeyCode::Left => "←".into(),
+            KeyCode::Right => "→".into(),
+            KeyCode::Enter => "Enter".into(),
+            KeyCode::Esc => "Esc".into(),
+            KeyCode::Tab => "Tab".into(),
+            KeyCode::BackTab => "S-Tab".into(),
+            KeyCode::Backspace => "Bksp".into(),
+            KeyCode::Delete => "Del".into(),
+            KeyCode::PageUp => "PgUp".into(),
+            KeyCode::PageDown => "PgDn".into(),
+            KeyCode::Home => "Home".into(),
+            KeyCode::End => "End".into(),
+            KeyCode::F(n) => format!("F{n}"),
+            other => format!("{other:?}"),
+        };
+        let mut label = String::new();
+        if self.mods.contains(KeyModifiers::CONTROL) {
+            label.push_str("Ctrl+");
+        }
+        if self.mods.contains(KeyModifiers::ALT) {
+            label.push_str("Alt+");
+        }
+        if self.mods.contains(KeyModifiers::SHIFT) {
+            label.push_str("Shift+");
+        }
+        label + &name
+    }
+}
+
+/// One row of the table.
+#[derive(Debug, Clone)]
+pub struct Binding {
+    /// Where it applies.
+    pub scope: Scope,
+    /// The keys; the first is the one shown in the footer.
+    pub keys: &'static [Chord],
+    /// What it does.
+    pub action: Action,
+    /// Footer label; empty keeps it out of the footer.
+    pub hint: &'static str,
+    /// Help overlay description.
+    pub help: &'static str,
+}
+
+const fn bind(
+    scope: Scope,
+    keys: &'static [Chord],
+    action: Action,
+    hint: &'static str,
+    help: &'static str,
+) -> Binding {
+    Binding {
+        scope,
+        keys,
+        action,
+        hint,
+        help,
+    }
+}
+
+use Direction::{Down, Up};
+use KeyCode as K;
+use Scope as S;
+
+const fn msg(action: MessageAction) -> Action {
+    Action::Message(action)
+}
+const fn prompt(action: PromptAction) -> Action {
+    Action::Prompt(action)
+}
+const fn dialog(action: DialogAction) -> Action {
+    Action::Dialog(action)
+}
+const fn tpl(action: TemplateAction) -> Action {
+    Action::Template(action)
+}
+
+/// The default key table.
+#[rustfmt::skip]
+pub static BINDINGS: &[Binding] = &[
+    bind(S::Global, &[key(K::Tab)], Action::FocusNext, "pane", "Next pane"),
+    bind(S::Global, &[key(K::BackTab)], Action::FocusPrev, "", "Previous pane"),
+    bind(S::Global, &[ch('?')], Action::Help, "help", "Show this help"),
+    bind(S::Everywhere, &[ctrl('s')], Action::Save, "save", "Save the session (asks for a name the first time)"),
+    bind(S::Everywhere, &[ctrl('o')], Action::OpenPicker, "", "Open a saved session"),
+    bind(S::Everywhere, &[ctrl('q'), ctrl('c')], Action::Quit, "quit", "Quit (asks when there are unsaved changes)"),
+    bind(S::Everywhere, &[key(K::F(1))], Action::Help, "", "Show this help"),
+    bind(S::Templates, &[key(K::Up)], tpl(TemplateAction::Select(Step::Line(Up))), "", "Previous template"),
+    bind(S::Templates, &[key(K::Down)], tpl(TemplateAction::Select(Step::Line(Down))), "", "Next template"),
+    bind(S::Templates, &[key(K::Enter)], tpl(TemplateAction::Choose), "use", "Use the selected template"),
+    bind(S::Templates, &[key(K::Backspace)], tpl(TemplateAction::FilterPop), "", "Delete a filter character"),
+    bind(S::Templates, &[key(K::Esc)], tpl(TemplateAction::FilterClear), "clear", "Clear the filter (type to filter)"),
+    bind(S::Templates, &[key(K::PageUp)], tpl(TemplateAction::ScrollSource(Up)), "", "Scroll the source up"),
+    bind(S::Templates, &[key(K::PageDown)], tpl(TemplateAction::ScrollSource(Down)), "", "Scroll the source down"),
+    bind(S::Messages, &[ch('k'), key(K::Up)], msg(MessageAction::Select(Step::Line(Up))), "", "Previous message"),
+    bind(S::Messages, &[ch('j'), key(K::Down)], msg(MessageAction::Select(Step::Line(Down))), "", "Next message"),
+    bind(S::Messages, &[ch('g'), key(K::Home)], msg(MessageAction::Select(Step::First)), "", "First message"),
+    bind(S::Messages, &[ch('G'), key(K::End)], msg(MessageAction::Select(Step::Last)), "", "Settings row (last)"),
+    bind(S::Messages, &[ch('e')], msg(MessageAction::EditContent), "edit", "Edit the content"),
+    bind(S::Messages, &[key(K::Enter), ch('l'), key(K::Right)], msg(MessageAction::EnterFields), "fields", "Show the message's fields"),
+    bind(S::Messages, &[ch('a')], msg(MessageAction::Add), "add", "Add a message after this one"),
+    bind(S::Messages, &[ch('i')], msg(MessageAction::Insert), "", "Insert a message before this one"),
+    bind(S::Messages, &[ch('d'), key(K::Delete)], msg(MessageAction::Delete), "del", "Delete the message"),
+    bind(S::Messages, &[ch('c')], msg(MessageAction::Duplicate), "", "Duplicate the message"),
+    bind(S::Messages, &[ch('K'), shift(K::Up)], msg(MessageAction::Move(Up)), "", "Move the message up"),
+    bind(S::Messages, &[ch('J'), shift(K::Down)], msg(MessageAction::Move(Down)), "", "Move the message down"),
+    bind(S::Messages, &[ch('r')], msg(MessageAction::CycleRole), "role", "Cycle role: system, user, assistant, tool"),
+    bind(S::Messages, &[ch('R')], msg(MessageAction::PromptRole), "", "Type a custom role"),
+    bind(S::Messages, &[ch('t')], msg(MessageAction::AddToolCall), "", "Add a tool call (assistant)"),
+    bind(S::Messages, &[ch('T')], msg(MessageAction::AddToolResult), "", "Add the tool result for the next unanswered call"),
+    bind(S::Fields, &[ch('k'), key(K::Up)], msg(MessageAction::Select(Step::Line(Up))), "", "Previous field"),
+    bind(S::Fields, &[ch('j'), key(K::Down)], msg(MessageAction::Select(Step::Line(Down))), "", "Next field"),
+    bind(S::Fields, &[key(K::Enter), ch('e')], msg(MessageAction::EditField), "edit", "Edit (or toggle) the field"),
+    bind(S::Fields, &[ctrl('g')], Action::ExternalEdit, "$EDITOR", "Edit the field in $VISUAL / $EDITOR"),
+    bind(S::Fields, &[ch('x')], msg(MessageAction::RemoveField), "remove", "Remove a tool call / reasoning"),
+    bind(S::Fields, &[ch('o')], msg(MessageAction::ToggleArgumentsForm), "obj/str", "Arguments as object or string"),
+    bind(S::Fields, &[key(K::Esc), ch('h'), key(K::Left)], msg(MessageAction::LeaveFields), "back", "Back to the message list"),
+    bind(S::Editor, &[key(K::Esc)], Action::Editor(EditorAction::Close), "done", "Close the editor (twice to drop invalid text)"),
+    bind(S::Editor, &[ctrl('z')], Action::Editor(EditorAction::Undo), "undo", "Undo"),
+    bind(S::Editor, &[ctrl('y')], Action::Editor(EditorAction::Redo), "redo", "Redo"),
+    bind(S::Editor, &[ctrl('g')], Action::ExternalEdit, "$EDITOR", "Edit in $VISUAL / $EDITOR"),
+    bind(S::Prompt, &[ch('k'), key(K::Up)], prompt(PromptAction::Scroll(Step::Line(Up))), "", "Scroll up"),
+    bind(S::Prompt, &[ch('j'), key(K::Down)], prompt(PromptAction::Scroll(Step::Line(Down))), "", "Scroll down"),
+    bind(S::Prompt, &[key(K::PageUp), ch('b')], prompt(PromptAction::Scroll(Step::Page(Up))), "", "Page up"),
+    bind(S::Prompt, &[key(K::PageDown), ch(' ')], prompt(PromptAction::Scroll(Step::Page(Down))), "", "Page down"),
+    bind(S::Prompt, &[ch('g'), key(K::Home)], prompt(PromptAction::Scroll(Step::First)), "", "Top"),
+    bind(S::Prompt, &[ch('G'), key(K::End)], prompt(PromptAction::Scroll(Step::Last)), "", "Bottom"),
+    bind(S::Prompt, &[ch('w')], prompt(PromptAction::ToggleWhitespace), "ws", "Show / hide whitespace"),
+    bind(S::Prompt, &[ch('/')], prompt(PromptAction::StartSearch), "search", "Search"),
+    bind(S::Prompt, &[ch('n')], prompt(PromptAction::NextMatch(Down)), "", "Next match"),
+    bind(S::Prompt, &[ch('N')], prompt(PromptAction::NextMatch(Up)), "", "Previous match"),
+    bind(S::Prompt, &[ch('D')], prompt(PromptAction::ToggleDiff), "diff", "Diff against the expected prompt"),
+    bind(S::Prompt, &[ch('y')], prompt(PromptAction::Copy), "copy", "Copy the prompt (OSC 52)"),
+    bind(S::Browse, &[ch('1')], Action::Focus(Pane::Templates), "", "Templates pane"),
+    bind(S::Browse, &[ch('2')], Action::Focus(Pane::Messages), "", "Messages pane"),
+    bind(S::Browse, &[ch('3')], Action::Focus(Pane::Prompt), "", "Prompt pane"),
+    bind(S::Browse, &[ch('E')], Action::SaveExpected, "expect", "Save the render as the expected prompt"),
+    bind(S::Browse, &[ch('q')], Action::Quit, "", "Quit"),
+    bind(S::Confirm, &[ch('y'), ch('s'), key(K::Enter)], dialog(DialogAction::Accept), "yes", "Yes / save"),
+    bind(S::Confirm, &[ch('n'), ch('d')], dialog(DialogAction::Discard), "no", "No / discard"),
+    bind(S::Confirm, &[key(K::Esc)], dialog(DialogAction::Cancel), "cancel", "Cancel"),
+    bind(S::Input, &[key(K::Enter)], dialog(DialogAction::Accept), "ok", "Accept"),
+    bind(S::Input, &[key(K::Esc)], dialog(DialogAction::Cancel), "cancel", "Cancel"),
+    bind(S::Input, &[key(K::Backspace)], dialog(DialogAction::Backspace), "", "Delete a character"),
+    bind(S::Picker, &[key(K::Up), ch('k')], dialog(DialogAction::Select(Step::Line(Up))), "", "Previous session"),
+    bind(S::Picker, &[key(K::Down), ch('j')], dialog(DialogAction::Select(Step::Line(Down))), "", "Next session"),
+    bind(S::Picker, &[key(K::Enter)], dialog(DialogAction::Accept), "open", "Open the session"),
+    bind(S::Picker, &[key(K::Esc), ch('q')], dialog(DialogAction::Cancel), "cancel", "Close"),
+    bind(S::Help, &[key(K::Up), ch('k')], dialog(DialogAction::Select(Step::Line(Up))), "", "Scroll up"),
+    bind(S::Help, &[key(K::Down), ch('j')], dialog(DialogAction::Select(Step::Line(Down))), "", "Scroll down"),
+    bind(S::Help, &[key(K::Esc), ch('?'), ch('q'), key(K::F(1))], dialog(DialogAction::Cancel), "close", "Close the help"),
+];
+
+/// The action for `event` in `scope`, or `None` when the key means nothing there.
+pub fn resolve(scope: Scope, event: &KeyEvent) -> Option<Action> {
+    if event.kind == KeyEventKind::Release {
+        return None;
+    }
+    let chord = Chord::from_event(event);
+    let lookup = |scope: Scope| {
+        BINDINGS
+            .iter()
+            .find(|b| b.scope == scope && b.keys.contains(&chord))
+            .map(|b| b.action.clone())
+    };
+    lookup(scope)
+        .or_else(|| scope.inherits().iter().find_map(|&s| lookup(s)))
+        .or_else(|| fallback(scope, chord, event))
+}
+
+/// Keys no row claims: text for the filter, the editor and text inputs.
+fn fallback(scope: Scope, chord: Chord, event: &KeyEvent) -> Option<Action> {
+    let plain = |c| {
+        (!chord
+            .mods
+            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT))
+        .then_some(c)
+    };
+    match (scope, chord.code) {
+        (Scope::Editor, _) => Some(Action::Editor(EditorAction::Input((*event).into()))),
+        (Scope::Templates, KeyCode::Char(c)) => {
+            plain(c).map(|c| tpl(TemplateAction::FilterPush(c)))
+        }
+        (Scope::Input, KeyCode::Char(c)) => plain(c).map(|c| dialog(DialogAction::Type(c))),
+        _ => None,
+    }
+}
+
+/// The footer hints for `scope`: `(keys, label)` pairs, the scope's own first.
+pub fn hints(scope: Scope) -> Vec<(String, &'static str)> {
+    let mut scopes = vec![scope];
+    scopes.extend_from_slice(scope.inherits());
+    scopes
+        .iter()
+        .flat_map(|&s| BINDINGS.iter().filter(move |b| b.scope == s))
+        .filter(|b| !b.hint.is_empty())
+        .map(|b| (b.keys[0].label(), b.hint))
+        .collect()
+}
+
+/// The help overlay content: per scope, `(all keys, description)`.
+pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
+    Scope::ALL
+        .iter()
+        .map(|&scope| {
+            let rows = BINDINGS
+                .iter()
+                .filter(|b| b.scope == scope)
+                .map(|b| {
+                    (
+                        b.keys
+                            .iter()
+                            .map(|k| k.label())
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        b.help,
+                    )
+                })
+                .collect();
+            (scope.title(), rows)
+        })
+        .collect()
+}

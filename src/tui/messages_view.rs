@@ -1,0 +1,194 @@
+//! Drawing the messages pane: the list with role badges, the selected row's fields
+//! and, while editing, the field editor. Only the visible rows are built.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::style::Style;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::Frame;
+use serde_json::Value as Json;
+
+use crate::session::{Message, Session};
+
+use super::app::App;
+use super::editor;
+use super::fields::{self, Row};
+use super::theme::Theme;
+
+/// Width of the role badge column.
+const BADGE: usize = 5;
+
+/// Draws the pane into `area` (borders included).
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
+    let theme = app.theme;
+    let block = pane_block("Messages", focused, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let list_height = if app.editor.is_some() {
+        inner.height / 3
+    } else {
+        inner.height / 2
+    };
+    let [list_area, detail_area] =
+        Layout::vertical([Constraint::Length(list_height.max(3)), Constraint::Min(0)]).areas(inner);
+    let list_focus = focused && app.editor.is_none() && !app.messages.in_fields;
+    frame.render_widget(
+        Paragraph::new(list_lines(app, list_area, list_focus)),
+        list_area,
+    );
+    match &app.editor {
+        Some(field_editor) => editor::draw(frame, detail_area, field_editor, theme),
+        None => draw_fields(frame, detail_area, app, focused && app.messages.in_fields),
+    }
+}
+
+/// A bordered block with the pane title, highlighted when focused.
+pub fn pane_block(title: &str, focused: bool, theme: Theme) -> Block<'static> {
+    let style = if focused {
+        theme.focused()
+    } else {
+        Style::new()
+    };
+    Block::default()
+        .borders(Borders::ALL)
+        .border_style(style)
+        .title(Span::styled(format!(" {title} "), style))
+}
+
+/// The first visible index that keeps `selected` on screen, roughly centred.
+pub fn window_start(selected: usize, count: usize, height: usize) -> usize {
+    if count <= height {
+        return 0;
+    }
+    selected.saturating_sub(height / 2).min(count - height)
+}
+
+fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {
+    let session = &app.workspace.session;
+    let count = session.messages.len() + 1;
+    let height = usize::from(area.height);
+    let start = window_start(app.messages.selected, count, height);
+    let width = usize::from(area.width);
+    (start..count.min(start + height))
+        .map(|row| {
+            let selected = row == app.messages.selected;
+            let line = match session.messages.get(row) {
+                Some(msg) => message_line(row, msg, width, app.theme),
+                None => settings_line(session, app.theme),
+            };
+            match (selected, focused) {
+                (true, true) => line.patch_style(app.theme.cursor()),
+                (true, false) => {
+                    line.patch_style(Style::new().add_modifier(ratatui::style::Modifier::BOLD))
+                }
+                _ => line,
+            }
+        })
+        .collect()
+}
+
+fn message_line(index: usize, msg: &Message, width: usize, theme: Theme) -> Line<'static> {
+    let role = msg.role();
+    let badge: String = match role {
+        "assistant" => "asst".into(),
+        "system" => "sys".into(),
+        other => other.chars().take(BADGE - 1).collect(),
+    };
+    let preview = preview_text(msg);
+    let room = width.saturating_sub(4 + BADGE + 1);
+    Line::from(vec![
+        Span::raw(format!("{:>3} ", index + 1)),
+        Span::styled(format!("{badge:<BADGE$}"), theme.role(role)),
+        Span::raw(" "),
+        Span::raw(truncate(&preview, room)),
+    ])
+}
+
+/// A one-line gist of a message: content, else its tool calls.
+fn preview_text(msg: &Message) -> String {
+    let content = match msg.0.get("content") {
+        Some(Json::String(text)) => text.split_whitespace().collect::<Vec<_>>().join(" "),
+        Some(Json::Array(parts)) => format!("[{} parts]", parts.len()),
+        _ => String::new(),
+    };
+    let calls: Vec<String> = fields::tool_calls(msg)
+        .iter()
+        .map(|call| {
+            let name = call
+                .pointer("/function/name")
+                .and_then(Json::as_str)
+                .unwrap_or("?");
+            format!("→{name}()")
+        })
+        .collect();
+    match (content.is_empty(), calls.is_empty()) {
+        (true, true) => "(empty)".into(),
+        (true, false) => calls.join(" "),
+        (false, true) => content,
+        (false, false) => format!("{} {content}", calls.join(" ")),
+    }
+}
+
+fn settings_line(session: &Session, theme: Theme) -> Line<'static> {
+    let tools = session.tools.as_ref().map_or(0, Vec::len);
+    let gen = if session.add_generation_prompt {
+        "on"
+    } else {
+        "off"
+    };
+    Line::from(vec![
+        Span::raw("    "),
+        Span::styled("⚙ settings", theme.dim()),
+        Span::raw(format!(" tools {tools}, gen prompt {gen}")),
+    ])
+}
+
+fn draw_fields(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
+    let session = &app.workspace.session;
+    let row = app.messages.row(session);
+    let title = match row {
+        Row::Message(i) => format!(" #{} fields ", i + 1),
+        Row::Settings => " settings ".into(),
+    };
+    let block = Block::default()
+        .borders(Borders::TOP)
+        .title(Span::styled(title, app.theme.dim()));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let list = fields::fields(session, row);
+    let height = usize::from(inner.height);
+    let start = window_start(app.messages.field, list.len(), height);
+    let width = usize::from(inner.width);
+    let lines: Vec<Line> = list
+        .iter()
+        .enumerate()
+        .skip(start)
+        .take(height)
+        .map(|(i, field)| {
+            let label = format!("{:<14} ", field.label());
+            let value = truncate(
+                &fields::summary(session, row, *field),
+                width.saturating_sub(15),
+            );
+            let line = Line::from(vec![Span::styled(label, app.theme.dim()), Span::raw(value)]);
+            if focused && i == app.messages.field {
+                line.patch_style(app.theme.cursor())
+            } else {
+                line
+            }
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// Cuts `text` to `width` characters, marking the cut with `…`.
+pub fn truncate(text: &str, width: usize) -> String {
+    if text.chars().count() <= width {
+        return text.to_string();
+    }
+    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    if width > 0 {
+        out.push('…');
+    }
+    out
+}

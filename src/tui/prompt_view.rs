@@ -1,0 +1,181 @@
+//! Drawing the prompt pane: the styled prompt (visible window only), the render error
+//! in place of the prompt, or the diff against the expected prompt.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Paragraph, Wrap};
+use ratatui::Frame;
+
+use crate::render::RenderError;
+use crate::session::Expected;
+use crate::visible::visible_whitespace;
+
+use super::app::App;
+use super::diff::{diff_lines, DiffLine};
+use super::highlight::{prompt_line, Marks};
+use super::messages_view::pane_block;
+
+/// Draws the pane into `area` (borders included).
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
+    let block = pane_block(&title(app), focused, app.theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let lines = match (&app.preview.output, app.prompt.diff) {
+        (_, true) => diff_view(app, usize::from(inner.height)),
+        (Err(err), false) => error_lines(app, err),
+        (Ok(_), false) => prompt_lines(app, usize::from(inner.height)),
+    };
+    let [body, search_bar] =
+        Layout::vertical([Constraint::Min(0), Constraint::Length(search_height(app))]).areas(inner);
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
+    if let Some(search) = &app.prompt.search {
+        let at = if search.matches.is_empty() {
+            0
+        } else {
+            search.current + 1
+        };
+        let text = format!("/{}  {at}/{}", search.term, search.matches.len());
+        frame.render_widget(
+            Paragraph::new(Line::styled(text, app.theme.dim())),
+            search_bar,
+        );
+    }
+}
+
+fn search_height(app: &App) -> u16 {
+    u16::from(app.prompt.search.is_some())
+}
+
+fn title(app: &App) -> String {
+    let mut title = String::from("Prompt");
+    if app.prompt.whitespace {
+        title.push_str(" [ws]");
+    }
+    if app.prompt.diff {
+        title.push_str(" [diff]");
+    }
+    match &app.preview.output {
+        Ok(_) => title.push_str(&format!(" {} lines", app.preview.line_count())),
+        Err(err) => title.push_str(&format!(" ✗ {}", err.kind.label())),
+    }
+    title
+}
+
+fn prompt_lines(app: &App, height: usize) -> Vec<Line<'static>> {
+    let preview = &app.preview;
+    let top = app.prompt.top_line(preview, app.prompt_anchor(), height);
+    let session = &app.workspace.session;
+    let specials: Vec<String> = [&session.bos_token, &session.eos_token]
+        .into_iter()
+        .flatten()
+        .cloned()
+        .collect();
+    let matches = app
+        .prompt
+        .search
+        .as_ref()
+        .map_or(&[][..], |s| s.matches.as_slice());
+    let marks = Marks {
+        specials: &specials,
+        selected: preview
+            .spans
+            .get(app.messages.selected)
+            .and_then(Option::as_ref),
+        matches,
+        whitespace: app.prompt.whitespace,
+        theme: app.theme,
+    };
+    let text = preview.text();
+    (top..preview.line_count().min(top + height))
+        .map(|index| {
+            let start = preview.line_starts[index];
+            let line = preview.line(index);
+            let newline = text.as_bytes().get(start + line.len()) == Some(&b'\n');
+            prompt_line(line, start, newline, &marks)
+        })
+        .collect()
+}
+
+/// The error in place of the prompt: kind, position, message and the source excerpt.
+fn error_lines(app: &App, err: &RenderError) -> Vec<Line<'static>> {
+    let theme = app.theme;
+    let mut lines = vec![Line::styled(
+        format!("✗ {}", err.kind.label()),
+        theme.error(),
+    )];
+    if let Some(pos) = err.position {
+        lines.push(Line::raw(format!(
+            "at line {}, column {}",
+            pos.line, pos.column
+        )));
+    }
+    lines.extend(err.message.lines().map(|l| Line::raw(l.to_string())));
+    if let Some(excerpt) = err.excerpt(&app.preview.source, 2) {
+        lines.push(Line::raw(""));
+        lines.extend(excerpt.lines().map(|l| {
+            let style = if l.starts_with('>') || l.trim_start() == "^" {
+                theme.error()
+            } else {
+                theme.dim()
+            };
+            Line::styled(l.replace('\t', "    "), style)
+        }));
+    }
+    lines
+}
+
+fn diff_view(app: &App, height: usize) -> Vec<Line<'static>> {
+    let theme = app.theme;
+    let expected = match &app.workspace.session.expected {
+        Some(Expected::Prompt(text)) => text,
+        Some(Expected::Error(text)) => {
+            return vec![
+                Line::raw(format!("expected an error containing {text:?}")),
+                outcome_line(app),
+            ];
+        }
+        None => {
+            return vec![Line::styled(
+                "no expected prompt (press E to set it)",
+                theme.dim(),
+            )]
+        }
+    };
+    let diff = diff_lines(expected, app.preview.text());
+    let changed = diff
+        .iter()
+        .filter(|d| !matches!(d, DiffLine::Same(_)))
+        .count();
+    let summary = match (changed, &app.preview.output) {
+        (_, Err(_)) => outcome_line(app),
+        (0, _) => Line::styled("✓ matches the expected prompt", theme.added()),
+        (n, _) => Line::styled(
+            format!("✗ {n} lines differ (- expected, + rendered)"),
+            theme.error(),
+        ),
+    };
+    let top = app
+        .prompt
+        .top
+        .unwrap_or(0)
+        .min(diff.len().saturating_sub(1));
+    let body = diff.iter().skip(top).take(height).map(|line| {
+        let (sign, text, style) = match line {
+            DiffLine::Same(t) => (' ', t, theme.dim()),
+            DiffLine::Removed(t) => ('-', t, theme.removed()),
+            DiffLine::Added(t) => ('+', t, theme.added()),
+        };
+        Line::from(vec![
+            Span::styled(format!("{sign} "), style),
+            Span::styled(visible_whitespace(text), style),
+        ])
+    });
+    std::iter::once(summary).chain(body).collect()
+}
+
+fn outcome_line(app: &App) -> Line<'static> {
+    match &app.preview.output {
+        Ok(_) => Line::styled("✗ but the template rendered a prompt", app.theme.error()),
+        Err(err) => Line::styled(format!("render failed: {}", err.message), app.theme.error()),
+    }
+}

@@ -1,0 +1,232 @@
+//! The templates pane: a filterable list of every known template (bundled, `--templates`
+//! folders, the opened file) and the selected template's source, with the line of a
+//! render error highlighted.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::Frame;
+
+use crate::catalog::TemplateSource;
+
+use super::action::{Direction, Step, TemplateAction};
+use super::app::App;
+use super::messages_view::{pane_block, truncate, window_start};
+
+/// Lines the source view scrolls per page key.
+const SOURCE_PAGE: usize = 10;
+
+/// The template list and its filter.
+#[derive(Debug, Clone, Default)]
+pub struct TemplatesPane {
+    /// Every template on offer.
+    pub catalog: Vec<TemplateSource>,
+    /// Case-insensitive substring filter on the name.
+    pub filter: String,
+    /// The cursor, as an index into [`TemplatesPane::visible`].
+    pub cursor: usize,
+    /// First source line shown; `None` follows the error line.
+    pub source_top: Option<usize>,
+}
+
+impl TemplatesPane {
+    /// The pane with `current` selected (added to the list if it is not there).
+    pub fn new(catalog: Vec<TemplateSource>, current: &TemplateSource) -> Self {
+        let mut pane = TemplatesPane {
+            catalog,
+            ..Default::default()
+        };
+        pane.remember(current);
+        pane
+    }
+
+    /// Adds or refreshes `template` in the list and puts the cursor on it.
+    pub fn remember(&mut self, template: &TemplateSource) {
+        let same = |t: &TemplateSource| t.name == template.name && t.origin == template.origin;
+        match self.catalog.iter().position(same) {
+            Some(index) => self.catalog[index] = template.clone(),
+            None => self.catalog.push(template.clone()),
+        }
+        self.filter.clear();
+        self.cursor = self.catalog.iter().position(same).unwrap_or(0);
+    }
+
+    /// Catalog indices that match the filter.
+    pub fn visible(&self) -> Vec<usize> {
+        let filter = self.filter.to_lowercase();
+        (0..self.catalog.len())
+            .filter(|&i| self.catalog[i].name.to_lowercase().contains(&filter))
+            .collect()
+    }
+
+    /// The template under the cursor.
+    pub fn selected(&self) -> Option<&TemplateSource> {
+        self.visible().get(self.cursor).map(|&i| &self.catalog[i])
+    }
+
+    /// Appends pasted text to the filter (first line only).
+    pub fn filter_paste(&mut self, text: &str) {
+        self.filter
+            .push_str(text.lines().next().unwrap_or_default());
+        self.cursor = 0;
+    }
+}
+
+impl App {
+    /// Handles a template-pane action.
+    pub(super) fn update_templates(&mut self, action: TemplateAction) {
+        let pane = &mut self.templates;
+        match action {
+            TemplateAction::Select(step) => {
+                let last = pane.visible().len().saturating_sub(1);
+                pane.cursor = match step {
+                    Step::Line(Direction::Up) => pane.cursor.saturating_sub(1),
+                    Step::Line(Direction::Down) => (pane.cursor + 1).min(last),
+                    Step::Page(_) | Step::First => 0,
+                    Step::Last => last,
+                };
+                pane.source_top = None;
+            }
+            TemplateAction::Choose => self.choose_template(),
+            TemplateAction::FilterPush(c) => {
+                pane.filter.push(c);
+                pane.cursor = 0;
+            }
+            TemplateAction::FilterPop => {
+                pane.filter.pop();
+                pane.cursor = 0;
+            }
+            TemplateAction::FilterClear => pane.filter.clear(),
+            TemplateAction::ScrollSource(direction) => {
+                let top = pane.source_top.unwrap_or(0);
+                pane.source_top = Some(match direction {
+                    Direction::Up => top.saturating_sub(SOURCE_PAGE),
+                    Direction::Down => top + SOURCE_PAGE,
+                });
+            }
+        }
+    }
+
+    fn choose_template(&mut self) {
+        let Some(template) = self.templates.selected().cloned() else {
+            return self.warn("no template matches the filter");
+        };
+        let name = template.name.clone();
+        self.use_template(template);
+        self.workspace.touch();
+        self.notify(format!("using template {name}"));
+    }
+}
+
+/// Draws the pane: filter line, list, then the source.
+pub fn draw(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
+    let block = pane_block("Templates", focused, app.theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let pane = &app.templates;
+    let list_height = (pane.catalog.len() as u16 + 1).min(inner.height / 3).max(2);
+    let [filter_area, list_area, source_area] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(list_height),
+        Constraint::Min(0),
+    ])
+    .areas(inner);
+    let filter = Line::from(vec![
+        Span::styled("filter: ", app.theme.dim()),
+        Span::raw(pane.filter.clone()),
+        Span::styled(if focused { "▏" } else { "" }, app.theme.dim()),
+    ]);
+    frame.render_widget(Paragraph::new(filter), filter_area);
+    frame.render_widget(
+        Paragraph::new(list_lines(app, list_area, focused)),
+        list_area,
+    );
+    draw_source(frame, source_area, app);
+}
+
+fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {
+    let pane = &app.templates;
+    let visible = pane.visible();
+    if visible.is_empty() {
+        return vec![Line::styled("no match", app.theme.dim())];
+    }
+    let height = usize::from(area.height);
+    let start = window_start(pane.cursor, visible.len(), height);
+    let in_use = &app.workspace.template;
+    visible
+        .iter()
+        .enumerate()
+        .skip(start)
+        .take(height)
+        .map(|(row, &index)| {
+            let template = &pane.catalog[index];
+            let mark = if template.name == in_use.name && template.origin == in_use.origin {
+                "● "
+            } else {
+                "  "
+            };
+            let line = Line::raw(truncate(
+                &format!("{mark}{}", template.name),
+                usize::from(area.width),
+            ));
+            if focused && row == pane.cursor {
+                line.patch_style(app.theme.cursor())
+            } else {
+                line
+            }
+        })
+        .collect()
+}
+
+/// The selected template's source with line numbers; the error line is marked when the
+/// selected template is the one in use.
+fn draw_source(frame: &mut Frame, area: Rect, app: &App) {
+    let Some(template) = app.templates.selected() else {
+        return;
+    };
+    let block = Block::default().borders(Borders::TOP).title(Span::styled(
+        format!(" {} ", template.name),
+        app.theme.dim(),
+    ));
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let in_use = template.name == app.workspace.template.name
+        && template.origin == app.workspace.template.origin;
+    let error_line = app
+        .preview
+        .error()
+        .and_then(|e| e.position)
+        .filter(|_| in_use)
+        .map(|p| p.line);
+    let source = if in_use {
+        app.preview.source.as_str()
+    } else {
+        template.source.as_str()
+    };
+    let height = usize::from(inner.height);
+    let top = app
+        .templates
+        .source_top
+        .unwrap_or_else(|| error_line.map_or(0, |line| line.saturating_sub(height / 2 + 1)));
+    let lines: Vec<Line> = source
+        .lines()
+        .enumerate()
+        .skip(top)
+        .take(height)
+        .map(|(i, text)| source_line(i + 1, text, error_line == Some(i + 1), app))
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+fn source_line(number: usize, text: &str, is_error: bool, app: &App) -> Line<'static> {
+    let gutter = Span::styled(format!("{number:>3} "), app.theme.dim());
+    let body = text.replace('\t', "    ");
+    if is_error {
+        Line::from(vec![
+            Span::styled(format!("{number:>3}>"), app.theme.error()),
+            Span::styled(body, app.theme.error()),
+        ])
+    } else {
+        Line::from(vec![gutter, Span::raw(body)])
+    }
+}

@@ -1,0 +1,169 @@
+//! The frame: tab line, the panes that fit, the status line, key hints and dialogs.
+//!
+//! Wide terminals (120+ columns) show all three panes; from 70 columns the prompt
+//! shares the screen with the last focused other pane; below that one pane is shown at
+//! a time and the tab line says which. Every size, however small, draws without panic.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use crate::session::Expected;
+
+use super::action::Pane;
+use super::app::{App, Screen};
+use super::keymap;
+use super::messages_view::truncate;
+use super::{dialog_view, messages_view, prompt_view, templates_pane};
+
+/// Where everything goes for a screen size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Areas {
+    /// The tab line.
+    pub tabs: Rect,
+    /// The panes shown, left to right.
+    pub panes: Vec<(Pane, Rect)>,
+    /// The status line (zero height on tiny screens).
+    pub status: Rect,
+    /// The key hints (zero height on tiny screens).
+    pub footer: Rect,
+}
+
+/// The layout for `screen`.
+pub fn areas(screen: &Screen) -> Areas {
+    let area = Rect::new(0, 0, screen.width, screen.height);
+    let chrome = if screen.height >= 10 { 1 } else { 0 };
+    let [tabs, body, status, footer] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Min(0),
+        Constraint::Length(chrome),
+        Constraint::Length(chrome),
+    ])
+    .areas(area);
+    let shown = visible_panes(screen);
+    let widths: Vec<Constraint> = shown.iter().map(|p| width_of(*p, shown.len())).collect();
+    let rects = Layout::horizontal(widths).split(body);
+    Areas {
+        tabs,
+        panes: shown.into_iter().zip(rects.iter().copied()).collect(),
+        status,
+        footer,
+    }
+}
+
+fn visible_panes(screen: &Screen) -> Vec<Pane> {
+    if screen.width >= 120 && screen.height >= 16 {
+        Pane::ALL.to_vec()
+    } else if screen.width >= 70 && screen.height >= 12 {
+        vec![screen.left, Pane::Prompt]
+    } else {
+        vec![screen.focus]
+    }
+}
+
+fn width_of(pane: Pane, count: usize) -> Constraint {
+    match (count, pane) {
+        (3, Pane::Templates) => Constraint::Percentage(24),
+        (3, Pane::Messages) => Constraint::Percentage(36),
+        (2, Pane::Prompt) => Constraint::Percentage(55),
+        (2, _) => Constraint::Percentage(45),
+        _ => Constraint::Fill(1),
+    }
+}
+
+/// Text rows inside `pane` (borders excluded); 0 when it is not shown.
+pub fn pane_height(screen: &Screen, pane: Pane) -> usize {
+    areas(screen)
+        .panes
+        .iter()
+        .find(|(p, _)| *p == pane)
+        .map_or(0, |(_, rect)| usize::from(rect.height.saturating_sub(2)))
+}
+
+/// Draws the whole app.
+pub fn draw(frame: &mut Frame, app: &App) {
+    let size = frame.area();
+    let screen = Screen {
+        width: size.width,
+        height: size.height,
+        ..app.screen
+    };
+    let areas = areas(&screen);
+    frame.render_widget(Paragraph::new(tab_line(app, areas.tabs.width)), areas.tabs);
+    for (pane, rect) in &areas.panes {
+        let focused = *pane == app.screen.focus;
+        match pane {
+            Pane::Templates => templates_pane::draw(frame, *rect, app, focused),
+            Pane::Messages => messages_view::draw(frame, *rect, app, focused),
+            Pane::Prompt => prompt_view::draw(frame, *rect, app, focused),
+        }
+    }
+    frame.render_widget(Paragraph::new(status_line(app)), areas.status);
+    frame.render_widget(
+        Paragraph::new(footer_line(app, areas.footer.width)),
+        areas.footer,
+    );
+    dialog_view::draw(frame, app);
+}
+
+fn tab_line(app: &App, width: u16) -> Line<'static> {
+    let mut spans = Vec::new();
+    for (index, pane) in Pane::ALL.iter().enumerate() {
+        let label = format!(" {} {} ", index + 1, pane.title());
+        let style = if *pane == app.screen.focus {
+            app.theme.cursor()
+        } else {
+            app.theme.dim()
+        };
+        spans.push(Span::styled(label, style));
+    }
+    let used: usize = spans.iter().map(|s| s.width()).sum();
+    let info = format!(" {} · {}", app.title(), app.workspace.template.name);
+    spans.push(Span::raw(truncate(
+        &info,
+        usize::from(width).saturating_sub(used),
+    )));
+    Line::from(spans)
+}
+
+fn status_line(app: &App) -> Line<'static> {
+    if let Some(status) = &app.status {
+        let style = if status.error {
+            app.theme.error()
+        } else {
+            app.theme.key()
+        };
+        return Line::styled(status.text.clone(), style);
+    }
+    let render = match &app.preview.output {
+        Ok(text) => Span::raw(format!("✓ {} bytes", text.len())),
+        Err(err) => Span::styled(format!("✗ {}", err.kind.label()), app.theme.error()),
+    };
+    let expected = match (&app.workspace.session.expected, &app.preview.output) {
+        (None, _) => Span::styled("no expected outcome", app.theme.dim()),
+        (Some(Expected::Prompt(want)), Ok(got)) if want == got => {
+            Span::styled("matches expected", app.theme.added())
+        }
+        (Some(Expected::Error(want)), Err(err)) if err.message.contains(want.as_str()) => {
+            Span::styled("fails as expected", app.theme.added())
+        }
+        (Some(_), _) => Span::styled("differs from expected", app.theme.error()),
+    };
+    Line::from(vec![render, Span::raw(" · "), expected])
+}
+
+fn footer_line(app: &App, width: u16) -> Line<'static> {
+    let mut spans = Vec::new();
+    let mut used = 0;
+    for (keys, label) in keymap::hints(app.scope()) {
+        let cost = keys.chars().count() + label.chars().count() + 2;
+        if used + cost > usize::from(width) {
+            break;
+        }
+        used += cost;
+        spans.push(Span::styled(keys, app.theme.key()));
+        spans.push(Span::raw(format!(" {label} ")));
+    }
+    Line::from(spans)
+}

@@ -1,0 +1,139 @@
+//! Whole-screen snapshots at 80x24 (plus a wide and a tiny terminal) through
+//! ratatui's `TestBackend`. The example session has a fixed clock, so screens are
+//! deterministic.
+
+mod tui_support;
+
+use chatplate::catalog::{Origin, TemplateSource};
+use chatplate::tui::action::{Action, Direction, MessageAction, Pane, PromptAction, Step};
+use crossterm::event::KeyCode;
+use insta::assert_snapshot;
+use tui_support::{draw_only, example_app, key, screen, type_text};
+
+fn prompt_focused(dir: &std::path::Path) -> chatplate::tui::app::App {
+    let mut app = example_app(dir);
+    app.update(Action::Focus(Pane::Prompt));
+    app.update(Action::Prompt(PromptAction::Scroll(Step::First)));
+    app
+}
+
+#[test]
+fn messages_pane() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(Action::Message(MessageAction::Select(Step::Line(
+        Direction::Down,
+    ))));
+    app.update(Action::Message(MessageAction::Select(Step::Line(
+        Direction::Down,
+    ))));
+    assert_snapshot!("messages", screen(&app, 80, 24));
+}
+
+#[test]
+fn messages_pane_editing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.handle_key(key(KeyCode::Down));
+    app.handle_key(key(KeyCode::Char('e')));
+    type_text(&mut app, " And tomorrow?");
+    assert_snapshot!("messages_editing", screen(&app, 80, 24));
+}
+
+#[test]
+fn templates_pane() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(Action::Focus(Pane::Templates));
+    assert_snapshot!("templates", screen(&app, 80, 24));
+}
+
+#[test]
+fn prompt_pane() {
+    let dir = tempfile::tempdir().unwrap();
+    let app = prompt_focused(dir.path());
+    assert_snapshot!("prompt", screen(&app, 80, 24));
+}
+
+#[test]
+fn prompt_pane_whitespace() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = prompt_focused(dir.path());
+    app.update(Action::Prompt(PromptAction::ToggleWhitespace));
+    assert_snapshot!("prompt_whitespace", screen(&app, 80, 24));
+}
+
+#[test]
+fn prompt_pane_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = prompt_focused(dir.path());
+    app.use_template(TemplateSource {
+        name: "broken".into(),
+        source: "{% for m in messages %}\n{{ m.content }\n{% endfor %}\n".into(),
+        origin: Origin::Inline,
+        bos_token: None,
+        eos_token: None,
+    });
+    assert_snapshot!("prompt_error", screen(&app, 80, 24));
+}
+
+#[test]
+fn prompt_pane_diff() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(Action::SaveExpected);
+    app.handle_key(key(KeyCode::Down));
+    app.handle_key(key(KeyCode::Char('e')));
+    type_text(&mut app, " Today.");
+    app.handle_key(key(KeyCode::Esc));
+    app.update(Action::Focus(Pane::Prompt));
+    app.update(Action::Prompt(PromptAction::ToggleDiff));
+    for _ in 0..14 {
+        app.update(Action::Prompt(PromptAction::Scroll(Step::Line(
+            Direction::Down,
+        ))));
+    }
+    assert_snapshot!("prompt_diff", screen(&app, 80, 24));
+}
+
+#[test]
+fn help_overlay() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(Action::Help);
+    assert_snapshot!("help", screen(&app, 80, 24));
+}
+
+#[test]
+fn wide_terminal_shows_three_panes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(Action::Resize(140, 30));
+    assert_snapshot!("wide", screen(&app, 140, 30));
+}
+
+#[test]
+fn tiny_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(Action::Resize(20, 5));
+    assert_snapshot!("tiny", screen(&app, 20, 5));
+}
+
+#[test]
+fn no_size_panics() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.handle_key(key(KeyCode::Char('e')));
+    for overlay in [None, Some(Action::Help), Some(Action::Quit)] {
+        if let Some(action) = overlay {
+            app.update(action);
+        }
+        for width in [0, 1, 2, 5, 12, 20, 40, 69, 70, 80, 119, 120, 200] {
+            for height in [0, 1, 2, 3, 5, 9, 10, 11, 12, 16, 24] {
+                app.update(Action::Resize(width, height));
+                draw_only(&app, width, height);
+            }
+        }
+    }
+}

@@ -1,0 +1,64 @@
+//! Shared helpers for the TUI tests: a deterministic app on the example session and
+//! a whole-screen render into a `TestBackend`.
+
+#![allow(dead_code)]
+
+use std::path::Path;
+
+use chatplate::catalog;
+use chatplate::session::Session;
+use chatplate::tui::action::Action;
+use chatplate::tui::app::App;
+use chatplate::tui::conversation::example_session;
+use chatplate::tui::ui;
+use chatplate::tui::workspace::Workspace;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use ratatui::backend::TestBackend;
+use ratatui::Terminal;
+
+/// The example session (fixed clock) on the default template; sessions go to `dir`.
+pub fn example_app(dir: &Path) -> App {
+    let template = catalog::default_template();
+    let session = example_session(template.reference(dir));
+    app_for(session, dir)
+}
+
+/// An app on `session` (default template unless the session names another).
+pub fn app_for(session: Session, dir: &Path) -> App {
+    let template =
+        catalog::resolve(&session.template, dir).unwrap_or_else(|_| catalog::default_template());
+    let workspace = Workspace::new(session, None, template, dir.to_path_buf());
+    let mut app = App::new(workspace, catalog::bundled());
+    app.update(Action::Resize(80, 24));
+    app
+}
+
+/// The screen as text.
+pub fn screen(app: &App, width: u16, height: u16) -> String {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
+    terminal.draw(|frame| ui::draw(frame, app)).expect("draw");
+    terminal.backend().to_string()
+}
+
+/// A plain key press.
+pub fn key(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+/// Ctrl + a character.
+pub fn ctrl(c: char) -> KeyEvent {
+    KeyEvent::new(KeyCode::Char(c), KeyModifiers::CONTROL)
+}
+
+/// Types each character of `text`.
+pub fn type_text(app: &mut App, text: &str) {
+    for c in text.chars() {
+        app.handle_key(key(KeyCode::Char(c)));
+    }
+}
+
+/// Draws without reading the screen back (TestBackend cannot print a 0-wide buffer).
+pub fn draw_only(app: &App, width: u16, height: u16) {
+    let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
+    terminal.draw(|frame| ui::draw(frame, app)).expect("draw");
+}

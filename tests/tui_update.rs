@@ -1,0 +1,243 @@
+//! Pure state-update tests: actions in, state out. No terminal involved.
+
+mod tui_support;
+
+use chatplate::catalog::{Origin, TemplateSource};
+use chatplate::render::RenderErrorKind;
+use chatplate::session::{Expected, Session};
+use chatplate::tui::action::{
+    Action, DialogAction, Direction, Effect, MessageAction, Pane, PromptAction, Step,
+};
+use chatplate::tui::dialog::{Confirm, Overlay};
+use chatplate::tui::fields::Field;
+use crossterm::event::KeyCode;
+use serde_json::json;
+use tui_support::{ctrl, example_app, key, type_text};
+
+fn msg(action: MessageAction) -> Action {
+    Action::Message(action)
+}
+
+fn roles(app: &chatplate::tui::app::App) -> Vec<String> {
+    app.workspace
+        .session
+        .messages
+        .iter()
+        .map(|m| m.role().to_string())
+        .collect()
+}
+
+#[test]
+fn add_move_and_delete_messages() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    assert!(!app.workspace.dirty);
+    app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
+    app.update(msg(MessageAction::Add));
+    assert_eq!(
+        roles(&app),
+        ["system", "user", "assistant", "assistant", "tool"]
+    );
+    assert_eq!(app.messages.selected, 2);
+    assert!(
+        app.editor.is_some(),
+        "a new message opens its content editor"
+    );
+    assert!(app.workspace.dirty);
+    app.update(Action::Editor(chatplate::tui::action::EditorAction::Close));
+    app.update(msg(MessageAction::Move(Direction::Up)));
+    assert_eq!(app.messages.selected, 1);
+    assert_eq!(app.workspace.session.messages[1].0["content"], json!(""));
+    app.update(msg(MessageAction::Delete));
+    assert_eq!(roles(&app), ["system", "user", "assistant", "tool"]);
+    app.update(msg(MessageAction::Duplicate));
+    assert_eq!(roles(&app), ["system", "user", "user", "assistant", "tool"]);
+}
+
+#[test]
+fn typing_updates_the_prompt_live_and_undo_reverts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.handle_key(key(KeyCode::Down));
+    app.handle_key(key(KeyCode::Char('e')));
+    type_text(&mut app, " Quickly!");
+    assert!(app
+        .preview
+        .text()
+        .contains("What's the weather in Paris? Quickly!<|im_end|>"));
+    app.handle_key(ctrl('z'));
+    let content = app.workspace.session.messages[1].0["content"].clone();
+    assert_ne!(content, json!("What's the weather in Paris? Quickly!"));
+    app.handle_key(ctrl('y'));
+    assert_eq!(
+        app.workspace.session.messages[1].0["content"],
+        json!("What's the weather in Paris? Quickly!")
+    );
+}
+
+#[test]
+fn role_cycles_and_accepts_custom_strings() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.handle_key(key(KeyCode::Down));
+    app.handle_key(key(KeyCode::Char('r')));
+    assert_eq!(roles(&app)[1], "assistant");
+    app.handle_key(key(KeyCode::Char('R')));
+    for _ in 0.."assistant".len() {
+        app.handle_key(key(KeyCode::Backspace));
+    }
+    type_text(&mut app, "developer");
+    app.handle_key(key(KeyCode::Enter));
+    assert_eq!(roles(&app)[1], "developer");
+    assert!(app.overlay.is_none());
+}
+
+#[test]
+fn invalid_json_keeps_the_last_good_value() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    let tools_before = app.workspace.session.tools.clone();
+    app.update(msg(MessageAction::Select(Step::Last)));
+    app.update(msg(MessageAction::EnterFields));
+    assert_eq!(
+        app.messages.current_field(&app.workspace.session),
+        Some(Field::Tools)
+    );
+    app.update(msg(MessageAction::EditField));
+    app.handle_key(key(KeyCode::Char(',')));
+    let editor = app.editor.as_ref().expect("editor open");
+    let error = editor.error.as_ref().expect("invalid JSON is reported");
+    assert!(error.line.is_some() && error.column.is_some(), "{error:?}");
+    assert_eq!(app.workspace.session.tools, tools_before, "good value kept");
+    // The first Esc refuses, the second drops the invalid text.
+    app.handle_key(key(KeyCode::Esc));
+    assert!(app.editor.is_some());
+    app.handle_key(key(KeyCode::Esc));
+    assert!(app.editor.is_none());
+    assert_eq!(app.workspace.session.tools, tools_before);
+}
+
+#[test]
+fn tool_call_arguments_are_validated_and_switch_form() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
+    app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
+    app.update(msg(MessageAction::EnterFields));
+    while app.messages.current_field(&app.workspace.session) != Some(Field::CallArguments(0)) {
+        app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
+    }
+    app.update(msg(MessageAction::ToggleArgumentsForm));
+    let arguments = &app.workspace.session.messages[2].0["tool_calls"][0]["function"]["arguments"];
+    assert_eq!(arguments, &json!("{\"city\":\"Paris\"}"));
+    app.update(msg(MessageAction::EditField));
+    app.handle_key(key(KeyCode::Char('x')));
+    assert!(app.editor.as_ref().unwrap().error.is_some());
+    let arguments = &app.workspace.session.messages[2].0["tool_calls"][0]["function"]["arguments"];
+    assert_eq!(arguments, &json!("{\"city\":\"Paris\"}"));
+}
+
+#[test]
+fn tool_result_is_filled_from_the_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(msg(MessageAction::Select(Step::First)));
+    app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
+    app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
+    app.update(msg(MessageAction::AddToolCall));
+    app.update(msg(MessageAction::LeaveFields));
+    app.update(msg(MessageAction::AddToolResult));
+    let added = &app.workspace.session.messages[app.messages.selected];
+    assert_eq!(added.role(), "tool");
+    assert_eq!(added.0["tool_call_id"], json!("call_2"));
+    assert_eq!(added.0["name"], json!("get_weather"));
+    assert_eq!(app.messages.selected, 4, "after the existing result");
+}
+
+#[test]
+fn render_errors_are_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.use_template(TemplateSource {
+        name: "broken".into(),
+        source: "line one\n{% if %}".into(),
+        origin: Origin::Inline,
+        bos_token: None,
+        eos_token: None,
+    });
+    let error = app.preview.error().expect("syntax error");
+    assert_eq!(error.kind, RenderErrorKind::Syntax);
+    assert_eq!(error.position.map(|p| p.line), Some(2));
+    app.update(Action::Prompt(PromptAction::Copy));
+    assert!(app.status.as_ref().unwrap().error);
+}
+
+#[test]
+fn save_as_expected_then_save_and_reload() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(Action::SaveExpected);
+    let rendered = app.preview.text().to_string();
+    assert_eq!(
+        app.workspace.session.expected,
+        Some(Expected::Prompt(rendered))
+    );
+    assert!(app.workspace.dirty);
+    assert_eq!(app.update(Action::Save), None);
+    assert!(
+        matches!(app.overlay, Some(Overlay::Input(_))),
+        "asks for a name"
+    );
+    type_text(&mut app, "golden");
+    app.handle_key(key(KeyCode::Enter));
+    let path = dir.path().join("golden.json");
+    assert!(!app.workspace.dirty);
+    let saved = Session::load(&path).unwrap();
+    assert_eq!(saved, app.workspace.session);
+}
+
+#[test]
+fn quit_guard_and_recovery() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    assert_eq!(
+        app.update(Action::Quit),
+        Some(Effect::Quit),
+        "clean: quits at once"
+    );
+    app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
+    app.update(msg(MessageAction::CycleRole));
+    assert_eq!(app.update(Action::Quit), None);
+    assert_eq!(app.overlay, Some(Overlay::Confirm(Confirm::Quit)));
+    app.emergency_save();
+    let recovery = dir.path().join(".untitled.recovery.json");
+    assert!(recovery.is_file());
+    // A new app offers the recovery file; accepting restores the change.
+    let mut next = example_app(dir.path());
+    assert_eq!(next.overlay, Some(Overlay::Confirm(Confirm::Restore)));
+    next.update(Action::Dialog(DialogAction::Accept));
+    assert_eq!(roles(&next)[1], "assistant");
+    assert!(next.workspace.dirty);
+    // Quitting without saving removes it.
+    next.update(Action::Quit);
+    assert_eq!(
+        next.update(Action::Dialog(DialogAction::Discard)),
+        Some(Effect::Quit)
+    );
+    assert!(!recovery.exists());
+}
+
+#[test]
+fn focus_cycles_and_number_keys_jump() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.handle_key(key(KeyCode::Tab));
+    assert_eq!(app.screen.focus, Pane::Prompt);
+    app.handle_key(key(KeyCode::Char('1')));
+    assert_eq!(app.screen.focus, Pane::Templates);
+    type_text(&mut app, "gemma");
+    assert_eq!(app.templates.visible().len(), 1);
+    app.handle_key(key(KeyCode::Enter));
+    assert_eq!(app.workspace.template.name, "gemma-3-tools");
+    assert!(app.preview.text().contains("<start_of_turn>"));
+}
