@@ -1,0 +1,175 @@
+//! End to end: the real binary in a pseudo-terminal, its screen parsed by `vt100`.
+//! Open a session, type into a message, watch the prompt pane change, store the render
+//! as the expected prompt, save, quit, and let `chatplate check` confirm the fixture.
+//!
+//! Every wait polls the screen with a deadline; nothing depends on fixed sleeps.
+
+#![cfg(unix)]
+
+use std::io::{Read, Write};
+use std::num::NonZeroU16;
+use std::path::Path;
+use std::sync::mpsc::{channel, Receiver};
+use std::time::{Duration, Instant};
+
+use chatplate::catalog;
+use chatplate::session::{Expected, Session};
+use chatplate::tui::conversation::example_session;
+use portable_pty::{native_pty_system, Child, CommandBuilder, PtySize};
+
+const DEADLINE: Duration = Duration::from_secs(10);
+const ROWS: NonZeroU16 = NonZeroU16::new(24).unwrap();
+const COLS: NonZeroU16 = NonZeroU16::new(80).unwrap();
+
+/// The app in a 80x24 pty, with its output fed to a terminal emulator.
+struct Tui {
+    parser: vt100::Parser,
+    output: Receiver<Vec<u8>>,
+    input: Box<dyn Write + Send>,
+    child: Box<dyn Child + Send + Sync>,
+}
+
+impl Tui {
+    fn start(dir: &Path, file: &str) -> Tui {
+        let pty = native_pty_system()
+            .openpty(PtySize {
+                rows: 24,
+                cols: 80,
+                pixel_width: 0,
+                pixel_height: 0,
+            })
+            .expect("open a pty");
+        let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_chatplate"));
+        command.arg(file);
+        command.cwd(dir);
+        command.env("TERM", "xterm-256color");
+        command.env("NO_COLOR", "1");
+        let child = pty.slave.spawn_command(command).expect("spawn chatplate");
+        drop(pty.slave);
+        let mut reader = pty.master.try_clone_reader().expect("pty reader");
+        let (sender, output) = channel();
+        std::thread::spawn(move || {
+            let mut buffer = [0u8; 4096];
+            while let Ok(n) = reader.read(&mut buffer) {
+                if n == 0 || sender.send(buffer[..n].to_vec()).is_err() {
+                    break;
+                }
+            }
+        });
+        let input = pty.master.take_writer().expect("pty writer");
+        // Keep the master alive for the child's lifetime.
+        std::mem::forget(pty.master);
+        Tui {
+            parser: vt100::Parser::new(ROWS, COLS, 0),
+            output,
+            input,
+            child,
+        }
+    }
+
+    fn screen(&self) -> String {
+        self.parser.screen().contents()
+    }
+
+    /// Feeds output to the emulator until `ready` holds for the screen.
+    fn wait_for(&mut self, what: &str, ready: impl Fn(&str) -> bool) {
+        let deadline = Instant::now() + DEADLINE;
+        while !ready(&self.screen()) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(
+                !left.is_zero(),
+                "timed out waiting for {what}; screen:\n{}",
+                self.screen()
+            );
+            if let Ok(bytes) = self
+                .output
+                .recv_timeout(left.min(Duration::from_millis(100)))
+            {
+                self.parser.process(&bytes);
+            }
+        }
+    }
+
+    fn send(&mut self, bytes: &str) {
+        self.input
+            .write_all(bytes.as_bytes())
+            .expect("write to pty");
+        self.input.flush().expect("flush pty");
+    }
+
+    fn wait_exit(&mut self) -> bool {
+        let deadline = Instant::now() + DEADLINE;
+        loop {
+            while let Ok(bytes) = self.output.try_recv() {
+                self.parser.process(&bytes);
+            }
+            if let Some(status) = self.child.try_wait().expect("child status") {
+                return status.success();
+            }
+            assert!(
+                Instant::now() < deadline,
+                "app did not exit; screen:\n{}",
+                self.screen()
+            );
+            let _ = self.output.recv_timeout(Duration::from_millis(50));
+        }
+    }
+}
+
+#[test]
+fn edit_save_and_check_a_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let file = sessions.join("weather.json");
+    let template = catalog::default_template();
+    example_session(template.reference(&sessions))
+        .save(&file)
+        .unwrap();
+
+    let mut tui = Tui::start(dir.path(), "sessions/weather.json");
+    tui.wait_for("the first frame", |s| {
+        s.contains("weather.json") && s.contains("<|im_start|>")
+    });
+    tui.send("\x1b[B"); // Down: the user message
+    tui.wait_for("the user message fields", |s| s.contains("#2 fields"));
+    tui.send("e");
+    tui.wait_for("the editor", |s| s.contains("#2 user · content"));
+    tui.send(" Umbrella");
+    tui.wait_for("the prompt to change", |s| s.contains("Paris? Umbrella"));
+    tui.send("\x1b"); // Esc closes the editor
+    tui.wait_for("the editor to close", |s| s.contains("#2 fields"));
+    tui.send("E");
+    tui.wait_for("expected set", |s| s.contains("expected prompt set"));
+    tui.send("\x13"); // Ctrl+S
+    tui.wait_for("the save", |s| s.contains("saved"));
+    tui.send("q");
+    assert!(tui.wait_exit(), "clean exit");
+
+    let saved = Session::load(&file).unwrap();
+    assert_eq!(
+        saved.messages[1].0["content"],
+        "What's the weather in Paris? Umbrella"
+    );
+    let Some(Expected::Prompt(expected)) = &saved.expected else {
+        panic!("no expected prompt saved")
+    };
+    assert!(expected.contains("Paris? Umbrella<|im_end|>"));
+    assert!(
+        !sessions.join("weather.recovery.json").exists(),
+        "recovery removed after save"
+    );
+
+    let check = std::process::Command::new(env!("CARGO_BIN_EXE_chatplate"))
+        .arg("check")
+        .arg(&file)
+        .output()
+        .expect("run chatplate check");
+    let stdout = String::from_utf8_lossy(&check.stdout);
+    assert!(
+        check.status.success(),
+        "check failed: {stdout}{}",
+        String::from_utf8_lossy(&check.stderr)
+    );
+    assert!(stdout.contains("1 passed, 0 failed"), "{stdout}");
+}
