@@ -241,3 +241,96 @@ fn focus_cycles_and_number_keys_jump() {
     assert_eq!(app.workspace.template.name, "gemma-3-tools");
     assert!(app.preview.text().contains("<start_of_turn>"));
 }
+
+#[test]
+fn template_file_changes_are_picked_up() {
+    use chatplate::tui::app::App;
+    use chatplate::tui::startup::{open, Opened};
+    use chatplate::tui::TuiOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let template = dir.path().join("mine.jinja");
+    std::fs::write(
+        &template,
+        "{% for m in messages %}[{{ m.role }}]{% endfor %}",
+    )
+    .unwrap();
+    let options = TuiOptions {
+        file: Some(template.clone()),
+        template_dirs: vec![],
+    };
+    let Opened {
+        workspace, catalog, ..
+    } = open(&options).unwrap();
+    let mut app = App::new(workspace, catalog);
+    assert_eq!(app.preview.text(), "[system][user][assistant][tool]");
+    std::fs::write(
+        &template,
+        "{% for m in messages %}<{{ m.role }}>{% endfor %}!",
+    )
+    .unwrap();
+    app.tick(std::time::Instant::now());
+    assert_eq!(app.preview.text(), "<system><user><assistant><tool>!");
+    assert!(app.status.as_ref().unwrap().text.contains("reloaded"));
+}
+
+#[test]
+fn tokenizer_config_brings_bos_and_eos() {
+    use chatplate::tui::startup::open;
+    use chatplate::tui::TuiOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("tokenizer_config.json");
+    let source = "{{ bos_token }}{% for m in messages %}{{ m.content }}{{ eos_token }}{% endfor %}";
+    let text =
+        json!({"chat_template": source, "bos_token": "<s>", "eos_token": {"content": "</s>"}});
+    std::fs::write(&config, text.to_string()).unwrap();
+    let opened = open(&TuiOptions {
+        file: Some(config),
+        template_dirs: vec![],
+    })
+    .unwrap();
+    assert_eq!(opened.workspace.session.bos_token.as_deref(), Some("<s>"));
+    assert_eq!(opened.workspace.session.eos_token.as_deref(), Some("</s>"));
+}
+
+#[test]
+fn external_editor_result_is_validated_like_typing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(msg(MessageAction::Select(Step::Last)));
+    app.update(msg(MessageAction::EnterFields));
+    let effect = app.update(Action::ExternalEdit);
+    assert!(matches!(
+        effect,
+        Some(Effect::EditExternally {
+            suffix: ".json",
+            ..
+        })
+    ));
+    let before = app.workspace.session.tools.clone();
+    app.update(Action::ExternalEdited("[{\"broken\": }]\n".into()));
+    let error = app
+        .editor
+        .as_ref()
+        .and_then(|e| e.error.clone())
+        .expect("error shown");
+    assert_eq!((error.line, error.column), (Some(1), Some(13)));
+    assert_eq!(app.workspace.session.tools, before);
+    assert_eq!(app.editor.as_ref().unwrap().text(), "[{\"broken\": }]");
+    app.update(Action::ExternalEdited("[]".into()));
+    assert_eq!(app.workspace.session.tools, Some(vec![]));
+}
+
+#[test]
+fn save_as_expected_records_a_render_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    while !app.workspace.session.messages.is_empty() {
+        app.update(msg(MessageAction::Delete));
+    }
+    assert!(app.preview.error().is_some());
+    app.update(Action::SaveExpected);
+    let Some(Expected::Error(text)) = &app.workspace.session.expected else {
+        panic!("expected an error outcome")
+    };
+    assert!(text.contains("empty conversation"));
+}

@@ -40,7 +40,7 @@ struct Pending {
 #[derive(Debug, Clone)]
 struct Watch {
     path: PathBuf,
-    modified: Option<SystemTime>,
+    stamp: Option<(SystemTime, u64)>,
 }
 
 impl Workspace {
@@ -157,18 +157,18 @@ impl Workspace {
     fn watch_template(&mut self) {
         self.watch = self.template.watched_path().map(|path| Watch {
             path: path.to_path_buf(),
-            modified: modified(path),
+            stamp: stamp(path),
         });
     }
 
     /// When the template file changed on disk, reloads and returns it.
     pub fn poll_template(&mut self) -> Option<Result<TemplateSource, CatalogError>> {
         let watch = self.watch.as_mut()?;
-        let now = modified(&watch.path);
-        if now == watch.modified {
+        let now = stamp(&watch.path);
+        if now == watch.stamp {
             return None;
         }
-        watch.modified = now;
+        watch.stamp = now;
         let path = watch.path.clone();
         let reloaded = catalog::load_path(&path).map(|all| {
             let name = &self.template.name;
@@ -201,6 +201,9 @@ pub fn recovery_path_for(path: Option<&Path>, sessions_dir: &Path) -> PathBuf {
     }
 }
 
-fn modified(path: &Path) -> Option<SystemTime> {
-    fs::metadata(path).and_then(|m| m.modified()).ok()
+/// Modification time and size: the size catches a rewrite within the clock's
+/// resolution on file systems with coarse timestamps.
+fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
+    let meta = fs::metadata(path).ok()?;
+    Some((meta.modified().ok()?, meta.len()))
 }
