@@ -137,3 +137,56 @@ fn no_size_panics() {
         }
     }
 }
+
+/// The buffer cell where `needle` first starts inside the prompt pane (right half).
+fn find_cell(buffer: &ratatui::buffer::Buffer, needle: &str) -> Option<(u16, u16)> {
+    let area = buffer.area;
+    for y in 0..area.height {
+        let row: String = (0..area.width)
+            .map(|x| buffer[(x, y)].symbol().to_string())
+            .collect();
+        if let Some(byte) = row.find(needle) {
+            let x = row[..byte].chars().count() as u16;
+            if x >= area.width / 2 - 4 {
+                return Some((x, y));
+            }
+        }
+    }
+    None
+}
+
+fn buffer_of(app: &chatplate::tui::app::App) -> ratatui::buffer::Buffer {
+    let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
+    terminal
+        .draw(|frame| chatplate::tui::ui::draw(frame, app))
+        .unwrap();
+    terminal.backend().buffer().clone()
+}
+
+#[test]
+fn tokens_and_the_selected_message_are_styled() {
+    use ratatui::style::{Color, Modifier};
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(Action::Message(MessageAction::Select(Step::Line(
+        Direction::Down,
+    ))));
+    let buffer = buffer_of(&app);
+    let (x, y) = find_cell(&buffer, "What's the weather").expect("user text on screen");
+    assert_eq!(
+        buffer[(x, y)].bg,
+        Color::Blue,
+        "selected message highlighted"
+    );
+    let (x, y) = find_cell(&buffer, "<|im_start|>user").expect("token on screen");
+    assert_eq!(buffer[(x, y)].fg, Color::Magenta, "special token coloured");
+    // NO_COLOR: modifiers only.
+    app.theme.color = false;
+    let buffer = buffer_of(&app);
+    assert!(buffer
+        .content
+        .iter()
+        .all(|c| c.fg == Color::Reset && c.bg == Color::Reset));
+    let (x, y) = find_cell(&buffer, "<|im_start|>user").unwrap();
+    assert!(buffer[(x, y)].modifier.contains(Modifier::BOLD));
+}

@@ -240,6 +240,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Messages, &[ch('G'), key(K::End)], msg(MessageAction::Select(Step::Last)), "", "Settings row (last)"),
     bind(S::Messages, &[ch('e')], msg(MessageAction::EditContent), "edit", "Edit the content"),
     bind(S::Messages, &[key(K::Enter), ch('l'), key(K::Right)], msg(MessageAction::EnterFields), "fields", "Show the message's fields"),
+    bind(S::Messages, &[ctrl('g')], Action::ExternalEdit, "", "Edit the content in $VISUAL / $EDITOR"),
     bind(S::Messages, &[ch('a')], msg(MessageAction::Add), "add", "Add a message after this one"),
     bind(S::Messages, &[ch('i')], msg(MessageAction::Insert), "", "Insert a message before this one"),
     bind(S::Messages, &[ch('d'), key(K::Delete)], msg(MessageAction::Delete), "del", "Delete the message"),

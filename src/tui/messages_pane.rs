@@ -304,10 +304,10 @@ impl App {
         let (text, field) = match &self.editor {
             Some(editor) => (editor.text(), editor.field),
             None => {
-                let field = self
-                    .messages
-                    .current_field(session)
-                    .unwrap_or(Field::Content);
+                let field = match (self.messages.in_fields, row) {
+                    (false, Row::Message(_)) => Some(Field::Content),
+                    _ => self.messages.current_field(session),
+                }?;
                 (fields::read(session, row, field), field)
             }
         };
