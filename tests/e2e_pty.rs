@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use chatplate::catalog;
 use chatplate::session::{Expected, Session};
 use chatplate::tui::conversation::example_session;
-use portable_pty::{native_pty_system, Child, CommandBuilder, PtySize};
+use portable_pty::{native_pty_system, Child, CommandBuilder, PtySize, SlavePty};
 
 const DEADLINE: Duration = Duration::from_secs(10);
 const ROWS: NonZeroU16 = NonZeroU16::new(24).unwrap();
@@ -27,6 +27,9 @@ struct Tui {
     output: Receiver<Vec<u8>>,
     input: Box<dyn Write + Send>,
     child: Box<dyn Child + Send + Sync>,
+    /// Held open so the pty never reports end-of-file early: Linux may drop the
+    /// child's last output when the slave side closes before it was read.
+    _slave: Box<dyn SlavePty + Send>,
 }
 
 impl Tui {
@@ -45,7 +48,6 @@ impl Tui {
         command.env("TERM", "xterm-256color");
         command.env("NO_COLOR", "1");
         let child = pty.slave.spawn_command(command).expect("spawn chatplate");
-        drop(pty.slave);
         let mut reader = pty.master.try_clone_reader().expect("pty reader");
         let (sender, output) = channel();
         std::thread::spawn(move || {
@@ -64,6 +66,7 @@ impl Tui {
             output,
             input,
             child,
+            _slave: pty.slave,
         }
     }
 
@@ -97,22 +100,32 @@ impl Tui {
         self.input.flush().expect("flush pty");
     }
 
+    /// Waits for the child to exit, then for the screen to leave the alternate
+    /// buffer (the terminal restore); returns whether the exit was successful.
     fn wait_exit(&mut self) -> bool {
         let deadline = Instant::now() + DEADLINE;
-        loop {
-            while let Ok(bytes) = self.output.try_recv() {
-                self.parser.process(&bytes);
-            }
+        let success = loop {
             if let Some(status) = self.child.try_wait().expect("child status") {
-                return status.success();
+                break status.success();
             }
             assert!(
                 Instant::now() < deadline,
                 "app did not exit; screen:\n{}",
                 self.screen()
             );
-            let _ = self.output.recv_timeout(Duration::from_millis(50));
+            if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(50)) {
+                self.parser.process(&bytes);
+            }
+        };
+        let deadline = Instant::now() + DEADLINE;
+        while self.parser.screen().alternate_screen() {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "terminal left in the alternate screen");
+            if let Ok(bytes) = self.output.recv_timeout(left) {
+                self.parser.process(&bytes);
+            }
         }
+        success
     }
 }
 
@@ -145,6 +158,7 @@ fn edit_save_and_check_a_session() {
     tui.wait_for("the save", |s| s.contains("saved"));
     tui.send("q");
     assert!(tui.wait_exit(), "clean exit");
+    assert!(!tui.parser.screen().alternate_screen(), "terminal restored");
 
     let saved = Session::load(&file).unwrap();
     assert_eq!(
@@ -172,4 +186,37 @@ fn edit_save_and_check_a_session() {
         String::from_utf8_lossy(&check.stderr)
     );
     assert!(stdout.contains("1 passed, 0 failed"), "{stdout}");
+}
+
+#[test]
+fn sigterm_keeps_unsaved_changes_and_restores_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let sessions = dir.path().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let file = sessions.join("weather.json");
+    let template = catalog::default_template();
+    example_session(template.reference(&sessions))
+        .save(&file)
+        .unwrap();
+
+    let mut tui = Tui::start(dir.path(), "sessions/weather.json");
+    tui.wait_for("the first frame", |s| s.contains("weather.json"));
+    tui.send("r"); // change the system message's role: unsaved now
+    tui.wait_for("the change", |s| s.contains("weather.json*"));
+    let pid = tui.child.process_id().expect("child pid");
+    let killed = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status()
+        .expect("run kill");
+    assert!(killed.success());
+    tui.wait_exit();
+    assert!(!tui.parser.screen().alternate_screen(), "terminal restored");
+    let recovery = Session::load(&sessions.join("weather.recovery.json")).expect("recovery file");
+    assert_eq!(recovery.messages[0].role(), "user");
+    let saved = Session::load(&file).unwrap();
+    assert_eq!(
+        saved.messages[0].role(),
+        "system",
+        "the session itself is untouched"
+    );
 }
