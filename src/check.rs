@@ -6,7 +6,9 @@
 use std::path::{Path, PathBuf};
 
 use crate::catalog;
-use crate::render::{CompiledTemplate, Limits, RenderError};
+use std::sync::Arc;
+
+use crate::render::{render_with_deadline, CompiledTemplate, Limits, RenderError};
 use crate::session::{Expected, Session};
 use crate::visible::visible_whitespace;
 
@@ -61,8 +63,11 @@ pub struct CaseResult {
 pub fn render_session(session: &Session, session_dir: &Path) -> Result<String, String> {
     let template = catalog::resolve(&session.template, session_dir).map_err(|e| e.to_string())?;
     let conversation = session.conversation().map_err(|e| e.to_string())?;
-    CompiledTemplate::compile(&template.source, Limits::default())
-        .and_then(|compiled| compiled.render(&conversation))
+    let limits = Limits::default();
+    CompiledTemplate::compile(&template.source, limits)
+        .and_then(|compiled| {
+            render_with_deadline(&Arc::new(compiled), conversation, limits.deadline)
+        })
         .map_err(|err| describe_error(&err, &template.source))
 }
 

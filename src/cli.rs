@@ -2,6 +2,7 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -9,7 +10,7 @@ use clap::{Args, Parser, Subcommand};
 use serde_json::{Map, Value as Json};
 
 use crate::check::{self, describe_error};
-use crate::render::{CompiledTemplate, Conversation, Limits};
+use crate::render::{render_with_deadline, CompiledTemplate, Conversation, Limits};
 use crate::session::Session;
 use crate::{catalog, corpus, tui};
 
@@ -119,8 +120,10 @@ fn render(args: RenderArgs) -> Result<i32> {
         Some(path) => fixture_input(path)?,
         None => quick_input(&args)?,
     };
-    let rendered = CompiledTemplate::compile(&source, Limits::default())
-        .and_then(|compiled| compiled.render(&conversation));
+    let limits = Limits::default();
+    let rendered = CompiledTemplate::compile(&source, limits).and_then(|compiled| {
+        render_with_deadline(&Arc::new(compiled), conversation, limits.deadline)
+    });
     match rendered {
         Ok(prompt) => {
             std::io::stdout().write_all(prompt.as_bytes())?;
@@ -277,11 +280,12 @@ fn bench(fixtures: &[PathBuf], iterations: usize) -> Result<i32> {
         }
         samples.sort();
         println!(
-            "{:<40} {:>8} {:>12.3?} {:>12.3?}",
+            "{:<40} {:>8} {:>12.3?} {:>12.3?} {:>10}",
             path.display(),
             conversation.messages.len(),
             compile_time,
-            samples[samples.len() / 2]
+            samples[samples.len() / 2],
+            compiled.last_fuel_used()
         );
     }
     Ok(0)

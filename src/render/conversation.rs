@@ -93,6 +93,36 @@ fn alias_reasoning(fields: Map<String, Json>) -> Map<String, Json> {
     aliased
 }
 
+/// A message as the template sees it, converted straight to a template value: the same
+/// result as [`effective_messages`] followed by conversion, without the intermediate
+/// JSON copy (this runs for every message on every render).
+pub fn message_value(message: &Json) -> minijinja::Value {
+    use super::data::{dict, json_to_value};
+    let Json::Object(fields) = message else {
+        return json_to_value(message);
+    };
+    let present = |key: &str| fields.get(key).filter(|v| !v.is_null());
+    let reasoning = REASONING_FIELDS.iter().find_map(|key| present(key));
+    let mut entries = Vec::with_capacity(fields.len() + 2);
+    let mut push = |key: &str, value: minijinja::Value| match entries
+        .iter_mut()
+        .find(|(k, _): &&mut (minijinja::Value, _)| k.as_str() == Some(key))
+    {
+        Some(entry) => entry.1 = value,
+        None => entries.push((minijinja::Value::from(key), value)),
+    };
+    if let Some(reasoning) = reasoning {
+        push("thinking", json_to_value(reasoning));
+    }
+    for (key, value) in fields.iter().filter(|(_, v)| !v.is_null()) {
+        push(key, json_to_value(value));
+    }
+    if let Some(reasoning) = reasoning {
+        push("reasoning_content", json_to_value(reasoning));
+    }
+    dict(entries)
+}
+
 /// Whether `field` is one of the names reasoning travels under.
 pub fn is_reasoning_field(field: &str) -> bool {
     REASONING_FIELDS.contains(&field)

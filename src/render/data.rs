@@ -1,9 +1,52 @@
 //! Conversion of JSON input into template values with Python semantics.
+//!
+//! Dicts become [`PyDict`]: insertion-ordered like Python's dict, with a linear key
+//! lookup. Chat data is many small dicts (a message has a handful of keys), where a
+//! scan beats hashing every key with SipHash, and renders of long conversations spend
+//! a large share of their time building these values.
 
-use minijinja::value::Value;
+use std::sync::Arc;
+
+use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
 use serde_json::Value as Json;
 
 use super::none::python_none;
+
+/// An insertion-ordered dict built from JSON.
+#[derive(Debug)]
+pub struct PyDict {
+    keys: Vec<Value>,
+    values: Vec<Value>,
+}
+
+impl PyDict {
+    fn from_entries(entries: Vec<(Value, Value)>) -> Self {
+        let (keys, values) = entries.into_iter().unzip();
+        PyDict { keys, values }
+    }
+}
+
+impl Object for PyDict {
+    fn repr(self: &Arc<Self>) -> ObjectRepr {
+        ObjectRepr::Map
+    }
+
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        let index = match key.as_str() {
+            Some(wanted) => self.keys.iter().position(|k| k.as_str() == Some(wanted)),
+            None => self.keys.iter().position(|k| k == key),
+        }?;
+        Some(self.values[index].clone())
+    }
+
+    fn enumerate(self: &Arc<Self>) -> Enumerator {
+        Enumerator::Values(self.keys.clone())
+    }
+
+    fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        Some(self.keys.len())
+    }
+}
 
 /// Converts JSON into a template value: key order kept, `null` as Python's `None`
 /// (see [`super::none`]), integers as integers and other numbers as floats.
@@ -14,11 +57,17 @@ pub fn json_to_value(json: &Json) -> Value {
         Json::Number(number) => number_to_value(number),
         Json::String(text) => Value::from(text.as_str()),
         Json::Array(items) => items.iter().map(json_to_value).collect(),
-        Json::Object(map) => Value::from_pairs(
+        Json::Object(map) => dict(
             map.iter()
-                .map(|(key, item)| (Value::from(key.as_str()), json_to_value(item))),
+                .map(|(key, item)| (Value::from(key.as_str()), json_to_value(item)))
+                .collect(),
         ),
     }
+}
+
+/// Wraps ordered entries as a dict value.
+pub fn dict(entries: Vec<(Value, Value)>) -> Value {
+    Value::from_object(PyDict::from_entries(entries))
 }
 
 fn number_to_value(number: &serde_json::Number) -> Value {

@@ -25,7 +25,7 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
 
 /// `json.dumps(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)`,
 /// with the same positional order as transformers' Python signature.
-fn tojson(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+fn tojson(state: &State, value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
     let positional = |index: usize, name: &str| -> Result<Option<Value>, Error> {
         let keyword: Option<Value> = kwargs.get(name)?;
         Ok(keyword.or_else(|| args.get(index).cloned()))
@@ -38,9 +38,27 @@ fn tojson(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Erro
             .transpose()?
             .flatten(),
         sort_keys: positional(3, "sort_keys")?.is_some_and(|v| v.is_true()),
+        max_bytes: Some(byte_budget(state)),
     };
     kwargs.assert_all_used()?;
     dumps(&value, &options).map(Value::from)
+}
+
+/// How many bytes a filter may still produce: fuel pays 1/64 per allocated byte.
+pub fn byte_budget(state: &State) -> usize {
+    state.fuel_levels().map_or(usize::MAX, |(_, remaining)| {
+        usize::try_from(remaining.saturating_mul(64)).unwrap_or(usize::MAX)
+    })
+}
+
+fn over_budget(state: &State, bytes: usize, filter: &str) -> Result<(), Error> {
+    if bytes > byte_budget(state) {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!("{filter}: result exceeds the render's remaining budget"),
+        ));
+    }
+    Ok(())
 }
 
 /// Python's `indent` argument: an int is that many spaces, a string is used as is.
@@ -91,12 +109,14 @@ fn join(
         };
         parts.push(to_str(&item));
     }
+    let total = parts.iter().map(String::len).sum::<usize>() + separator.len() * parts.len();
+    over_budget(state, total, "join")?;
     Ok(parts.join(&separator))
 }
 
 /// Jinja2's `indent(width=4, first=False, blank=False)`, including its handling of the
 /// trailing newline (it appends one before splitting, so a final newline survives).
-fn indent(text: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<String, Error> {
+fn indent(state: &State, text: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<String, Error> {
     let width: Option<Value> = kwargs.get("width")?;
     let width = width.or_else(|| args.first().cloned());
     let first: Option<bool> = kwargs.get("first")?;
@@ -109,7 +129,10 @@ fn indent(text: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<String, Erro
         Some(w) => " ".repeat(w.as_i64().unwrap_or(4).max(0) as usize),
         None => "    ".to_string(),
     };
-    Ok(indent_lines(&to_str(&text), &indention, first, blank))
+    let text = to_str(&text);
+    let lines = text.matches('\n').count() + 1;
+    over_budget(state, text.len() + lines * indention.len(), "indent")?;
+    Ok(indent_lines(&text, &indention, first, blank))
 }
 
 fn indent_lines(text: &str, indention: &str, first: bool, blank: bool) -> String {

@@ -20,8 +20,10 @@ mod pyrepr;
 mod pystr;
 mod pytype;
 mod source;
+mod watchdog;
 
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use jiff::civil::DateTime;
 use minijinja::syntax::SyntaxConfig;
@@ -31,6 +33,7 @@ use minijinja::{Environment, UndefinedBehavior};
 pub use conversation::{effective_messages, ContinueFinal, Conversation, CONTINUE_TAG};
 pub use error::{RenderError, RenderErrorKind, SourcePosition};
 pub use pyjson::{dumps as python_json_dumps, DumpOptions};
+pub use watchdog::render_with_deadline;
 
 use data::json_to_value;
 use none::python_none;
@@ -47,16 +50,21 @@ pub struct Limits {
     pub max_output_bytes: usize,
     /// Deepest macro / include / loop recursion.
     pub recursion: usize,
+    /// Wall-clock bound for callers that use [`render_with_deadline`].
+    pub deadline: std::time::Duration,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        // A 1,000-message Llama 3.1 render uses about 1% of this fuel; real templates
-        // never come near. A runaway loop stops within a couple of seconds.
+        // Fuel is MiniJinja's work meter: 1 per instruction, and 1/64 per byte a string or
+        // list operation allocates. A 1,000-message Llama 3.1 render uses about 43,000, so
+        // 5,000,000 leaves a hundredfold headroom while capping what one render can
+        // allocate near 320 MB and stopping an endless loop in well under a second.
         Limits {
-            fuel: 50_000_000,
+            fuel: 5_000_000,
             max_output_bytes: 32 * 1024 * 1024,
             recursion: 200,
+            deadline: std::time::Duration::from_secs(5),
         }
     }
 }
@@ -66,6 +74,7 @@ pub struct CompiledTemplate {
     env: Environment<'static>,
     prepared_source: String,
     limits: Limits,
+    last_fuel: AtomicU64,
 }
 
 impl std::fmt::Debug for CompiledTemplate {
@@ -88,6 +97,7 @@ impl CompiledTemplate {
             env,
             prepared_source,
             limits,
+            last_fuel: AtomicU64::new(0),
         })
     }
 
@@ -104,15 +114,15 @@ impl CompiledTemplate {
                 "Cannot apply chat template to an empty conversation. Provide at least one message.",
             ));
         }
-        let mut messages = effective_messages(&conversation.messages);
-        let continued = match continuing {
-            Some(field) => Some(continuation::tag_final_message(
-                &mut messages,
-                field,
-                &self.prepared_source,
-            )?),
-            None => None,
+        let Some(field) = continuing else {
+            return self.render_messages(conversation, &conversation.messages);
         };
+        let mut messages = effective_messages(&conversation.messages);
+        let continued = Some(continuation::tag_final_message(
+            &mut messages,
+            field,
+            &self.prepared_source,
+        )?);
         let rendered = self.render_messages(conversation, &messages)?;
         match continued {
             Some(final_text) => continuation::cut_at_tag(rendered, &final_text),
@@ -131,17 +141,30 @@ impl CompiledTemplate {
             .get_template(TEMPLATE_NAME)
             .map_err(|err| RenderError::from_minijinja(&err, &self.prepared_source, None))?;
         let mut output = LimitedWriter::new(self.limits.max_output_bytes);
-        let result = template.render_captured_to(context, &mut output);
-        if let Err(err) = result {
-            let hint = limit_hint(&err, &self.limits);
-            return Err(RenderError::from_minijinja(
-                &err,
-                &self.prepared_source,
-                hint.as_deref(),
-            ));
-        }
+        let fuel_used = match template.render_captured_to(context, &mut output) {
+            Ok(captured) => captured.state().fuel_levels().map_or(0, |(used, _)| used),
+            Err(err) => {
+                let hint = limit_hint(&err, &self.limits);
+                return Err(RenderError::from_minijinja(
+                    &err,
+                    &self.prepared_source,
+                    hint.as_deref(),
+                ));
+            }
+        };
+        self.last_fuel.store(fuel_used, Ordering::Relaxed);
         String::from_utf8(output.buffer)
             .map_err(|_| RenderError::input("the template produced invalid UTF-8"))
+    }
+
+    /// Fuel the most recent successful render used (see [`Limits::fuel`]).
+    pub fn last_fuel_used(&self) -> u64 {
+        self.last_fuel.load(Ordering::Relaxed)
+    }
+
+    /// The bounds this template was compiled with.
+    pub fn limits(&self) -> Limits {
+        self.limits
     }
 
     /// The source as compiled (newlines normalized), which error positions refer to.
@@ -177,8 +200,13 @@ fn build_environment(limits: Limits) -> Environment<'static> {
     env.set_recursion_limit(limits.recursion);
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     env.set_formatter(|out, _state, value| {
-        if !value.is_undefined() {
-            out.write_str(&pyrepr::to_str(value))?;
+        // Strings are written as they are; everything else the way Python's str() prints.
+        match value.as_str() {
+            Some(text) if value.kind() == minijinja::value::ValueKind::String => {
+                out.write_str(text)?
+            }
+            _ if value.is_undefined() => {}
+            _ => out.write_str(&pyrepr::to_str(value))?,
         }
         Ok(())
     });
@@ -214,7 +242,7 @@ fn build_context(
     let mut pairs: Vec<(Value, Value)> = vec![
         (
             "messages".into(),
-            messages.iter().map(json_to_value).collect(),
+            messages.iter().map(conversation::message_value).collect(),
         ),
         ("tools".into(), optional_list(&conversation.tools)),
         ("documents".into(), optional_list(&conversation.documents)),
@@ -230,7 +258,7 @@ fn build_context(
         Value::from(globals::CLOCK_VARIABLE),
         Value::from(clock_text(conversation.clock)),
     ));
-    Ok(Value::from_pairs(pairs))
+    Ok(data::dict(pairs))
 }
 
 fn clock_text(clock: Option<DateTime>) -> String {

@@ -22,6 +22,9 @@ pub struct DumpOptions {
     pub sort_keys: bool,
     /// `ensure_ascii`: escape every non-ASCII character as `\uXXXX`.
     pub ensure_ascii: bool,
+    /// Refuse to produce more than this many bytes (`None`: unbounded). Templates are
+    /// untrusted; the render's remaining fuel decides this budget.
+    pub max_bytes: Option<usize>,
 }
 
 /// Serializes `value` exactly as Python's `json.dumps` would.
@@ -50,6 +53,16 @@ struct JsonWriter<'a> {
 
 impl JsonWriter<'_> {
     fn write(&mut self, value: &Value, depth: usize) -> Result<(), Error> {
+        if self
+            .options
+            .max_bytes
+            .is_some_and(|max| self.out.len() > max)
+        {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                "tojson: output exceeds the render's remaining budget",
+            ));
+        }
         if is_python_none(value) {
             self.out.push_str("null");
             return Ok(());
@@ -84,6 +97,15 @@ impl JsonWriter<'_> {
     }
 
     fn write_string(&mut self, text: &str) {
+        if self
+            .options
+            .max_bytes
+            .is_some_and(|max| self.out.len() + text.len() > max)
+        {
+            // Leave the output over budget; the next `write` reports it.
+            self.out.push_str(text);
+            return;
+        }
         self.out.push('"');
         for ch in text.chars() {
             match ch {
