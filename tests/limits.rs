@@ -117,5 +117,5 @@ fn the_watchdog_returns_render_results_and_times_out_slow_ones() {
         .unwrap(),
     );
     let err = render_with_deadline(&slow, conversation(), Duration::from_millis(1)).unwrap_err();
-    assert_eq!(err.kind, RenderErrorKind::Limit);
+    assert_eq!(err.kind, RenderErrorKind::Timeout);
 }

@@ -15,6 +15,8 @@ pub enum RenderErrorKind {
     Runtime,
     /// The template exceeded a work, output or recursion bound.
     Limit,
+    /// The render ran past its wall-clock deadline and was abandoned.
+    Timeout,
     /// The inputs are unusable before the template runs (transformers' `ValueError`s).
     Input,
 }
@@ -27,6 +29,7 @@ impl RenderErrorKind {
             RenderErrorKind::Raised => "template raised",
             RenderErrorKind::Runtime => "render error",
             RenderErrorKind::Limit => "limit exceeded",
+            RenderErrorKind::Timeout => "timed out",
             RenderErrorKind::Input => "invalid input",
         }
     }

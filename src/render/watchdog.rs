@@ -32,7 +32,7 @@ pub fn render_with_deadline(
     }
     receiver.recv_timeout(deadline).unwrap_or_else(|_| {
         Err(RenderError {
-            kind: RenderErrorKind::Limit,
+            kind: RenderErrorKind::Timeout,
             message: format!(
                 "the template did not finish within {:.1} s and was abandoned",
                 deadline.as_secs_f64()

@@ -11,13 +11,23 @@ use std::ops::Range;
 
 use serde_json::Value as Json;
 
-use crate::render::{CompiledTemplate, Limits, RenderError};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::render::{render_with_deadline, CompiledTemplate, Limits, RenderError, RenderErrorKind};
 use crate::session::{Message, Session};
+
+/// How long the app waits for one render before showing a limit error instead; a
+/// keystroke must never freeze the terminal, whatever the template does.
+const RENDER_DEADLINE: Duration = Duration::from_secs(2);
 
 /// The compiled template and the last render.
 #[derive(Debug)]
 pub struct Preview {
-    compiled: Result<CompiledTemplate, RenderError>,
+    compiled: Result<Arc<CompiledTemplate>, RenderError>,
+    /// Set when a render ran past the deadline: its worker may still be busy, so this
+    /// template is not rendered again until it is reloaded.
+    stalled: Option<RenderError>,
     /// The template source as compiled; error positions refer to it.
     pub source: String,
     /// The prompt, or why there is none.
@@ -31,13 +41,14 @@ pub struct Preview {
 impl Preview {
     /// Compiles `source`; call [`Preview::refresh`] to render.
     pub fn new(source: &str) -> Self {
-        let compiled = CompiledTemplate::compile(source, Limits::default());
+        let compiled = CompiledTemplate::compile(source, Limits::default()).map(Arc::new);
         let prepared = match &compiled {
             Ok(template) => template.prepared_source().to_string(),
             Err(_) => source.replace("\r\n", "\n"),
         };
         Preview {
             compiled,
+            stalled: None,
             source: prepared,
             output: Ok(String::new()),
             line_starts: vec![0],
@@ -49,8 +60,19 @@ impl Preview {
     pub fn refresh(&mut self, session: &Session) {
         self.output = match (&self.compiled, session.conversation()) {
             (Err(err), _) => Err(err.clone()),
+            _ if self.stalled.is_some() => Err(self
+                .stalled
+                .clone()
+                .unwrap_or_else(|| RenderError::input(""))),
             (Ok(_), Err(err)) => Err(RenderError::input(err.to_string())),
-            (Ok(template), Ok(conversation)) => template.render(&conversation),
+            (Ok(template), Ok(conversation)) => {
+                let result = render_with_deadline(template, conversation, RENDER_DEADLINE);
+                if matches!(&result, Err(err) if err.kind == RenderErrorKind::Limit && err.position.is_none())
+                {
+                    self.stalled = result.clone().err();
+                }
+                result
+            }
         };
         let text = self.output.as_deref().unwrap_or_default();
         self.line_starts = line_starts(text);
