@@ -10,7 +10,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use minijinja::value::{Enumerator, Object, ObjectRepr, Rest, Value, ValueKind};
+use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, Rest, Value, ValueKind};
 use minijinja::{Error, State};
 
 use super::none::is_python_none;
@@ -33,11 +33,11 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     for (name, builtin) in guarded {
         env.add_filter(
             name,
-            move |state: &mut State, value: Value, args: Rest<Value>| {
+            move |state: &mut State, value: Value, args: Rest<Value>, kwargs: Kwargs| {
                 if !value.is_true() {
                     return Ok(generator(Vec::new()));
                 }
-                let result = builtin.call(state, &with_subject(value, args))?;
+                let result = builtin.call(state, &with_subject(value, args, kwargs))?;
                 Ok(generator(result.try_iter()?.collect()))
             },
         );
@@ -46,10 +46,15 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("items", items);
 }
 
-fn with_subject(value: Value, args: Rest<Value>) -> Vec<Value> {
-    let mut all = Vec::with_capacity(args.len() + 1);
+/// The builtin's argument list: the filtered value, positional arguments, and the
+/// keyword arguments (`map(attribute='name')`) passed on as keyword arguments.
+fn with_subject(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Vec<Value> {
+    let mut all = Vec::with_capacity(args.len() + 2);
     all.push(value);
     all.extend(args.0);
+    if kwargs.args().next().is_some() {
+        all.push(Value::from(kwargs));
+    }
     all
 }
 

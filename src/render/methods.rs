@@ -26,6 +26,9 @@ pub fn call_method(
             return result;
         }
     }
+    if value.kind() == ValueKind::Seq && method == "index" {
+        return list_index(value, args);
+    }
     minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args).map_err(
         |err| match err.kind() {
             ErrorKind::UnknownMethod => no_attribute(value, method),
@@ -39,6 +42,23 @@ fn no_attribute(value: &Value, method: &str) -> Error {
         ErrorKind::UnknownMethod,
         format!("'{}' object has no attribute '{method}'", type_name(value)),
     )
+}
+
+/// Python's `list.index(x)`: the first position of `x`, or `ValueError`.
+fn list_index(list: &Value, args: &[Value]) -> Result<Value, Error> {
+    let wanted = args.first().cloned().unwrap_or_default();
+    list.try_iter()?
+        .position(|item| item == wanted)
+        .map(Value::from)
+        .ok_or_else(|| {
+            Error::new(
+                ErrorKind::InvalidOperation,
+                format!(
+                    "ValueError: {} is not in list",
+                    super::pyrepr::to_str(&wanted)
+                ),
+            )
+        })
 }
 
 /// String methods `pycompat` lacks.

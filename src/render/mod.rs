@@ -20,6 +20,7 @@ mod pyrepr;
 mod pystr;
 mod pytype;
 mod source;
+mod textfilters;
 mod watchdog;
 
 use std::io;
@@ -213,6 +214,7 @@ fn build_environment(limits: Limits) -> Environment<'static> {
     env.set_unknown_method_callback(methods::call_method);
     filters::register(&mut env);
     generators::register(&mut env);
+    textfilters::register(&mut env);
     predicates::register(&mut env);
     globals::register(&mut env);
     markup::register(&mut env);

@@ -22,7 +22,10 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_test("false", |v: Value| {
         v.kind() == ValueKind::Bool && !v.is_true()
     });
-    env.add_test("number", |v: Value| v.kind() == ValueKind::Number);
+    // Python's bool is an int subclass, so `true is number` holds (but not `is integer`).
+    env.add_test("number", |v: Value| {
+        matches!(v.kind(), ValueKind::Number | ValueKind::Bool)
+    });
     env.add_test("integer", |v: Value| v.is_integer());
     env.add_test("float", |v: Value| {
         v.kind() == ValueKind::Number && !v.is_integer()

@@ -2,6 +2,8 @@
 //! before MiniJinja sees the text.
 //!
 //! * Jinja2 normalizes every `\r\n` and lone `\r` to `\n`.
+//! * Jinja2 keeps the newline after `{% raw %}` under trim_blocks; MiniJinja needs the
+//!   tag written `{% raw +%}` for that.
 //! * transformers registers a `{% generation %}...{% endgeneration %}` tag that renders
 //!   its body as a call block; MiniJinja has no custom tags, so the tag is rewritten to
 //!   an equivalent `{% call %}` of a helper function. Whitespace markers and line
@@ -16,7 +18,7 @@ pub fn prepare(source: &str) -> String {
 }
 
 fn rewrite_generation_tags(source: &str) -> String {
-    if !source.contains("generation") {
+    if !source.contains("generation") && !source.contains("raw") {
         return source.to_string();
     }
     let mut out = String::with_capacity(source.len() + 64);
@@ -45,9 +47,12 @@ fn rewrite_tag(tag: &str) -> String {
         .trim_start_matches(['-', '+'])
         .trim_end_matches(['-', '+'])
         .trim();
-    let replacement = match body {
-        "generation" => format!("call {GENERATION_HELPER}()"),
-        "endgeneration" => "endcall".to_string(),
+    let (replacement, close) = match body {
+        "generation" => (format!("call {GENERATION_HELPER}()"), close),
+        "endgeneration" => ("endcall".to_string(), close),
+        // Jinja2 keeps the newline after `{% raw %}` even with trim_blocks; MiniJinja
+        // trims it unless the tag says `+%}`.
+        "raw" if close.is_empty() => ("raw".to_string(), "+"),
         _ => return tag.to_string(),
     };
     format!("{{%{open} {replacement} {close}%}}")

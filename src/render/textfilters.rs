@@ -1,0 +1,161 @@
+//! Jinja2 filters MiniJinja lacks or spells differently: `int`, `float` (Python's
+//! conversions with a default instead of an error), `center`, `truncate` and
+//! `wordcount`.
+
+use minijinja::value::{Kwargs, Rest, Value, ValueKind};
+use minijinja::Error;
+
+use super::pyrepr::to_str;
+
+/// Registers the filters on `env`.
+pub fn register(env: &mut minijinja::Environment<'static>) {
+    env.add_filter("int", int);
+    env.add_filter("float", float);
+    env.add_filter("center", center);
+    env.add_filter("truncate", truncate);
+    env.add_filter("wordcount", |value: Value| wordcount(&to_str(&value)));
+}
+
+/// A positional-or-keyword argument, as Python binds them.
+fn arg(
+    args: &Rest<Value>,
+    kwargs: &Kwargs,
+    index: usize,
+    name: &str,
+) -> Result<Option<Value>, Error> {
+    let keyword: Option<Value> = kwargs.get(name)?;
+    Ok(keyword.or_else(|| args.get(index).cloned()))
+}
+
+/// Jinja2's `int(value, default=0, base=10)`: `int(value)`, else `int(float(value))`,
+/// else the default.
+fn int(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    let default = arg(&args, &kwargs, 0, "default")?.unwrap_or(Value::from(0));
+    let base = arg(&args, &kwargs, 1, "base")?
+        .and_then(|b| b.as_i64())
+        .unwrap_or(10);
+    kwargs.assert_all_used()?;
+    let converted = match value.kind() {
+        ValueKind::Bool => Some(i64::from(value.is_true())),
+        ValueKind::Number if value.is_integer() => return Ok(value),
+        ValueKind::Number => f64::try_from(value.clone()).ok().and_then(float_to_int),
+        ValueKind::String => {
+            let text = value.as_str().unwrap_or_default();
+            parse_int(text, base as u32).or_else(|| parse_float(text).and_then(float_to_int))
+        }
+        _ => None,
+    };
+    Ok(converted.map_or(default, Value::from))
+}
+
+fn float_to_int(float: f64) -> Option<i64> {
+    (float.is_finite() && float.abs() < 9.2e18).then_some(float.trunc() as i64)
+}
+
+/// Python's `int(text, base)`: surrounding whitespace, a sign, underscores between digits
+/// and a matching `0x`/`0o`/`0b` prefix are accepted.
+fn parse_int(text: &str, base: u32) -> Option<i64> {
+    let text = text.trim();
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    let lower = digits.to_ascii_lowercase();
+    let prefix = match base {
+        16 => "0x",
+        8 => "0o",
+        2 => "0b",
+        _ => "",
+    };
+    let digits = if prefix.is_empty() {
+        &lower[..]
+    } else {
+        lower.strip_prefix(prefix).unwrap_or(&lower)
+    };
+    if digits.is_empty()
+        || digits.starts_with('_')
+        || digits.ends_with('_')
+        || digits.contains("__")
+    {
+        return None;
+    }
+    let magnitude = i64::from_str_radix(&digits.replace('_', ""), base).ok()?;
+    Some(if negative { -magnitude } else { magnitude })
+}
+
+/// Python's `float(text)`.
+fn parse_float(text: &str) -> Option<f64> {
+    let text = text.trim();
+    if text.contains("__") || text.starts_with('_') || text.ends_with('_') {
+        return None;
+    }
+    text.replace('_', "").parse::<f64>().ok()
+}
+
+/// Jinja2's `float(value, default=0.0)`.
+fn float(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    let default = arg(&args, &kwargs, 0, "default")?.unwrap_or(Value::from(0.0));
+    kwargs.assert_all_used()?;
+    let converted = match value.kind() {
+        ValueKind::Bool => Some(if value.is_true() { 1.0 } else { 0.0 }),
+        ValueKind::Number => f64::try_from(value.clone()).ok(),
+        ValueKind::String => parse_float(value.as_str().unwrap_or_default()),
+        _ => None,
+    };
+    Ok(converted.map_or(default, Value::from))
+}
+
+/// Python's `str.center(width)`, including where it puts the odd space.
+fn center(value: Value, width: Option<usize>) -> String {
+    let text = to_str(&value);
+    let width = width.unwrap_or(80);
+    let len = text.chars().count();
+    if len >= width {
+        return text;
+    }
+    let margin = width - len;
+    let left = margin / 2 + (margin & width & 1);
+    format!("{}{text}{}", " ".repeat(left), " ".repeat(margin - left))
+}
+
+/// Jinja2's `truncate(length=255, killwords=False, end='...', leeway=5)`.
+fn truncate(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<String, Error> {
+    let text = to_str(&value);
+    let length = arg(&args, &kwargs, 0, "length")?
+        .and_then(|v| v.as_usize())
+        .unwrap_or(255);
+    let killwords = arg(&args, &kwargs, 1, "killwords")?.is_some_and(|v| v.is_true());
+    let end = arg(&args, &kwargs, 2, "end")?.map_or_else(|| "...".to_string(), |v| to_str(&v));
+    let leeway = arg(&args, &kwargs, 3, "leeway")?
+        .and_then(|v| v.as_usize())
+        .unwrap_or(5);
+    kwargs.assert_all_used()?;
+    let chars: Vec<char> = text.chars().collect();
+    if chars.len() <= length + leeway {
+        return Ok(text);
+    }
+    let keep: String = chars[..length.saturating_sub(end.chars().count())]
+        .iter()
+        .collect();
+    if killwords {
+        return Ok(keep + &end);
+    }
+    let cut = keep
+        .rsplit_once(' ')
+        .map_or(keep.as_str(), |(head, _)| head);
+    Ok(format!("{cut}{end}"))
+}
+
+/// Jinja2's `wordcount`: the number of `\w+` runs.
+fn wordcount(text: &str) -> usize {
+    let mut count = 0;
+    let mut in_word = false;
+    for ch in text.chars() {
+        let word = ch.is_alphanumeric() || ch == '_';
+        if word && !in_word {
+            count += 1;
+        }
+        in_word = word;
+    }
+    count
+}
