@@ -6,6 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::catalog;
+use crate::diff::{diff_lines, DiffLine};
 use std::sync::Arc;
 
 use crate::render::{render_with_deadline, CompiledTemplate, Limits, RenderError};
@@ -222,34 +223,43 @@ pub fn report(result: &CaseResult) -> String {
     }
 }
 
-/// A unified-style line diff with whitespace made visible; `-` expected, `+` actual.
+/// A line diff with whitespace made visible: `-` expected, `+` actual, two lines of
+/// context around each change and `@@ line N @@` (of the expected prompt) per hunk.
 pub fn line_diff(expected: &str, actual: &str) -> String {
-    let want: Vec<&str> = expected.split_inclusive('\n').collect();
-    let got: Vec<&str> = actual.split_inclusive('\n').collect();
-    let prefix = want.iter().zip(&got).take_while(|(a, b)| a == b).count();
-    let suffix = want[prefix..]
-        .iter()
-        .rev()
-        .zip(got[prefix..].iter().rev())
-        .take_while(|(a, b)| a == b)
-        .count();
+    let lines = diff_lines(expected, actual);
+    let near_change = |index: usize| {
+        let from = index.saturating_sub(CONTEXT);
+        let to = (index + CONTEXT + 1).min(lines.len());
+        lines[from..to]
+            .iter()
+            .any(|l| !matches!(l, DiffLine::Same(_)))
+    };
     let mut out = String::new();
-    let context_start = prefix.saturating_sub(2);
-    out.push_str(&format!("@@ line {} @@\n", prefix + 1));
-    for line in &want[context_start..prefix] {
-        push_line(&mut out, ' ', line);
-    }
-    for line in &want[prefix..want.len() - suffix] {
-        push_line(&mut out, '-', line);
-    }
-    for line in &got[prefix..got.len() - suffix] {
-        push_line(&mut out, '+', line);
-    }
-    for line in want[want.len() - suffix..].iter().take(2) {
-        push_line(&mut out, ' ', line);
+    let (mut expected_line, mut in_hunk) = (1, false);
+    for (index, line) in lines.iter().enumerate() {
+        if !near_change(index) {
+            in_hunk = false;
+        } else {
+            if !in_hunk {
+                out.push_str(&format!("@@ line {expected_line} @@\n"));
+                in_hunk = true;
+            }
+            let (mark, text) = match line {
+                DiffLine::Same(text) => (' ', text),
+                DiffLine::Removed(text) => ('-', text),
+                DiffLine::Added(text) => ('+', text),
+            };
+            push_line(&mut out, mark, text);
+        }
+        if !matches!(line, DiffLine::Added(_)) {
+            expected_line += 1;
+        }
     }
     out
 }
+
+/// Unchanged lines shown around each change.
+const CONTEXT: usize = 2;
 
 fn push_line(out: &mut String, mark: char, line: &str) {
     out.push(mark);
@@ -266,7 +276,12 @@ mod tests {
     #[test]
     fn diff_shows_changed_lines_with_visible_whitespace() {
         let diff = line_diff("a\nb \nc\n", "a\nb\nc\n");
-        assert_eq!(diff, "@@ line 2 @@\n  a␊\n- b·␊\n+ b␊\n  c␊\n");
+        assert_eq!(diff, "@@ line 1 @@\n  a␊\n- b·␊\n+ b␊\n  c␊\n");
+        let far_apart = line_diff("1\n2\n3\n4\n5\n6\n7\n8\n", "x\n2\n3\n4\n5\n6\n7\ny\n");
+        assert_eq!(
+            far_apart,
+            "@@ line 1 @@\n- 1␊\n+ x␊\n  2␊\n  3␊\n@@ line 6 @@\n  6␊\n  7␊\n- 8␊\n+ y␊\n"
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ pub mod catalog;
 pub mod check;
 pub mod cli;
 pub mod corpus;
+pub mod diff;
 pub mod render;
 pub mod session;
 pub mod tui;

@@ -10,7 +10,6 @@ pub mod clipboard;
 pub mod conversation;
 pub mod dialog;
 mod dialog_view;
-pub mod diff;
 pub mod editor;
 pub mod field_write;
 pub mod fields;

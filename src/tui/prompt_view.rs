@@ -11,9 +11,9 @@ use crate::session::Expected;
 use crate::visible::visible_whitespace;
 
 use super::app::App;
-use super::diff::{diff_lines, DiffLine};
 use super::highlight::{prompt_line, Marks};
 use super::messages_view::pane_block;
+use crate::diff::{diff_lines, DiffLine};
 
 /// Draws the pane into `area` (borders included).
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, focused: bool) {

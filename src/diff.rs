@@ -1,4 +1,5 @@
-//! A line diff of the expected prompt against the rendered one. Lines keep their
+//! A line diff of the expected prompt against the rendered one, shared by
+//! `chatplate check` and the app's diff mode. Lines keep their
 //! newline so a missing or extra final newline shows up as a changed line.
 
 /// One line of the diff.
