@@ -145,7 +145,7 @@ impl Chord {
             KeyCode::Enter => "Enter".into(),
             KeyCode::Esc => "Esc".into(),
             KeyCode::Tab => "Tab".into(),
-            KeyCode::BackTab => "S-Tab".into(),
+            KeyCode::BackTab => "Shift+Tab".into(),
             KeyCode::Backspace => "Bksp".into(),
             KeyCode::Delete => "Del".into(),
             KeyCode::PageUp => "PgUp".into(),
