@@ -187,13 +187,19 @@ fn last(value: Value) -> Result<Value, Error> {
 
 /// Iterates like Python's `iter()`: `None` and numbers are not iterable.
 pub fn iterate(value: &Value) -> Result<Vec<Value>, Error> {
+    ensure_iterable(value)?;
+    Ok(value.try_iter()?.collect())
+}
+
+/// Fails with Python's `TypeError` for `None`, numbers and booleans.
+pub fn ensure_iterable(value: &Value) -> Result<(), Error> {
     if is_python_none(value) || matches!(value.kind(), ValueKind::Number | ValueKind::Bool) {
         return Err(Error::new(
             ErrorKind::InvalidOperation,
             format!("TypeError: '{}' object is not iterable", type_name(value)),
         ));
     }
-    Ok(value.try_iter()?.collect())
+    Ok(())
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ mod pyjson;
 mod pyrepr;
 mod pystr;
 mod pytype;
+mod rewrite;
 mod source;
 mod textfilters;
 mod watchdog;
@@ -91,7 +92,7 @@ impl CompiledTemplate {
     pub fn compile(source: &str, limits: Limits) -> Result<Self, RenderError> {
         let prepared_source = source::prepare(source);
         let mut env = build_environment(limits);
-        let compiled_source = markup::rewrite(&prepared_source, env.syntax());
+        let compiled_source = rewrite::rewrite(&prepared_source, env.syntax());
         env.add_template_owned(TEMPLATE_NAME, compiled_source)
             .map_err(|err| RenderError::from_minijinja(&err, &prepared_source, None))?;
         Ok(CompiledTemplate {
@@ -218,6 +219,7 @@ fn build_environment(limits: Limits) -> Environment<'static> {
     predicates::register(&mut env);
     globals::register(&mut env);
     markup::register(&mut env);
+    rewrite::register(&mut env);
     env
 }
 

@@ -1,0 +1,286 @@
+//! AST-guided source rewrites for the two Python behaviours MiniJinja's VM cannot be
+//! told about from outside. Before compiling, the template is parsed with MiniJinja's own
+//! parser; the affected expressions are located by their source spans and only their
+//! text is rewritten, so line numbers (and error positions) are preserved.
+//!
+//! * **`Markup + str`**: adding a plain string to a `|safe` string HTML-escapes the plain
+//!   one (markupsafe's `Markup.__add__` / `__radd__`), even though transformers renders
+//!   with autoescape off; functionary v3.1 builds its tool list this way. Every `+` with
+//!   an operand that is statically Markup (`x|safe`, `x|escape`, or another such `+`)
+//!   becomes a call to [`MARKUP_ADD`]. Not covered: Markup stored in a variable first
+//!   (`{% set m = x|safe %}{{ m + y }}`), whose type the parser cannot know.
+//! * **Looping over a string**: Jinja2 knows the length, so `loop.length`, `loop.last`
+//!   and `loop.revindex` work; MiniJinja's character iterator has none. Every `for`
+//!   loop's iterable is wrapped in [`LOOP_ITERABLE`], which turns a string into its list
+//!   of characters and passes anything else through.
+
+use minijinja::machinery::ast::{BinOpKind, CallArg, Expr, Stmt};
+use minijinja::value::{Value, ValueKind};
+
+use super::markup::MARKUP_ADD;
+
+/// The helper every `for` loop's iterable is passed through.
+pub const LOOP_ITERABLE: &str = "__chatplate_loop_iterable";
+
+const MARKUP_FILTERS: [&str; 4] = ["safe", "escape", "e", "forceescape"];
+
+/// Registers the loop helper.
+pub fn register(env: &mut minijinja::Environment<'static>) {
+    env.add_function(LOOP_ITERABLE, loop_iterable);
+}
+
+/// A string becomes its list of characters (so the loop knows its length); `None` and
+/// numbers fail with Python's message; anything else is passed through.
+fn loop_iterable(value: Value) -> Result<Value, minijinja::Error> {
+    match value.as_str() {
+        Some(text) if value.kind() == ValueKind::String => {
+            Ok(text.chars().map(|c| Value::from(c.to_string())).collect())
+        }
+        _ if value.is_undefined() => Ok(value),
+        _ => super::filters::ensure_iterable(&value).map(|()| value),
+    }
+}
+
+/// Applies the rewrites to `source`; returns it unchanged when it does not parse (the
+/// real compile then reports the syntax error).
+pub fn rewrite(source: &str, syntax: &minijinja::syntax::SyntaxConfig) -> String {
+    let Ok(ast) = minijinja::machinery::parse(source, "<template>", syntax.clone()) else {
+        return source.to_string();
+    };
+    let mut edits = Vec::new();
+    walk_stmt(&ast, source, &mut edits);
+    // Outer edits first where two start together, so a wrap encloses what it contains.
+    edits.sort_by_key(|edit| (edit.start, std::cmp::Reverse(edit.end)));
+    apply_edits(source, 0, source.len(), &mut edits.as_slice())
+}
+
+/// One rewrite: the byte range it covers and how its new text is made.
+struct Edit {
+    start: usize,
+    end: usize,
+    kind: EditKind,
+}
+
+enum EditKind {
+    /// Replace the range with this text.
+    Replace(String),
+    /// Wrap the range, with any edits inside it applied, in a call to this function.
+    Wrap(&'static str),
+}
+
+/// Writes `source[start..end]` with the edits inside that range applied. `edits` is
+/// sorted by start and consumed as it is used; nested edits are applied inside `Wrap`s.
+fn apply_edits(source: &str, start: usize, end: usize, edits: &mut &[Edit]) -> String {
+    let mut out = String::with_capacity(end - start + 32);
+    let mut cursor = start;
+    while let Some((edit, rest)) = edits.split_first() {
+        if edit.start >= end {
+            break;
+        }
+        *edits = rest;
+        if edit.start < cursor {
+            continue; // overlaps an edit already made
+        }
+        out.push_str(&source[cursor..edit.start]);
+        match &edit.kind {
+            EditKind::Replace(text) => out.push_str(text),
+            EditKind::Wrap(function) => {
+                let inner = apply_edits(source, edit.start, edit.end, edits);
+                out.push_str(&format!("{function}(({inner}))"));
+            }
+        }
+        cursor = edit.end;
+    }
+    out.push_str(&source[cursor..end]);
+    out
+}
+
+fn walk_stmts(stmts: &[Stmt], source: &str, edits: &mut Vec<Edit>) {
+    for stmt in stmts {
+        walk_stmt(stmt, source, edits);
+    }
+}
+
+fn walk_stmt(stmt: &Stmt, source: &str, edits: &mut Vec<Edit>) {
+    match stmt {
+        Stmt::Template(t) => walk_stmts(&t.children, source, edits),
+        Stmt::EmitExpr(e) => walk_expr(&e.expr, source, edits),
+        Stmt::ForLoop(f) => {
+            let (start, end) = extent(&f.iter, source);
+            // Pushed before the iterable's own edits so that, once sorted, it encloses them.
+            edits.push(Edit {
+                start,
+                end,
+                kind: EditKind::Wrap(LOOP_ITERABLE),
+            });
+            walk_expr(&f.iter, source, edits);
+            if let Some(filter) = &f.filter_expr {
+                walk_expr(filter, source, edits);
+            }
+            walk_stmts(&f.body, source, edits);
+            walk_stmts(&f.else_body, source, edits);
+        }
+        Stmt::IfCond(i) => {
+            walk_expr(&i.expr, source, edits);
+            walk_stmts(&i.true_body, source, edits);
+            walk_stmts(&i.false_body, source, edits);
+        }
+        Stmt::WithBlock(w) => {
+            for (_, value) in &w.assignments {
+                walk_expr(value, source, edits);
+            }
+            walk_stmts(&w.body, source, edits);
+        }
+        Stmt::Set(s) => walk_expr(&s.expr, source, edits),
+        Stmt::SetBlock(s) => walk_stmts(&s.body, source, edits),
+        Stmt::AutoEscape(a) => walk_stmts(&a.body, source, edits),
+        Stmt::FilterBlock(f) => walk_stmts(&f.body, source, edits),
+        Stmt::Block(b) => walk_stmts(&b.body, source, edits),
+        Stmt::Macro(m) => {
+            for default in &m.defaults {
+                walk_expr(default, source, edits);
+            }
+            walk_stmts(&m.body, source, edits);
+        }
+        Stmt::CallBlock(c) => {
+            walk_args(&c.call.args, source, edits);
+            walk_stmts(&c.macro_decl.body, source, edits);
+        }
+        Stmt::Do(d) => walk_args(&d.call.args, source, edits),
+        _ => {}
+    }
+}
+
+fn walk_args(args: &[CallArg], source: &str, edits: &mut Vec<Edit>) {
+    for arg in args {
+        let (CallArg::Pos(e)
+        | CallArg::Kwarg(_, e)
+        | CallArg::PosSplat(e)
+        | CallArg::KwargSplat(e)) = arg;
+        walk_expr(e, source, edits);
+    }
+}
+
+fn walk_expr(expr: &Expr, source: &str, edits: &mut Vec<Edit>) {
+    if is_markup_add(expr) {
+        let (start, end) = extent(expr, source);
+        edits.push(Edit {
+            start,
+            end,
+            kind: EditKind::Replace(emit(expr, source)),
+        });
+        return;
+    }
+    for child in children(expr) {
+        walk_expr(child, source, edits);
+    }
+}
+
+/// The direct sub-expressions of `expr`, in source order.
+fn children<'e, 'a>(expr: &'e Expr<'a>) -> Vec<&'e Expr<'a>> {
+    let args = |args: &'e [CallArg<'a>]| {
+        args.iter().map(|arg| match arg {
+            CallArg::Pos(e)
+            | CallArg::Kwarg(_, e)
+            | CallArg::PosSplat(e)
+            | CallArg::KwargSplat(e) => e,
+        })
+    };
+    match expr {
+        Expr::Slice(s) => std::iter::once(&s.expr)
+            .chain([&s.start, &s.stop, &s.step].into_iter().flatten())
+            .collect(),
+        Expr::UnaryOp(u) => vec![&u.expr],
+        Expr::BinOp(b) => vec![&b.left, &b.right],
+        Expr::Compare(c) => std::iter::once(&c.expr)
+            .chain(c.ops.iter().map(|op| &op.expr))
+            .collect(),
+        Expr::IfExpr(i) => [&i.true_expr, &i.test_expr]
+            .into_iter()
+            .chain(i.false_expr.as_ref())
+            .collect(),
+        Expr::Filter(f) => f.expr.iter().chain(args(&f.args)).collect(),
+        Expr::Test(t) => std::iter::once(&t.expr).chain(args(&t.args)).collect(),
+        Expr::GetAttr(g) => vec![&g.expr],
+        Expr::GetItem(g) => vec![&g.expr, &g.subscript_expr],
+        Expr::Call(c) => std::iter::once(&c.expr).chain(args(&c.args)).collect(),
+        Expr::List(l) => l.items.iter().collect(),
+        Expr::Tuple(t) => t.items.iter().collect(),
+        Expr::Map(m) => m.keys.iter().chain(&m.values).collect(),
+        Expr::Var(_) | Expr::Const(_) => Vec::new(),
+    }
+}
+
+/// Byte range of the whole expression text. MiniJinja's filter and test spans cover
+/// only `|name(args)`, so the range is the union with every sub-expression, widened to
+/// take in parentheses the parser consumed.
+fn extent(expr: &Expr, source: &str) -> (usize, usize) {
+    let span = expr.span();
+    let (mut start, mut end) = (span.start_offset as usize, span.end_offset as usize);
+    for child in children(expr) {
+        let (child_start, child_end) = extent(child, source);
+        start = start.min(child_start);
+        end = end.max(child_end);
+    }
+    balance_parens(source, start.min(source.len()), end.min(source.len()))
+}
+
+/// Extends `start..end` outwards until its parentheses balance (outside string literals).
+fn balance_parens(source: &str, mut start: usize, mut end: usize) -> (usize, usize) {
+    let (mut depth, mut lowest, mut quote) = (0i32, 0i32, None);
+    for ch in source.get(start..end).unwrap_or_default().chars() {
+        match (quote, ch) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '"' | '\'') => quote = Some(ch),
+            (None, '(') => depth += 1,
+            (None, ')') => {
+                depth -= 1;
+                lowest = lowest.min(depth);
+            }
+            _ => {}
+        }
+    }
+    for _ in 0..-lowest {
+        let before = source[..start].trim_end();
+        if before.ends_with('(') {
+            start = before.len() - 1;
+        }
+    }
+    for _ in 0..(depth - lowest).max(0) {
+        let after = &source[end..];
+        let skipped = after.len() - after.trim_start().len();
+        if after.trim_start().starts_with(')') {
+            end += skipped + 1;
+        }
+    }
+    (start, end)
+}
+
+/// Statically a Markup value: a `|safe`-like filter or a Markup `+`.
+fn is_markup(expr: &Expr) -> bool {
+    match expr {
+        Expr::Filter(f) => MARKUP_FILTERS.contains(&f.name),
+        _ => is_markup_add(expr),
+    }
+}
+
+fn is_markup_add(expr: &Expr) -> bool {
+    matches!(expr, Expr::BinOp(b) if matches!(b.op, BinOpKind::Add) && (is_markup(&b.left) || is_markup(&b.right)))
+}
+
+/// The replacement text for an expression: Markup `+` becomes a helper call, anything
+/// else keeps its source text.
+fn emit(expr: &Expr, source: &str) -> String {
+    if let Expr::BinOp(b) = expr {
+        if is_markup_add(expr) {
+            return format!(
+                "{MARKUP_ADD}({}, {})",
+                emit(&b.left, source),
+                emit(&b.right, source)
+            );
+        }
+    }
+    let (start, end) = extent(expr, source);
+    format!("({})", source.get(start..end).unwrap_or_default())
+}
