@@ -240,7 +240,7 @@ fn check_mismatch_shows_a_diff_with_visible_whitespace() {
     assert_eq!(output.status.code(), Some(1));
     let out = stdout(&output);
     assert!(out.contains("FAIL bad.json: prompt differs"), "{out}");
-    assert!(out.contains("@@ line 2 @@\n  a b␊\n- c·␊\n+ c␊\n"), "{out}");
+    assert!(out.contains("@@ line 1 @@\n  a b␊\n- c·␊\n+ c␊\n"), "{out}");
     assert!(out.ends_with("0 passed, 1 failed\n"), "{out}");
 }
 
