@@ -79,12 +79,12 @@ impl TemplateSource {
 #[derive(Debug, thiserror::Error)]
 pub enum CatalogError {
     /// Reading failed.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         /// The file.
         path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error (shown in the message, so not chained as a `source` too).
+        cause: std::io::Error,
     },
     /// A tokenizer config without a usable `chat_template`.
     #[error("{path}: {message}")]
@@ -166,7 +166,7 @@ fn load_dir(dir: &Path) -> Result<Vec<TemplateSource>, CatalogError> {
     let mut paths: Vec<PathBuf> = fs::read_dir(dir)
         .map_err(|source| CatalogError::Io {
             path: dir.to_path_buf(),
-            source,
+            cause: source,
         })?
         .filter_map(Result::ok)
         .map(|entry| entry.path())
@@ -291,7 +291,7 @@ pub fn resolve(
 fn read(path: &Path) -> Result<String, CatalogError> {
     fs::read_to_string(path).map_err(|source| CatalogError::Io {
         path: path.to_path_buf(),
-        source,
+        cause: source,
     })
 }
 

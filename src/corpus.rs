@@ -17,12 +17,12 @@ pub const CORPUS_CLOCK: &str = "2026-01-15T00:00:00";
 #[derive(Debug, thiserror::Error)]
 pub enum CorpusError {
     /// A corpus file is missing or unreadable.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         /// The file.
         path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error (shown in the message, so not chained as a `source` too).
+        cause: std::io::Error,
     },
     /// A corpus file is not what MANIFEST.json describes.
     #[error("{path}: {message}")]
@@ -59,13 +59,13 @@ fn import_case(corpus: &Path, out: &Path, case: &Json) -> Result<PathBuf, Corpus
     let fixture_dir = out.join(&template);
     fs::create_dir_all(&fixture_dir).map_err(|source| CorpusError::Io {
         path: fixture_dir.clone(),
-        source,
+        cause: source,
     })?;
     let scenario_json = read_json(&corpus.join(format!("scenarios/{scenario}.json")))?;
     let golden_path = corpus.join(field("file"));
     let golden = fs::read_to_string(&golden_path).map_err(|source| CorpusError::Io {
         path: golden_path,
-        source,
+        cause: source,
     })?;
     let expected = match field("outcome").as_str() {
         "ok" => Expected::Prompt(golden),
@@ -123,7 +123,7 @@ fn build_session(
 fn read_json(path: &Path) -> Result<Json, CorpusError> {
     let text = fs::read_to_string(path).map_err(|source| CorpusError::Io {
         path: path.to_path_buf(),
-        source,
+        cause: source,
     })?;
     serde_json::from_str(&text).map_err(|err| CorpusError::Format {
         path: path.to_path_buf(),

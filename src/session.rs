@@ -150,12 +150,12 @@ impl Message {
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
     /// The file could not be read or written.
-    #[error("{path}: {source}")]
+    #[error("{path}: {cause}")]
     Io {
         /// The file.
         path: PathBuf,
-        /// The OS error.
-        source: std::io::Error,
+        /// The OS error (shown in the message, so not chained as a `source` too).
+        cause: std::io::Error,
     },
     /// The file is not a valid session; `line`/`column` are 1-based.
     #[error("{path}:{line}:{column}: {message}")]
@@ -203,11 +203,14 @@ impl Session {
 
     /// Parses session JSON; errors name `path` with line and column.
     pub fn parse(text: &str, path: &Path) -> Result<Self, SessionError> {
-        let session: Session = serde_json::from_str(text).map_err(|err| SessionError::Invalid {
-            path: path.to_path_buf(),
-            line: err.line(),
-            column: err.column(),
-            message: strip_position(&err.to_string()),
+        let session: Session = serde_json::from_str(text).map_err(|err| {
+            let (line, column) = error_position(text, &err);
+            SessionError::Invalid {
+                path: path.to_path_buf(),
+                line,
+                column,
+                message: strip_position(&err.to_string()),
+            }
         })?;
         if session.version != FORMAT_VERSION {
             return Err(SessionError::Version {
@@ -222,7 +225,7 @@ impl Session {
     pub fn load(path: &Path) -> Result<Self, SessionError> {
         let text = fs::read_to_string(path).map_err(|source| SessionError::Io {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         })?;
         Session::parse(&text, path)
     }
@@ -238,7 +241,7 @@ impl Session {
     pub fn save(&self, path: &Path) -> Result<(), SessionError> {
         write_atomically(path, self.to_json().as_bytes()).map_err(|source| SessionError::Io {
             path: path.to_path_buf(),
-            source,
+            cause: source,
         })
     }
 
@@ -283,6 +286,76 @@ impl Session {
             })
             .transpose()
     }
+}
+
+/// Where to point for a parse error (1-based). serde_json reports a message's own
+/// validation errors (no role, bad content) where it finished reading that message;
+/// those point at the message's opening brace instead.
+fn error_position(text: &str, err: &serde_json::Error) -> (usize, usize) {
+    let (line, column) = (err.line(), err.column().max(1));
+    if err.classify() != serde_json::error::Category::Data
+        || !err.to_string().starts_with("message ")
+    {
+        return (line, column);
+    }
+    let offset = offset_of(text, line, column);
+    match object_start_before(text, offset) {
+        Some(start) => line_column(text, start),
+        None => (line, column),
+    }
+}
+
+fn offset_of(text: &str, line: usize, column: usize) -> usize {
+    let line_start: usize = text
+        .split_inclusive('\n')
+        .take(line.saturating_sub(1))
+        .map(str::len)
+        .sum();
+    (line_start + column.saturating_sub(1)).min(text.len())
+}
+
+fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let before = &text[..offset];
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (
+        before.matches('\n').count() + 1,
+        before[line_start..].chars().count() + 1,
+    )
+}
+
+/// The `{` that opens the object ending at or before `offset`, skipping over strings.
+fn object_start_before(text: &str, offset: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut index = offset.min(bytes.len());
+    let mut depth = 0usize;
+    while index > 0 {
+        index -= 1;
+        match bytes[index] {
+            b'"' if !is_escaped(bytes, index) => index = string_start(bytes, index)?,
+            b'}' => depth += 1,
+            b'{' if depth <= 1 => return Some(index),
+            b'{' => depth -= 1,
+            _ => {}
+        }
+    }
+    None
+}
+
+/// The opening quote of the string whose closing quote is at `end`.
+fn string_start(bytes: &[u8], end: usize) -> Option<usize> {
+    (0..end)
+        .rev()
+        .find(|&i| bytes[i] == b'"' && !is_escaped(bytes, i))
+}
+
+fn is_escaped(bytes: &[u8], quote: usize) -> bool {
+    bytes[..quote]
+        .iter()
+        .rev()
+        .take_while(|&&b| b == b'\\')
+        .count()
+        % 2
+        == 1
 }
 
 /// serde_json appends " at line L column C"; the position is reported separately.

@@ -63,10 +63,11 @@ fn unknown_top_level_key_is_rejected_with_position() {
 
 #[test]
 fn message_without_role_is_rejected() {
-    let (line, _, message) = invalid(&session_text("[\n    {\"content\": \"hi\"}\n  ]"));
-    // serde_json places errors raised by a message's own check where its reader stopped:
-    // on the message's line or just after it.
-    assert!((5..=6).contains(&line), "line {line}");
+    let messages = "[\n    {\"role\": \"user\", \"content\": \"a \\\"}{ b\"},\n    {\"content\": \"hi\",\n     \"x\": {\"y\": 1}}\n  ]";
+    let (line, column, message) = invalid(&session_text(messages));
+    // A message's own check points at the message's opening brace (line 6, column 5),
+    // not where the reader stopped, even past braces inside strings and nested objects.
+    assert_eq!((line, column), (6, 5));
     assert!(message.contains("message has no \"role\""), "{message}");
 }
 

@@ -77,8 +77,15 @@ impl RenderError {
         }
     }
 
-    /// Converts a MiniJinja error; `source` is the compiled text, for the column.
-    pub fn from_minijinja(err: &minijinja::Error, source: &str, limit_hint: Option<&str>) -> Self {
+    /// Converts a MiniJinja error. `source` is the template as the user wrote it (newlines
+    /// normalised); `to_original` maps a byte offset in the text MiniJinja compiled back
+    /// into `source`.
+    pub fn from_minijinja(
+        err: &minijinja::Error,
+        source: &str,
+        to_original: &dyn Fn(usize) -> usize,
+        limit_hint: Option<&str>,
+    ) -> Self {
         use minijinja::ErrorKind as K;
         let detail = full_detail(err);
         let (kind, message) = if let Some(raised) = detail.strip_prefix(RAISED_PREFIX) {
@@ -101,7 +108,7 @@ impl RenderError {
         RenderError {
             kind,
             message,
-            position: position_of(err, source),
+            position: position_of(err, source, to_original),
         }
     }
 
@@ -149,15 +156,22 @@ fn full_detail(err: &minijinja::Error) -> String {
     message
 }
 
-fn position_of(err: &minijinja::Error, source: &str) -> Option<SourcePosition> {
+fn position_of(
+    err: &minijinja::Error,
+    source: &str,
+    to_original: &dyn Fn(usize) -> usize,
+) -> Option<SourcePosition> {
     let line = err.line()?;
-    let column = err
+    let before = err
         .range()
-        .and_then(|range| source.get(..range.start))
-        .map(|before| {
-            let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-            before[line_start..].chars().count() + 1
-        })
-        .unwrap_or(1);
-    Some(SourcePosition { line, column })
+        .map(|range| to_original(range.start))
+        .and_then(|offset| source.get(..offset));
+    let Some(before) = before else {
+        return Some(SourcePosition { line, column: 1 });
+    };
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    Some(SourcePosition {
+        line: before.matches('\n').count() + 1,
+        column: before[line_start..].chars().count() + 1,
+    })
 }

@@ -75,6 +75,7 @@ impl Default for Limits {
 pub struct CompiledTemplate {
     env: Environment<'static>,
     prepared_source: String,
+    rewritten: rewrite::Rewritten,
     limits: Limits,
     last_fuel: AtomicU64,
 }
@@ -92,12 +93,16 @@ impl CompiledTemplate {
     pub fn compile(source: &str, limits: Limits) -> Result<Self, RenderError> {
         let prepared_source = source::prepare(source);
         let mut env = build_environment(limits);
-        let compiled_source = rewrite::rewrite(&prepared_source, env.syntax());
-        env.add_template_owned(TEMPLATE_NAME, compiled_source)
-            .map_err(|err| RenderError::from_minijinja(&err, &prepared_source, None))?;
+        let rewritten = rewrite::rewrite(&prepared_source, env.syntax());
+        env.add_template_owned(TEMPLATE_NAME, rewritten.text.clone())
+            .map_err(|err| {
+                let to_original = |offset| rewritten.original_offset(offset);
+                RenderError::from_minijinja(&err, &prepared_source, &to_original, None)
+            })?;
         Ok(CompiledTemplate {
             env,
             prepared_source,
+            rewritten,
             limits,
             last_fuel: AtomicU64::new(0),
         })
@@ -141,22 +146,24 @@ impl CompiledTemplate {
         let template = self
             .env
             .get_template(TEMPLATE_NAME)
-            .map_err(|err| RenderError::from_minijinja(&err, &self.prepared_source, None))?;
+            .map_err(|err| self.error(&err, None))?;
         let mut output = LimitedWriter::new(self.limits.max_output_bytes);
         let fuel_used = match template.render_captured_to(context, &mut output) {
             Ok(captured) => captured.state().fuel_levels().map_or(0, |(used, _)| used),
             Err(err) => {
                 let hint = limit_hint(&err, &self.limits);
-                return Err(RenderError::from_minijinja(
-                    &err,
-                    &self.prepared_source,
-                    hint.as_deref(),
-                ));
+                return Err(self.error(&err, hint.as_deref()));
             }
         };
         self.last_fuel.store(fuel_used, Ordering::Relaxed);
         String::from_utf8(output.buffer)
             .map_err(|_| RenderError::input("the template produced invalid UTF-8"))
+    }
+
+    /// A MiniJinja error with its position mapped back to the user's source.
+    fn error(&self, err: &minijinja::Error, limit_hint: Option<&str>) -> RenderError {
+        let to_original = |offset| self.rewritten.original_offset(offset);
+        RenderError::from_minijinja(err, &self.prepared_source, &to_original, limit_hint)
     }
 
     /// Fuel the most recent successful render used (see [`Limits::fuel`]).

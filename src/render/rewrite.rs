@@ -41,17 +41,72 @@ fn loop_iterable(value: Value) -> Result<Value, minijinja::Error> {
     }
 }
 
+/// A rewritten template and the way back from its byte offsets to the original's.
+#[derive(Debug, Clone, Default)]
+pub struct Rewritten {
+    /// The text MiniJinja compiles.
+    pub text: String,
+    shifts: Vec<Shift>,
+}
+
+/// Where one top-level edit landed: `new` is its range in the rewritten text, `original`
+/// the range it replaced, `prefix` the length of text inserted before the original
+/// (for wraps, `function((`).
+#[derive(Debug, Clone, Copy)]
+struct Shift {
+    new: (usize, usize),
+    original: (usize, usize),
+    prefix: Option<usize>,
+}
+
+impl Rewritten {
+    /// Maps a byte offset in the rewritten text to the original source, so error
+    /// positions point at what the user wrote.
+    pub fn original_offset(&self, offset: usize) -> usize {
+        let mut growth: isize = 0;
+        for shift in &self.shifts {
+            if offset < shift.new.0 {
+                break;
+            }
+            if offset < shift.new.1 {
+                let inside = offset - shift.new.0;
+                let original_len = shift.original.1 - shift.original.0;
+                return match shift.prefix {
+                    Some(prefix) if inside >= prefix && inside - prefix < original_len => {
+                        shift.original.0 + inside - prefix
+                    }
+                    _ => shift.original.0,
+                };
+            }
+            growth += (shift.new.1 - shift.new.0) as isize
+                - (shift.original.1 - shift.original.0) as isize;
+        }
+        offset.saturating_add_signed(-growth)
+    }
+}
+
 /// Applies the rewrites to `source`; returns it unchanged when it does not parse (the
 /// real compile then reports the syntax error).
-pub fn rewrite(source: &str, syntax: &minijinja::syntax::SyntaxConfig) -> String {
+pub fn rewrite(source: &str, syntax: &minijinja::syntax::SyntaxConfig) -> Rewritten {
     let Ok(ast) = minijinja::machinery::parse(source, "<template>", syntax.clone()) else {
-        return source.to_string();
+        return Rewritten {
+            text: source.to_string(),
+            shifts: Vec::new(),
+        };
     };
     let mut edits = Vec::new();
     walk_stmt(&ast, source, &mut edits);
     // Outer edits first where two start together, so a wrap encloses what it contains.
     edits.sort_by_key(|edit| (edit.start, std::cmp::Reverse(edit.end)));
-    apply_edits(source, 0, source.len(), &mut edits.as_slice())
+    let mut shifts = Vec::with_capacity(edits.len());
+    let text = apply_edits(
+        source,
+        0,
+        source.len(),
+        &mut edits.as_slice(),
+        Some(&mut shifts),
+    );
+    Rewritten { text, shifts }
 }
 
 /// One rewrite: the byte range it covers and how its new text is made.
@@ -70,7 +125,14 @@ enum EditKind {
 
 /// Writes `source[start..end]` with the edits inside that range applied. `edits` is
 /// sorted by start and consumed as it is used; nested edits are applied inside `Wrap`s.
-fn apply_edits(source: &str, start: usize, end: usize, edits: &mut &[Edit]) -> String {
+/// Top-level edits are recorded in `shifts` when given.
+fn apply_edits(
+    source: &str,
+    start: usize,
+    end: usize,
+    edits: &mut &[Edit],
+    mut shifts: Option<&mut Vec<Shift>>,
+) -> String {
     let mut out = String::with_capacity(end - start + 32);
     let mut cursor = start;
     while let Some((edit, rest)) = edits.split_first() {
@@ -82,12 +144,24 @@ fn apply_edits(source: &str, start: usize, end: usize, edits: &mut &[Edit]) -> S
             continue; // overlaps an edit already made
         }
         out.push_str(&source[cursor..edit.start]);
-        match &edit.kind {
-            EditKind::Replace(text) => out.push_str(text),
-            EditKind::Wrap(function) => {
-                let inner = apply_edits(source, edit.start, edit.end, edits);
-                out.push_str(&format!("{function}(({inner}))"));
+        let new_start = start + out.len();
+        let prefix = match &edit.kind {
+            EditKind::Replace(text) => {
+                out.push_str(text);
+                None
             }
+            EditKind::Wrap(function) => {
+                let inner = apply_edits(source, edit.start, edit.end, edits, None);
+                out.push_str(&format!("{function}(({inner}))"));
+                Some(function.len() + 2)
+            }
+        };
+        if let Some(shifts) = shifts.as_deref_mut() {
+            shifts.push(Shift {
+                new: (new_start, start + out.len()),
+                original: (edit.start, edit.end),
+                prefix,
+            });
         }
         cursor = edit.end;
     }
