@@ -73,9 +73,43 @@ fn extra_string_method(text: &str, method: &str, args: &[Value]) -> Option<Resul
         "casefold" => Value::from(text.to_lowercase()),
         "swapcase" => Value::from(swapcase(text)),
         "zfill" => Value::from(zfill(text, args.first()?.as_usize()?)),
+        "startswith" | "endswith" if args.len() > 1 => {
+            return Some(affix_test(text, method == "startswith", args))
+        }
         _ => return None,
     };
     Some(Ok(result))
+}
+
+/// `str.startswith(prefix, start, end)` / `endswith`, with a tuple of candidates and
+/// Python's slice semantics for the offsets (negative counts from the end).
+fn affix_test(text: &str, start_side: bool, args: &[Value]) -> Result<Value, Error> {
+    let chars: Vec<char> = text.chars().collect();
+    let bound = |index: usize, default: usize| -> usize {
+        match args.get(index).and_then(Value::as_i64) {
+            Some(n) if n < 0 => chars.len().saturating_sub(n.unsigned_abs() as usize),
+            Some(n) => (n as usize).min(chars.len()),
+            None => default,
+        }
+    };
+    let (from, to) = (bound(1, 0), bound(2, chars.len()));
+    let window: String = chars
+        .get(from..to.max(from))
+        .unwrap_or_default()
+        .iter()
+        .collect();
+    let candidates: Vec<Value> = match args[0].kind() {
+        ValueKind::String => vec![args[0].clone()],
+        _ => args[0].try_iter()?.collect(),
+    };
+    let hit = candidates.iter().filter_map(Value::as_str).any(|affix| {
+        if start_side {
+            window.starts_with(affix)
+        } else {
+            window.ends_with(affix)
+        }
+    });
+    Ok(Value::from(hit))
 }
 
 fn rsplit(text: &str, args: &[Value]) -> Result<Value, Error> {
