@@ -13,6 +13,7 @@ mod globals;
 mod markup;
 mod methods;
 mod none;
+mod percent;
 mod predicates;
 mod pyfloat;
 mod pyjson;
@@ -226,6 +227,7 @@ fn build_environment(limits: Limits) -> Environment<'static> {
     predicates::register(&mut env);
     globals::register(&mut env);
     markup::register(&mut env);
+    percent::register(&mut env);
     rewrite::register(&mut env);
     env
 }

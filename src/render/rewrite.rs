@@ -1,4 +1,4 @@
-//! AST-guided source rewrites for the two Python behaviours MiniJinja's VM cannot be
+//! AST-guided source rewrites for the Python behaviours MiniJinja's VM cannot be
 //! told about from outside. Before compiling, the template is parsed with MiniJinja's own
 //! parser; the affected expressions are located by their source spans and only their
 //! text is rewritten, so line numbers (and error positions) are preserved.
@@ -9,6 +9,8 @@
 //!   an operand that is statically Markup (`x|safe`, `x|escape`, or another such `+`)
 //!   becomes a call to [`MARKUP_ADD`]. Not covered: Markup stored in a variable first
 //!   (`{% set m = x|safe %}{{ m + y }}`), whose type the parser cannot know.
+//! * **`'...' % args`**: Python's string formatting, where the left operand is a string
+//!   literal (so numeric `%` is untouched), becomes a call to [`PERCENT_FORMAT`].
 //! * **Looping over a string**: Jinja2 knows the length, so `loop.length`, `loop.last`
 //!   and `loop.revindex` work; MiniJinja's character iterator has none. Every `for`
 //!   loop's iterable is wrapped in [`LOOP_ITERABLE`], which turns a string into its list
@@ -18,6 +20,7 @@ use minijinja::machinery::ast::{BinOpKind, CallArg, Expr, Stmt};
 use minijinja::value::{Value, ValueKind};
 
 use super::markup::MARKUP_ADD;
+use super::percent::PERCENT_FORMAT;
 
 /// The helper every `for` loop's iterable is passed through.
 pub const LOOP_ITERABLE: &str = "__chatplate_loop_iterable";
@@ -236,6 +239,20 @@ fn walk_args(args: &[CallArg], source: &str, edits: &mut Vec<Edit>) {
 }
 
 fn walk_expr(expr: &Expr, source: &str, edits: &mut Vec<Edit>) {
+    if let Some((format, args)) = string_percent(expr) {
+        let (start, end) = extent(expr, source);
+        let text = format!(
+            "{PERCENT_FORMAT}({}, {})",
+            emit(format, source),
+            emit(args, source)
+        );
+        edits.push(Edit {
+            start,
+            end,
+            kind: EditKind::Replace(text),
+        });
+        return;
+    }
     if is_markup_add(expr) {
         let (start, end) = extent(expr, source);
         edits.push(Edit {
@@ -336,6 +353,17 @@ fn is_markup(expr: &Expr) -> bool {
     match expr {
         Expr::Filter(f) => MARKUP_FILTERS.contains(&f.name),
         _ => is_markup_add(expr),
+    }
+}
+
+/// `'literal' % args`: Python string formatting, the operands.
+fn string_percent<'e, 'a>(expr: &'e Expr<'a>) -> Option<(&'e Expr<'a>, &'e Expr<'a>)> {
+    match expr {
+        Expr::BinOp(b) if matches!(b.op, BinOpKind::Rem) => match &b.left {
+            Expr::Const(c) if c.value.kind() == ValueKind::String => Some((&b.left, &b.right)),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
