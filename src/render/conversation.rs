@@ -98,29 +98,46 @@ fn alias_reasoning(fields: Map<String, Json>) -> Map<String, Json> {
 /// JSON copy (this runs for every message on every render).
 pub fn message_value(message: &Json) -> minijinja::Value {
     use super::data::{dict, json_to_value};
+    use minijinja::Value;
     let Json::Object(fields) = message else {
         return json_to_value(message);
     };
-    let present = |key: &str| fields.get(key).filter(|v| !v.is_null());
-    let reasoning = REASONING_FIELDS.iter().find_map(|key| present(key));
-    let mut entries = Vec::with_capacity(fields.len() + 2);
-    let mut push = |key: &str, value: minijinja::Value| match entries
-        .iter_mut()
-        .find(|(k, _): &&mut (minijinja::Value, _)| k.as_str() == Some(key))
-    {
-        Some(entry) => entry.1 = value,
-        None => entries.push((minijinja::Value::from(key), value)),
-    };
-    if let Some(reasoning) = reasoning {
-        push("thinking", json_to_value(reasoning));
+    let reasoning = first_reasoning(fields).map(json_to_value);
+    let mut entries: Vec<(Value, Value)> = Vec::with_capacity(fields.len() + 2);
+    if let Some(reasoning) = &reasoning {
+        entries.push((Value::from("thinking"), reasoning.clone()));
     }
+    let mut has_reasoning_content = false;
     for (key, value) in fields.iter().filter(|(_, v)| !v.is_null()) {
-        push(key, json_to_value(value));
+        match (key.as_str(), &reasoning) {
+            // `{"thinking": r, **message, ...}`: the message's own value replaces r, in
+            // the first position.
+            ("thinking", Some(_)) => entries[0].1 = json_to_value(value),
+            // `{..., **message, "reasoning_content": r}`: the key keeps the message's
+            // position, the value becomes r.
+            ("reasoning_content", Some(r)) => {
+                has_reasoning_content = true;
+                entries.push((Value::from(key.as_str()), r.clone()));
+            }
+            _ => entries.push((Value::from(key.as_str()), json_to_value(value))),
+        }
     }
-    if let Some(reasoning) = reasoning {
-        push("reasoning_content", json_to_value(reasoning));
+    if let (Some(r), false) = (reasoning, has_reasoning_content) {
+        entries.push((Value::from("reasoning_content"), r));
     }
     dict(entries)
+}
+
+/// The message's reasoning: the first non-null of `reasoning_content`, `thinking`,
+/// `reasoning`, found in one pass over the keys.
+fn first_reasoning(fields: &Map<String, Json>) -> Option<&Json> {
+    let mut found: [Option<&Json>; 3] = [None; 3];
+    for (key, value) in fields {
+        if let Some(rank) = REASONING_FIELDS.iter().position(|name| name == key) {
+            found[rank] = Some(value).filter(|v| !v.is_null());
+        }
+    }
+    found.into_iter().flatten().next()
 }
 
 /// Whether `field` is one of the names reasoning travels under.
