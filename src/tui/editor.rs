@@ -7,7 +7,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
-use ratatui_textarea::{CursorMove, TextArea};
+use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
 use crate::session::Session;
 
@@ -37,6 +37,8 @@ impl FieldEditor {
         let text = fields::read(session, row, field);
         let mut textarea = TextArea::new(text.split('\n').map(String::from).collect());
         textarea.set_max_histories(500);
+        // Message content is prose: wrap it instead of scrolling sideways in a narrow pane.
+        textarea.set_wrap_mode(WrapMode::WordOrGlyph);
         // Start at the end: the common edit is adding to what is there.
         textarea.move_cursor(CursorMove::Bottom);
         textarea.move_cursor(CursorMove::End);
