@@ -8,6 +8,8 @@ use super::action::{Direction, Effect, PromptAction, Step};
 use super::app::App;
 use super::dialog::Overlay;
 use super::preview::Preview;
+use crate::diff::{diff_lines, DiffLine};
+use crate::session::Expected;
 
 /// A search term and where it occurs in the prompt.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -128,7 +130,23 @@ impl App {
             return self.warn("no expected prompt yet: press E to take it from the current render");
         }
         self.prompt.diff = !self.prompt.diff;
-        self.prompt.top = Some(0);
+        self.prompt.top = Some(if self.prompt.diff {
+            self.first_difference()
+        } else {
+            0
+        });
+    }
+
+    /// The diff row to open diff mode at: two lines above the first change, so the user
+    /// lands on what differs instead of a long identical preamble.
+    fn first_difference(&self) -> usize {
+        let Some(Expected::Prompt(expected)) = &self.workspace.session.expected else {
+            return 0;
+        };
+        diff_lines(expected, self.preview.text())
+            .iter()
+            .position(|line| !matches!(line, DiffLine::Same(_)))
+            .map_or(0, |index| index.saturating_sub(2))
     }
 
     /// Starts a search for `term` and jumps to the first match.
