@@ -1,6 +1,8 @@
 //! The headless CLI as a user runs it: the real binary, temporary fixtures, exact bytes
 //! on stdout and the exit code (0 ok, 1 render failure or failed checks, 2 unusable input).
 
+mod common;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -281,24 +283,11 @@ fn bless_records_expected_and_a_second_check_passes() {
     assert_eq!(stdout(&output), "2 passed, 0 failed\n");
 }
 
-fn corpus_dir() -> PathBuf {
-    std::env::var_os("CHATPLATE_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/dev")
-        })
-}
-
 #[test]
 fn import_corpus_then_check_passes_every_case() {
-    let corpus = corpus_dir();
-    if !corpus.join("MANIFEST.json").exists() {
-        eprintln!(
-            "SKIPPED import-corpus: no corpus at {} (set CHATPLATE_CORPUS)",
-            corpus.display()
-        );
+    let Some(corpus) = common::corpus_dir("import-corpus") else {
         return;
-    }
+    };
     let out = tempfile::tempdir().unwrap();
     let target = out.path().join("fixtures");
     let import = chatplate(

@@ -5,29 +5,16 @@
 //! The corpus is not in this repository. Set `CHATPLATE_CORPUS` to point elsewhere; when
 //! it is absent the test says it is skipped (CI always has it).
 
-use std::path::PathBuf;
-
 use chatplate::check::{check_all, report};
 use chatplate::corpus;
 
-fn corpus_dir() -> PathBuf {
-    std::env::var_os("CHATPLATE_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/dev")
-        })
-}
+mod common;
 
 #[test]
 fn conformance_corpus_matches_transformers() {
-    let dir = corpus_dir();
-    if !dir.join("MANIFEST.json").exists() {
-        eprintln!(
-            "SKIPPED conformance: no corpus at {} (set CHATPLATE_CORPUS)",
-            dir.display()
-        );
+    let Some(dir) = common::corpus_dir("conformance") else {
         return;
-    }
+    };
     let out = tempfile::tempdir().expect("temp dir");
     let fixtures = corpus::import(&dir, out.path()).expect("corpus converts to fixtures");
     let results = check_all(&fixtures, false);

@@ -8,7 +8,7 @@
 
 use std::io::{Read, Write};
 use std::num::NonZeroU16;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
@@ -129,16 +129,22 @@ impl Tui {
     }
 }
 
-#[test]
-fn edit_save_and_check_a_session() {
-    let dir = tempfile::tempdir().unwrap();
-    let sessions = dir.path().join("sessions");
+/// Writes the example session to `<dir>/sessions/weather.json`.
+fn weather_session(dir: &Path) -> PathBuf {
+    let sessions = dir.join("sessions");
     std::fs::create_dir_all(&sessions).unwrap();
     let file = sessions.join("weather.json");
     let template = catalog::default_template();
     example_session(template.reference(&sessions))
         .save(&file)
         .unwrap();
+    file
+}
+
+#[test]
+fn edit_save_and_check_a_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = weather_session(dir.path());
 
     let mut tui = Tui::start(dir.path(), "sessions/weather.json");
     tui.wait_for("the first frame", |s| {
@@ -171,7 +177,7 @@ fn edit_save_and_check_a_session() {
     };
     assert!(expected.contains("Paris? Umbrella<|im_end|>"));
     assert!(
-        !sessions.join("weather.recovery.json").exists(),
+        !file.with_file_name("weather.recovery.json").exists(),
         "recovery removed after save"
     );
 
@@ -192,13 +198,7 @@ fn edit_save_and_check_a_session() {
 #[test]
 fn sigterm_keeps_unsaved_changes_and_restores_the_terminal() {
     let dir = tempfile::tempdir().unwrap();
-    let sessions = dir.path().join("sessions");
-    std::fs::create_dir_all(&sessions).unwrap();
-    let file = sessions.join("weather.json");
-    let template = catalog::default_template();
-    example_session(template.reference(&sessions))
-        .save(&file)
-        .unwrap();
+    let file = weather_session(dir.path());
 
     let mut tui = Tui::start(dir.path(), "sessions/weather.json");
     tui.wait_for("the first frame", |s| s.contains("weather.json"));
@@ -212,7 +212,8 @@ fn sigterm_keeps_unsaved_changes_and_restores_the_terminal() {
     assert!(killed.success());
     tui.wait_exit();
     assert!(!tui.parser.screen().alternate_screen(), "terminal restored");
-    let recovery = Session::load(&sessions.join("weather.recovery.json")).expect("recovery file");
+    let recovery =
+        Session::load(&file.with_file_name("weather.recovery.json")).expect("recovery file");
     assert_eq!(recovery.messages[0].role(), "user");
     let saved = Session::load(&file).unwrap();
     assert_eq!(
