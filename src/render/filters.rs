@@ -5,7 +5,7 @@
 use minijinja::value::{Kwargs, Rest, Value, ValueKind};
 use minijinja::{Error, ErrorKind, State};
 
-use super::generators::Generator;
+use super::generators::is_generator;
 use super::none::is_python_none;
 use super::pyjson::{dumps, DumpOptions};
 use super::pyrepr::to_str;
@@ -162,7 +162,7 @@ fn length(value: Value) -> Result<usize, Error> {
     match value.kind() {
         ValueKind::String => Ok(value.as_str().unwrap_or_default().chars().count()),
         _ if is_python_none(&value) => Err(no_len(&value)),
-        _ if value.downcast_object_ref::<Generator>().is_some() => Err(no_len(&value)),
+        _ if is_generator(&value) => Err(no_len(&value)),
         _ => value.len().ok_or_else(|| no_len(&value)),
     }
 }

@@ -87,6 +87,12 @@ impl Object for Generator {
     }
 }
 
+/// Whether `value` is a [`Generator`] (as opposed to MiniJinja's lazy lists, such as
+/// the result of `list + list` or a slice, which are lists in Python).
+pub fn is_generator(value: &Value) -> bool {
+    value.downcast_object_ref::<Generator>().is_some()
+}
+
 /// Wraps filter results as a [`Generator`].
 pub fn generator(items: Vec<Value>) -> Value {
     Value::from_object(Generator(items))

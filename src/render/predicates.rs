@@ -51,8 +51,12 @@ fn is_iterable(value: Value) -> bool {
 /// Jinja2's `sequence`: has `len()` and `__getitem__` (strings, lists, tuples, dicts,
 /// and Jinja's Undefined).
 fn is_sequence(value: Value) -> bool {
-    if is_python_none(&value) {
+    if is_python_none(&value) || super::generators::is_generator(&value) {
         return false;
+    }
+    if value.kind() == ValueKind::Iterable {
+        // MiniJinja's lazy lists (`a + b`, slices) are Python lists.
+        return true;
     }
     matches!(
         value.kind(),

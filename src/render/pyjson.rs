@@ -8,6 +8,7 @@
 use minijinja::value::{Value, ValueKind};
 use minijinja::{Error, ErrorKind};
 
+use super::generators::is_generator;
 use super::none::is_python_none;
 use super::pyfloat::repr_float;
 
@@ -74,7 +75,9 @@ impl JsonWriter<'_> {
                 .push_str(if value.is_true() { "true" } else { "false" }),
             ValueKind::Number => self.write_number(value),
             ValueKind::String => self.write_string(value.as_str().unwrap_or_default()),
-            ValueKind::Seq => self.write_seq(value, depth)?,
+            ValueKind::Seq | ValueKind::Iterable if !is_generator(value) => {
+                self.write_seq(value, depth)?
+            }
             ValueKind::Map => self.write_map(value, depth)?,
             _ => return Err(not_serializable(value)),
         }

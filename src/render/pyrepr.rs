@@ -6,6 +6,7 @@
 
 use minijinja::value::{Value, ValueKind};
 
+use super::generators::is_generator;
 use super::none::is_python_none;
 use super::pyfloat::repr_float;
 
@@ -33,7 +34,7 @@ pub fn write_repr(out: &mut String, value: &Value) {
         ValueKind::Bool => out.push_str(if value.is_true() { "True" } else { "False" }),
         ValueKind::Number => write_number(out, value),
         ValueKind::String => write_str_repr(out, value.as_str().unwrap_or_default()),
-        ValueKind::Seq => write_seq(out, value),
+        ValueKind::Seq | ValueKind::Iterable if !is_generator(value) => write_seq(out, value),
         ValueKind::Map => write_map(out, value),
         _ => out.push_str(&value.to_string()),
     }

@@ -20,7 +20,8 @@ pub fn type_name(value: &Value) -> &'static str {
         ValueKind::Seq if value.is_tuple() => "tuple",
         ValueKind::Seq => "list",
         ValueKind::Map => "dict",
-        ValueKind::Iterable => "generator",
+        ValueKind::Iterable if super::generators::is_generator(value) => "generator",
+        ValueKind::Iterable => "list",
         _ => "object",
     }
 }

@@ -61,6 +61,15 @@ fn parse_int(text: &str, base: u32) -> Option<i64> {
         None => (false, text.strip_prefix('+').unwrap_or(text)),
     };
     let lower = digits.to_ascii_lowercase();
+    // Base 0 reads the base from the prefix, as Python's int(text, 0) does.
+    let base = match (base, lower.get(..2)) {
+        (0, Some("0x")) => 16,
+        (0, Some("0o")) => 8,
+        (0, Some("0b")) => 2,
+        (0, _) => 10,
+        (2..=36, _) => base,
+        _ => return None,
+    };
     let prefix = match base {
         16 => "0x",
         8 => "0o",

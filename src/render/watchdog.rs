@@ -30,14 +30,19 @@ pub fn render_with_deadline(
     if spawned.is_err() {
         return Err(RenderError::input("could not start a render thread"));
     }
-    receiver.recv_timeout(deadline).unwrap_or_else(|_| {
-        Err(RenderError {
+    match receiver.recv_timeout(deadline) {
+        Ok(result) => result,
+        Err(mpsc::RecvTimeoutError::Timeout) => Err(RenderError {
             kind: RenderErrorKind::Timeout,
             message: format!(
                 "the template did not finish within {:.1} s and was abandoned",
                 deadline.as_secs_f64()
             ),
             position: None,
-        })
-    })
+        }),
+        // The worker ended without answering: it panicked, which is a chatplate bug.
+        Err(mpsc::RecvTimeoutError::Disconnected) => Err(RenderError::input(
+            "internal error while rendering (please report this template and input)",
+        )),
+    }
 }
