@@ -10,6 +10,7 @@ mod error;
 mod filters;
 mod generators;
 mod globals;
+mod literals;
 mod markup;
 mod methods;
 mod none;

@@ -4,6 +4,7 @@
 //! * Jinja2 normalizes every `\r\n` and lone `\r` to `\n`.
 //! * Jinja2 keeps the newline after `{% raw %}` under trim_blocks; MiniJinja needs the
 //!   tag written `{% raw +%}` for that.
+//! * String literals are decoded with Python's escapes (see [`super::literals`]).
 //! * transformers registers a `{% generation %}...{% endgeneration %}` tag that renders
 //!   its body as a call block; MiniJinja has no custom tags, so the tag is rewritten to
 //!   an equivalent `{% call %}` of a helper function. Whitespace markers and line
@@ -14,7 +15,8 @@ use super::globals::GENERATION_HELPER;
 /// Returns the source MiniJinja should compile.
 pub fn prepare(source: &str) -> String {
     let normalized = source.replace("\r\n", "\n").replace('\r', "\n");
-    rewrite_generation_tags(&normalized)
+    let decoded = super::literals::decode_python_escapes(&normalized);
+    rewrite_generation_tags(&decoded)
 }
 
 fn rewrite_generation_tags(source: &str) -> String {
