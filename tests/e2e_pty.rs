@@ -32,6 +32,16 @@ struct Tui {
     _slave: Box<dyn SlavePty + Send>,
 }
 
+/// A failed assertion must not leave the app running after the test.
+impl Drop for Tui {
+    fn drop(&mut self) {
+        if matches!(self.child.try_wait(), Ok(None)) {
+            let _ = self.child.kill();
+            let _ = self.child.wait();
+        }
+    }
+}
+
 impl Tui {
     fn start(dir: &Path, file: &str) -> Tui {
         let pty = native_pty_system()
@@ -221,4 +231,44 @@ fn sigterm_keeps_unsaved_changes_and_restores_the_terminal() {
         "system",
         "the session itself is untouched"
     );
+}
+
+#[test]
+fn the_app_exits_when_its_terminal_goes_away() {
+    let dir = tempfile::tempdir().unwrap();
+    weather_session(dir.path());
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows: 24,
+            cols: 80,
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("open a pty");
+    let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_chatplate"));
+    command.arg("sessions/weather.json");
+    command.cwd(dir.path());
+    command.env("TERM", "xterm-256color");
+    let mut child = pty.slave.spawn_command(command).expect("spawn chatplate");
+    let mut reader = pty.master.try_clone_reader().expect("pty reader");
+    // Wait for the first frame, then close both sides of the terminal, like a dropped
+    // connection whose hang-up signal never arrives.
+    let mut seen = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while !String::from_utf8_lossy(&seen).contains("weather.json") {
+        match reader.read(&mut buffer) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => seen.extend_from_slice(&buffer[..n]),
+        }
+    }
+    drop(reader);
+    drop(pty);
+    let deadline = Instant::now() + DEADLINE;
+    while matches!(child.try_wait(), Ok(None)) {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("chatplate kept running after its terminal closed");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }

@@ -33,6 +33,7 @@ const BATCH: usize = 64;
 /// Runs `app` in the terminal until it quits or a signal arrives.
 pub fn run(mut app: App) -> anyhow::Result<()> {
     let stop = install_signal_flag()?;
+    exit_on_hangup();
     // ratatui::init installs a panic hook that restores the terminal first.
     let mut terminal = ratatui::init();
     let _ = execute!(io::stdout(), EnableBracketedPaste);
@@ -155,6 +156,34 @@ fn install_signal_flag() -> anyhow::Result<Arc<AtomicBool>> {
     }
     Ok(flag)
 }
+
+/// Ends the process when the terminal hangs up without a SIGHUP (a dropped connection
+/// can close the pty under us). crossterm then reads end-of-file in an endless loop
+/// inside `event::poll`, where the event loop never regains control, so this waits on
+/// the terminal from a thread of its own. The debounced autosave has already written
+/// the recovery file by then.
+#[cfg(unix)]
+fn exit_on_hangup() {
+    use rustix::event::{poll, PollFd, PollFlags};
+    if !rustix::termios::isatty(io::stdin()) {
+        return;
+    }
+    std::thread::spawn(|| loop {
+        let stdin = io::stdin();
+        let mut fds = [PollFd::new(&stdin, PollFlags::empty())];
+        // With no events requested, poll returns only for hang-up and errors.
+        if poll(&mut fds, None).is_ok()
+            && fds[0]
+                .revents()
+                .intersects(PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL)
+        {
+            std::process::exit(129);
+        }
+    });
+}
+
+#[cfg(not(unix))]
+fn exit_on_hangup() {}
 
 #[cfg(not(unix))]
 fn install_signal_flag() -> anyhow::Result<Arc<AtomicBool>> {
