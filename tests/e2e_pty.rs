@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use chatplate::catalog;
 use chatplate::session::{Expected, Session};
 use chatplate::tui::conversation::example_session;
-use portable_pty::{native_pty_system, Child, CommandBuilder, PtySize, SlavePty};
+use portable_pty::{native_pty_system, Child, CommandBuilder, PtyPair, PtySize, SlavePty};
 
 const DEADLINE: Duration = Duration::from_secs(10);
 const ROWS: NonZeroU16 = NonZeroU16::new(24).unwrap();
@@ -42,22 +42,28 @@ impl Drop for Tui {
     }
 }
 
+/// Runs `chatplate FILE` in `dir` on a fresh ROWS x COLS pseudo-terminal.
+fn spawn_in_pty(dir: &Path, file: &str) -> (PtyPair, Box<dyn Child + Send + Sync>) {
+    let pty = native_pty_system()
+        .openpty(PtySize {
+            rows: ROWS.get(),
+            cols: COLS.get(),
+            pixel_width: 0,
+            pixel_height: 0,
+        })
+        .expect("open a pty");
+    let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_chatplate"));
+    command.arg(file);
+    command.cwd(dir);
+    command.env("TERM", "xterm-256color");
+    command.env("NO_COLOR", "1");
+    let child = pty.slave.spawn_command(command).expect("spawn chatplate");
+    (pty, child)
+}
+
 impl Tui {
     fn start(dir: &Path, file: &str) -> Tui {
-        let pty = native_pty_system()
-            .openpty(PtySize {
-                rows: 24,
-                cols: 80,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .expect("open a pty");
-        let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_chatplate"));
-        command.arg(file);
-        command.cwd(dir);
-        command.env("TERM", "xterm-256color");
-        command.env("NO_COLOR", "1");
-        let child = pty.slave.spawn_command(command).expect("spawn chatplate");
+        let (pty, child) = spawn_in_pty(dir, file);
         let mut reader = pty.master.try_clone_reader().expect("pty reader");
         let (sender, output) = channel();
         std::thread::spawn(move || {
@@ -237,19 +243,7 @@ fn sigterm_keeps_unsaved_changes_and_restores_the_terminal() {
 fn the_app_exits_when_its_terminal_goes_away() {
     let dir = tempfile::tempdir().unwrap();
     weather_session(dir.path());
-    let pty = native_pty_system()
-        .openpty(PtySize {
-            rows: 24,
-            cols: 80,
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("open a pty");
-    let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_chatplate"));
-    command.arg("sessions/weather.json");
-    command.cwd(dir.path());
-    command.env("TERM", "xterm-256color");
-    let mut child = pty.slave.spawn_command(command).expect("spawn chatplate");
+    let (pty, mut child) = spawn_in_pty(dir.path(), "sessions/weather.json");
     let mut reader = pty.master.try_clone_reader().expect("pty reader");
     // Wait for the first frame, then close both sides of the terminal, like a dropped
     // connection whose hang-up signal never arrives.
