@@ -9,7 +9,7 @@ use crate::catalog;
 use crate::diff::{diff_lines, DiffLine};
 use std::sync::Arc;
 
-use crate::render::{render_with_deadline, CompiledTemplate, Limits, RenderError};
+use crate::render::{prepare_source, render_with_deadline, CompiledTemplate, Limits, RenderError};
 use crate::session::{Expected, Session};
 use crate::visible::visible_whitespace;
 
@@ -74,7 +74,7 @@ pub fn render_session(session: &Session, session_dir: &Path) -> Result<String, S
 
 /// An error message with its template excerpt, as the CLI prints it.
 pub fn describe_error(err: &RenderError, source: &str) -> String {
-    let prepared = source.replace("\r\n", "\n");
+    let prepared = prepare_source(source);
     match err.excerpt(&prepared, 2) {
         Some(excerpt) => format!("{err}\n{excerpt}"),
         None => err.to_string(),

@@ -37,6 +37,7 @@ use minijinja::{Environment, UndefinedBehavior};
 pub use conversation::{effective_messages, ContinueFinal, Conversation, CONTINUE_TAG};
 pub use error::{RenderError, RenderErrorKind, SourcePosition};
 pub use pyjson::{dumps as python_json_dumps, DumpOptions};
+pub use source::prepare as prepare_source;
 pub use watchdog::render_with_deadline;
 
 use data::json_to_value;

@@ -12,7 +12,7 @@
 
 use super::globals::GENERATION_HELPER;
 
-/// Returns the source MiniJinja should compile.
+/// Returns the source MiniJinja should compile; error positions refer to this text.
 pub fn prepare(source: &str) -> String {
     let normalized = source.replace("\r\n", "\n").replace('\r', "\n");
     let decoded = super::literals::decode_python_escapes(&normalized);

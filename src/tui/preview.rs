@@ -14,7 +14,9 @@ use serde_json::Value as Json;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::render::{render_with_deadline, CompiledTemplate, Limits, RenderError, RenderErrorKind};
+use crate::render::{
+    prepare_source, render_with_deadline, CompiledTemplate, Limits, RenderError, RenderErrorKind,
+};
 use crate::session::{Message, Session};
 
 /// How long the app waits for one render before showing a limit error instead; a
@@ -44,7 +46,7 @@ impl Preview {
         let compiled = CompiledTemplate::compile(source, Limits::default()).map(Arc::new);
         let prepared = match &compiled {
             Ok(template) => template.prepared_source().to_string(),
-            Err(_) => source.replace("\r\n", "\n"),
+            Err(_) => prepare_source(source),
         };
         Preview {
             compiled,
