@@ -7,10 +7,8 @@
 
 use serde_json::Value as Json;
 
-use super::conversation::{is_reasoning_field, CONTINUE_TAG};
+use super::conversation::{is_reasoning_field, CONTINUE_TAG, REASONING_FIELDS};
 use super::RenderError;
-
-const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
 
 /// Tags the final message's `field`; returns the text being continued.
 pub fn tag_final_message(

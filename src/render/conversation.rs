@@ -10,7 +10,7 @@
 use serde_json::{Map, Value as Json};
 
 /// The reasoning field names, in the order transformers looks for them.
-const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
+pub(super) const REASONING_FIELDS: [&str; 3] = ["reasoning_content", "thinking", "reasoning"];
 
 /// The marker transformers appends to the message being continued.
 pub const CONTINUE_TAG: &str = "CONTINUE_FINAL_MESSAGE_TAG ";
