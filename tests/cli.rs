@@ -1,6 +1,8 @@
 //! The headless CLI as a user runs it: the real binary, temporary fixtures, exact bytes
 //! on stdout and the exit code (0 ok, 1 render failure or failed checks, 2 unusable input).
 
+#![cfg(feature = "cli")]
+
 mod common;
 
 use std::path::{Path, PathBuf};

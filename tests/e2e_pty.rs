@@ -4,6 +4,7 @@
 //!
 //! Every wait polls the screen with a deadline; nothing depends on fixed sleeps.
 
+#![cfg(feature = "tui")]
 #![cfg(unix)]
 
 use std::io::{Read, Write};

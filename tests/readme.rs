@@ -1,6 +1,8 @@
 //! README.md documents every key binding: each key of every binding in the one keymap
 //! table appears, in backticks, in the README's key table.
 
+#![cfg(feature = "tui")]
+
 use chatplate::tui::keymap::help_sections;
 
 #[test]

@@ -2,6 +2,8 @@
 //! ratatui's `TestBackend`. The example session has a fixed clock, so screens are
 //! deterministic.
 
+#![cfg(feature = "tui")]
+
 mod tui_support;
 
 use chatplate::catalog::{Origin, TemplateSource};

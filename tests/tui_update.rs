@@ -1,5 +1,7 @@
 //! Pure state-update tests: actions in, state out. No terminal involved.
 
+#![cfg(feature = "tui")]
+
 mod tui_support;
 
 use chatplate::catalog::{Origin, TemplateSource};

@@ -1,67 +1,20 @@
-//! The command line: a thin layer that parses arguments and calls the engine.
+//! `chatplate render`: one prompt, byte for byte, from a fixture or from loose files.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use clap::{Args, Parser, Subcommand};
+use clap::Args;
 use serde_json::{Map, Value as Json};
 
-use crate::check::{self, describe_error};
+use crate::catalog;
+use crate::check::describe_error;
 use crate::render::{render_with_deadline, CompiledTemplate, Conversation, Limits};
 use crate::session::Session;
-use crate::{catalog, corpus, tui};
-
-/// chatplate: see the exact prompt a chat template makes of a conversation.
-#[derive(Debug, Parser)]
-#[command(name = "chatplate", version, args_conflicts_with_subcommands = true)]
-pub struct Cli {
-    /// A session (.json fixture), template (.jinja) or tokenizer_config.json to open.
-    pub file: Option<PathBuf>,
-    /// Extra template directories for the picker (repeatable).
-    #[arg(long = "templates", value_name = "DIR")]
-    pub template_dirs: Vec<PathBuf>,
-    #[command(subcommand)]
-    command: Option<Command>,
-}
-
-#[derive(Debug, Subcommand)]
-enum Command {
-    /// Print the rendered prompt, byte for byte (nothing added).
-    Render(RenderArgs),
-    /// Re-render fixtures and compare with their `expected`; ends with "N passed, N failed".
-    Check {
-        /// Fixture files or directories (searched recursively).
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Rewrite `expected` from the current render instead of comparing.
-        #[arg(long)]
-        bless: bool,
-    },
-    /// Time template compilation and the median render of each fixture.
-    Bench {
-        /// Fixture files.
-        #[arg(required = true)]
-        fixtures: Vec<PathBuf>,
-        /// Renders per fixture.
-        #[arg(long, default_value_t = 200)]
-        iterations: usize,
-    },
-    /// Convert a conformance corpus (MANIFEST.json + templates + scenarios) into fixtures.
-    ImportCorpus {
-        /// The corpus set directory, e.g. ../shared/conformance/dev.
-        corpus: PathBuf,
-        /// Where to write `<template>/<scenario>.json`.
-        out: PathBuf,
-    },
-    /// List the bundled templates.
-    Templates,
-}
 
 #[derive(Debug, Args)]
-struct RenderArgs {
+pub(super) struct RenderArgs {
     /// A session fixture to render.
     #[arg(conflicts_with_all = ["template", "messages"])]
     fixture: Option<PathBuf>,
@@ -85,37 +38,8 @@ struct RenderArgs {
     clock: Option<String>,
 }
 
-/// Runs the parsed command line; the exit code is the returned value.
-pub fn run(cli: Cli) -> Result<i32> {
-    match cli.command {
-        None => {
-            tui::run(tui::TuiOptions {
-                file: cli.file,
-                template_dirs: cli.template_dirs,
-            })?;
-            Ok(0)
-        }
-        Some(Command::Render(args)) => render(args),
-        Some(Command::Check { paths, bless }) => Ok(check(&paths, bless)),
-        Some(Command::Bench {
-            fixtures,
-            iterations,
-        }) => bench(&fixtures, iterations.max(1)),
-        Some(Command::ImportCorpus { corpus, out }) => {
-            let written = corpus::import(&corpus, &out)?;
-            println!("wrote {} fixtures to {}", written.len(), out.display());
-            Ok(0)
-        }
-        Some(Command::Templates) => {
-            for template in catalog::bundled() {
-                println!("{}", template.name);
-            }
-            Ok(0)
-        }
-    }
-}
-
-fn render(args: RenderArgs) -> Result<i32> {
+/// `chatplate render`: the prompt bytes on stdout, or the error on stderr (exit 1).
+pub(super) fn run(args: RenderArgs) -> Result<i32> {
     let (source, conversation) = match &args.fixture {
         Some(path) => fixture_input(path)?,
         None => quick_input(&args)?,
@@ -136,7 +60,7 @@ fn render(args: RenderArgs) -> Result<i32> {
     }
 }
 
-fn fixture_input(path: &Path) -> Result<(String, Conversation)> {
+pub(super) fn fixture_input(path: &Path) -> Result<(String, Conversation)> {
     let session = Session::load(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let template = catalog::resolve(&session.template, dir)?;
@@ -238,55 +162,4 @@ fn parse_var(pair: &str) -> Result<(String, Json)> {
     };
     let value = serde_json::from_str(value).unwrap_or_else(|_| Json::from(value));
     Ok((key.to_string(), value))
-}
-
-fn check(paths: &[PathBuf], bless: bool) -> i32 {
-    let fixtures = check::collect_fixtures(paths);
-    let results = check::check_all(&fixtures, bless);
-    let failed: Vec<_> = results.iter().filter(|r| !r.outcome.passed()).collect();
-    for result in &failed {
-        println!("{}", check::report(result));
-    }
-    if bless {
-        println!("blessed {} fixtures", results.len() - failed.len());
-    }
-    println!(
-        "{} passed, {} failed",
-        results.len() - failed.len(),
-        failed.len()
-    );
-    i32::from(!failed.is_empty())
-}
-
-fn bench(fixtures: &[PathBuf], iterations: usize) -> Result<i32> {
-    println!(
-        "{:<40} {:>8} {:>12} {:>12}",
-        "fixture", "messages", "compile", "render p50"
-    );
-    for path in fixtures {
-        let (source, conversation) = fixture_input(path)?;
-        let started = Instant::now();
-        let compiled = CompiledTemplate::compile(&source, Limits::default())
-            .map_err(|err| anyhow::anyhow!("{}: {err}", path.display()))?;
-        let compile_time = started.elapsed();
-        let mut samples = Vec::with_capacity(iterations);
-        for _ in 0..iterations {
-            let started = Instant::now();
-            let result = compiled.render(&conversation);
-            samples.push(started.elapsed());
-            if let Err(err) = result {
-                bail!("{}: {err}", path.display());
-            }
-        }
-        samples.sort();
-        println!(
-            "{:<40} {:>8} {:>12.3?} {:>12.3?} {:>10}",
-            path.display(),
-            conversation.messages.len(),
-            compile_time,
-            samples[samples.len() / 2],
-            compiled.last_fuel_used()
-        );
-    }
-    Ok(0)
 }
