@@ -17,6 +17,8 @@ pub enum RenderErrorKind {
     Limit,
     /// The render ran past its wall-clock deadline and was abandoned.
     Timeout,
+    /// The render was stopped through its [`CancelToken`](super::CancelToken).
+    Cancelled,
     /// The inputs are unusable before the template runs (transformers' `ValueError`s).
     Input,
 }
@@ -30,6 +32,7 @@ impl RenderErrorKind {
             RenderErrorKind::Runtime => "render error",
             RenderErrorKind::Limit => "limit exceeded",
             RenderErrorKind::Timeout => "timed out",
+            RenderErrorKind::Cancelled => "cancelled",
             RenderErrorKind::Input => "invalid input",
         }
     }
@@ -68,6 +71,15 @@ impl fmt::Display for RenderError {
 }
 
 impl RenderError {
+    /// A render stopped through its cancel token.
+    pub fn cancelled() -> Self {
+        RenderError {
+            kind: RenderErrorKind::Cancelled,
+            message: "the render was stopped".into(),
+            position: None,
+        }
+    }
+
     /// An error about the inputs, before any template code ran.
     pub fn input(message: impl Into<String>) -> Self {
         RenderError {

@@ -4,6 +4,7 @@
 //! Compile once with [`CompiledTemplate::compile`], render many times with
 //! [`CompiledTemplate::render`]. Nothing here knows about terminals or files.
 
+mod cancel;
 mod conversation;
 mod data;
 mod error;
@@ -34,6 +35,7 @@ use minijinja::syntax::SyntaxConfig;
 use minijinja::value::Value;
 use minijinja::{Environment, UndefinedBehavior};
 
+pub use cancel::CancelToken;
 pub use conversation::{effective_messages, ContinueFinal, Conversation, CONTINUE_TAG};
 pub use error::{RenderError, RenderErrorKind, SourcePosition};
 pub use pyjson::{dumps as python_json_dumps, DumpOptions};
@@ -113,6 +115,27 @@ impl CompiledTemplate {
 
     /// Renders `conversation` exactly as `apply_chat_template(..., tokenize=False)` would.
     pub fn render(&self, conversation: &Conversation) -> Result<String, RenderError> {
+        self.render_cancellable(conversation, &CancelToken::new())
+    }
+
+    /// Like [`CompiledTemplate::render`], but gives up with
+    /// [`RenderErrorKind::Cancelled`] once `cancel` is cancelled.
+    pub fn render_cancellable(
+        &self,
+        conversation: &Conversation,
+        cancel: &CancelToken,
+    ) -> Result<String, RenderError> {
+        if cancel.is_cancelled() {
+            return Err(RenderError::cancelled());
+        }
+        let result = self.render_uncancelled(conversation);
+        if cancel.is_cancelled() {
+            return Err(RenderError::cancelled());
+        }
+        result
+    }
+
+    fn render_uncancelled(&self, conversation: &Conversation) -> Result<String, RenderError> {
         let continuing = conversation.continue_final_message.field();
         if continuing.is_some() && conversation.add_generation_prompt {
             return Err(RenderError::input(
