@@ -4,7 +4,8 @@
 //! A GGUF file is a header (`GGUF`, version, tensor count, key/value count), the key/value
 //! metadata, the tensor descriptions, then gigabytes of tensor data. Only the metadata is
 //! read, as a stream: values that are not needed are skipped with a seek, and the token
-//! list (hundreds of thousands of strings) is walked only as far as the bos/eos ids, so
+//! list (hundreds of thousands of strings) is skipped once, remembering where every
+//! 1,024th token starts, so the bos/eos texts are found by walking at most 1,024 strings;
 //! memory stays at the size of the template text. Every length and count is checked
 //! against the bytes left in the file before anything is allocated or skipped, so a
 //! truncated or corrupt file is an error, never a panic or a huge allocation.
@@ -147,10 +148,15 @@ pub fn read_metadata<R: Read + Seek>(file: R, len: u64) -> Result<GgufMetadata, 
     Ok(found)
 }
 
-/// Where the token list is, and which ids to look up in it.
+/// Tokens between two remembered positions in the token list.
+const CHECKPOINT_EVERY: u64 = 1024;
+
+/// Which ids to look up in the token list, and where in the file every
+/// [`CHECKPOINT_EVERY`]th token starts, so a lookup walks at most that many strings.
 #[derive(Debug, Default)]
 struct TokenIds {
-    tokens: Option<(u64, u64)>,
+    count: u64,
+    checkpoints: Vec<u64>,
     bos: Option<u64>,
     eos: Option<u64>,
 }
@@ -183,8 +189,17 @@ fn read_value<R: Read + Seek>(
         (TOKENS, ARRAY) => {
             let element = input.u32(key)?;
             let count = input.count(key, fixed_size(element).unwrap_or(8))?;
-            ids.tokens = (element == STRING).then_some((input.pos, count));
-            input.skip_array(key, element, count, 1)?;
+            if element != STRING {
+                return input.skip_array(key, element, count, 1);
+            }
+            ids.count = count;
+            ids.checkpoints.clear();
+            for index in 0..count {
+                if index % CHECKPOINT_EVERY == 0 {
+                    ids.checkpoints.push(input.pos);
+                }
+                input.skip_string(key)?;
+            }
         }
         _ if key.starts_with("tokenizer.chat_template.") && code == STRING => {
             let name = &key["tokenizer.chat_template.".len()..];
@@ -199,39 +214,44 @@ fn read_value<R: Read + Seek>(
 }
 
 impl TokenIds {
-    /// Walks the token list up to the largest id wanted, keeping only those tokens.
+    /// The texts of the bos and eos ids, each found from the nearest checkpoint.
     fn look_up<R: Read + Seek>(
         &self,
         input: &mut Input<R>,
         found: &mut GgufMetadata,
     ) -> Result<(), GgufError> {
-        let Some((start, count)) = self.tokens else {
+        if self.checkpoints.is_empty() {
             return Ok(());
-        };
-        for (key, id) in [(BOS_ID, self.bos), (EOS_ID, self.eos)] {
-            if let Some(id) = id.filter(|&id| id >= count) {
-                return Err(GgufError::TokenId { key, id, count });
-            }
         }
-        let Some(last) = self.bos.max(self.eos) else {
-            return Ok(());
-        };
-        input.seek_to(start)?;
-        for index in 0..=last {
-            let what = format!("token #{index}");
-            if Some(index) == self.bos || Some(index) == self.eos {
-                let text = input.string(&what, MAX_SHORT_STRING)?;
-                if Some(index) == self.bos {
-                    found.bos_token = Some(text.clone());
-                }
-                if Some(index) == self.eos {
-                    found.eos_token = Some(text);
-                }
-            } else {
-                input.skip_string(&what)?;
-            }
-        }
+        found.bos_token = self.token(input, BOS_ID, self.bos)?;
+        found.eos_token = self.token(input, EOS_ID, self.eos)?;
         Ok(())
+    }
+
+    fn token<R: Read + Seek>(
+        &self,
+        input: &mut Input<R>,
+        key: &'static str,
+        id: Option<u64>,
+    ) -> Result<Option<String>, GgufError> {
+        let Some(id) = id else {
+            return Ok(None);
+        };
+        if id >= self.count {
+            return Err(GgufError::TokenId {
+                key,
+                id,
+                count: self.count,
+            });
+        }
+        let checkpoint = (id / CHECKPOINT_EVERY) as usize;
+        input.seek_to(self.checkpoints[checkpoint])?;
+        for _ in 0..id % CHECKPOINT_EVERY {
+            input.skip_string(TOKENS)?;
+        }
+        input
+            .string(&format!("token #{id}"), MAX_SHORT_STRING)
+            .map(Some)
     }
 }
 
