@@ -50,11 +50,14 @@ pub fn snapshot(cache: &Path, id: &ModelId, commit: &str) -> Snapshot {
     }
 }
 
-/// The etag when it is a plain hash (as the Hub sends: a git or sha256 hash); otherwise a
+/// The etag when it is a plain name (the Hub sends a git or sha256 hash); otherwise a
 /// hash of the bytes, so a strange header can never name a path.
 fn blob_name(etag: &str, bytes: &[u8]) -> String {
-    let plain =
-        !etag.is_empty() && etag.len() <= 128 && etag.bytes().all(|b| b.is_ascii_alphanumeric());
+    let plain = !etag.is_empty()
+        && etag.len() <= 128
+        && etag
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
     if plain {
         return etag.to_string();
     }

@@ -202,12 +202,13 @@ impl<'a> Client<'a> {
             .and_then(|v| v.to_str().ok())
             .unwrap_or_default();
         match (status, code) {
-            (401, "GatedRepo") | (403, _) => HubError::Forbidden { id: id.clone() },
+            (403, _) => HubError::Forbidden { id: id.clone() },
             (401, _) => HubError::Unauthorized {
                 id: id.clone(),
-                hint: match self.settings.token {
-                    Some(_) => "the token (HF_TOKEN or the token file) was not accepted, or the model does not exist".into(),
-                    None => "the model is private or gated, or does not exist; set HF_TOKEN or log in with `hf auth login`".into(),
+                hint: match (&self.settings.token, code) {
+                    (None, "GatedRepo") => "the model is gated: set HF_TOKEN (or log in with `hf auth login`) for an account that has access".into(),
+                    (None, _) => "the model is private or gated, or does not exist; set HF_TOKEN or log in with `hf auth login`".into(),
+                    (Some(_), _) => "the token (HF_TOKEN or the token file) was not accepted, or the model does not exist".into(),
                 },
             },
             (404, "RevisionNotFound") => HubError::NotFound {
