@@ -74,15 +74,19 @@ pub fn import(body: &Json, options: &ImportOptions) -> Result<Imported, RequestE
     };
     let mut rest = fields.clone();
     let mut notes = Vec::new();
-    let messages = messages(rest.remove("messages"), options.parse_arguments, &mut notes)?;
-    let tools = list(rest.remove("tools"), "tools")?;
-    let documents = list(rest.remove("documents"), "documents")?;
+    let messages = messages(
+        rest.shift_remove("messages"),
+        options.parse_arguments,
+        &mut notes,
+    )?;
+    let tools = list(rest.shift_remove("tools"), "tools")?;
+    let documents = list(rest.shift_remove("documents"), "documents")?;
     let add_generation_prompt = flag(
-        rest.remove("add_generation_prompt"),
+        rest.shift_remove("add_generation_prompt"),
         "add_generation_prompt",
     )?;
     let continuing = flag(
-        rest.remove("continue_final_message"),
+        rest.shift_remove("continue_final_message"),
         "continue_final_message",
     )?;
     let variables = kwargs(&mut rest, &mut notes)?;
@@ -194,7 +198,7 @@ fn kwargs(
     rest: &mut Map<String, Json>,
     notes: &mut Vec<String>,
 ) -> Result<Map<String, Json>, RequestError> {
-    let mut variables = match rest.remove("chat_template_kwargs") {
+    let mut variables = match rest.shift_remove("chat_template_kwargs") {
         None | Some(Json::Null) => return Ok(Map::new()),
         Some(Json::Object(kwargs)) => kwargs,
         Some(_) => {
@@ -206,7 +210,7 @@ fn kwargs(
     };
     let clashing: Map<String, Json> = RESERVED_KWARGS
         .iter()
-        .filter_map(|key| Some((key.to_string(), variables.remove(*key)?)))
+        .filter_map(|key| Some((key.to_string(), variables.shift_remove(*key)?)))
         .collect();
     if !clashing.is_empty() {
         let names: Vec<&str> = clashing.keys().map(String::as_str).collect();
@@ -236,7 +240,7 @@ fn template(
     }
     if let Some(Json::String(source)) = rest.get("chat_template") {
         let source = source.clone();
-        rest.remove("chat_template");
+        rest.shift_remove("chat_template");
         return TemplateRef::Source(source);
     }
     let model = rest.get("model").and_then(Json::as_str).unwrap_or_default();

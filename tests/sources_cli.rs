@@ -189,3 +189,115 @@ fn check_says_when_the_cached_template_changed_under_a_fixture() {
     let output = chatplate(&["check", "f.json"], dir.path(), &cache);
     assert_eq!(text(&output.stdout), "1 passed, 0 failed\n");
 }
+
+fn requests() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/requests")
+}
+
+#[test]
+fn import_a_body_check_it_and_export_it_back() {
+    let dir = inputs();
+    let cache = dir.path().join("cache");
+    let body = requests().join("vllm-tools.json");
+    let body = body.to_str().unwrap();
+    let output = chatplate(
+        &["import", body, "-o", "sessions/weather.json", "--bless"],
+        dir.path(),
+        &cache,
+    );
+    let err = text(&output.stderr);
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains(
+            "kept (not part of the prompt): model, tool_choice, temperature, max_tokens, stream"
+        ),
+        "{err}"
+    );
+    assert!(
+        err.contains("Qwen/Qwen3-8B is not in the local Hugging Face cache: using the bundled"),
+        "{err}"
+    );
+    let output = chatplate(&["check", "sessions/weather.json"], dir.path(), &cache);
+    assert_eq!(text(&output.stdout), "1 passed, 0 failed\n");
+
+    let output = chatplate(
+        &["export", "--openai", "sessions/weather.json"],
+        dir.path(),
+        &cache,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let exported: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    let original: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(body).unwrap()).unwrap();
+    for (key, value) in original.as_object().unwrap() {
+        assert_eq!(&exported[key], value, "{key}");
+    }
+    assert!(
+        exported["chat_template"].is_string(),
+        "the bundled template goes along"
+    );
+
+    // A body renders as it is, too.
+    let output = chatplate(&["render", body], dir.path(), &cache);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    assert!(text(&output.stdout).contains("18°C, cloudy"));
+}
+
+#[test]
+fn import_uses_the_bodys_model_from_the_cache_or_a_chosen_template() {
+    let dir = inputs();
+    let cache = dir.path().join("cache");
+    fake_cache(&cache);
+    let body =
+        r#"{"model": "acme/chat", "messages": [{"role": "user", "content": "hi"}], "seed": 7}"#;
+    std::fs::write(dir.path().join("body.json"), body).unwrap();
+    let output = chatplate(&["import", "body.json", "--bless"], dir.path(), &cache);
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let session = Session::parse(&text(&output.stdout), Path::new("stdout")).unwrap();
+    assert_eq!(
+        session.template,
+        TemplateRef::Model {
+            id: "acme/chat".into(),
+            revision: Some("main".into()),
+            snapshot: Some(MAIN.into()),
+            name: None
+        }
+    );
+    assert_eq!(session.request["seed"], 7);
+    assert_eq!(
+        session.expected,
+        Some(chatplate::session::Expected::Prompt(
+            "(main)<s>hi</s>".into()
+        ))
+    );
+
+    let folder = models().join("additional");
+    let output = chatplate(
+        &[
+            "import",
+            "body.json",
+            "-o",
+            "out/s.json",
+            "--template",
+            folder.to_str().unwrap(),
+            "--template-name",
+            "rag",
+        ],
+        dir.path(),
+        &cache,
+    );
+    assert_eq!(output.status.code(), Some(0), "{}", text(&output.stderr));
+    let session = Session::load(&dir.path().join("out/s.json")).unwrap();
+    let TemplateRef::Named { path, name } = &session.template else {
+        panic!("{:?}", session.template)
+    };
+    assert_eq!(name, "rag");
+    assert!(
+        dir.path()
+            .join("out")
+            .join(path)
+            .join("chat_template.jinja")
+            .is_file(),
+        "{path}"
+    );
+}
