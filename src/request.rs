@@ -252,7 +252,7 @@ fn template(
     }
     notes.push(match model {
         "" => format!("no model and no chat_template in the body: using the bundled {DEFAULT_TEMPLATE}"),
-        _ => format!("{model} is not in the local Hugging Face cache: using the bundled {DEFAULT_TEMPLATE} (choose one with --template)"),
+        _ => format!("{model} is not a model in the local Hugging Face cache: using the bundled {DEFAULT_TEMPLATE} (choose one with --template)"),
     });
     TemplateRef::Bundled(DEFAULT_TEMPLATE.into())
 }

@@ -214,7 +214,9 @@ fn import_a_body_check_it_and_export_it_back() {
         "{err}"
     );
     assert!(
-        err.contains("Qwen/Qwen3-8B is not in the local Hugging Face cache: using the bundled"),
+        err.contains(
+            "Qwen/Qwen3-8B is not a model in the local Hugging Face cache: using the bundled"
+        ),
         "{err}"
     );
     let output = chatplate(&["check", "sessions/weather.json"], dir.path(), &cache);

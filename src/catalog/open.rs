@@ -49,15 +49,18 @@ pub fn open_templates(target: &str, fetch: &mut dyn Fetch) -> Result<TemplateSet
     if Path::new(base).exists() {
         return Ok(load_set(Path::new(base))?.pin(entry));
     }
-    if !base.contains('/') {
-        return Ok(TemplateSet::single(find_bundled(base)?).pin(entry));
-    }
     let looks_like_file = [".jinja", ".json", ".gguf"]
         .iter()
         .any(|e| base.ends_with(e));
+    if looks_like_file {
+        return Err(CatalogError::NotFound(target.to_string()));
+    }
+    if !base.contains('/') {
+        return Ok(TemplateSet::single(find_bundled(base)?).pin(entry));
+    }
     match ModelId::parse(base) {
-        Some(id) if !looks_like_file => Ok(open_model(&id, fetch)?.pin(entry)),
-        _ => Err(CatalogError::NotFound(target.to_string())),
+        Some(id) => Ok(open_model(&id, fetch)?.pin(entry)),
+        None => Err(CatalogError::NotFound(target.to_string())),
     }
 }
 

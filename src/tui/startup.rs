@@ -59,7 +59,8 @@ pub fn open(options: &TuiOptions) -> anyhow::Result<Opened> {
         settings: HubSettings::from_env(),
         progress: &mut progress,
     };
-    let opened = target::open(&text, &mut fetch).with_context(|| format!("opening {text}"))?;
+    // Every error names the file, model or template it is about.
+    let opened = target::open(&text, &mut fetch)?;
     let workspace = match opened {
         Target::Session(path) => {
             let (workspace, notice) = open_session(&path, &sessions_dir)?;
