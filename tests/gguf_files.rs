@@ -91,6 +91,18 @@ fn big_endian_files_read_the_same() {
 }
 
 #[test]
+fn version_2_reads_like_version_3() {
+    // Version 2 has version 3's layout (3 only added big-endian files); the gguf package
+    // writes 3, so the version field of its file is changed here.
+    let mut bytes = std::fs::read(fixtures().join("chat.gguf")).unwrap();
+    bytes[4..8].copy_from_slice(&2u32.to_le_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("chat.gguf");
+    std::fs::write(&path, bytes).unwrap();
+    assert_eq!(summary(&path), summary(&fixtures().join("chat.gguf")));
+}
+
+#[test]
 fn bad_files_are_clear_errors() {
     assert!(matches!(error_of("bad-magic.gguf"), GgufError::Magic(_)));
     assert!(matches!(error_of("version1.gguf"), GgufError::Version1));
