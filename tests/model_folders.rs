@@ -150,6 +150,14 @@ fn a_template_folder_lists_model_folders_as_models() {
         "{defaults:?}"
     );
     assert_ne!(defaults[0], defaults[1]);
+    // A folder of several models is not one model: nothing is chosen without a name.
+    let folder = catalog::load_set(&fixtures().join("models")).unwrap();
+    assert!(matches!(
+        folder.choose(true),
+        Err(CatalogError::NoDefault { .. })
+    ));
+    let named = folder.pin(Some("config-string")).choose(false).unwrap();
+    assert_eq!(named.name, "config-string");
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! wins; otherwise `tool_use` when the conversation has tools (even an empty list) and the
 //! model has one; otherwise `default`.
 
-use super::{CatalogError, TemplateSource};
+use super::{CatalogError, Origin, TemplateSource};
 
 /// Every template one source offers, and the name the user pinned, if any.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -55,6 +55,12 @@ impl TemplateSet {
                 return Ok(only.clone());
             }
         }
+        if !self.one_source() {
+            return Err(CatalogError::NoDefault {
+                label: self.label.clone(),
+                available: self.available(),
+            });
+        }
         let tool_use = has_tools.then(|| self.by_entry("tool_use")).flatten();
         tool_use
             .or_else(|| self.by_entry("default"))
@@ -76,16 +82,31 @@ impl TemplateSet {
             })
     }
 
+    /// Whether every entry is a named template of the same model or GGUF file (a folder of
+    /// several models or loose files has no default to fall back on).
+    fn one_source(&self) -> bool {
+        let source = |t: &TemplateSource| match &t.origin {
+            Origin::Model(model) if model.entry.is_some() => Some(model.place.dir().to_path_buf()),
+            Origin::Gguf {
+                path,
+                entry: Some(_),
+            } => Some(path.clone()),
+            _ => None,
+        };
+        let first = self.entries.first().and_then(source);
+        first.is_some() && self.entries.iter().all(|t| source(t) == first)
+    }
+
     fn by_entry(&self, name: &str) -> Option<&TemplateSource> {
         self.entries.iter().find(|t| t.entry() == Some(name))
     }
 
+    /// Entry names for one model; display names for a folder of several.
     fn available(&self) -> String {
-        let names = self.names();
-        if names.is_empty() {
-            let all: Vec<&str> = self.entries.iter().map(|t| t.name.as_str()).collect();
-            return all.join(", ");
+        if self.one_source() {
+            return self.names().join(", ");
         }
-        names.join(", ")
+        let all: Vec<&str> = self.entries.iter().map(|t| t.name.as_str()).collect();
+        all.join(", ")
     }
 }
