@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 
 use crate::catalog::hub::{FetchEvent, HubFetch, HubSettings};
-use crate::catalog::{self, Origin, TemplateSource};
+use crate::catalog::{self, Fetch, NoFetch, Origin, TemplateSource};
 use crate::request::Imported;
 use crate::session::Session;
 use crate::target::{self, Opened as Target};
@@ -54,6 +54,7 @@ pub fn open(options: &TuiOptions) -> anyhow::Result<Opened> {
         return Ok(finish(workspace, catalog, notices));
     };
     let text = path.to_string_lossy().into_owned();
+    // Before the terminal is taken over, so a fetch can report on stderr.
     let mut progress = |event: &FetchEvent| eprintln!("chatplate: {event}");
     let mut fetch = HubFetch {
         settings: HubSettings::from_env(),
@@ -63,12 +64,12 @@ pub fn open(options: &TuiOptions) -> anyhow::Result<Opened> {
     let opened = target::open(&text, &mut fetch)?;
     let workspace = match opened {
         Target::Session(path) => {
-            let (workspace, notice) = open_session(&path, &sessions_dir)?;
+            let (workspace, notice) = load_session(&path, &sessions_dir, &mut fetch)?;
             notices.extend(notice);
             workspace
         }
         Target::Request { path, imported } => {
-            from_request(&path, *imported, sessions_dir, &mut notices)
+            from_request(&path, *imported, sessions_dir, &mut notices, &mut fetch)
         }
         Target::Templates(set) => {
             let set = set.pin(options.template_name.as_deref());
@@ -105,6 +106,7 @@ fn from_request(
     imported: Imported,
     sessions_dir: PathBuf,
     notices: &mut Vec<String>,
+    fetch: &mut dyn Fetch,
 ) -> Workspace {
     notices.extend(imported.notes);
     if !imported.kept.is_empty() {
@@ -114,7 +116,8 @@ fn from_request(
         ));
     }
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
-    let (mut template, notice) = template_for(&imported.session, dir.unwrap_or(Path::new(".")));
+    let dir = dir.unwrap_or(Path::new("."));
+    let (mut template, notice) = template_for(&imported.session, dir, fetch);
     notices.extend(notice);
     if template.origin == Origin::Inline {
         template.origin = Origin::Request(path.to_path_buf());
@@ -134,17 +137,26 @@ fn file_name(path: &Path) -> String {
 }
 
 /// Loads a session file and its template; a template that cannot be found falls back
-/// to the default one, with a notice.
+/// to the default one, with a notice. Used while the app runs, so a model missing from
+/// the local cache is not fetched (nothing may print over the screen).
 pub fn open_session(
     path: &Path,
     sessions_dir: &Path,
+) -> anyhow::Result<(Workspace, Option<String>)> {
+    load_session(path, sessions_dir, &mut NoFetch)
+}
+
+fn load_session(
+    path: &Path,
+    sessions_dir: &Path,
+    fetch: &mut dyn Fetch,
 ) -> anyhow::Result<(Workspace, Option<String>)> {
     let session = Session::load(path)?;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let (template, notice) = template_for(&session, dir);
+    let (template, notice) = template_for(&session, dir, fetch);
     let workspace = Workspace::new(
         session,
         Some(path.to_path_buf()),
@@ -154,13 +166,12 @@ pub fn open_session(
     Ok((workspace, notice))
 }
 
-fn template_for(session: &Session, dir: &Path) -> (TemplateSource, Option<String>) {
-    let mut progress = |event: &FetchEvent| eprintln!("chatplate: {event}");
-    let mut fetch = HubFetch {
-        settings: HubSettings::from_env(),
-        progress: &mut progress,
-    };
-    let fetched = catalog::prefetch(&session.template, &mut fetch);
+fn template_for(
+    session: &Session,
+    dir: &Path,
+    fetch: &mut dyn Fetch,
+) -> (TemplateSource, Option<String>) {
+    let fetched = catalog::prefetch(&session.template, fetch);
     match fetched.and_then(|()| catalog::resolve_for(session, dir)) {
         Ok(template) => (template, None),
         Err(err) => (
@@ -175,7 +186,7 @@ fn template_for(session: &Session, dir: &Path) -> (TemplateSource, Option<String
 /// The workspace with the recovery file's session in place of the saved one.
 pub fn restore(workspace: &Workspace) -> anyhow::Result<Workspace> {
     let session = Session::load(&workspace.recovery_path())?;
-    let (template, _) = template_for(&session, &workspace.session_dir());
+    let (template, _) = template_for(&session, &workspace.session_dir(), &mut NoFetch);
     let mut restored = Workspace::new(
         session,
         workspace.path.clone(),
