@@ -62,7 +62,8 @@ pub fn folder_of(path: &Path) -> Option<(PathBuf, Option<String>)> {
     let parent = parent.unwrap_or(Path::new("."));
     if parent.file_name().is_some_and(|n| n == TEMPLATE_DIR) {
         let stem = name.strip_suffix(".jinja")?;
-        let folder = parent.parent().unwrap_or(Path::new("."));
+        let folder = parent.parent().filter(|p| !p.as_os_str().is_empty());
+        let folder = folder.unwrap_or(Path::new("."));
         return Some((folder.to_path_buf(), Some(stem.to_string())));
     }
     if !MODEL_FILES.contains(&name) || !is_model_folder(parent) {
