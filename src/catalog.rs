@@ -1,78 +1,34 @@
-//! Where templates come from: the bundled set, `.jinja` files, directories,
-//! `tokenizer_config.json` (a `chat_template` string or a named list) and
-//! `chat_template.jinja`. Nothing here renders; it only finds and reads sources.
+//! Where templates come from: the bundled set, `.jinja` files, folders of them, Hugging
+//! Face model folders (as transformers reads them), the local Hugging Face cache, the Hub,
+//! and GGUF files. Nothing here renders; it only finds and reads sources.
+//!
+//! Every file is read through [`read`] (text) or [`open_file`] (a GGUF header), so limits
+//! on what may be read apply in one place.
+
+mod choice;
+mod gguf_model;
+pub mod hf_cache;
+pub mod hub;
+pub mod model;
+mod open;
+mod template;
+mod tokens;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use serde_json::Value as Json;
+use crate::render::Conversation;
+use crate::session::{Session, SessionError, TemplateRef};
 
-use crate::session::TemplateRef;
+pub use choice::TemplateSet;
+pub use hf_cache::{cached_models, ModelId};
+pub use open::{open_model, open_templates, prefetch, split_entry, Fetch, NoFetch};
+pub use template::{
+    folder_name, short, ModelOrigin, ModelPlace, Origin, Snapshot, TemplateMetadata, TemplateSource,
+};
 
 mod bundled {
     include!(concat!(env!("OUT_DIR"), "/bundled_templates.rs"));
-}
-
-/// Where a loaded template came from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Origin {
-    /// Compiled into chatplate.
-    Bundled,
-    /// A template file on disk.
-    File(PathBuf),
-    /// An entry of a `tokenizer_config.json`; `name` is `None` for a plain string.
-    TokenizerConfig {
-        /// The config file.
-        path: PathBuf,
-        /// The named entry, when the config lists several.
-        name: Option<String>,
-    },
-    /// Source written into the session itself.
-    Inline,
-}
-
-/// A template ready to compile, with the special tokens its metadata names.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TemplateSource {
-    /// Display name (file stem, or `config/name`).
-    pub name: String,
-    /// The Jinja source.
-    pub source: String,
-    /// Where it came from.
-    pub origin: Origin,
-    /// `bos_token` from a tokenizer config.
-    pub bos_token: Option<String>,
-    /// `eos_token` from a tokenizer config.
-    pub eos_token: Option<String>,
-}
-
-impl TemplateSource {
-    /// The file to watch for changes, if the template lives on disk.
-    pub fn watched_path(&self) -> Option<&Path> {
-        match &self.origin {
-            Origin::File(path) | Origin::TokenizerConfig { path, .. } => Some(path),
-            Origin::Bundled | Origin::Inline => None,
-        }
-    }
-
-    /// How a session saved next to `session_dir` should refer to this template.
-    pub fn reference(&self, session_dir: &Path) -> TemplateRef {
-        match &self.origin {
-            Origin::Bundled => TemplateRef::Bundled(self.name.clone()),
-            Origin::Inline => TemplateRef::Source(self.source.clone()),
-            Origin::File(path) => TemplateRef::Path(relative_to(path, session_dir)),
-            Origin::TokenizerConfig { path, name: None } => {
-                TemplateRef::Path(relative_to(path, session_dir))
-            }
-            Origin::TokenizerConfig {
-                path,
-                name: Some(name),
-            } => TemplateRef::Named {
-                path: relative_to(path, session_dir),
-                name: name.clone(),
-            },
-        }
-    }
 }
 
 /// Why a template could not be loaded.
@@ -86,7 +42,7 @@ pub enum CatalogError {
         /// The OS error (shown in the message, so not chained as a `source` too).
         cause: std::io::Error,
     },
-    /// A tokenizer config without a usable `chat_template`.
+    /// A config file without a usable template, or malformed.
     #[error("{path}: {message}")]
     Config {
         /// The file.
@@ -97,19 +53,48 @@ pub enum CatalogError {
     /// No bundled template has this name.
     #[error("no bundled template named {0:?} (see `chatplate templates`)")]
     UnknownBundled(String),
+    /// A name was asked for that the model does not have.
+    #[error("{label} has no chat template named {name:?} (it has: {available})")]
+    UnknownEntry {
+        /// The model or file.
+        label: String,
+        /// The name asked for.
+        name: String,
+        /// The names it has.
+        available: String,
+    },
+    /// Several templates, none called `default`, and none asked for.
+    #[error("{label} has multiple chat templates with no default specified; name one (it has: {available})")]
+    NoDefault {
+        /// The model or file.
+        label: String,
+        /// The names it has.
+        available: String,
+    },
+    /// A GGUF file that cannot be read.
+    #[error("{path}: {error}")]
+    Gguf {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        error: crate::gguf::GgufError,
+    },
+    /// A model id that the local cache cannot resolve.
+    #[error(transparent)]
+    Cache(#[from] hf_cache::CacheError),
+    /// Fetching from the Hub failed.
+    #[error(transparent)]
+    Hub(#[from] hub::HubError),
+    /// Nothing of that name: no file, bundled template or model id.
+    #[error("{0}: no such file, bundled template or model id")]
+    NotFound(String),
 }
 
 /// Every bundled template, sorted by name.
 pub fn bundled() -> Vec<TemplateSource> {
     bundled::BUNDLED
         .iter()
-        .map(|(name, source)| TemplateSource {
-            name: name.to_string(),
-            source: source.to_string(),
-            origin: Origin::Bundled,
-            bos_token: None,
-            eos_token: None,
-        })
+        .map(|(name, source)| TemplateSource::new(*name, *source, Origin::Bundled))
         .collect()
 }
 
@@ -120,13 +105,7 @@ pub fn default_template() -> TemplateSource {
         .find(|t| t.name == DEFAULT_TEMPLATE)
         .or(all.first())
         .cloned()
-        .unwrap_or_else(|| TemplateSource {
-            name: "minimal".into(),
-            source: MINIMAL_TEMPLATE.into(),
-            origin: Origin::Inline,
-            bos_token: None,
-            eos_token: None,
-        })
+        .unwrap_or_else(|| TemplateSource::new("minimal", MINIMAL_TEMPLATE, Origin::Inline))
 }
 
 /// The template shown when nothing else is chosen.
@@ -143,23 +122,43 @@ pub fn find_bundled(name: &str) -> Result<TemplateSource, CatalogError> {
         .ok_or_else(|| CatalogError::UnknownBundled(name.to_string()))
 }
 
-/// Loads every template a path offers: a `.jinja` file gives one, a
-/// `tokenizer_config.json` one per entry, a directory everything inside it (recursively).
+/// Loads every template a path offers: a `.jinja` file gives one, a model folder (or any
+/// file of one) each of the model's templates, a `.gguf` file each of its templates, a
+/// folder everything inside it (recursively, a model folder counting as one model).
 pub fn load_path(path: &Path) -> Result<Vec<TemplateSource>, CatalogError> {
+    Ok(load_set(path)?.entries)
+}
+
+/// The templates a path offers, as a set to choose from (see [`TemplateSet::choose`]).
+/// Opening `chat_template.jinja` or `additional_chat_templates/NAME.jinja` pins that
+/// entry: the file's own template, with the model's special tokens.
+pub fn load_set(path: &Path) -> Result<TemplateSet, CatalogError> {
     if path.is_dir() {
-        return load_dir(path);
+        if model::is_model_folder(path) {
+            return model::load(ModelPlace::Folder(path.to_path_buf()));
+        }
+        let entries = load_dir(path)?;
+        return Ok(TemplateSet {
+            label: path.display().to_string(),
+            entries,
+            pinned: None,
+        });
+    }
+    if path.extension().is_some_and(|e| e == "gguf") {
+        return gguf_model::load(path);
+    }
+    if let Some((folder, entry)) = model::folder_of(path) {
+        let set = model::load(ModelPlace::Folder(folder))?;
+        // A lone chat_template.jinja is the model's single template, not an entry.
+        let named = entry.filter(|e| set.names().contains(e));
+        return Ok(set.pin(named.as_deref()));
     }
     if path.extension().is_some_and(|e| e == "json") {
-        return load_tokenizer_config(path);
+        return model::load_config_file(path);
     }
     let source = read(path)?;
-    Ok(vec![TemplateSource {
-        name: file_label(path),
-        source,
-        origin: Origin::File(path.to_path_buf()),
-        bos_token: None,
-        eos_token: None,
-    }])
+    let template = TemplateSource::new(file_label(path), source, Origin::File(path.to_path_buf()));
+    Ok(TemplateSet::single(template))
 }
 
 fn load_dir(dir: &Path) -> Result<Vec<TemplateSource>, CatalogError> {
@@ -174,11 +173,15 @@ fn load_dir(dir: &Path) -> Result<Vec<TemplateSource>, CatalogError> {
     paths.sort();
     let mut found = Vec::new();
     for path in paths {
-        let is_template = path.extension().is_some_and(|e| e == "jinja")
+        let is_template = path
+            .extension()
+            .is_some_and(|e| e == "jinja" || e == "gguf")
             || path
                 .file_name()
-                .is_some_and(|n| n == "tokenizer_config.json");
-        if path.is_dir() {
+                .is_some_and(|n| n == model::TOKENIZER_CONFIG);
+        if path.is_dir() && model::is_model_folder(&path) {
+            found.extend(model::load(ModelPlace::Folder(path))?.entries);
+        } else if path.is_dir() {
             found.extend(load_dir(&path)?);
         } else if is_template {
             found.extend(load_path(&path)?);
@@ -187,115 +190,101 @@ fn load_dir(dir: &Path) -> Result<Vec<TemplateSource>, CatalogError> {
     Ok(found)
 }
 
-/// A `tokenizer_config.json`: `chat_template` is a string or a list of
-/// `{"name", "template"}`; `bos_token`/`eos_token` are strings or `{"content"}` objects.
-pub fn load_tokenizer_config(path: &Path) -> Result<Vec<TemplateSource>, CatalogError> {
-    let config_error = |message: String| CatalogError::Config {
-        path: path.to_path_buf(),
-        message,
-    };
-    let config: Json = serde_json::from_str(&read(path)?).map_err(|err| {
-        config_error(format!(
-            "line {} column {}: {err}",
-            err.line(),
-            err.column()
-        ))
-    })?;
-    let bos_token = special_token(&config["bos_token"]);
-    let eos_token = special_token(&config["eos_token"]);
-    let make = |name: Option<String>, source: &str| TemplateSource {
-        name: match &name {
-            Some(entry) => format!("{}/{entry}", file_label(path)),
-            None => file_label(path),
-        },
-        source: source.to_string(),
-        origin: Origin::TokenizerConfig {
-            path: path.to_path_buf(),
-            name,
-        },
-        bos_token: bos_token.clone(),
-        eos_token: eos_token.clone(),
-    };
-    match &config["chat_template"] {
-        Json::String(source) => Ok(vec![make(None, source)]),
-        Json::Array(entries) => entries
-            .iter()
-            .map(
-                |entry| match (entry["name"].as_str(), entry["template"].as_str()) {
-                    (Some(name), Some(source)) => Ok(make(Some(name.to_string()), source)),
-                    _ => Err(config_error(
-                        "each chat_template entry needs a \"name\" and a \"template\" string"
-                            .into(),
-                    )),
-                },
-            )
-            .collect(),
-        Json::Null => Err(config_error(
-            "no \"chat_template\" in this tokenizer config".into(),
-        )),
-        _ => Err(config_error(
-            "\"chat_template\" must be a string or a list of {name, template}".into(),
-        )),
-    }
-}
-
-fn special_token(value: &Json) -> Option<String> {
-    match value {
-        Json::String(token) => Some(token.clone()),
-        Json::Object(fields) => fields.get("content")?.as_str().map(String::from),
-        _ => None,
-    }
-}
-
-/// Resolves a session's template reference; relative paths start at `session_dir`.
+/// Resolves a session's template reference to the template a conversation without tools
+/// renders with; relative paths start at `session_dir`. Prefer [`resolve_for`] when there
+/// is a session: with tools, a model's `tool_use` template is the one transformers uses.
 pub fn resolve(
     reference: &TemplateRef,
     session_dir: &Path,
 ) -> Result<TemplateSource, CatalogError> {
+    resolve_set(reference, session_dir)?.choose(false)
+}
+
+/// The template `session` renders with: its reference resolved, and among a model's
+/// named templates the one transformers would choose for its tools.
+pub fn resolve_for(session: &Session, session_dir: &Path) -> Result<TemplateSource, CatalogError> {
+    resolve_set(&session.template, session_dir)?.choose(session.tools.is_some())
+}
+
+/// Every template a session's reference offers, with the pinned name, if any.
+pub fn resolve_set(
+    reference: &TemplateRef,
+    session_dir: &Path,
+) -> Result<TemplateSet, CatalogError> {
     match reference {
-        TemplateRef::Bundled(name) => find_bundled(name),
-        TemplateRef::Source(source) => Ok(TemplateSource {
-            name: "inline".into(),
-            source: source.clone(),
-            origin: Origin::Inline,
-            bos_token: None,
-            eos_token: None,
-        }),
+        TemplateRef::Bundled(name) => find_bundled(name).map(TemplateSet::single),
+        TemplateRef::Source(source) => Ok(TemplateSet::single(TemplateSource::new(
+            "inline",
+            source.clone(),
+            Origin::Inline,
+        ))),
         TemplateRef::Path(relative) => {
             let path = session_dir.join(relative);
-            let mut all = load_path(&path)?;
-            match all.len() {
-                1 => Ok(all.remove(0)),
-                _ => all
-                    .into_iter()
-                    .find(|t| matches!(&t.origin, Origin::TokenizerConfig { name: Some(n), .. } if n == "default"))
-                    .ok_or_else(|| CatalogError::Config {
-                        path,
-                        message: "several templates here; name one with {\"named\": {\"path\", \"name\"}}".into(),
-                    }),
+            let set = load_set(&path)?;
+            match set.entries.len() {
+                0 => Err(CatalogError::Config {
+                    path,
+                    message: "no template found here".into(),
+                }),
+                1 => Ok(set),
+                _ if set.names().is_empty() => Err(CatalogError::Config {
+                    path,
+                    message:
+                        "several templates here; name one with {\"named\": {\"path\", \"name\"}}"
+                            .into(),
+                }),
+                _ => Ok(set),
             }
         }
-        TemplateRef::Named { path, name } => {
-            let path = session_dir.join(path);
-            load_tokenizer_config(&path)?
-                .into_iter()
-                .find(|t| matches!(&t.origin, Origin::TokenizerConfig { name: Some(n), .. } if n == name))
-                .ok_or_else(|| CatalogError::Config {
-                    path,
-                    message: format!("no chat_template entry named {name:?}"),
-                })
+        TemplateRef::Named { path, name } => Ok(load_set(&session_dir.join(path))?.pin(Some(name))),
+        TemplateRef::Model {
+            id, revision, name, ..
+        } => {
+            let id = ModelId::new(id, revision.as_deref());
+            let snapshot = hf_cache::snapshot(&hf_cache::cache_root(), &id)?;
+            Ok(model::load(ModelPlace::Cache(snapshot))?.pin(name.as_deref()))
         }
     }
 }
 
-fn read(path: &Path) -> Result<String, CatalogError> {
+/// The render input for `session` on `template`: the template's special tokens (bos, eos,
+/// unk, pad, `image_token`, ...) as transformers passes them, under the session's own
+/// bos/eos and variables, which win.
+pub fn conversation_for(
+    session: &Session,
+    template: &TemplateSource,
+) -> Result<Conversation, SessionError> {
+    let mut conversation = session.conversation()?;
+    for (key, value) in template.token_variables() {
+        conversation.variables.entry(key).or_insert(value);
+    }
+    Ok(conversation)
+}
+
+/// Reads a text file. Every template, config and request body goes through here.
+pub(crate) fn read(path: &Path) -> Result<String, CatalogError> {
     fs::read_to_string(path).map_err(|source| CatalogError::Io {
         path: path.to_path_buf(),
         cause: source,
     })
 }
 
-/// `chat_template.jinja` and `tokenizer_config.json` are named after their folder.
+/// Reads a text file (a request body, a JSON input) the way templates are read, for the
+/// command line and the app.
+pub fn read_text(path: &Path) -> Result<String, CatalogError> {
+    read(path)
+}
+
+/// Opens a file to read part of it (a GGUF header), for files too large to [`read`].
+pub(crate) fn open_file(path: &Path) -> Result<fs::File, CatalogError> {
+    fs::File::open(path).map_err(|cause| CatalogError::Io {
+        path: path.to_path_buf(),
+        cause,
+    })
+}
+
+/// Loose templates are named after their file; a `chat_template.jinja` outside a model
+/// folder after its folder.
 fn file_label(path: &Path) -> String {
     let stem = path
         .file_stem()
@@ -328,6 +317,9 @@ pub fn relative_to(path: &Path, base: &Path) -> String {
     }
     for part in &path_parts[common..] {
         relative.push(part);
+    }
+    if relative.as_os_str().is_empty() {
+        return ".".into();
     }
     relative.display().to_string()
 }

@@ -5,12 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::catalog;
+use crate::catalog::{self, CatalogError, Origin, TemplateSource};
 use crate::diff::{diff_lines, DiffLine};
 use std::sync::Arc;
 
 use crate::render::{prepare_source, render_with_deadline, CompiledTemplate, Limits, RenderError};
-use crate::session::{Expected, Session};
+use crate::session::{Expected, Session, TemplateRef};
 use crate::visible::visible_whitespace;
 
 /// What checking one fixture found.
@@ -58,12 +58,19 @@ pub struct CaseResult {
     pub path: PathBuf,
     /// What happened.
     pub outcome: Outcome,
+    /// Worth knowing whatever the outcome (the cached template changed, ...).
+    pub notes: Vec<String>,
 }
 
 /// Renders a session with its template, resolving relative paths from `session_dir`.
 pub fn render_session(session: &Session, session_dir: &Path) -> Result<String, String> {
-    let template = catalog::resolve(&session.template, session_dir).map_err(|e| e.to_string())?;
-    let conversation = session.conversation().map_err(|e| e.to_string())?;
+    let template = catalog::resolve_for(session, session_dir).map_err(|e| e.to_string())?;
+    render_with(session, &template)
+}
+
+/// Renders a session with an already resolved template (its special tokens included).
+pub fn render_with(session: &Session, template: &TemplateSource) -> Result<String, String> {
+    let conversation = catalog::conversation_for(session, template).map_err(|e| e.to_string())?;
     let limits = Limits::default();
     CompiledTemplate::compile(&template.source, limits)
         .and_then(|compiled| {
@@ -143,12 +150,23 @@ pub fn check_all(fixtures: &[PathBuf], bless: bool) -> Vec<CaseResult> {
 
 /// Checks one fixture file.
 pub fn check_file(path: &Path, bless: bool) -> CaseResult {
+    let mut notes = Vec::new();
     let outcome = match Session::load(path) {
         Err(err) => Outcome::Broken(err.to_string()),
-        Ok(session) => {
+        Ok(mut session) => {
             let dir = path.parent().unwrap_or(Path::new("."));
-            let rendered = render_session(&session, dir);
+            let template = catalog::resolve_for(&session, dir);
+            let rendered = render_resolved(&session, &template);
+            notes.extend(
+                template
+                    .as_ref()
+                    .ok()
+                    .and_then(|t| template_drift(&session.template, t)),
+            );
             if bless {
+                if let Ok(template) = &template {
+                    record_snapshot(&mut session.template, template);
+                }
                 bless_file(path, session, rendered)
             } else {
                 compare(session.expected.as_ref(), rendered)
@@ -158,6 +176,57 @@ pub fn check_file(path: &Path, bless: bool) -> CaseResult {
     CaseResult {
         path: path.to_path_buf(),
         outcome,
+        notes,
+    }
+}
+
+fn render_resolved(
+    session: &Session,
+    template: &Result<TemplateSource, CatalogError>,
+) -> Result<String, String> {
+    match template {
+        Ok(template) => render_with(session, template),
+        Err(err) => Err(err.to_string()),
+    }
+}
+
+/// The commit a cached model template came from.
+fn cached_commit(template: &TemplateSource) -> Option<&str> {
+    match &template.origin {
+        Origin::Model(model) => model.place.snapshot().map(|s| s.commit.as_str()),
+        _ => None,
+    }
+}
+
+/// Says so when a fixture's model reference recorded one snapshot and the cache now
+/// resolves its revision to another: the model's template may have changed under it.
+pub fn template_drift(reference: &TemplateRef, template: &TemplateSource) -> Option<String> {
+    let TemplateRef::Model {
+        id,
+        revision,
+        snapshot: Some(recorded),
+        ..
+    } = reference
+    else {
+        return None;
+    };
+    let current = cached_commit(template)?;
+    (current != recorded).then(|| {
+        format!(
+            "the cached template changed under this fixture: {id}@{} was commit {} when recorded, the cache now resolves it to {} (--bless records the new one)",
+            revision.as_deref().unwrap_or(catalog::hf_cache::DEFAULT_REVISION),
+            catalog::short(recorded),
+            catalog::short(current)
+        )
+    })
+}
+
+/// `--bless` also records the snapshot a model reference resolves to now.
+fn record_snapshot(reference: &mut TemplateRef, template: &TemplateSource) {
+    if let (TemplateRef::Model { snapshot, .. }, Some(commit)) =
+        (reference, cached_commit(template))
+    {
+        *snapshot = Some(commit.to_string());
     }
 }
 
@@ -195,8 +264,16 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
 }
 
-/// A human-readable report for one failed case.
+/// A human-readable report for one failed case, its notes last.
 pub fn report(result: &CaseResult) -> String {
+    let mut text = outcome_report(result);
+    for note in &result.notes {
+        text.push_str(&format!("\nnote: {note}"));
+    }
+    text
+}
+
+fn outcome_report(result: &CaseResult) -> String {
     let path = result.path.display();
     match &result.outcome {
         Outcome::Pass | Outcome::Blessed => format!("ok {path}"),

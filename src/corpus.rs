@@ -116,6 +116,7 @@ fn build_session(
         documents: None,
         variables: kwargs,
         clock: Some(CORPUS_CLOCK.into()),
+        request: Map::new(),
         expected: Some(expected),
     })
 }

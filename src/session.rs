@@ -22,18 +22,35 @@ pub const FORMAT_VERSION: u32 = 1;
 pub enum TemplateRef {
     /// A template shipped inside chatplate (`templates/`), by file stem.
     Bundled(String),
-    /// A file, relative to the session file: `.jinja`, `chat_template.jinja` or
-    /// `tokenizer_config.json`.
+    /// A file or folder, relative to the session file: a `.jinja`, a Hugging Face model
+    /// folder or any file in one, a `.gguf`.
     Path(String),
-    /// A named template inside a `tokenizer_config.json` that lists several.
+    /// A named template of a model with several (a model folder or a `.gguf`).
     Named {
-        /// The `tokenizer_config.json`, relative to the session file.
+        /// The model folder, one of its files, or the `.gguf`, relative to the session file.
         path: String,
         /// The entry name (`default`, `tool_use`, ...).
         name: String,
     },
     /// The template source itself.
     Source(String),
+    /// A model id resolved through the local Hugging Face cache (fetched from the Hub
+    /// when missing and online), with what it resolved to when the session was saved.
+    Model {
+        /// `ORG/NAME`.
+        id: String,
+        /// Branch, tag or commit; absent means `main`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        revision: Option<String>,
+        /// The commit the revision pointed at when recorded: `check` says when the
+        /// cache now resolves it to another.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        snapshot: Option<String>,
+        /// A named template (`tool_use`, ...); absent lets the tools choose, as
+        /// transformers does.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        name: Option<String>,
+    },
 }
 
 /// The outcome a fixture pins down.
@@ -96,6 +113,10 @@ pub struct Session {
     /// Fixed time for `strftime_now`, `YYYY-MM-DDTHH:MM:SS`; absent means the real clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<String>,
+    /// Keys of an imported request body that are not part of the prompt (`model`,
+    /// `temperature`, `stream`, ...), kept so `chatplate export --openai` writes them back.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub request: Map<String, Json>,
     /// What rendering must produce; absent in a session that is not a test yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected: Option<Expected>,
@@ -197,6 +218,7 @@ impl Session {
             documents: None,
             variables: Map::new(),
             clock: None,
+            request: Map::new(),
             expected: None,
         }
     }

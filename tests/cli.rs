@@ -11,10 +11,13 @@ use std::process::{Command, Output};
 use chatplate::session::{Expected, Session};
 use serde_json::{json, Value as Json};
 
+/// Runs the binary in `dir`, offline, with an empty Hugging Face cache of its own.
 fn chatplate(args: &[&str], dir: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_chatplate"))
         .args(args)
         .current_dir(dir)
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_HUB_CACHE", dir.join(".hf-cache"))
         .output()
         .expect("chatplate runs")
 }

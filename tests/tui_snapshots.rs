@@ -69,13 +69,11 @@ fn prompt_pane_whitespace() {
 fn prompt_pane_error() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = prompt_focused(dir.path());
-    app.use_template(TemplateSource {
-        name: "broken".into(),
-        source: "{% for m in messages %}\n{{ m.content }\n{% endfor %}\n".into(),
-        origin: Origin::Inline,
-        bos_token: None,
-        eos_token: None,
-    });
+    app.use_template(TemplateSource::new(
+        "broken",
+        "{% for m in messages %}\n{{ m.content }\n{% endfor %}\n",
+        Origin::Inline,
+    ));
     assert_snapshot!("prompt_error", screen(&app, 80, 24));
 }
 

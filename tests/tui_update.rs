@@ -160,13 +160,11 @@ fn tool_result_is_filled_from_the_call() {
 fn render_errors_are_state() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
-    app.use_template(TemplateSource {
-        name: "broken".into(),
-        source: "line one\n{% if %}".into(),
-        origin: Origin::Inline,
-        bos_token: None,
-        eos_token: None,
-    });
+    app.use_template(TemplateSource::new(
+        "broken",
+        "line one\n{% if %}",
+        Origin::Inline,
+    ));
     let error = app.preview.error().expect("syntax error");
     assert_eq!(error.kind, RenderErrorKind::Syntax);
     assert_eq!(error.position.map(|p| p.line), Some(2));
@@ -258,7 +256,7 @@ fn template_file_changes_are_picked_up() {
     .unwrap();
     let options = TuiOptions {
         file: Some(template.clone()),
-        template_dirs: vec![],
+        ..TuiOptions::default()
     };
     let Opened {
         workspace, catalog, ..
@@ -287,7 +285,7 @@ fn tokenizer_config_brings_bos_and_eos() {
     std::fs::write(&config, text.to_string()).unwrap();
     let opened = open(&TuiOptions {
         file: Some(config),
-        template_dirs: vec![],
+        ..TuiOptions::default()
     })
     .unwrap();
     assert_eq!(opened.workspace.session.bos_token.as_deref(), Some("<s>"));

@@ -15,7 +15,7 @@ pub(super) fn run(fixtures: &[PathBuf], iterations: usize) -> Result<i32> {
         "fixture", "messages", "compile", "render p50"
     );
     for path in fixtures {
-        let (source, conversation) = fixture_input(path)?;
+        let (source, conversation) = fixture_input(path, None)?;
         let started = Instant::now();
         let compiled = CompiledTemplate::compile(&source, Limits::default())
             .map_err(|err| anyhow::anyhow!("{}: {err}", path.display()))?;

@@ -3,26 +3,42 @@
 
 mod bench;
 mod check;
+mod export;
+mod fetching;
+mod import;
 mod render;
+mod session_input;
+mod templates;
 
 use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use crate::{catalog, corpus};
+use crate::corpus;
 
+use export::ExportArgs;
+use import::ImportArgs;
 use render::RenderArgs;
+use templates::TemplatesArgs;
 
 /// chatplate: see the exact prompt a chat template makes of a conversation.
 #[derive(Debug, Parser)]
 #[command(name = "chatplate", version, args_conflicts_with_subcommands = true)]
 pub struct Cli {
-    /// A session (.json fixture), template (.jinja) or tokenizer_config.json to open.
+    /// What to open: a session (.json fixture), an OpenAI request body, a template
+    /// (.jinja), a model folder or any file in it, a .gguf, a model id ORG/NAME[@REVISION]
+    /// (local HF cache, else the Hub); `#NAME` picks a named template.
+    #[arg(value_name = "TARGET")]
     pub file: Option<PathBuf>,
-    /// Extra template directories for the picker (repeatable).
+    /// Extra template directories for the picker (repeatable); model folders inside
+    /// are listed as models.
     #[arg(long = "templates", value_name = "DIR")]
     pub template_dirs: Vec<PathBuf>,
+    /// Use this named template of the opened model (`tool_use`, ...) instead of letting
+    /// the tools choose.
+    #[arg(long, value_name = "NAME")]
+    pub template_name: Option<String>,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -56,14 +72,18 @@ enum Command {
         /// Where to write `<template>/<scenario>.json`.
         out: PathBuf,
     },
-    /// List the bundled templates.
-    Templates,
+    /// List the bundled templates, a source's templates, or cached models with one.
+    Templates(TemplatesArgs),
+    /// Save an OpenAI Chat Completions request body as a session fixture.
+    Import(ImportArgs),
+    /// Write a fixture back as a request body (`--openai`), for replaying with curl.
+    Export(ExportArgs),
 }
 
 /// Runs the parsed command line; the exit code is the returned value.
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
-        None => interactive(cli.file, cli.template_dirs),
+        None => interactive(cli.file, cli.template_dirs, cli.template_name),
         Some(Command::Render(args)) => render::run(args),
         Some(Command::Check { paths, bless }) => Ok(check::run(&paths, bless)),
         Some(Command::Bench {
@@ -75,26 +95,32 @@ pub fn run(cli: Cli) -> Result<i32> {
             println!("wrote {} fixtures to {}", written.len(), out.display());
             Ok(0)
         }
-        Some(Command::Templates) => {
-            for template in catalog::bundled() {
-                println!("{}", template.name);
-            }
-            Ok(0)
-        }
+        Some(Command::Templates(args)) => templates::run(args),
+        Some(Command::Import(args)) => import::run(args),
+        Some(Command::Export(args)) => export::run(args),
     }
 }
 
 #[cfg(feature = "tui")]
-fn interactive(file: Option<PathBuf>, template_dirs: Vec<PathBuf>) -> Result<i32> {
+fn interactive(
+    file: Option<PathBuf>,
+    template_dirs: Vec<PathBuf>,
+    template_name: Option<String>,
+) -> Result<i32> {
     crate::tui::run(crate::tui::TuiOptions {
         file,
         template_dirs,
+        template_name,
     })?;
     Ok(0)
 }
 
 #[cfg(not(feature = "tui"))]
-fn interactive(_file: Option<PathBuf>, _template_dirs: Vec<PathBuf>) -> Result<i32> {
+fn interactive(
+    _file: Option<PathBuf>,
+    _template_dirs: Vec<PathBuf>,
+    _template_name: Option<String>,
+) -> Result<i32> {
     anyhow::bail!(
         "this chatplate was built without the terminal app (feature \"tui\"); use a subcommand"
     )

@@ -8,19 +8,26 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::{Map, Value as Json};
 
-use crate::catalog;
+use super::fetching::{ensure_cached, with_hub};
+use super::session_input::{load_session, read_json};
+use crate::catalog::{self, open_templates};
 use crate::check::describe_error;
 use crate::render::{render_with_deadline, CompiledTemplate, Conversation, Limits};
-use crate::session::Session;
 
 #[derive(Debug, Args)]
 pub(super) struct RenderArgs {
-    /// A session fixture to render.
+    /// A session fixture (or an OpenAI request body) to render.
     #[arg(conflicts_with_all = ["template", "messages"])]
     fixture: Option<PathBuf>,
-    /// Template: a .jinja file, tokenizer_config.json, or a bundled template name.
+    /// Template: a .jinja, a model folder (or a file in one), a .gguf, a model id
+    /// ORG/NAME[@REVISION] (local HF cache, else the Hub), or a bundled name; a `#NAME`
+    /// suffix picks a named template.
     #[arg(long, requires = "messages")]
     template: Option<String>,
+    /// Use this named template of the model (`tool_use`, ...) instead of letting the
+    /// tools choose, as transformers does.
+    #[arg(long, value_name = "NAME")]
+    template_name: Option<String>,
     /// JSON file with the messages list (or an object with "messages" and "tools").
     #[arg(long)]
     messages: Option<PathBuf>,
@@ -41,7 +48,7 @@ pub(super) struct RenderArgs {
 /// `chatplate render`: the prompt bytes on stdout, or the error on stderr (exit 1).
 pub(super) fn run(args: RenderArgs) -> Result<i32> {
     let (source, conversation) = match &args.fixture {
-        Some(path) => fixture_input(path)?,
+        Some(path) => fixture_input(path, args.template_name.as_deref())?,
         None => quick_input(&args)?,
     };
     let limits = Limits::default();
@@ -60,32 +67,32 @@ pub(super) fn run(args: RenderArgs) -> Result<i32> {
     }
 }
 
-pub(super) fn fixture_input(path: &Path) -> Result<(String, Conversation)> {
-    let session = Session::load(path)?;
+/// A fixture's (or request body's) template source and render input; `name` picks a
+/// named template of its model.
+pub(super) fn fixture_input(path: &Path, name: Option<&str>) -> Result<(String, Conversation)> {
+    let session = load_session(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
-    let template = catalog::resolve(&session.template, dir)?;
-    Ok((template.source, session.conversation()?))
+    ensure_cached(&session.template)?;
+    let set = catalog::resolve_set(&session.template, dir)?.pin(name);
+    let template = set.choose(session.tools.is_some())?;
+    let conversation = catalog::conversation_for(&session, &template)?;
+    Ok((template.source, conversation))
 }
 
 fn quick_input(args: &RenderArgs) -> Result<(String, Conversation)> {
     let (Some(template), Some(messages_path)) = (&args.template, &args.messages) else {
         bail!("give a FIXTURE, or --template and --messages");
     };
-    let template = load_template(template)?;
+    let set = with_hub(|fetch| open_templates(template, fetch))?;
     let (messages, inline_tools) = read_messages(messages_path)?;
     let tools = match &args.tools {
         Some(path) => Some(read_json_list(path)?),
         None => inline_tools,
     };
-    let mut variables = Map::new();
-    for (key, value) in [
-        ("bos_token", &template.bos_token),
-        ("eos_token", &template.eos_token),
-    ] {
-        if let Some(token) = value {
-            variables.insert(key.into(), Json::from(token.as_str()));
-        }
-    }
+    let template = set
+        .pin(args.template_name.as_deref())
+        .choose(tools.is_some())?;
+    let mut variables: Map<String, Json> = template.token_variables();
     for pair in &args.vars {
         let (key, value) = parse_var(pair)?;
         variables.insert(key, value);
@@ -107,18 +114,6 @@ fn quick_input(args: &RenderArgs) -> Result<(String, Conversation)> {
         ..Conversation::default()
     };
     Ok((template.source, conversation))
-}
-
-fn load_template(name_or_path: &str) -> Result<catalog::TemplateSource> {
-    let path = Path::new(name_or_path);
-    if path.exists() {
-        let mut all = catalog::load_path(path)?;
-        if all.is_empty() {
-            bail!("{name_or_path}: no template found");
-        }
-        return Ok(all.remove(0));
-    }
-    Ok(catalog::find_bundled(name_or_path)?)
 }
 
 fn read_messages(path: &Path) -> Result<(Vec<Json>, Option<Vec<Json>>)> {
@@ -145,13 +140,6 @@ fn read_json_list(path: &Path) -> Result<Vec<Json>> {
         Json::Array(items) => Ok(items),
         _ => bail!("{}: expected a JSON list", path.display()),
     }
-}
-
-fn read_json(path: &Path) -> Result<Json> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text)
-        .map_err(|err| anyhow::anyhow!("{}:{}:{}: {err}", path.display(), err.line(), err.column()))
 }
 
 /// `KEY=VALUE`, with VALUE taken as JSON when it parses (true, 3, "x", {...}) and as a

@@ -32,10 +32,13 @@ use std::path::PathBuf;
 /// What the app opens with.
 #[derive(Debug, Clone, Default)]
 pub struct TuiOptions {
-    /// A session, template file or tokenizer_config.json to open.
+    /// What to open: a session, a request body, a template, a model folder or any file
+    /// in one, a `.gguf`, a model id (see [`crate::target::open`]).
     pub file: Option<PathBuf>,
     /// Extra template directories for the picker.
     pub template_dirs: Vec<PathBuf>,
+    /// The named template to use when the target is a model with several.
+    pub template_name: Option<String>,
 }
 
 /// Runs the app until the user quits.

@@ -1,14 +1,18 @@
-//! Turning what the user asked to open into a workspace: a session file, a template
-//! (`.jinja`, `chat_template.jinja`, `tokenizer_config.json`, a folder of them) or
-//! nothing (the example session on the default template).
+//! Turning what the user asked to open into a workspace: a session file, a request body
+//! (a new session), anything that offers templates (a `.jinja`, a model folder or any file
+//! in one, a `.gguf`, a model id from the Hugging Face cache or the Hub, a folder of
+//! templates), or nothing (the example session on the default template). The resolution
+//! itself is the engine's [`crate::target::open`].
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
-use serde_json::Value as Json;
 
-use crate::catalog::{self, TemplateSource};
+use crate::catalog::hub::{FetchEvent, HubFetch, HubSettings};
+use crate::catalog::{self, Fetch, NoFetch, Origin, TemplateSource};
+use crate::request::Imported;
 use crate::session::Session;
+use crate::target::{self, Opened as Target};
 
 use super::conversation::example_session;
 use super::workspace::Workspace;
@@ -28,7 +32,8 @@ pub struct Opened {
     pub notice: Option<String>,
 }
 
-/// Opens what `options` names.
+/// Opens what `options` names. Runs before the terminal is taken over, so fetching a
+/// model from the Hub reports its progress on stderr.
 pub fn open(options: &TuiOptions) -> anyhow::Result<Opened> {
     let sessions_dir = PathBuf::from(SESSIONS_DIR);
     let mut catalog = catalog::bundled();
@@ -44,46 +49,48 @@ pub fn open(options: &TuiOptions) -> anyhow::Result<Opened> {
         .file
         .clone()
         .or_else(|| example.is_file().then_some(example));
-    let workspace = match target {
-        Some(path) if is_session(&path) => {
-            let (workspace, notice) = open_session(&path, &sessions_dir)?;
+    let Some(path) = target else {
+        let workspace = untitled(catalog::default_template(), sessions_dir);
+        return Ok(finish(workspace, catalog, notices));
+    };
+    let text = path.to_string_lossy().into_owned();
+    // Before the terminal is taken over, so a fetch can report on stderr.
+    let mut progress = |event: &FetchEvent| eprintln!("chatplate: {event}");
+    let mut fetch = HubFetch {
+        settings: HubSettings::from_env(),
+        progress: &mut progress,
+    };
+    // Every error names the file, model or template it is about.
+    let opened = target::open(&text, &mut fetch)?;
+    let workspace = match opened {
+        Target::Session(path) => {
+            let (workspace, notice) = load_session(&path, &sessions_dir, &mut fetch)?;
             notices.extend(notice);
             workspace
         }
-        Some(path) => {
-            let found =
-                catalog::load_path(&path).with_context(|| format!("opening {}", path.display()))?;
-            let chosen = pick_default(&found)
-                .with_context(|| format!("{}: no template found", path.display()))?;
-            catalog.extend(found);
+        Target::Request { path, imported } => {
+            from_request(&path, *imported, sessions_dir, &mut notices, &mut fetch)
+        }
+        Target::Templates(set) => {
+            let set = set.pin(options.template_name.as_deref());
+            // The example session has tools, so a model's `tool_use` template applies.
+            let chosen = set
+                .choose(true)
+                .with_context(|| format!("opening {text}"))?;
+            notices.extend(chosen.metadata.notes.iter().cloned());
+            catalog.extend(set.entries);
             untitled(chosen, sessions_dir)
         }
-        None => untitled(catalog::default_template(), sessions_dir),
     };
-    Ok(Opened {
+    Ok(finish(workspace, catalog, notices))
+}
+
+fn finish(workspace: Workspace, catalog: Vec<TemplateSource>, notices: Vec<String>) -> Opened {
+    Opened {
         workspace,
         catalog,
         notice: (!notices.is_empty()).then(|| notices.join("; ")),
-    })
-}
-
-/// A JSON file that is not a tokenizer config is a session.
-fn is_session(path: &Path) -> bool {
-    if path.is_dir() || path.extension().is_none_or(|e| e != "json") {
-        return false;
     }
-    let text = std::fs::read_to_string(path).unwrap_or_default();
-    let json: Json = serde_json::from_str(&text).unwrap_or(Json::Null);
-    json.get("chat_template").is_none()
-        && path
-            .file_name()
-            .is_none_or(|n| n != "tokenizer_config.json")
-}
-
-/// The entry named `default` of a list, else the first.
-fn pick_default(found: &[TemplateSource]) -> Option<TemplateSource> {
-    let named_default = |t: &&TemplateSource| matches!(&t.origin, catalog::Origin::TokenizerConfig { name: Some(n), .. } if n == "default");
-    found.iter().find(named_default).or(found.first()).cloned()
 }
 
 fn untitled(template: TemplateSource, sessions_dir: PathBuf) -> Workspace {
@@ -93,18 +100,63 @@ fn untitled(template: TemplateSource, sessions_dir: PathBuf) -> Workspace {
     workspace
 }
 
+/// A request body as a new, unsaved session on the template it names.
+fn from_request(
+    path: &Path,
+    imported: Imported,
+    sessions_dir: PathBuf,
+    notices: &mut Vec<String>,
+    fetch: &mut dyn Fetch,
+) -> Workspace {
+    notices.extend(imported.notes);
+    if !imported.kept.is_empty() {
+        notices.push(format!(
+            "kept from the request: {}",
+            imported.kept.join(", ")
+        ));
+    }
+    let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
+    let dir = dir.unwrap_or(Path::new("."));
+    let (mut template, notice) = template_for(&imported.session, dir, fetch);
+    notices.extend(notice);
+    if template.origin == Origin::Inline {
+        template.origin = Origin::Request(path.to_path_buf());
+        template.name = format!("{} chat_template", file_name(path));
+    }
+    let mut workspace = Workspace::new(imported.session, None, template.clone(), sessions_dir);
+    workspace.set_template(template);
+    workspace.dirty = true;
+    workspace
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
 /// Loads a session file and its template; a template that cannot be found falls back
-/// to the default one, with a notice.
+/// to the default one, with a notice. Used while the app runs, so a model missing from
+/// the local cache is not fetched (nothing may print over the screen).
 pub fn open_session(
     path: &Path,
     sessions_dir: &Path,
+) -> anyhow::Result<(Workspace, Option<String>)> {
+    load_session(path, sessions_dir, &mut NoFetch)
+}
+
+fn load_session(
+    path: &Path,
+    sessions_dir: &Path,
+    fetch: &mut dyn Fetch,
 ) -> anyhow::Result<(Workspace, Option<String>)> {
     let session = Session::load(path)?;
     let dir = path
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let (template, notice) = template_for(&session, dir);
+    let (template, notice) = template_for(&session, dir, fetch);
     let workspace = Workspace::new(
         session,
         Some(path.to_path_buf()),
@@ -114,8 +166,13 @@ pub fn open_session(
     Ok((workspace, notice))
 }
 
-fn template_for(session: &Session, dir: &Path) -> (TemplateSource, Option<String>) {
-    match catalog::resolve(&session.template, dir) {
+fn template_for(
+    session: &Session,
+    dir: &Path,
+    fetch: &mut dyn Fetch,
+) -> (TemplateSource, Option<String>) {
+    let fetched = catalog::prefetch(&session.template, fetch);
+    match fetched.and_then(|()| catalog::resolve_for(session, dir)) {
         Ok(template) => (template, None),
         Err(err) => (
             catalog::default_template(),
@@ -129,7 +186,7 @@ fn template_for(session: &Session, dir: &Path) -> (TemplateSource, Option<String
 /// The workspace with the recovery file's session in place of the saved one.
 pub fn restore(workspace: &Workspace) -> anyhow::Result<Workspace> {
     let session = Session::load(&workspace.recovery_path())?;
-    let (template, _) = template_for(&session, &workspace.session_dir());
+    let (template, _) = template_for(&session, &workspace.session_dir(), &mut NoFetch);
     let mut restored = Workspace::new(
         session,
         workspace.path.clone(),

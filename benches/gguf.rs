@@ -1,0 +1,19 @@
+//! Opening a multi-gigabyte GGUF: an 8 GiB sparse file whose metadata holds a
+//! 262,144-token vocabulary (about 6 MB), read header-only. Budget: under 50 ms.
+
+use criterion::{criterion_group, criterion_main, Criterion};
+
+#[path = "../tests/gguf_support/mod.rs"]
+mod gguf_support;
+
+fn open_large_gguf(c: &mut Criterion) {
+    let dir = tempfile::tempdir().expect("temporary folder");
+    let path = dir.path().join("large.gguf");
+    gguf_support::write_large(&path, 262_144, 8 << 30);
+    c.bench_function("gguf/open 8 GiB, 262k tokens", |b| {
+        b.iter(|| chatplate::catalog::load_set(&path).expect("reads"))
+    });
+}
+
+criterion_group!(benches, open_large_gguf);
+criterion_main!(benches);

@@ -1,0 +1,44 @@
+//! `chatplate export --openai`: a fixture written back as a Chat Completions request body,
+//! for replaying against the server under test with curl.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Result;
+use clap::Args;
+
+use super::fetching::ensure_cached;
+use super::session_input::load_session;
+use crate::catalog;
+use crate::request;
+use crate::session::write_atomically;
+
+#[derive(Debug, Args)]
+pub(super) struct ExportArgs {
+    /// Write an OpenAI Chat Completions body (with vLLM / SGLang / llama.cpp extras).
+    #[arg(long, required = true)]
+    openai: bool,
+    /// The session fixture.
+    fixture: PathBuf,
+    /// Where to write the body; stdout when absent.
+    #[arg(short, long, value_name = "BODY.json")]
+    out: Option<PathBuf>,
+}
+
+/// `chatplate export --openai`: the body on stdout (or in `--out`), notes on stderr.
+pub(super) fn run(args: ExportArgs) -> Result<i32> {
+    let session = load_session(&args.fixture)?;
+    let dir = args.fixture.parent().unwrap_or(Path::new("."));
+    ensure_cached(&session.template)?;
+    let template = catalog::resolve_for(&session, dir)?;
+    let exported = request::export(&session, &template);
+    for note in &exported.notes {
+        eprintln!("chatplate: {note}");
+    }
+    let mut text = serde_json::to_string_pretty(&exported.body)?;
+    text.push('\n');
+    match &args.out {
+        Some(path) => write_atomically(path, text.as_bytes())?,
+        None => print!("{text}"),
+    }
+    Ok(0)
+}

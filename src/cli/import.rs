@@ -1,0 +1,138 @@
+//! `chatplate import`: an OpenAI Chat Completions request body (as logged by vLLM,
+//! SGLang, llama.cpp's server, ...) saved as a session fixture.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{bail, Result};
+use clap::Args;
+use serde_json::Value as Json;
+
+use super::fetching::{ensure_cached, with_hub};
+use super::session_input::read_json;
+use crate::catalog::{open_templates, ModelId};
+use crate::check::render_session;
+use crate::request::{self, ImportOptions};
+use crate::session::{Expected, TemplateRef};
+
+#[derive(Debug, Args)]
+pub(super) struct ImportArgs {
+    /// The request body (JSON).
+    body: PathBuf,
+    /// Where to write the session; stdout when absent.
+    #[arg(short, long, value_name = "SESSION.json")]
+    out: Option<PathBuf>,
+    /// The template (as for `render --template`); default: the body's chat_template,
+    /// else its model from the local HF cache (or the Hub), else the bundled default.
+    #[arg(long)]
+    template: Option<String>,
+    /// Pin a named template of the model (`tool_use`, ...).
+    #[arg(long, value_name = "NAME")]
+    template_name: Option<String>,
+    /// Parse tool-call arguments given as JSON strings into objects, as vLLM does.
+    #[arg(long)]
+    parse_arguments: bool,
+    /// Record the current render as the fixture's `expected`.
+    #[arg(long)]
+    bless: bool,
+}
+
+/// `chatplate import`: writes the session, reports what was kept on stderr.
+pub(super) fn run(args: ImportArgs) -> Result<i32> {
+    let body = read_json(&args.body)?;
+    let out_dir = args
+        .out
+        .as_deref()
+        .and_then(Path::parent)
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_path_buf();
+    let options = ImportOptions {
+        template: chosen_template(&args, &body, &out_dir)?,
+        parse_arguments: args.parse_arguments,
+    };
+    let mut imported = request::import(&body, &options)
+        .map_err(|err| anyhow::anyhow!("{}: {err}", args.body.display()))?;
+    if let (Some(name), None) = (&args.template_name, &args.template) {
+        imported.session.template = with_name(imported.session.template, name)?;
+    }
+    for note in &imported.notes {
+        eprintln!("chatplate: {note}");
+    }
+    if !imported.kept.is_empty() {
+        eprintln!(
+            "chatplate: kept (not part of the prompt): {}",
+            imported.kept.join(", ")
+        );
+    }
+    let mut session = imported.session;
+    if args.bless {
+        ensure_cached(&session.template)?;
+        session.expected = Some(match render_session(&session, &out_dir) {
+            Ok(prompt) => Expected::Prompt(prompt),
+            Err(err) => Expected::Error(err.lines().next().unwrap_or_default().to_string()),
+        });
+    }
+    match &args.out {
+        Some(path) => {
+            session.save(path)?;
+            eprintln!("chatplate: wrote {}", path.display());
+        }
+        None => print!("{}", session.to_json()),
+    }
+    Ok(0)
+}
+
+/// `--template` resolved to a reference from the output's folder; otherwise the body's
+/// model is fetched into the cache if needed, so the import can refer to it.
+fn chosen_template(args: &ImportArgs, body: &Json, out_dir: &Path) -> Result<Option<TemplateRef>> {
+    let Some(target) = &args.template else {
+        prefetch(body);
+        return Ok(None);
+    };
+    let set = with_hub(|fetch| open_templates(target, fetch))?;
+    let has_tools = body.get("tools").is_some_and(|t| !t.is_null());
+    let template = set.pin(args.template_name.as_deref()).choose(has_tools)?;
+    Ok(Some(template.reference(out_dir)))
+}
+
+fn prefetch(body: &Json) {
+    if body.get("chat_template").is_some() {
+        return;
+    }
+    let model = body.get("model").and_then(Json::as_str).unwrap_or_default();
+    if let Some(id) = ModelId::parse(model) {
+        let reference = TemplateRef::Model {
+            id: id.repo.clone(),
+            revision: id.revision.clone(),
+            snapshot: None,
+            name: None,
+        };
+        if let Err(err) = ensure_cached(&reference) {
+            eprintln!("chatplate: {err:#}");
+        }
+    }
+}
+
+/// The same reference with a named template pinned.
+fn with_name(reference: TemplateRef, name: &str) -> Result<TemplateRef> {
+    let name = name.to_string();
+    Ok(match reference {
+        TemplateRef::Path(path) | TemplateRef::Named { path, .. } => {
+            TemplateRef::Named { path, name }
+        }
+        TemplateRef::Model {
+            id,
+            revision,
+            snapshot,
+            ..
+        } => TemplateRef::Model {
+            id,
+            revision,
+            snapshot,
+            name: Some(name),
+        },
+        TemplateRef::Bundled(_) | TemplateRef::Source(_) => {
+            bail!("--template-name {name:?}: the template is not a model with named templates")
+        }
+    })
+}

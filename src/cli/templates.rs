@@ -1,0 +1,64 @@
+//! `chatplate templates`: the bundled templates, the templates one source offers, or the
+//! cached Hugging Face models that have a chat template.
+
+use anyhow::Result;
+use clap::Args;
+
+use super::fetching::with_hub;
+use crate::catalog::{self, hf_cache, open_templates, TemplateSet};
+
+#[derive(Debug, Args)]
+pub(super) struct TemplatesArgs {
+    /// A source to list: a model folder, a .gguf, a model id, a folder of templates.
+    source: Option<String>,
+    /// List the models in the local Hugging Face cache that have a chat template.
+    #[arg(long, conflicts_with = "source")]
+    cached: bool,
+}
+
+/// `chatplate templates`: one template per line (`name  origin`).
+pub(super) fn run(args: TemplatesArgs) -> Result<i32> {
+    if args.cached {
+        let root = hf_cache::cache_root();
+        let models = catalog::cached_models(&root);
+        if models.is_empty() {
+            eprintln!(
+                "chatplate: no cached model with a chat template in {}",
+                root.display()
+            );
+        }
+        models.iter().for_each(print_set);
+        return Ok(0);
+    }
+    match &args.source {
+        None => catalog::bundled()
+            .iter()
+            .for_each(|t| println!("{}", t.name)),
+        Some(source) => print_set(&with_hub(|fetch| open_templates(source, fetch))?),
+    }
+    Ok(0)
+}
+
+/// Each template with its origin, then its special tokens and notes (once).
+fn print_set(set: &TemplateSet) {
+    for template in &set.entries {
+        println!("{}  [{}]", template.name, template.origin_label());
+    }
+    let Some(first) = set.entries.first() else {
+        return;
+    };
+    let tokens: Vec<String> = first
+        .token_variables()
+        .iter()
+        .map(|(key, value)| format!("{key}={value}"))
+        .collect();
+    if !tokens.is_empty() {
+        println!("  tokens: {}", tokens.join(" "));
+    }
+    if let Some(add_bos) = first.metadata.add_bos_token {
+        println!("  add_bos_token: {add_bos}");
+    }
+    for note in &first.metadata.notes {
+        println!("  note: {note}");
+    }
+}

@@ -1,0 +1,102 @@
+//! What a user can open, resolved in one place for the app and the command line: a
+//! session file, a request body (imported as a new session), or anything that offers
+//! templates (a `.jinja`, a model folder or any file in one, a `.gguf`, a bundled name,
+//! a model id from the cache or the Hub, each with an optional `#NAME`).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value as Json;
+
+use crate::catalog::{self, model, open_templates, CatalogError, Fetch, ModelId, TemplateSet};
+use crate::request::{self, ImportOptions, Imported, RequestError};
+
+/// What a target turned out to be.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Opened {
+    /// A session file (load it with [`crate::session::Session::load`]).
+    Session(PathBuf),
+    /// A request body, imported as a new, unsaved session.
+    Request {
+        /// The body's file.
+        path: PathBuf,
+        /// The session and the import's report.
+        imported: Box<Imported>,
+    },
+    /// Templates to start a new session on (choose with [`TemplateSet::choose`]).
+    Templates(TemplateSet),
+}
+
+/// Why a target could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// Finding or reading the templates failed.
+    #[error(transparent)]
+    Catalog(#[from] CatalogError),
+    /// A request body that cannot be imported.
+    #[error("{path}: {error}")]
+    Request {
+        /// The body's file.
+        path: PathBuf,
+        /// What is wrong.
+        error: RequestError,
+    },
+}
+
+/// Opens `target`; `fetch` gets model ids the local cache lacks.
+pub fn open(target: &str, fetch: &mut dyn Fetch) -> Result<Opened, OpenError> {
+    let path = Path::new(target);
+    if path.is_file() && path.extension().is_some_and(|e| e == "json") {
+        if let Some(opened) = open_json(path, fetch)? {
+            return Ok(opened);
+        }
+    }
+    Ok(Opened::Templates(open_templates(target, fetch)?))
+}
+
+/// A `.json` file: a model's own file (templates, `None`), a request body, or a session.
+fn open_json(path: &Path, fetch: &mut dyn Fetch) -> Result<Option<Opened>, OpenError> {
+    if model::folder_of(path).is_some() {
+        return Ok(None);
+    }
+    let text = catalog::read(path)?;
+    let Ok(json) = serde_json::from_str::<Json>(&text) else {
+        // Not JSON at all: the session loader reports where.
+        return Ok(Some(Opened::Session(path.to_path_buf())));
+    };
+    if request::looks_like_request(&json) {
+        prefetch_model(&json, fetch);
+        let imported = request::import(&json, &ImportOptions::default()).map_err(|error| {
+            OpenError::Request {
+                path: path.to_path_buf(),
+                error,
+            }
+        })?;
+        return Ok(Some(Opened::Request {
+            path: path.to_path_buf(),
+            imported: Box::new(imported),
+        }));
+    }
+    if json.get("version").is_none() && json.get("chat_template").is_some() {
+        return Ok(None);
+    }
+    Ok(Some(Opened::Session(path.to_path_buf())))
+}
+
+/// Gets a body's `model` into the cache when it is not there, so the import can use its
+/// template; a failure only means the import falls back (and says so).
+fn prefetch_model(body: &Json, fetch: &mut dyn Fetch) {
+    if body.get("chat_template").is_some() {
+        return;
+    }
+    let Some(id) = body
+        .get("model")
+        .and_then(Json::as_str)
+        .and_then(ModelId::parse)
+    else {
+        return;
+    };
+    let cached = catalog::hf_cache::snapshot(&catalog::hf_cache::cache_root(), &id);
+    if cached.is_err() {
+        let _ = fetch.fetch(&id);
+    }
+}
