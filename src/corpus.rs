@@ -116,7 +116,9 @@ fn build_session(
         documents: None,
         variables: kwargs,
         clock: Some(CORPUS_CLOCK.into()),
+        tokenizer: None,
         expected: Some(expected),
+        expected_tokens: None,
     })
 }
 

@@ -96,9 +96,60 @@ pub struct Session {
     /// Fixed time for `strftime_now`, `YYYY-MM-DDTHH:MM:SS`; absent means the real clock.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub clock: Option<String>,
+    /// The model's tokenizer: a model folder, `tokenizer.json` or `tokenizer_config.json`,
+    /// relative to the session file (for `chatplate tokens` and `expected_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenizer: Option<String>,
     /// What rendering must produce; absent in a session that is not a test yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected: Option<Expected>,
+    /// What tokenizing the prompt must give: a token count, or the exact ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_tokens: Option<ExpectedTokens>,
+}
+
+/// `expected_tokens` as written: a count (`1234`) or the ids (`[128000, 9906, ...]`).
+///
+/// (De)serialized by hand through `serde_json::Value`, not as an untagged enum: untagged
+/// enums holding numbers break when serde_json's `arbitrary_precision` feature is on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExpectedTokens {
+    /// The number of tokens.
+    Count(usize),
+    /// The exact token ids.
+    Ids(Vec<u32>),
+}
+
+impl Serialize for ExpectedTokens {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ExpectedTokens::Count(count) => serializer.serialize_u64(*count as u64),
+            ExpectedTokens::Ids(ids) => ids.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ExpectedTokens {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let wrong =
+            || D::Error::custom("\"expected_tokens\" must be a token count or a list of token ids");
+        let as_id = |value: &Json| value.as_u64().and_then(|id| u32::try_from(id).ok());
+        match Json::deserialize(deserializer)? {
+            Json::Number(count) => count
+                .as_u64()
+                .and_then(|c| usize::try_from(c).ok())
+                .map(ExpectedTokens::Count)
+                .ok_or_else(wrong),
+            Json::Array(ids) => ids
+                .iter()
+                .map(as_id)
+                .collect::<Option<Vec<u32>>>()
+                .map(ExpectedTokens::Ids)
+                .ok_or_else(wrong),
+            _ => Err(wrong()),
+        }
+    }
 }
 
 fn is_off(setting: &ContinueSetting) -> bool {
@@ -197,7 +248,9 @@ impl Session {
             documents: None,
             variables: Map::new(),
             clock: None,
+            tokenizer: None,
             expected: None,
+            expected_tokens: None,
         }
     }
 

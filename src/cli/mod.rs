@@ -4,6 +4,8 @@
 mod bench;
 mod check;
 mod render;
+#[cfg(feature = "tokens")]
+mod tokens;
 
 use std::path::PathBuf;
 
@@ -58,6 +60,10 @@ enum Command {
     },
     /// List the bundled templates.
     Templates,
+    /// Tokenize the rendered prompt with the model's tokenizer: ids, token strings, byte
+    /// offsets; warns when user, tool or document text becomes a special token.
+    #[cfg(feature = "tokens")]
+    Tokens(tokens::TokensArgs),
 }
 
 /// Runs the parsed command line; the exit code is the returned value.
@@ -75,6 +81,8 @@ pub fn run(cli: Cli) -> Result<i32> {
             println!("wrote {} fixtures to {}", written.len(), out.display());
             Ok(0)
         }
+        #[cfg(feature = "tokens")]
+        Some(Command::Tokens(args)) => tokens::run(args),
         Some(Command::Templates) => {
             for template in catalog::bundled() {
                 println!("{}", template.name);
