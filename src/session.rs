@@ -343,16 +343,23 @@ impl Session {
 
 /// Where to point for a parse error (1-based). serde_json reports a message's own
 /// validation errors (no role, bad content) where it finished reading that message;
-/// those point at the message's opening brace instead.
+/// those point at the message's opening brace instead, and a bad `expected_tokens` at
+/// its key.
 fn error_position(text: &str, err: &serde_json::Error) -> (usize, usize) {
     let (line, column) = (err.line(), err.column().max(1));
-    if err.classify() != serde_json::error::Category::Data
-        || !err.to_string().starts_with("message ")
-    {
+    let message = err.to_string();
+    if err.classify() != serde_json::error::Category::Data {
         return (line, column);
     }
     let offset = offset_of(text, line, column);
-    match object_start_before(text, offset) {
+    let start = if message.starts_with("message ") {
+        object_start_before(text, offset)
+    } else if message.starts_with("\"expected_tokens\"") {
+        text[..offset].rfind("\"expected_tokens\"")
+    } else {
+        None
+    };
+    match start {
         Some(start) => line_column(text, start),
         None => (line, column),
     }
