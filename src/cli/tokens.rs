@@ -107,7 +107,7 @@ fn prepare(
     let files = match given {
         Some(files) => files,
         None => session_tokenizer(&session, dir)
-            .with_context(|| format!("{}: which tokenizer?", input.display()))?,
+            .map_err(|err| anyhow::anyhow!("{}: {err}", input.display()))?,
     };
     let prompt = match render_session(&session, dir) {
         Ok(prompt) => prompt,

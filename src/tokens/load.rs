@@ -50,7 +50,7 @@ impl ModelTokenizer {
                 path: files.tokenizer.clone(),
                 cause: *io,
             },
-            Err(err) => invalid(&files.tokenizer, err.to_string()),
+            Err(err) => invalid(&files.tokenizer, format!("not a tokenizer.json: {err}")),
         })?;
         inner
             .with_truncation(None)

@@ -70,7 +70,7 @@ pub enum TokenizerError {
         message: String,
     },
     /// The session names no tokenizer and its template's folder has none.
-    #[error("no tokenizer: give --tokenizer PATH or a \"tokenizer\" field in the fixture")]
+    #[error("no tokenizer: give --tokenizer PATH, a \"tokenizer\" field in the fixture, or put tokenizer.json beside the template file")]
     Unspecified,
     /// This build has no tokenizer support (cargo feature `tokens`).
     #[error("this chatplate was built without tokenizer support (cargo feature \"tokens\")")]
