@@ -42,17 +42,24 @@ fn token_benches(c: &mut Criterion) {
     let files = TokenizerFiles::locate(&folder).expect("llama3_1 files");
     let tokenizer = ModelTokenizer::load(&files).expect("llama3_1 loads");
     let mut group = c.benchmark_group("tokenize");
-    group.sample_size(20).measurement_time(Duration::from_secs(10));
+    group
+        .sample_size(20)
+        .measurement_time(Duration::from_secs(10));
     group.bench_function("llama-3.1-1000", |b| {
         b.iter(|| tokenizer.tokenize(black_box(&prompt)).unwrap())
     });
     let big = prompt.repeat(12);
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(20));
     group.bench_function("llama-3.1-1000x12", |b| {
         b.iter(|| tokenizer.tokenize(black_box(&big)).unwrap())
     });
     group.finish();
     let mut group = c.benchmark_group("load");
-    group.sample_size(10).measurement_time(Duration::from_secs(10));
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
     group.bench_function("llama3_1", |b| {
         b.iter(|| ModelTokenizer::load(black_box(&files)).unwrap())
     });
