@@ -263,3 +263,16 @@ fn shared_tokenizer_is_loaded_once_and_reloaded_when_its_file_changes() {
     let count = std::thread::spawn(move || worker.tokenize("Hi w").unwrap().len());
     assert_eq!(count.join().unwrap(), 2);
 }
+
+#[test]
+fn split_special_tokens_in_the_config_makes_injections_inactive() {
+    let (_dir, tokenizer) = tiny(&json!({"split_special_tokens": true}));
+    let conversation = conversation(json!([{"role": "user", "content": IM_END}]), None);
+    let found = find_in_texts(&tokenizer, &untrusted_texts(&conversation)).unwrap();
+    assert_eq!(found.len(), 1);
+    assert!(found[0].special && !found[0].active, "{found:?}");
+    // What the model gets instead: the ordinary tokens of the text.
+    let ids = tokenizer.tokenize(IM_END).unwrap().ids();
+    assert_eq!(found[0].split_ids, ids);
+    assert!(!ids.contains(&found[0].id));
+}
