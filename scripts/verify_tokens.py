@@ -18,7 +18,8 @@ split_special_tokens).
 Texts: every prompt of the conformance corpus (../shared/conformance/dev/expected/*/*.txt)
 plus generated texts that stress the pre-tokenizer regexes and added-token matching (all
 scripts, whitespace runs, contractions, digits, emoji, the tokenizer's own special tokens
-inside text), seeded so every run checks the same ones.
+inside text), seeded so every run checks the same ones, and three long runs (50,000 spaces,
+30,000 digits, a 50,000-letter word).
 
 Usage: python3 scripts/verify_tokens.py [--bin target/debug/chatplate] [--random N] [TOKENIZER_DIR ...]
 Prints one line per tokenizer and "N passed, N failed" (texts x tokenizers); exits 1 on any
@@ -69,6 +70,10 @@ def generated_texts(tokenizer, count):
         parts = [rng.choice(PIECES + added if rng.random() < 0.2 else PIECES) for _ in range(rng.randint(1, 40))]
         joiner = rng.choice(["", " ", "\n"])
         texts.append((f"generated-{index}", joiner.join(parts)))
+    # Long runs: the regexes' lookahead and backtracking (fancy-regex here, onig in Python).
+    texts.append(("long-whitespace", " " * 50000 + "x" + "\n" * 20000 + "y" + " \t" * 10000))
+    texts.append(("long-digits", "7" * 30000))
+    texts.append(("long-word", "a" * 50000 + "'S"))
     return texts
 
 
