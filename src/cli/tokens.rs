@@ -47,40 +47,45 @@ struct Report {
 pub(super) fn run(args: TokensArgs) -> Result<i32> {
     let mut code = 0;
     for (index, input) in args.inputs.iter().enumerate() {
-        let Some((prompt, files, untrusted)) = prepare(input, &args)? else {
+        let Some(report) = tokenize_input(input, &args)? else {
             code = 1;
             continue;
-        };
-        let tokenizer = shared(&files)?;
-        let tokenized = tokenizer.tokenize(&prompt)?;
-        let injections = injection::find_in_texts(&tokenizer, &untrusted)?;
-        let split_effect = match injections.iter().any(|i| i.special) {
-            true => Some(injection::split_effect(&tokenizer, &prompt, &tokenized)?),
-            false => None,
-        };
-        let report = Report {
-            input: input.clone(),
-            prompt,
-            tokenizer,
-            tokenized,
-            injections,
-            split_effect,
         };
         warn_injections(&report);
         if args.json {
             println!("{}", serde_json::to_string(&to_json(&report))?);
-        } else {
-            if args.inputs.len() > 1 {
-                println!(
-                    "{}== {}",
-                    if index > 0 { "\n" } else { "" },
-                    input.display()
-                );
-            }
-            print_table(&report);
+            continue;
         }
+        if args.inputs.len() > 1 {
+            let gap = if index > 0 { "\n" } else { "" };
+            println!("{gap}== {}", input.display());
+        }
+        print_table(&report);
     }
     Ok(code)
+}
+
+/// Renders (unless `--text`) and tokenizes one input; `None` when it does not render.
+fn tokenize_input(input: &Path, args: &TokensArgs) -> Result<Option<Report>> {
+    let Some((prompt, files, untrusted)) = prepare(input, args)? else {
+        return Ok(None);
+    };
+    let tokenizer = shared(&files)?;
+    let tokenized = tokenizer.tokenize(&prompt)?;
+    let injections = injection::find_in_texts(&tokenizer, &untrusted)?;
+    // Only worth a second pass over the prompt when there is something to explain.
+    let split_effect = match injections.iter().any(|i| i.special) {
+        true => Some(injection::split_effect(&tokenizer, &prompt, &tokenized)?),
+        false => None,
+    };
+    Ok(Some(Report {
+        input: input.to_path_buf(),
+        prompt,
+        tokenizer,
+        tokenized,
+        injections,
+        split_effect,
+    }))
 }
 
 /// The prompt, the tokenizer files and the untrusted texts of one input; `None` when the
