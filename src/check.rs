@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use crate::render::{prepare_source, render_with_deadline, CompiledTemplate, Limits, RenderError};
 use crate::session::{Expected, Session, TemplateRef};
+use crate::tokens::{self, expect::TokenCheckError};
 use crate::visible::visible_whitespace;
 
 /// What checking one fixture found.
@@ -42,6 +43,8 @@ pub enum Outcome {
     Broken(String),
     /// `--bless` wrote a new `expected`.
     Blessed,
+    /// The prompt matched, but tokenizing it does not give `expected_tokens`.
+    TokensDiffer(String),
 }
 
 impl Outcome {
@@ -169,7 +172,8 @@ pub fn check_file(path: &Path, bless: bool) -> CaseResult {
                 }
                 bless_file(path, session, rendered)
             } else {
-                compare(session.expected.as_ref(), rendered)
+                let outcome = compare(session.expected.as_ref(), rendered.clone());
+                token_step(outcome, &session, dir, &rendered)
             }
         }
     };
@@ -249,7 +253,30 @@ pub fn compare(expected: Option<&Expected>, rendered: Result<String, String>) ->
     }
 }
 
+/// The separate `expected_tokens` step: only after the prompt itself passed.
+fn token_step(
+    outcome: Outcome,
+    session: &Session,
+    dir: &Path,
+    rendered: &Result<String, String>,
+) -> Outcome {
+    let (Outcome::Pass, Ok(prompt)) = (&outcome, rendered) else {
+        return outcome;
+    };
+    match tokens::expect::check(session, dir, prompt) {
+        Ok(()) => outcome,
+        Err(TokenCheckError::Mismatch(difference)) => Outcome::TokensDiffer(difference),
+        Err(TokenCheckError::Tokenizer(err)) => Outcome::Broken(err.to_string()),
+    }
+}
+
 fn bless_file(path: &Path, mut session: Session, rendered: Result<String, String>) -> Outcome {
+    if let Ok(prompt) = &rendered {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        if let Err(err) = tokens::expect::bless(&mut session, dir, prompt) {
+            return Outcome::Broken(err.to_string());
+        }
+    }
     session.expected = Some(match rendered {
         Ok(prompt) => Expected::Prompt(prompt),
         Err(err) => Expected::Error(first_line(&err).to_string()),
@@ -297,6 +324,7 @@ fn outcome_report(result: &CaseResult) -> String {
             format!("FAIL {path}: no \"expected\" (run with --bless to record it)")
         }
         Outcome::Broken(err) => format!("FAIL {path}: {err}"),
+        Outcome::TokensDiffer(difference) => format!("FAIL {path}: tokens differ: {difference}"),
     }
 }
 

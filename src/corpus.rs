@@ -117,7 +117,9 @@ fn build_session(
         variables: kwargs,
         clock: Some(CORPUS_CLOCK.into()),
         request: Map::new(),
+        tokenizer: None,
         expected: Some(expected),
+        expected_tokens: None,
     })
 }
 

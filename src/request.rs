@@ -103,8 +103,10 @@ pub fn import(body: &Json, options: &ImportOptions) -> Result<Imported, RequestE
         documents,
         variables,
         clock: None,
+        tokenizer: None,
         request: rest.clone(),
         expected: None,
+        expected_tokens: None,
     };
     Ok(Imported {
         session,

@@ -117,9 +117,60 @@ pub struct Session {
     /// `temperature`, `stream`, ...), kept so `chatplate export --openai` writes them back.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub request: Map<String, Json>,
+    /// The model's tokenizer: a model folder, `tokenizer.json` or `tokenizer_config.json`,
+    /// relative to the session file (for `chatplate tokens` and `expected_tokens`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tokenizer: Option<String>,
     /// What rendering must produce; absent in a session that is not a test yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected: Option<Expected>,
+    /// What tokenizing the prompt must give: a token count, or the exact ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_tokens: Option<ExpectedTokens>,
+}
+
+/// `expected_tokens` as written: a count (`1234`) or the ids (`[128000, 9906, ...]`).
+///
+/// (De)serialized by hand through `serde_json::Value`, not as an untagged enum: untagged
+/// enums holding numbers break when serde_json's `arbitrary_precision` feature is on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ExpectedTokens {
+    /// The number of tokens.
+    Count(usize),
+    /// The exact token ids.
+    Ids(Vec<u32>),
+}
+
+impl Serialize for ExpectedTokens {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ExpectedTokens::Count(count) => serializer.serialize_u64(*count as u64),
+            ExpectedTokens::Ids(ids) => ids.serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ExpectedTokens {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let wrong =
+            || D::Error::custom("\"expected_tokens\" must be a token count or a list of token ids");
+        let as_id = |value: &Json| value.as_u64().and_then(|id| u32::try_from(id).ok());
+        match Json::deserialize(deserializer)? {
+            Json::Number(count) => count
+                .as_u64()
+                .and_then(|c| usize::try_from(c).ok())
+                .map(ExpectedTokens::Count)
+                .ok_or_else(wrong),
+            Json::Array(ids) => ids
+                .iter()
+                .map(as_id)
+                .collect::<Option<Vec<u32>>>()
+                .map(ExpectedTokens::Ids)
+                .ok_or_else(wrong),
+            _ => Err(wrong()),
+        }
+    }
 }
 
 fn is_off(setting: &ContinueSetting) -> bool {
@@ -219,7 +270,9 @@ impl Session {
             variables: Map::new(),
             clock: None,
             request: Map::new(),
+            tokenizer: None,
             expected: None,
+            expected_tokens: None,
         }
     }
 
@@ -312,16 +365,23 @@ impl Session {
 
 /// Where to point for a parse error (1-based). serde_json reports a message's own
 /// validation errors (no role, bad content) where it finished reading that message;
-/// those point at the message's opening brace instead.
+/// those point at the message's opening brace instead, and a bad `expected_tokens` at
+/// its key.
 fn error_position(text: &str, err: &serde_json::Error) -> (usize, usize) {
     let (line, column) = (err.line(), err.column().max(1));
-    if err.classify() != serde_json::error::Category::Data
-        || !err.to_string().starts_with("message ")
-    {
+    let message = err.to_string();
+    if err.classify() != serde_json::error::Category::Data {
         return (line, column);
     }
     let offset = offset_of(text, line, column);
-    match object_start_before(text, offset) {
+    let start = if message.starts_with("message ") {
+        object_start_before(text, offset)
+    } else if message.starts_with("\"expected_tokens\"") {
+        text[..offset].rfind("\"expected_tokens\"")
+    } else {
+        None
+    };
+    match start {
         Some(start) => line_column(text, start),
         None => (line, column),
     }

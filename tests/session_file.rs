@@ -231,3 +231,46 @@ fn save_under_a_file_fails_cleanly() {
     assert!(matches!(err, SessionError::Io { .. }), "{err:?}");
     assert_eq!(std::fs::read_to_string(&blocker).unwrap(), "keep me");
 }
+
+#[test]
+fn tokenizer_and_expected_tokens_round_trip_and_bad_values_are_positioned() {
+    use chatplate::session::ExpectedTokens;
+    let count = "{\n  \"version\": 1,\n  \"template\": {\"bundled\": \"x\"},\n  \"messages\": [],\n  \"tokenizer\": \"../models/qwen3\",\n  \"expected_tokens\": 1234\n}\n";
+    let session = parse(count).unwrap();
+    assert_eq!(session.tokenizer.as_deref(), Some("../models/qwen3"));
+    assert_eq!(session.expected_tokens, Some(ExpectedTokens::Count(1234)));
+    assert_eq!(parse(&session.to_json()).unwrap(), session);
+    assert!(session.to_json().contains("\"expected_tokens\": 1234\n"));
+    let ids = count.replace("1234", "[\n    151644,\n    872\n  ]");
+    let session = parse(&ids).unwrap();
+    assert_eq!(
+        session.expected_tokens,
+        Some(ExpectedTokens::Ids(vec![151644, 872]))
+    );
+    assert_eq!(parse(&session.to_json()).unwrap(), session);
+    for bad in ["\"many\"", "-1", "1.5", "[1, -2]", "[4294967296]"] {
+        let (line, column, message) = invalid(&count.replace("1234", bad));
+        assert_eq!((line, column), (6, 3), "{bad}");
+        assert!(
+            message.contains("\"expected_tokens\" must be a token count or a list of token ids"),
+            "{bad}: {message}"
+        );
+    }
+}
+
+/// Without the `tokens` feature a fixture's `expected_tokens` cannot be checked: it fails
+/// and says why instead of passing unchecked.
+#[cfg(not(feature = "tokens"))]
+#[test]
+fn expected_tokens_without_tokenizer_support_fails_clearly() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("f.json");
+    let text = "{\"version\": 1, \"template\": {\"source\": \"{{ messages[0].content }}\"}, \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"expected\": {\"prompt\": \"Hi\"}, \"expected_tokens\": 1}";
+    std::fs::write(&path, text).unwrap();
+    match check_file(&path, false).outcome {
+        Outcome::Broken(message) => {
+            assert!(message.contains("without tokenizer support"), "{message}")
+        }
+        other => panic!("expected Broken, got {other:?}"),
+    }
+}

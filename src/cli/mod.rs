@@ -9,6 +9,8 @@ mod import;
 mod render;
 mod session_input;
 mod templates;
+#[cfg(feature = "tokens")]
+mod tokens;
 
 use std::path::PathBuf;
 
@@ -78,6 +80,10 @@ enum Command {
     Import(ImportArgs),
     /// Write a fixture back as a request body (`--openai`), for replaying with curl.
     Export(ExportArgs),
+    /// Tokenize the rendered prompt with the model's tokenizer: ids, token strings, byte
+    /// offsets; warns when user, tool or document text becomes a special token.
+    #[cfg(feature = "tokens")]
+    Tokens(tokens::TokensArgs),
 }
 
 /// Runs the parsed command line; the exit code is the returned value.
@@ -98,6 +104,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Some(Command::Templates(args)) => templates::run(args),
         Some(Command::Import(args)) => import::run(args),
         Some(Command::Export(args)) => export::run(args),
+        #[cfg(feature = "tokens")]
+        Some(Command::Tokens(args)) => tokens::run(args),
     }
 }
 

@@ -1,0 +1,237 @@
+//! `chatplate tokens`: the rendered prompt as the model's tokenizer sees it (ids, token
+//! strings, byte offsets), with a warning for user, tool or document text that becomes a
+//! special token.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use serde_json::{json, Value as Json};
+
+use crate::check::render_session;
+use crate::session::Session;
+use crate::tokens::expect::session_tokenizer;
+use crate::tokens::injection::{self, Injection, SplitEffect, TextSource, UntrustedText};
+use crate::tokens::{shared, ModelTokenizer, Tokenized, TokenizerFiles};
+
+#[derive(Debug, Args)]
+pub(super) struct TokensArgs {
+    /// Session fixtures to render and tokenize (with --text: prompt text files).
+    #[arg(required = true, value_name = "FIXTURE")]
+    inputs: Vec<PathBuf>,
+    /// A model folder, tokenizer.json or tokenizer_config.json. Default: the fixture's
+    /// "tokenizer", else the model folder its template file is in.
+    #[arg(long, value_name = "PATH")]
+    tokenizer: Option<PathBuf>,
+    /// One JSON object per input and line: ids, tokens, offsets, special, injections.
+    #[arg(long)]
+    json: bool,
+    /// The inputs are prompt text to tokenize as it is (needs --tokenizer).
+    #[arg(long, requires = "tokenizer")]
+    text: bool,
+}
+
+/// What one input gave.
+struct Report {
+    input: PathBuf,
+    prompt: String,
+    tokenizer: Arc<ModelTokenizer>,
+    tokenized: Tokenized,
+    injections: Vec<Injection>,
+    split_effect: Option<SplitEffect>,
+}
+
+/// `chatplate tokens`: exit 0, or 1 when a fixture fails to render; unusable input is an
+/// error (exit 2).
+pub(super) fn run(args: TokensArgs) -> Result<i32> {
+    let mut code = 0;
+    for (index, input) in args.inputs.iter().enumerate() {
+        let Some(report) = tokenize_input(input, &args)? else {
+            code = 1;
+            continue;
+        };
+        warn_injections(&report);
+        if args.json {
+            println!("{}", serde_json::to_string(&to_json(&report))?);
+            continue;
+        }
+        if args.inputs.len() > 1 {
+            let gap = if index > 0 { "\n" } else { "" };
+            println!("{gap}== {}", input.display());
+        }
+        print_table(&report);
+    }
+    Ok(code)
+}
+
+/// Renders (unless `--text`) and tokenizes one input; `None` when it does not render.
+fn tokenize_input(input: &Path, args: &TokensArgs) -> Result<Option<Report>> {
+    let Some((prompt, files, untrusted)) = prepare(input, args)? else {
+        return Ok(None);
+    };
+    let tokenizer = shared(&files)?;
+    let tokenized = tokenizer.tokenize(&prompt)?;
+    let injections = injection::find_in_texts(&tokenizer, &untrusted)?;
+    // Only worth a second pass over the prompt when there is something to explain.
+    let split_effect = match injections.iter().any(|i| i.special) {
+        true => Some(injection::split_effect(&tokenizer, &prompt, &tokenized)?),
+        false => None,
+    };
+    Ok(Some(Report {
+        input: input.to_path_buf(),
+        prompt,
+        tokenizer,
+        tokenized,
+        injections,
+        split_effect,
+    }))
+}
+
+/// The prompt, the tokenizer files and the untrusted texts of one input; `None` when the
+/// fixture does not render (the error is printed).
+fn prepare(
+    input: &Path,
+    args: &TokensArgs,
+) -> Result<Option<(String, TokenizerFiles, Vec<UntrustedText>)>> {
+    let given = args
+        .tokenizer
+        .as_deref()
+        .map(TokenizerFiles::locate)
+        .transpose()?;
+    if args.text {
+        let prompt = std::fs::read_to_string(input)
+            .with_context(|| format!("reading {}", input.display()))?;
+        let Some(files) = given else {
+            bail!("--text needs --tokenizer");
+        };
+        return Ok(Some((prompt, files, Vec::new())));
+    }
+    let session = Session::load(input)?;
+    let dir = input.parent().unwrap_or(Path::new("."));
+    let files = match given {
+        Some(files) => files,
+        None => session_tokenizer(&session, dir)
+            .map_err(|err| anyhow::anyhow!("{}: {err}", input.display()))?,
+    };
+    let prompt = match render_session(&session, dir) {
+        Ok(prompt) => prompt,
+        Err(err) => {
+            eprintln!("{}: {err}", input.display());
+            return Ok(None);
+        }
+    };
+    let untrusted = injection::untrusted_texts(&session.conversation()?);
+    Ok(Some((prompt, files, untrusted)))
+}
+
+/// One line per injected token on stderr, in both output modes.
+fn warn_injections(report: &Report) {
+    for found in &report.injections {
+        let at = format!(
+            "{}: {} bytes {}..{}",
+            report.input.display(),
+            found.source,
+            found.range.start,
+            found.range.end
+        );
+        let token = format!("{:?} (id {})", found.token, found.id);
+        if !found.special {
+            eprintln!("note: {at}: becomes the added token {token}, not special; split_special_tokens does not change that");
+        } else if !found.active {
+            eprintln!("note: {at}: would be the special token {token}; split_special_tokens=true in the config keeps it ordinary text");
+        } else {
+            eprintln!(
+                "warning: {at}: becomes the special token {token}; {}",
+                split_advice(found, report.split_effect.as_ref())
+            );
+        }
+    }
+}
+
+/// What `split_special_tokens=true` would change, for a warning.
+fn split_advice(found: &Injection, effect: Option<&SplitEffect>) -> String {
+    let mut advice = format!(
+        "with split_special_tokens=true it would be {} ordinary tokens {:?}",
+        found.split_ids.len(),
+        found.split_ids
+    );
+    if let Some(effect) = effect {
+        advice.push_str(&format!(
+            ", but the template's own special tokens would be split too ({} special tokens in this prompt would become {})",
+            effect.special, effect.flipped_special
+        ));
+    }
+    advice
+}
+
+fn print_table(report: &Report) {
+    let Report {
+        tokenizer,
+        tokenized,
+        ..
+    } = report;
+    println!("{:>6} {:>7}  {:<13} token", "index", "id", "bytes");
+    for (index, token) in tokenized.tokens.iter().enumerate() {
+        let string = tokenizer.token_string(token.id).unwrap_or_default();
+        let bytes = format!("{}..{}", token.start, token.end);
+        let special = if token.special { "  special" } else { "" };
+        println!(
+            "{index:>6} {:>7}  {bytes:<13} {string:?}{special}",
+            token.id
+        );
+    }
+    println!(
+        "{} tokens ({} special, {} bytes) with {}",
+        tokenized.len(),
+        tokenized.special_count(),
+        report.prompt.len(),
+        tokenizer.files().tokenizer.display()
+    );
+}
+
+fn to_json(report: &Report) -> Json {
+    let Report {
+        tokenizer,
+        tokenized,
+        ..
+    } = report;
+    let tokens = &tokenized.tokens;
+    json!({
+        "input": report.input.display().to_string(),
+        "tokenizer": tokenizer.files().tokenizer.display().to_string(),
+        "split_special_tokens": tokenizer.split_special_tokens(),
+        "count": tokenized.len(),
+        "special_count": tokenized.special_count(),
+        "ids": tokenized.ids(),
+        "tokens": tokens.iter().map(|t| tokenizer.token_string(t.id).unwrap_or_default()).collect::<Vec<_>>(),
+        "offsets": tokens.iter().map(|t| [t.start, t.end]).collect::<Vec<_>>(),
+        "special": tokens.iter().map(|t| t.special).collect::<Vec<_>>(),
+        "injections": report.injections.iter().map(injection_json).collect::<Vec<_>>(),
+        "split_effect": report.split_effect.map(|e| json!({
+            "configured": e.configured,
+            "tokens": e.tokens,
+            "special": e.special,
+            "flipped_tokens": e.flipped_tokens,
+            "flipped_special": e.flipped_special,
+        })),
+    })
+}
+
+fn injection_json(found: &Injection) -> Json {
+    let (kind, index, role) = match &found.source {
+        TextSource::Message { index, role } => ("message", *index, Some(role.as_str())),
+        TextSource::Document { index } => ("document", *index, None),
+    };
+    json!({
+        "source": kind,
+        "index": index,
+        "role": role,
+        "offsets": [found.range.start, found.range.end],
+        "id": found.id,
+        "token": found.token,
+        "special": found.special,
+        "active": found.active,
+        "split_ids": found.split_ids,
+    })
+}

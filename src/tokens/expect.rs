@@ -1,0 +1,130 @@
+//! A fixture's `expected_tokens`: which tokenizer a session uses, and whether tokenizing
+//! its prompt gives the expected count or ids. `chatplate check` runs this as a separate
+//! step after the prompt comparison.
+
+use std::path::Path;
+
+use super::{TokenizerError, TokenizerFiles};
+use crate::catalog;
+use crate::session::{ExpectedTokens, Session};
+
+/// Why the token step failed.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenCheckError {
+    /// The tokenizer could not be found or loaded, or failed.
+    #[error(transparent)]
+    Tokenizer(#[from] TokenizerError),
+    /// Tokenizing gave something else; the text says what.
+    #[error("{0}")]
+    Mismatch(String),
+}
+
+/// The tokenizer a session uses: its `tokenizer` field (relative to `session_dir`), else
+/// the one in the model folder its template file comes from.
+pub fn session_tokenizer(
+    session: &Session,
+    session_dir: &Path,
+) -> Result<TokenizerFiles, TokenizerError> {
+    if let Some(path) = &session.tokenizer {
+        return TokenizerFiles::locate(&session_dir.join(path));
+    }
+    let template = catalog::resolve(&session.template, session_dir).ok();
+    template
+        .as_ref()
+        .and_then(|t| t.watched_path())
+        .and_then(TokenizerFiles::beside)
+        .ok_or(TokenizerError::Unspecified)
+}
+
+/// Whether `ids` is what `expected` asks for; `Err` says how they differ.
+pub fn compare_tokens(expected: &ExpectedTokens, ids: &[u32]) -> Result<(), String> {
+    match expected {
+        ExpectedTokens::Count(count) if *count == ids.len() => Ok(()),
+        ExpectedTokens::Count(count) => Err(format!(
+            "expected {count} tokens, the tokenizer gives {}",
+            ids.len()
+        )),
+        ExpectedTokens::Ids(want) if want.as_slice() == ids => Ok(()),
+        ExpectedTokens::Ids(want) => {
+            let at = want.iter().zip(ids).take_while(|(a, b)| a == b).count();
+            let show = |list: &[u32]| list.get(at).map_or("end".into(), |id| id.to_string());
+            Err(format!(
+                "token ids differ at token {at} (expected {} tokens, got {}): expected {}, got {}",
+                want.len(),
+                ids.len(),
+                show(want),
+                show(ids)
+            ))
+        }
+    }
+}
+
+/// Tokenizes `prompt` with the session's tokenizer and compares with `expected_tokens`
+/// (nothing to do when the session has none).
+#[cfg(feature = "tokens")]
+pub fn check(session: &Session, session_dir: &Path, prompt: &str) -> Result<(), TokenCheckError> {
+    let Some(expected) = &session.expected_tokens else {
+        return Ok(());
+    };
+    let ids = prompt_ids(session, session_dir, prompt)?;
+    compare_tokens(expected, &ids).map_err(TokenCheckError::Mismatch)
+}
+
+/// Rewrites the session's `expected_tokens`, keeping its form (a count stays a count).
+#[cfg(feature = "tokens")]
+pub fn bless(
+    session: &mut Session,
+    session_dir: &Path,
+    prompt: &str,
+) -> Result<(), TokenizerError> {
+    let Some(expected) = &session.expected_tokens else {
+        return Ok(());
+    };
+    let ids = prompt_ids(session, session_dir, prompt)?;
+    session.expected_tokens = Some(match expected {
+        ExpectedTokens::Count(_) => ExpectedTokens::Count(ids.len()),
+        ExpectedTokens::Ids(_) => ExpectedTokens::Ids(ids),
+    });
+    Ok(())
+}
+
+#[cfg(feature = "tokens")]
+fn prompt_ids(session: &Session, dir: &Path, prompt: &str) -> Result<Vec<u32>, TokenizerError> {
+    let tokenizer = super::shared(&session_tokenizer(session, dir)?)?;
+    Ok(tokenizer.tokenize(prompt)?.ids())
+}
+
+/// Without tokenizer support a fixture with `expected_tokens` cannot pass.
+#[cfg(not(feature = "tokens"))]
+pub fn check(session: &Session, _dir: &Path, _prompt: &str) -> Result<(), TokenCheckError> {
+    match session.expected_tokens {
+        Some(_) => Err(TokenizerError::Unsupported.into()),
+        None => Ok(()),
+    }
+}
+
+/// Without tokenizer support `expected_tokens` is left as it is.
+#[cfg(not(feature = "tokens"))]
+pub fn bless(_session: &mut Session, _dir: &Path, _prompt: &str) -> Result<(), TokenizerError> {
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compares_counts_and_ids() {
+        assert!(compare_tokens(&ExpectedTokens::Count(2), &[5, 6]).is_ok());
+        let err = compare_tokens(&ExpectedTokens::Count(3), &[5, 6]).unwrap_err();
+        assert_eq!(err, "expected 3 tokens, the tokenizer gives 2");
+        assert!(compare_tokens(&ExpectedTokens::Ids(vec![5, 6]), &[5, 6]).is_ok());
+        let err = compare_tokens(&ExpectedTokens::Ids(vec![5, 7]), &[5, 6, 8]).unwrap_err();
+        assert_eq!(
+            err,
+            "token ids differ at token 1 (expected 2 tokens, got 3): expected 7, got 6"
+        );
+        let err = compare_tokens(&ExpectedTokens::Ids(vec![5]), &[5, 6]).unwrap_err();
+        assert!(err.ends_with("expected end, got 6"), "{err}");
+    }
+}

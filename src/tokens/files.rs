@@ -1,0 +1,77 @@
+//! Where a tokenizer's files are: `tokenizer.json` and the `tokenizer_config.json` beside
+//! it, found from a model folder or from either file.
+//!
+//! Everything that names a tokenizer (`--tokenizer`, a fixture's `tokenizer` field, the
+//! folder a template came from, later a model id in the Hugging Face cache) ends here as a
+//! path, so each source only has to produce a folder or a file.
+
+use std::path::{Path, PathBuf};
+
+use super::TokenizerError;
+
+/// The tokenizer's file name inside a model folder.
+pub const TOKENIZER_FILE: &str = "tokenizer.json";
+/// The config (added tokens, special tokens, `split_special_tokens`) beside it.
+pub const CONFIG_FILE: &str = "tokenizer_config.json";
+
+/// A located tokenizer: the `tokenizer.json` and, when present, its config.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct TokenizerFiles {
+    /// The `tokenizer.json`.
+    pub tokenizer: PathBuf,
+    /// The `tokenizer_config.json` beside it, if there is one.
+    pub config: Option<PathBuf>,
+}
+
+impl TokenizerFiles {
+    /// Finds the files from `path`: a model folder, its `tokenizer.json` (any file name: a
+    /// renamed copy works) or its `tokenizer_config.json`.
+    pub fn locate(path: &Path) -> Result<Self, TokenizerError> {
+        if path.is_dir() {
+            return Self::in_folder(path).ok_or_else(|| TokenizerError::NotFound {
+                path: path.to_path_buf(),
+            });
+        }
+        if !path.exists() {
+            return Err(TokenizerError::NotFound {
+                path: path.to_path_buf(),
+            });
+        }
+        let folder = path.parent().unwrap_or(Path::new(""));
+        if path.file_name().is_some_and(|name| name == CONFIG_FILE) {
+            let tokenizer = folder.join(TOKENIZER_FILE);
+            if !tokenizer.is_file() {
+                return Err(TokenizerError::NotFound {
+                    path: path.to_path_buf(),
+                });
+            }
+            return Ok(TokenizerFiles {
+                tokenizer,
+                config: Some(path.to_path_buf()),
+            });
+        }
+        Ok(TokenizerFiles {
+            tokenizer: path.to_path_buf(),
+            config: existing(folder.join(CONFIG_FILE)),
+        })
+    }
+
+    /// The tokenizer of a model folder, if it has a `tokenizer.json`.
+    pub fn in_folder(folder: &Path) -> Option<Self> {
+        let tokenizer = existing(folder.join(TOKENIZER_FILE))?;
+        Some(TokenizerFiles {
+            tokenizer,
+            config: existing(folder.join(CONFIG_FILE)),
+        })
+    }
+
+    /// The tokenizer of the model folder a template file lives in (a `chat_template.jinja`
+    /// or `tokenizer_config.json`), if that folder has one.
+    pub fn beside(template_file: &Path) -> Option<Self> {
+        Self::in_folder(template_file.parent()?)
+    }
+}
+
+fn existing(path: PathBuf) -> Option<PathBuf> {
+    path.is_file().then_some(path)
+}

@@ -1,0 +1,168 @@
+//! Loading a tokenizer the way transformers 5.23 does for a model folder: `tokenizer.json`
+//! as the `tokenizers` library reads it, then the config's added and special tokens and
+//! `split_special_tokens`, with truncation and padding off (a plain
+//! `tokenizer(prompt, add_special_tokens=False)` call neither truncates nor pads).
+
+use std::collections::HashMap;
+use std::fs;
+use std::sync::OnceLock;
+
+use tokenizers::{AddedToken, Tokenizer};
+
+use super::config::{AddedTokenSpec, TokenizerConfig};
+use super::files::TokenizerFiles;
+use super::tokenized::{Token, Tokenized};
+use super::TokenizerError;
+
+/// A loaded tokenizer. Tokenizing takes `&self`, so one instance behind an `Arc` serves
+/// every thread.
+pub struct ModelTokenizer {
+    files: TokenizerFiles,
+    /// As configured (`split_special_tokens` from the config).
+    inner: Tokenizer,
+    /// The same tokenizer with `split_special_tokens` the other way, made on first use (for
+    /// "what would that setting change").
+    flipped: OnceLock<Tokenizer>,
+    /// Every added token's id, with whether it is special.
+    added: HashMap<u32, bool>,
+}
+
+impl std::fmt::Debug for ModelTokenizer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ModelTokenizer")
+            .field("files", &self.files)
+            .field("split_special_tokens", &self.split_special_tokens())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ModelTokenizer {
+    /// Reads `tokenizer.json` and applies the config beside it, if any.
+    pub fn load(files: &TokenizerFiles) -> Result<Self, TokenizerError> {
+        let invalid = |path: &std::path::Path, message: String| TokenizerError::Invalid {
+            path: path.to_path_buf(),
+            message,
+        };
+        let mut inner = Tokenizer::from_file(&files.tokenizer).map_err(|err| match err
+            .downcast::<std::io::Error>(
+        ) {
+            Ok(io) => TokenizerError::Io {
+                path: files.tokenizer.clone(),
+                cause: *io,
+            },
+            Err(err) => invalid(&files.tokenizer, format!("not a tokenizer.json: {err}")),
+        })?;
+        inner
+            .with_truncation(None)
+            .map_err(|err| invalid(&files.tokenizer, err.to_string()))?;
+        inner.with_padding(None);
+        if let Some(path) = &files.config {
+            let text = fs::read_to_string(path).map_err(|cause| TokenizerError::Io {
+                path: path.clone(),
+                cause,
+            })?;
+            let config = TokenizerConfig::parse(&text).map_err(|message| invalid(path, message))?;
+            apply_config(&mut inner, &config).map_err(|err| invalid(path, err.to_string()))?;
+        }
+        let added = inner
+            .get_added_tokens_decoder()
+            .into_iter()
+            .map(|(id, token)| (id, token.special))
+            .collect();
+        Ok(ModelTokenizer {
+            files: files.clone(),
+            inner,
+            flipped: OnceLock::new(),
+            added,
+        })
+    }
+
+    /// The files this tokenizer came from.
+    pub fn files(&self) -> &TokenizerFiles {
+        &self.files
+    }
+
+    /// transformers' `split_special_tokens` as configured: true means special tokens'
+    /// text in the input is tokenized as ordinary text.
+    pub fn split_special_tokens(&self) -> bool {
+        self.inner.get_encode_special_tokens()
+    }
+
+    /// Tokens of `text` exactly as `tokenizer(text, add_special_tokens=False)`.
+    pub fn tokenize(&self, text: &str) -> Result<Tokenized, TokenizerError> {
+        self.encode_with(&self.inner, text)
+    }
+
+    /// Tokens of `text` with `split_special_tokens` set to `split`, whatever the config says.
+    pub fn tokenize_split(&self, text: &str, split: bool) -> Result<Tokenized, TokenizerError> {
+        if split == self.split_special_tokens() {
+            return self.tokenize(text);
+        }
+        let flipped = self.flipped.get_or_init(|| {
+            let mut copy = self.inner.clone();
+            copy.set_encode_special_tokens(split);
+            copy
+        });
+        self.encode_with(flipped, text)
+    }
+
+    /// The vocabulary string of a token id (`convert_ids_to_tokens`), e.g. `Ġhello`.
+    pub fn token_string(&self, id: u32) -> Option<String> {
+        self.inner.id_to_token(id)
+    }
+
+    /// `Some(special)` when `id` is an added token (special or not), `None` otherwise.
+    pub fn added_token(&self, id: u32) -> Option<bool> {
+        self.added.get(&id).copied()
+    }
+
+    /// Whether `id` is a special token, as the tokenizer's files declare it.
+    pub fn is_special(&self, id: u32) -> bool {
+        self.added_token(id) == Some(true)
+    }
+
+    fn encode_with(&self, tokenizer: &Tokenizer, text: &str) -> Result<Tokenized, TokenizerError> {
+        let encoding = tokenizer
+            .encode(text, false)
+            .map_err(|err| TokenizerError::Encode(err.to_string()))?;
+        let tokens = encoding
+            .get_ids()
+            .iter()
+            .zip(encoding.get_offsets())
+            .map(|(&id, &(start, end))| Token {
+                id,
+                start,
+                end,
+                special: self.is_special(id),
+            })
+            .collect();
+        Ok(Tokenized { tokens })
+    }
+}
+
+/// Adds the config's tokens the way `TokenizersBackend.__init__` does: every
+/// `added_tokens_decoder` entry (an identical existing token is left alone, a changed one
+/// takes the new flags), then each special token that is not an added token yet.
+fn apply_config(tokenizer: &mut Tokenizer, config: &TokenizerConfig) -> tokenizers::Result<()> {
+    tokenizer.add_tokens(config.added_tokens.iter().map(added_token))?;
+    let present = tokenizer.get_added_vocabulary().get_vocab().clone();
+    let mut missing: Vec<&AddedTokenSpec> = Vec::new();
+    for token in &config.special_tokens {
+        let known = present.contains_key(&token.content)
+            || missing.iter().any(|m| m.content == token.content);
+        if !known {
+            missing.push(token);
+        }
+    }
+    tokenizer.add_tokens(missing.into_iter().map(added_token))?;
+    tokenizer.set_encode_special_tokens(config.split_special_tokens);
+    Ok(())
+}
+
+fn added_token(spec: &AddedTokenSpec) -> AddedToken {
+    AddedToken::from(spec.content.clone(), spec.special)
+        .single_word(spec.single_word)
+        .lstrip(spec.lstrip)
+        .rstrip(spec.rstrip)
+        .normalized(spec.normalized)
+}

@@ -1,0 +1,81 @@
+//! The prompt as the model's tokenizer sees it: token ids, byte offsets and which tokens
+//! are special, from the model's own `tokenizer.json` (Hugging Face's `tokenizers` crate,
+//! pure-Rust build) with the `tokenizer_config.json` beside it.
+//!
+//! Token ids equal transformers 5.23's `tokenizer(prompt, add_special_tokens=False)` for
+//! the same files (`scripts/verify_tokens.py` proves it on the conformance prompts).
+//!
+//! * [`TokenizerFiles`] finds the files from a folder or file; [`shared`] loads them once
+//!   per process and hands out an `Arc` (cheap to send to a worker thread).
+//! * [`ModelTokenizer::tokenize`] gives a [`Tokenized`] prompt; [`count_in_ranges`] counts
+//!   tokens per message from byte ranges.
+//! * [`injection`] finds user, tool and document text that becomes a special token.
+//! * [`expect`] checks a fixture's `expected_tokens`.
+//!
+//! Locating files and reading configs always compiles; everything that tokenizes needs the
+//! `tokens` cargo feature (on by default).
+
+mod config;
+pub mod expect;
+mod files;
+
+#[cfg(feature = "tokens")]
+mod cache;
+#[cfg(feature = "tokens")]
+pub mod injection;
+#[cfg(feature = "tokens")]
+mod load;
+#[cfg(feature = "tokens")]
+mod ranges;
+#[cfg(feature = "tokens")]
+mod tokenized;
+
+use std::path::PathBuf;
+
+pub use config::{AddedTokenSpec, TokenizerConfig};
+pub use files::{TokenizerFiles, CONFIG_FILE, TOKENIZER_FILE};
+
+#[cfg(feature = "tokens")]
+pub use cache::shared;
+#[cfg(feature = "tokens")]
+pub use load::ModelTokenizer;
+#[cfg(feature = "tokens")]
+pub use ranges::{count_in_ranges, RangeCount};
+#[cfg(feature = "tokens")]
+pub use tokenized::{Token, Tokenized};
+
+/// Why a tokenizer could not be found, loaded or used.
+#[derive(Debug, thiserror::Error)]
+pub enum TokenizerError {
+    /// No `tokenizer.json` at or beside this path.
+    #[error("{path}: no tokenizer.json there")]
+    NotFound {
+        /// What was looked at.
+        path: PathBuf,
+    },
+    /// A file could not be read.
+    #[error("{path}: {cause}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error (shown in the message, so not chained as a `source` too).
+        cause: std::io::Error,
+    },
+    /// The `tokenizers` library rejected a `tokenizer.json`, or its config is malformed.
+    #[error("{path}: {message}")]
+    Invalid {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+    /// The session names no tokenizer and its template's folder has none.
+    #[error("no tokenizer: give --tokenizer PATH, a \"tokenizer\" field in the fixture, or put tokenizer.json beside the template file")]
+    Unspecified,
+    /// This build has no tokenizer support (cargo feature `tokens`).
+    #[error("this chatplate was built without tokenizer support (cargo feature \"tokens\")")]
+    Unsupported,
+    /// The tokenizer failed on the text.
+    #[error("tokenizing failed: {0}")]
+    Encode(String),
+}
