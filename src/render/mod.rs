@@ -22,7 +22,7 @@ mod pyjson;
 mod pyrepr;
 mod pystr;
 mod pytype;
-mod rewrite;
+pub(crate) mod rewrite;
 mod source;
 mod textfilters;
 mod watchdog;
@@ -135,6 +135,41 @@ impl CompiledTemplate {
         result
     }
 
+    /// Renders the first `count` messages of `conversation` (none at all is allowed,
+    /// unlike in transformers) with its tools and variables, without generation prompt
+    /// or continuation, and without copying the messages. The inspector compares these
+    /// prefix renders to find which message produced which bytes of the prompt.
+    pub fn render_prefix(
+        &self,
+        conversation: &Conversation,
+        count: usize,
+        cancel: &CancelToken,
+    ) -> Result<String, RenderError> {
+        if cancel.is_cancelled() {
+            return Err(RenderError::cancelled());
+        }
+        let messages = &conversation.messages[..count.min(conversation.messages.len())];
+        self.render_with(conversation, messages, false)
+    }
+
+    /// The variables the template reads from its context that it does not set itself
+    /// and that are not globals (`raise_exception`, `namespace`, ...), sorted. Includes
+    /// the standard ones (`messages`, `bos_token`, ...) when the template reads them.
+    pub fn input_variables(&self) -> Vec<String> {
+        let Ok(template) = self.env.get_template(TEMPLATE_NAME) else {
+            return Vec::new();
+        };
+        let globals: std::collections::HashSet<&str> =
+            self.env.globals().map(|(name, _)| name).collect();
+        let mut names: Vec<String> = template
+            .undeclared_variables(false)
+            .into_iter()
+            .filter(|name| !globals.contains(name.as_str()) && name != globals::CLOCK_VARIABLE)
+            .collect();
+        names.sort();
+        names
+    }
+
     fn render_uncancelled(&self, conversation: &Conversation) -> Result<String, RenderError> {
         let continuing = conversation.continue_final_message.field();
         if continuing.is_some() && conversation.add_generation_prompt {
@@ -168,7 +203,16 @@ impl CompiledTemplate {
         conversation: &Conversation,
         messages: &[serde_json::Value],
     ) -> Result<String, RenderError> {
-        let context = build_context(conversation, messages)?;
+        self.render_with(conversation, messages, conversation.add_generation_prompt)
+    }
+
+    fn render_with(
+        &self,
+        conversation: &Conversation,
+        messages: &[serde_json::Value],
+        add_generation_prompt: bool,
+    ) -> Result<String, RenderError> {
+        let context = build_context(conversation, messages, add_generation_prompt)?;
         let template = self
             .env
             .get_template(TEMPLATE_NAME)
@@ -222,14 +266,19 @@ fn limit_hint(err: &minijinja::Error, limits: &Limits) -> Option<String> {
     }
 }
 
-fn build_environment(limits: Limits) -> Environment<'static> {
-    let mut env = Environment::new();
-    let syntax = SyntaxConfig::builder()
+/// transformers' Jinja2 syntax settings (`trim_blocks`, `lstrip_blocks`), for parsing a
+/// template's syntax tree the way the engine compiles it.
+pub fn syntax_config() -> SyntaxConfig {
+    SyntaxConfig::builder()
         .trim_blocks(true)
         .lstrip_blocks(true)
         .build()
-        .expect("default delimiters are valid");
-    env.set_syntax(syntax);
+        .expect("default delimiters are valid")
+}
+
+fn build_environment(limits: Limits) -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_syntax(syntax_config());
     env.set_undefined_behavior(UndefinedBehavior::Lenient);
     env.set_fuel(Some(limits.fuel));
     env.set_recursion_limit(limits.recursion);
@@ -262,6 +311,7 @@ fn build_environment(limits: Limits) -> Environment<'static> {
 fn build_context(
     conversation: &Conversation,
     messages: &[serde_json::Value],
+    add_generation_prompt: bool,
 ) -> Result<Value, RenderError> {
     let reserved = ["messages", "tools", "documents", "add_generation_prompt"];
     if let Some(clash) = conversation
@@ -286,7 +336,7 @@ fn build_context(
         ("documents".into(), optional_list(&conversation.documents)),
         (
             "add_generation_prompt".into(),
-            Value::from(conversation.add_generation_prompt),
+            Value::from(add_generation_prompt),
         ),
     ];
     for (key, value) in &conversation.variables {
