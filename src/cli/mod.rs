@@ -3,6 +3,8 @@
 
 mod bench;
 mod check;
+mod inspect;
+mod inspect_text;
 mod render;
 
 use std::path::PathBuf;
@@ -12,6 +14,7 @@ use clap::{Parser, Subcommand};
 
 use crate::{catalog, corpus};
 
+use inspect::InspectArgs;
 use render::RenderArgs;
 
 /// chatplate: see the exact prompt a chat template makes of a conversation.
@@ -49,6 +52,9 @@ enum Command {
         #[arg(long, default_value_t = 200)]
         iterations: usize,
     },
+    /// Explain a template by probing it: capabilities (minja's names), variables, and
+    /// for a fixture the values it ignores and prefix stability.
+    Inspect(InspectArgs),
     /// Convert a conformance corpus (MANIFEST.json + templates + scenarios) into fixtures.
     ImportCorpus {
         /// The corpus set directory, e.g. ../shared/conformance/dev.
@@ -65,6 +71,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         None => interactive(cli.file, cli.template_dirs),
         Some(Command::Render(args)) => render::run(args),
+        Some(Command::Inspect(args)) => inspect::run(args),
         Some(Command::Check { paths, bless }) => Ok(check::run(&paths, bless)),
         Some(Command::Bench {
             fixtures,

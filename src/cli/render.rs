@@ -109,7 +109,7 @@ fn quick_input(args: &RenderArgs) -> Result<(String, Conversation)> {
     Ok((template.source, conversation))
 }
 
-fn load_template(name_or_path: &str) -> Result<catalog::TemplateSource> {
+pub(super) fn load_template(name_or_path: &str) -> Result<catalog::TemplateSource> {
     let path = Path::new(name_or_path);
     if path.exists() {
         let mut all = catalog::load_path(path)?;
@@ -156,7 +156,7 @@ fn read_json(path: &Path) -> Result<Json> {
 
 /// `KEY=VALUE`, with VALUE taken as JSON when it parses (true, 3, "x", {...}) and as a
 /// plain string otherwise.
-fn parse_var(pair: &str) -> Result<(String, Json)> {
+pub(super) fn parse_var(pair: &str) -> Result<(String, Json)> {
     let Some((key, value)) = pair.split_once('=') else {
         bail!("--var {pair:?} is not KEY=VALUE");
     };

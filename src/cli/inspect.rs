@@ -1,0 +1,190 @@
+//! `chatplate inspect`: what a template can render, decided by probe renders, and for a
+//! fixture, which of its values the template ignores and whether its prompt stays a
+//! prefix when the conversation grows.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{anyhow, Result};
+use clap::Args;
+use serde_json::{Map, Value as Json};
+
+use super::render::{load_template, parse_var};
+use crate::check::describe_error;
+use crate::inspect::{self, ConversationReport, InspectError, ProbeSettings, TemplateReport};
+use crate::render::{CancelToken, CompiledTemplate, Conversation, Limits};
+
+/// How long a fixture's inspection may take: it renders every prefix and every changed
+/// value, about 2 s for 1,000 messages on two cores.
+const FIXTURE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
+
+#[derive(Debug, Args)]
+pub(super) struct InspectArgs {
+    /// Template: a .jinja file, tokenizer_config.json, or a bundled template name.
+    #[arg(required_unless_present = "fixture", conflicts_with = "fixture")]
+    template: Option<String>,
+    /// A session fixture: adds the values its template ignores and prefix stability.
+    #[arg(long)]
+    fixture: Option<PathBuf>,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Extra template variable for every probe, KEY=VALUE (VALUE parsed as JSON when it
+    /// can be).
+    #[arg(long = "var", value_name = "KEY=VALUE")]
+    vars: Vec<String>,
+}
+
+/// `chatplate inspect`: the report on stdout; exit 1 when the template does not compile.
+pub(super) fn run(args: InspectArgs) -> Result<i32> {
+    let input = Input::load(&args)?;
+    let compiled = match CompiledTemplate::compile(&input.source, Limits::default()) {
+        Ok(compiled) => Arc::new(compiled),
+        Err(err) => {
+            eprintln!("{}", describe_error(&err, &input.source));
+            return Ok(1);
+        }
+    };
+    let outcome = with_deadline(&compiled, &input)?;
+    let report = outcome.template?;
+    let conversation = match outcome.conversation {
+        Some(Ok(found)) => Some(found),
+        Some(Err(InspectError::Render(err))) => {
+            eprintln!(
+                "the fixture does not render: {}",
+                describe_error(&err, &input.source)
+            );
+            return Ok(1);
+        }
+        Some(Err(InspectError::Cancelled(cancelled))) => return Err(cancelled.into()),
+        None => None,
+    };
+    if args.json {
+        let mut json = report.to_json();
+        if let Json::Object(object) = &mut json {
+            object.insert("template".into(), Json::from(input.name.clone()));
+            if let Some(found) = &conversation {
+                if let Json::Object(more) = found.to_json() {
+                    object.extend(more);
+                }
+            }
+        }
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        print!(
+            "{}",
+            super::inspect_text::template_text(&input.name, &report)
+        );
+        if let Some(found) = &conversation {
+            print!(
+                "{}",
+                super::inspect_text::conversation_text(found, &input.messages)
+            );
+        }
+    }
+    Ok(0)
+}
+
+/// The template, its name, the probe settings and, for a fixture, its conversation.
+struct Input {
+    name: String,
+    source: String,
+    settings: ProbeSettings,
+    conversation: Option<Conversation>,
+    /// The roles of the fixture's messages, for the report.
+    messages: Vec<String>,
+}
+
+impl Input {
+    fn load(args: &InspectArgs) -> Result<Self> {
+        let mut variables = Map::new();
+        let mut clock = None;
+        let mut conversation = None;
+        let (name, source) = match (&args.template, &args.fixture) {
+            (Some(template), _) => {
+                let found = load_template(template)?;
+                for (key, token) in [
+                    ("bos_token", &found.bos_token),
+                    ("eos_token", &found.eos_token),
+                ] {
+                    if let Some(token) = token {
+                        variables.insert(key.into(), Json::from(token.as_str()));
+                    }
+                }
+                (found.name, found.source)
+            }
+            (None, Some(path)) => {
+                let (source, found) = super::render::fixture_input(path)?;
+                variables = found.variables.clone();
+                clock = found.clock;
+                conversation = Some(found);
+                (path.display().to_string(), source)
+            }
+            (None, None) => return Err(anyhow!("give a TEMPLATE or --fixture FIXTURE")),
+        };
+        for pair in &args.vars {
+            let (key, value) = parse_var(pair)?;
+            variables.insert(key, value);
+        }
+        let defaults = ProbeSettings::default();
+        let settings = ProbeSettings {
+            variables,
+            clock: clock.unwrap_or(defaults.clock),
+        };
+        let messages = conversation
+            .iter()
+            .flat_map(|c| &c.messages)
+            .map(|m| m["role"].as_str().unwrap_or("?").to_string())
+            .collect();
+        Ok(Input {
+            name,
+            source,
+            settings,
+            conversation,
+            messages,
+        })
+    }
+}
+
+/// What the worker found.
+struct Outcome {
+    template: Result<TemplateReport, inspect::Cancelled>,
+    conversation: Option<Result<ConversationReport, InspectError>>,
+}
+
+/// Runs the inspection on a worker thread and gives up past a deadline (a template can
+/// make one render slow in ways fuel does not count; the worker is then abandoned).
+fn with_deadline(compiled: &Arc<CompiledTemplate>, input: &Input) -> Result<Outcome> {
+    let cancel = CancelToken::new();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let worker = Arc::clone(compiled);
+    let token = cancel.clone();
+    let settings = input.settings.clone();
+    let conversation = input.conversation.clone();
+    std::thread::Builder::new()
+        .name("chatplate-inspect".into())
+        .spawn(move || {
+            let template = inspect::inspect_template(&worker, &settings, &token);
+            let conversation =
+                conversation.map(|c| inspect::inspect_conversation(&worker, &c, &token));
+            let _ = sender.send(Outcome {
+                template,
+                conversation,
+            });
+        })?;
+    let deadline = if input.conversation.is_some() {
+        FIXTURE_DEADLINE
+    } else {
+        compiled.limits().deadline * 4
+    };
+    match receiver.recv_timeout(deadline) {
+        Ok(outcome) => Ok(outcome),
+        Err(_) => {
+            cancel.cancel();
+            Err(anyhow!(
+                "the probes did not finish within {:.0} s",
+                deadline.as_secs_f64()
+            ))
+        }
+    }
+}
