@@ -117,6 +117,7 @@ fn build_session(
         variables: kwargs,
         clock: Some(CORPUS_CLOCK.into()),
         expected: Some(expected),
+        assert_prefix_stable: false,
     })
 }
 

@@ -99,6 +99,14 @@ pub struct Session {
     /// What rendering must produce; absent in a session that is not a test yet.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected: Option<Expected>,
+    /// `chatplate check` also asserts that one more turn keeps the prompt a byte prefix
+    /// (see `inspect::prefix_stability`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub assert_prefix_stable: bool,
+}
+
+fn is_false(flag: &bool) -> bool {
+    !flag
 }
 
 fn is_off(setting: &ContinueSetting) -> bool {
@@ -198,6 +206,7 @@ impl Session {
             variables: Map::new(),
             clock: None,
             expected: None,
+            assert_prefix_stable: false,
         }
     }
 

@@ -42,7 +42,10 @@ pub use report::{
     attribution_json, default_json, describe_source, dropped_json, failure_json, stability_json,
 };
 pub use roles::RoleCaps;
-pub use stability::{prefix_stability, EarlierPrompt, PrefixCheck, PrefixStability};
+pub use stability::{
+    check_prefix_stable, describe_instability, prefix_stability, EarlierPrompt, PrefixCheck,
+    PrefixStability,
+};
 pub use switches::VariableEffect;
 pub use text::excerpt as text_excerpt;
 pub use tools::ToolCaps;

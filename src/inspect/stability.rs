@@ -8,9 +8,10 @@
 //! prompts must be byte prefixes of the next request.
 //!
 //! The reply and the next message come from the conversation when it already ends with
-//! an assistant reply; otherwise a probe reply (with reasoning, as reasoning models
-//! produce it) is appended. After a reply with tool calls the next message is a tool
-//! result, after any other reply a user message.
+//! an assistant reply; otherwise a probe reply is appended, with reasoning when the
+//! conversation's own assistant messages carry some (a reasoning model's reply would).
+//! After a reply with tool calls the next message is a tool result, after any other
+//! reply a user message.
 
 use serde_json::{json, Value as Json};
 
@@ -94,8 +95,9 @@ pub fn prefix_stability(
     let mut replied = base.clone();
     let mut appended = Vec::new();
     if !ends_with_reply(&base.messages) {
-        replied.messages.push(probe_reply());
-        appended.push(probe_reply());
+        let reply = probe_reply(uses_reasoning(&base.messages));
+        replied.messages.push(reply.clone());
+        appended.push(reply);
     }
     let next = next_message(replied.messages.last());
     appended.push(next.clone());
@@ -180,9 +182,23 @@ fn ends_with_reply(messages: &[Json]) -> bool {
         .is_some_and(|m| m.get("role").and_then(Json::as_str) == Some("assistant"))
 }
 
-/// The probe reply: content and reasoning.
-pub fn probe_reply() -> Json {
-    json!({"role": "assistant", "content": PROBE_REPLY, "reasoning_content": PROBE_REASONING})
+/// The probe reply: content, and reasoning when asked for.
+pub fn probe_reply(with_reasoning: bool) -> Json {
+    if with_reasoning {
+        json!({"role": "assistant", "content": PROBE_REPLY, "reasoning_content": PROBE_REASONING})
+    } else {
+        json!({"role": "assistant", "content": PROBE_REPLY})
+    }
+}
+
+/// Whether an assistant message carries reasoning under any of transformers' names.
+fn uses_reasoning(messages: &[Json]) -> bool {
+    messages.iter().any(|m| {
+        m.get("role").and_then(Json::as_str) == Some("assistant")
+            && ["reasoning_content", "thinking", "reasoning"]
+                .iter()
+                .any(|key| m.get(*key).is_some_and(|v| !v.is_null()))
+    })
 }
 
 /// A tool result for the first call of a reply with tool calls, else a user message.
@@ -204,4 +220,39 @@ fn next_message(reply: Option<&Json>) -> Json {
         }
         None => json!({"role": "user", "content": PROBE_NEXT}),
     }
+}
+
+/// For `chatplate check`: `Err` with a report when one more turn of `conversation` does
+/// not keep the earlier prompts as byte prefixes (or the check cannot run).
+pub fn check_prefix_stable(source: &str, conversation: &Conversation) -> Result<(), String> {
+    let template = CompiledTemplate::compile(source, crate::render::Limits::default())
+        .map_err(|err| err.to_string())?;
+    let stability = prefix_stability(&template, conversation, &CancelToken::new())
+        .map_err(|err| format!("prefix stability could not be checked: {err}"))?;
+    match describe_instability(&stability) {
+        None => Ok(()),
+        Some(report) => Err(report),
+    }
+}
+
+/// A report of every failed check, `None` when the prompt is prefix-stable.
+pub fn describe_instability(stability: &PrefixStability) -> Option<String> {
+    let failed: Vec<String> = stability
+        .checks
+        .iter()
+        .filter_map(|check| {
+            let at = check.differs_at?;
+            let who = check.responsible.map_or("not provable".to_string(), |s| {
+                super::describe_source(s, stability.original_len)
+            });
+            Some(format!(
+                "the earlier prompt {} is not a prefix of the next request: differs at byte {at} \
+                 (produced by {who})\n  earlier: {}\n  later:   {}",
+                check.earlier_prompt.name().replace('_', " "),
+                super::text::excerpt(&check.earlier, at.saturating_sub(40), 160),
+                super::text::excerpt(&check.later, at.saturating_sub(40), 160),
+            ))
+        })
+        .collect();
+    (!failed.is_empty()).then(|| failed.join("\n"))
 }
