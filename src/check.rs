@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::catalog;
 use crate::diff::{diff_lines, DiffLine};
+use crate::inspect::check_prefix_stable;
 use std::sync::Arc;
 
 use crate::render::{prepare_source, render_with_deadline, CompiledTemplate, Limits, RenderError};
@@ -42,6 +43,8 @@ pub enum Outcome {
     Broken(String),
     /// `--bless` wrote a new `expected`.
     Blessed,
+    /// The fixture asks for `assert_prefix_stable` and one more turn rewrites the prompt.
+    NotPrefixStable(String),
 }
 
 impl Outcome {
@@ -151,7 +154,8 @@ pub fn check_file(path: &Path, bless: bool) -> CaseResult {
             if bless {
                 bless_file(path, session, rendered)
             } else {
-                compare(session.expected.as_ref(), rendered)
+                let outcome = compare(session.expected.as_ref(), rendered);
+                prefix_stable(&session, dir, outcome)
             }
         }
     };
@@ -177,6 +181,22 @@ pub fn compare(expected: Option<&Expected>, rendered: Result<String, String>) ->
             expected: want.clone(),
             actual: err,
         },
+    }
+}
+
+/// A passing fixture with `assert_prefix_stable` must also keep its prompt a prefix when
+/// it grows by one turn.
+fn prefix_stable(session: &Session, dir: &Path, outcome: Outcome) -> Outcome {
+    if !session.assert_prefix_stable || outcome != Outcome::Pass {
+        return outcome;
+    }
+    let checked = catalog::resolve(&session.template, dir)
+        .map_err(|e| e.to_string())
+        .and_then(|t| Ok((t, session.conversation().map_err(|e| e.to_string())?)))
+        .and_then(|(t, conversation)| check_prefix_stable(&t.source, &conversation));
+    match checked {
+        Ok(()) => Outcome::Pass,
+        Err(report) => Outcome::NotPrefixStable(report),
     }
 }
 
@@ -220,6 +240,9 @@ pub fn report(result: &CaseResult) -> String {
             format!("FAIL {path}: no \"expected\" (run with --bless to record it)")
         }
         Outcome::Broken(err) => format!("FAIL {path}: {err}"),
+        Outcome::NotPrefixStable(report) => {
+            format!("FAIL {path}: assert_prefix_stable: {report}")
+        }
     }
 }
 
