@@ -40,6 +40,9 @@ pub enum SystemRole {
     OwnTurn,
     /// Shown, but only inside another turn (typically prepended to the first user turn).
     Merged,
+    /// Shown; a system-only conversation fails, so own turn and merged cannot be told
+    /// apart.
+    Shown,
     /// Rendered without its text.
     Dropped,
     /// The template raises on it.
@@ -54,6 +57,7 @@ impl SystemRole {
         match self {
             SystemRole::OwnTurn => "own_turn",
             SystemRole::Merged => "merged",
+            SystemRole::Shown => "shown",
             SystemRole::Dropped => "dropped",
             SystemRole::Raises => "raises",
             SystemRole::Fails => "fails",

@@ -126,7 +126,7 @@ fn non_null(prober: &Prober, shape: &ContentCaps) -> Result<Decided<bool>, Cance
     let empty_shown = prober.shows(&empty, &[USER_NEEDLE])?;
     let null_shown = prober.shows(&null, &[USER_NEEDLE])?;
     let observed = format!(
-        "with \"\" content the prompt {}; with null content {}",
+        "with \"\" content: {}; with null content: {}",
         rendered(&empty_shown),
         rendered(&null_shown)
     );
@@ -139,8 +139,8 @@ fn non_null(prober: &Prober, shape: &ContentCaps) -> Result<Decided<bool>, Cance
 
 fn rendered(shown: &Shown) -> String {
     match shown {
-        Shown::Yes(_) => "renders".into(),
-        Shown::No(_) => "renders without the user text".into(),
+        Shown::Yes(_) => "it renders".into(),
+        Shown::No(_) => "it renders without the user text".into(),
         Shown::Failed(err) => super::probe::failure_text(err),
     }
 }

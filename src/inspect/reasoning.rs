@@ -12,7 +12,8 @@ use serde_json::{json, Value as Json};
 
 use super::capabilities::{Decided, Entry, ReasoningFormat};
 use super::content::{ContentCaps, SECOND_USER_NEEDLE, USER_NEEDLE};
-use super::probe::{failure_text, Probe, Prober, Shown};
+use super::probe::{Probe, Prober, Shown};
+use super::thinking::Switches;
 use super::tools::{ToolCaps, CALL_ID};
 use super::Cancelled;
 
@@ -96,7 +97,10 @@ pub fn detect(
         with_tools: found.requires_tools,
     };
     let keeps_past_reasoning = keeps_past(prober, &maker)?;
-    let switches = Switches::probe(prober, &maker, variables)?;
+    let opening = maker.content.user(USER_NEEDLE);
+    let history = (maker.format != ReasoningFormat::None)
+        .then(|| (Probe::of(maker.exchange(PAST_NEEDLE)), PAST_NEEDLE));
+    let switches = Switches::probe(prober, opening, USER_NEEDLE, history, variables)?;
     Ok(ReasoningCaps {
         supports_reasoning: Decided::new(
             format.value != ReasoningFormat::None,
@@ -296,7 +300,11 @@ impl Maker<'_> {
 
 fn keeps_past(prober: &Prober, maker: &Maker) -> Result<Decided<Option<bool>>, Cancelled> {
     if maker.format == ReasoningFormat::None {
-        return Ok(Decided::new(None, "", "the template renders no reasoning"));
+        return Ok(Decided::new(
+            None,
+            "not probed",
+            "the template renders no reasoning",
+        ));
     }
     let mut messages = maker.exchange(PAST_NEEDLE);
     messages.extend(maker.after_reply());
@@ -312,93 +320,4 @@ fn keeps_past(prober: &Prober, maker: &Maker) -> Result<Decided<Option<bool>>, C
         _ => shown.verdict("the earlier turn's reasoning"),
     };
     Ok(Decided::new(value, probe.describe(), observed))
-}
-
-/// The switch probes: `[user] + generation prompt`, and an exchange with reasoning,
-/// each with a variable set to true and to false.
-struct Switches {
-    switches: Vec<(String, String)>,
-    probes: String,
-}
-
-impl Switches {
-    fn probe(prober: &Prober, maker: &Maker, variables: &[String]) -> Result<Self, Cancelled> {
-        let opening = Probe::of(vec![maker.content.user(USER_NEEDLE)]).with_generation_prompt();
-        let mut bases = vec![opening];
-        if maker.format != ReasoningFormat::None {
-            bases.push(Probe::of(maker.exchange(PAST_NEEDLE)));
-        }
-        let mut candidates: Vec<String> = variables.to_vec();
-        if !candidates.iter().any(|v| v == "enable_thinking") {
-            candidates.insert(0, "enable_thinking".into());
-        }
-        let mut switches = Vec::new();
-        for name in candidates {
-            if let Some(difference) = toggle_difference(prober, &bases, &name)? {
-                switches.push((name, difference));
-            }
-        }
-        let probes = bases
-            .iter()
-            .map(Probe::describe)
-            .collect::<Vec<_>>()
-            .join(" / ");
-        Ok(Switches { switches, probes })
-    }
-
-    fn honours_enable_thinking(&self) -> Decided<bool> {
-        let found = self
-            .switches
-            .iter()
-            .find(|(name, _)| name == "enable_thinking");
-        let observed = match found {
-            Some((_, difference)) => difference.clone(),
-            None => "enable_thinking=true and =false render the same prompts".to_string(),
-        };
-        Decided::new(
-            found.is_some(),
-            format!("{}, with enable_thinking=true and =false", self.probes),
-            observed,
-        )
-    }
-
-    fn decided(&self) -> Decided<Vec<String>> {
-        let names: Vec<String> = self.switches.iter().map(|(n, _)| n.clone()).collect();
-        let observed = if self.switches.is_empty() {
-            "no variable changes these prompts when toggled".to_string()
-        } else {
-            self.switches
-                .iter()
-                .map(|(name, difference)| format!("{name}: {difference}"))
-                .collect::<Vec<_>>()
-                .join("; ")
-        };
-        Decided::new(
-            names,
-            format!("{}, each template variable =true and =false", self.probes),
-            observed,
-        )
-    }
-}
-
-/// How the prompts differ with `name` true and false, if they do.
-fn toggle_difference(
-    prober: &Prober,
-    bases: &[Probe],
-    name: &str,
-) -> Result<Option<String>, Cancelled> {
-    for base in bases {
-        let on = prober.render(&base.clone().with_variable(name, json!(true)))?;
-        let off = prober.render(&base.clone().with_variable(name, json!(false)))?;
-        let difference = match (&on, &off) {
-            (Ok(on), Ok(off)) if on != off => {
-                super::text::describe_difference(off, on, "false", "true")
-            }
-            (Ok(_), Err(err)) => format!("with {name}=false {}", failure_text(err)),
-            (Err(err), Ok(_)) => format!("with {name}=true {}", failure_text(err)),
-            _ => continue,
-        };
-        return Ok(Some(difference));
-    }
-    Ok(None)
 }

@@ -115,10 +115,10 @@ fn system_role(
         Shown::Yes(_) => {
             let alone = Probe::of(vec![content.message("system", SYSTEM_NEEDLE)]);
             let alone_shown = prober.shows(&alone, &[SYSTEM_NEEDLE])?;
-            let value = if alone_shown.yes() {
-                SystemRole::OwnTurn
-            } else {
-                SystemRole::Merged
+            let value = match alone_shown {
+                Shown::Yes(_) => SystemRole::OwnTurn,
+                Shown::No(_) => SystemRole::Merged,
+                Shown::Failed(_) => SystemRole::Shown,
             };
             return Ok(Decided::new(
                 value,

@@ -1,8 +1,8 @@
 //! The variables a template reads beyond the standard ones, with the default it
 //! assumes, from its syntax tree (MiniJinja's parser, as in `render::rewrite`).
 //!
-//! Which names are inputs comes from MiniJinja's own scope tracking (names read before
-//! the template sets them, globals excluded). The default is found where templates
+//! Which names are inputs comes from `inputs` (names read before the template sets
+//! them, globals excluded). The default is found where templates
 //! write one: `{% if x is not defined %}{% set x = D %}`, `{% set x = x | default(D) %}`,
 //! `x | default(D)` and `x if x is defined else D`. Everything else about a variable
 //! (what it changes) is found by rendering, in `switches`.
@@ -45,18 +45,14 @@ pub struct TemplateVariable {
     pub default: VariableDefault,
 }
 
-/// The non-standard variables `template` reads, sorted by name: MiniJinja's
-/// undeclared names, plus every name with a written default (MiniJinja counts
-/// `{% set x = x | default(1) %}` as a local, but it reads the outer `x`).
+/// The non-standard variables `template` reads from its context, sorted by name.
 pub fn template_variables(template: &CompiledTemplate) -> Vec<TemplateVariable> {
-    let mut defaults = defaults(template.prepared_source());
-    let mut names: Vec<String> = template.input_variables();
-    names.extend(defaults.keys().cloned());
-    names.sort();
-    names.dedup();
-    names
+    let source = template.prepared_source();
+    let mut defaults = defaults(source);
+    let globals = template.global_names();
+    super::inputs::context_reads(source)
         .into_iter()
-        .filter(|name| !STANDARD_VARIABLES.contains(&name.as_str()))
+        .filter(|name| !STANDARD_VARIABLES.contains(&name.as_str()) && !globals.contains(name))
         .map(|name| TemplateVariable {
             default: defaults.remove(&name).unwrap_or(VariableDefault::Undefined),
             name,
@@ -195,13 +191,17 @@ fn undefined_test<'a>(expr: &Expr<'a>) -> Option<&'a str> {
     }
 }
 
-/// The value of `{% set name = value %}` directly in `body`.
+/// The value of the first `{% set name = value %}` in `body`, looking into nested
+/// `if` blocks (Llama 3.2: `strftime_now(...)` if defined, else a fixed date).
 fn assignment_in<'e, 'a>(name: &str, body: &'e [Stmt<'a>]) -> Option<&'e Expr<'a>> {
     body.iter().find_map(|stmt| match stmt {
         Stmt::Set(s) => match &s.target {
             Expr::Var(var) if var.id == name => Some(&s.expr),
             _ => None,
         },
+        Stmt::IfCond(i) => {
+            assignment_in(name, &i.true_body).or_else(|| assignment_in(name, &i.false_body))
+        }
         _ => None,
     })
 }

@@ -152,21 +152,12 @@ impl CompiledTemplate {
         self.render_with(conversation, messages, false)
     }
 
-    /// The variables the template reads from its context that it does not set itself
-    /// and that are not globals (`raise_exception`, `namespace`, ...), sorted. Includes
-    /// the standard ones (`messages`, `bos_token`, ...) when the template reads them.
-    pub fn input_variables(&self) -> Vec<String> {
-        let Ok(template) = self.env.get_template(TEMPLATE_NAME) else {
-            return Vec::new();
-        };
-        let globals: std::collections::HashSet<&str> =
-            self.env.globals().map(|(name, _)| name).collect();
-        let mut names: Vec<String> = template
-            .undeclared_variables(false)
-            .into_iter()
-            .filter(|name| !globals.contains(name.as_str()) && name != globals::CLOCK_VARIABLE)
-            .collect();
-        names.sort();
+    /// The names of the environment's globals (`raise_exception`, `namespace`, the
+    /// helpers the source rewrites call, ...): what a template reads without them
+    /// coming from its context.
+    pub fn global_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.env.globals().map(|(name, _)| name.into()).collect();
+        names.push(globals::CLOCK_VARIABLE.into());
         names
     }
 
