@@ -21,11 +21,14 @@ const FIXTURE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120
 #[derive(Debug, Args)]
 pub(super) struct InspectArgs {
     /// Template: a .jinja file, tokenizer_config.json, or a bundled template name.
-    #[arg(required_unless_present = "fixture", conflicts_with = "fixture")]
+    #[arg(required_unless_present_any = ["fixture", "table"], conflicts_with_all = ["fixture", "table"])]
     template: Option<String>,
     /// A session fixture: adds the values its template ignores and prefix stability.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "table")]
     fixture: Option<PathBuf>,
+    /// A Markdown table of the bundled templates' main capabilities (as in README.md).
+    #[arg(long, conflicts_with = "json")]
+    table: bool,
     /// Print one JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -37,6 +40,15 @@ pub(super) struct InspectArgs {
 
 /// `chatplate inspect`: the report on stdout; exit 1 when the template does not compile.
 pub(super) fn run(args: InspectArgs) -> Result<i32> {
+    if args.table {
+        let mut variables = Map::new();
+        for pair in &args.vars {
+            let (key, value) = parse_var(pair)?;
+            variables.insert(key, value);
+        }
+        print!("{}", super::inspect_table::table(&variables)?);
+        return Ok(0);
+    }
     let input = Input::load(&args)?;
     let compiled = match CompiledTemplate::compile(&input.source, Limits::default()) {
         Ok(compiled) => Arc::new(compiled),
@@ -126,6 +138,7 @@ impl Input {
             let (key, value) = parse_var(pair)?;
             variables.insert(key, value);
         }
+        with_token_defaults(&mut variables);
         let defaults = ProbeSettings::default();
         let settings = ProbeSettings {
             variables,
@@ -186,5 +199,13 @@ fn with_deadline(compiled: &Arc<CompiledTemplate>, input: &Input) -> Result<Outc
                 deadline.as_secs_f64()
             ))
         }
+    }
+}
+
+/// transformers always passes the tokenizer's `bos_token` and `eos_token`; a template
+/// without that metadata gets empty ones, so `bos_token + ...` does not fail every probe.
+pub(super) fn with_token_defaults(variables: &mut Map<String, Json>) {
+    for key in ["bos_token", "eos_token"] {
+        variables.entry(key).or_insert_with(|| Json::from(""));
     }
 }

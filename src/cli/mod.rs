@@ -4,6 +4,7 @@
 mod bench;
 mod check;
 mod inspect;
+mod inspect_table;
 mod inspect_text;
 mod render;
 

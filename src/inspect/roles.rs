@@ -41,7 +41,7 @@ impl RoleCaps {
         ];
         for role in &self.roles {
             entries.push(Entry::named(
-                &format!("role.{}", role.role),
+                &format!("roles.{}", role.role),
                 &role.handling,
                 role.handling.value.name(),
             ));

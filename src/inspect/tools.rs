@@ -53,7 +53,7 @@ impl ToolCaps {
             Entry::flag("accepts_string_arguments", &self.accepts_string_arguments),
             Entry::flag("renders_tool_call_ids", &self.renders_tool_call_ids),
             Entry::named(
-                "role.tool",
+                "roles.tool",
                 &self.tool_role.handling,
                 self.tool_role.handling.value.name(),
             ),
