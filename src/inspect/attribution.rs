@@ -9,7 +9,7 @@
 
 use std::ops::Range;
 
-use super::prefixes::{render_prefixes, Bounds, PrefixOutcome};
+use super::prefixes::{Bounds, PrefixOutcome};
 use super::{Cancelled, InspectError};
 use crate::render::{CancelToken, CompiledTemplate, Conversation, RenderErrorKind};
 
@@ -156,10 +156,18 @@ pub fn attribute(
     conversation: &Conversation,
     cancel: &CancelToken,
 ) -> Result<Attribution, InspectError> {
-    let prompt = render_full(template, conversation, cancel)?;
+    super::incremental::attribute_incremental(template, conversation, None, cancel)
+}
+
+/// The attribution of `prompt` from every prefix's outcome.
+pub(super) fn attribute_from(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    prompt: &str,
+    outcomes: Vec<(usize, PrefixOutcome)>,
+    cancel: &CancelToken,
+) -> Result<Attribution, InspectError> {
     let n = conversation.messages.len();
-    let counts: Vec<usize> = (0..=n).collect();
-    let outcomes = render_prefixes(template, conversation, &counts, &prompt, cancel)?;
     let bounds = Bounds::new(&outcomes, n);
     let spans = spans_from(&bounds, prompt.len(), conversation);
     let mut spans = super::refine::refine(template, conversation, spans, cancel)?;
@@ -171,7 +179,7 @@ pub fn attribute(
         }
     }
     let tools =
-        super::tools_block::locate(template, conversation, &prompt, &bounds, &spans, cancel)?;
+        super::tools_block::locate(template, conversation, prompt, &bounds, &spans, cancel)?;
     if let ToolsBlock::Located(ranges) = &tools {
         for range in ranges {
             spans = carve(spans, range.clone());

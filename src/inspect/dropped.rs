@@ -14,7 +14,9 @@ use serde_json::Value as Json;
 use super::attribution::render_full;
 use super::perturb::{perturb, Change};
 use super::{Cancelled, InspectError};
-use crate::render::{CancelToken, CompiledTemplate, Conversation, RenderError, RenderErrorKind};
+use crate::render::{
+    CancelToken, CompiledTemplate, Conversation, PreparedMessages, RenderError, RenderErrorKind,
+};
 
 /// One step of a path inside a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -121,6 +123,7 @@ pub fn dropped_fields(
 ) -> Result<DroppedFields, InspectError> {
     let prompt = render_full(template, conversation, cancel)?;
     let fields = fields_of(conversation);
+    let prepared = &PreparedMessages::new(conversation);
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, fields.len().max(1));
@@ -128,15 +131,20 @@ pub fn dropped_fields(
         let handles: Vec<_> = (0..workers)
             .map(|worker| {
                 let (fields, prompt) = (&fields, &prompt);
+                let base = Base {
+                    template,
+                    conversation,
+                    prepared,
+                    prompt,
+                    cancel,
+                };
                 scope.spawn(move || {
                     fields
                         .iter()
                         .enumerate()
                         .skip(worker)
                         .step_by(workers)
-                        .map(|(i, field)| {
-                            Ok((i, verdict(template, conversation, field, prompt, cancel)?))
-                        })
+                        .map(|(i, field)| Ok((i, base.verdict(field)?)))
                         .collect::<Result<Vec<_>, Cancelled>>()
                 })
             })
@@ -159,25 +167,44 @@ pub fn dropped_fields(
     Ok(DroppedFields { checks })
 }
 
-fn verdict(
-    template: &CompiledTemplate,
-    conversation: &Conversation,
-    field: &FieldRef,
-    prompt: &str,
-    cancel: &CancelToken,
-) -> Result<Verdict, Cancelled> {
-    for change in [Change::Rotate, Change::Append] {
-        let Some(changed) = with_changed(conversation, field, change) else {
-            return Ok(Verdict::Unused);
-        };
-        match template.render_cancellable(&changed, cancel) {
-            Ok(text) if text != prompt => return Ok(Verdict::Used),
-            Ok(_) => {}
-            Err(err) if err.kind == RenderErrorKind::Cancelled => return Err(Cancelled),
-            Err(err) => return Ok(Verdict::BreaksRender(err)),
+/// What each changed copy is rendered against.
+struct Base<'a> {
+    template: &'a CompiledTemplate,
+    conversation: &'a Conversation,
+    prepared: &'a PreparedMessages,
+    prompt: &'a str,
+    cancel: &'a CancelToken,
+}
+
+impl Base<'_> {
+    fn verdict(&self, field: &FieldRef) -> Result<Verdict, Cancelled> {
+        for change in [Change::Rotate, Change::Append] {
+            let Some(changed) = with_changed(self.conversation, field, change) else {
+                return Ok(Verdict::Unused);
+            };
+            match self.render(&changed, field) {
+                Ok(text) if text != self.prompt => return Ok(Verdict::Used),
+                Ok(_) => {}
+                Err(err) if err.kind == RenderErrorKind::Cancelled => return Err(Cancelled),
+                Err(err) => return Ok(Verdict::BreaksRender(err)),
+            }
+        }
+        Ok(Verdict::Unused)
+    }
+
+    /// Renders `changed`, converting only the message that changed.
+    fn render(&self, changed: &Conversation, field: &FieldRef) -> Result<String, RenderError> {
+        match field {
+            FieldRef::Message { index, .. } => {
+                let prepared = self.prepared.replaced(*index, &changed.messages[*index]);
+                self.template
+                    .render_prepared(changed, &prepared, self.cancel)
+            }
+            _ => self
+                .template
+                .render_prepared(changed, self.prepared, self.cancel),
         }
     }
-    Ok(Verdict::Unused)
 }
 
 /// Every value the user set, in order.

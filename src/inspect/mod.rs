@@ -13,6 +13,7 @@ mod attribution;
 mod capabilities;
 mod content;
 mod dropped;
+mod incremental;
 mod inputs;
 mod perturb;
 mod prefixes;
@@ -36,6 +37,7 @@ pub use capabilities::{
 };
 pub use content::ContentCaps;
 pub use dropped::{dropped_fields, DroppedFields, FieldCheck, FieldRef, PathStep, Verdict};
+pub use incremental::{attribute_incremental, Previous};
 pub use prefixes::PrefixOutcome;
 pub use probe::{Probe, ProbeFailure, ProbeSettings, Prober};
 pub use query::{message_span, source_at};

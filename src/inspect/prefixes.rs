@@ -20,7 +20,9 @@ use std::ops::Range;
 
 use super::text::common_prefix_len;
 use super::Cancelled;
-use crate::render::{CancelToken, CompiledTemplate, Conversation, RenderErrorKind};
+use crate::render::{
+    CancelToken, CompiledTemplate, Conversation, PreparedMessages, RenderError, RenderErrorKind,
+};
 
 /// What rendering one prefix showed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,14 +60,19 @@ pub fn render_prefixes(
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, counts.len().max(1));
+    let prepared = &PreparedMessages::new(conversation);
     let results = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|worker| {
                 scope.spawn(move || {
                     // Interleaved so each worker gets short and long prefixes alike.
                     let mine = counts.iter().skip(worker).step_by(workers);
-                    mine.map(|&k| Ok((k, render_one(template, conversation, k, prompt, cancel)?)))
-                        .collect::<Result<Vec<_>, Cancelled>>()
+                    mine.map(|&k| {
+                        let rendered =
+                            template.render_prepared_prefix(conversation, prepared, k, cancel);
+                        Ok((k, outcome(rendered, prompt)?))
+                    })
+                    .collect::<Result<Vec<_>, Cancelled>>()
                 })
             })
             .collect();
@@ -90,7 +97,15 @@ pub fn render_one(
     prompt: &str,
     cancel: &CancelToken,
 ) -> Result<PrefixOutcome, Cancelled> {
-    match template.render_prefix(conversation, count, cancel) {
+    outcome(template.render_prefix(conversation, count, cancel), prompt)
+}
+
+/// A prefix render compared with the prompt.
+fn outcome(
+    rendered: Result<String, RenderError>,
+    prompt: &str,
+) -> Result<PrefixOutcome, Cancelled> {
+    match rendered {
         Ok(text) => Ok(PrefixOutcome::Rendered {
             len: text.len(),
             agrees: common_prefix_len(&text, prompt),

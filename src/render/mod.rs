@@ -17,6 +17,7 @@ mod methods;
 mod none;
 mod percent;
 mod predicates;
+mod prefix;
 mod pyfloat;
 mod pyjson;
 mod pyrepr;
@@ -38,6 +39,7 @@ use minijinja::{Environment, UndefinedBehavior};
 pub use cancel::CancelToken;
 pub use conversation::{effective_messages, ContinueFinal, Conversation, CONTINUE_TAG};
 pub use error::{RenderError, RenderErrorKind, SourcePosition};
+pub use prefix::PreparedMessages;
 pub use pyjson::{dumps as python_json_dumps, DumpOptions};
 pub use source::prepare as prepare_source;
 pub use watchdog::render_with_deadline;
@@ -135,23 +137,6 @@ impl CompiledTemplate {
         result
     }
 
-    /// Renders the first `count` messages of `conversation` (none at all is allowed,
-    /// unlike in transformers) with its tools and variables, without generation prompt
-    /// or continuation, and without copying the messages. The inspector compares these
-    /// prefix renders to find which message produced which bytes of the prompt.
-    pub fn render_prefix(
-        &self,
-        conversation: &Conversation,
-        count: usize,
-        cancel: &CancelToken,
-    ) -> Result<String, RenderError> {
-        if cancel.is_cancelled() {
-            return Err(RenderError::cancelled());
-        }
-        let messages = &conversation.messages[..count.min(conversation.messages.len())];
-        self.render_with(conversation, messages, false)
-    }
-
     /// The names of the environment's globals (`raise_exception`, `namespace`, the
     /// helpers the source rewrites call, ...): what a template reads without them
     /// coming from its context.
@@ -194,13 +179,15 @@ impl CompiledTemplate {
         conversation: &Conversation,
         messages: &[serde_json::Value],
     ) -> Result<String, RenderError> {
+        let messages = messages.iter().map(conversation::message_value).collect();
         self.render_with(conversation, messages, conversation.add_generation_prompt)
     }
 
+    /// Renders with `messages` already converted to template values.
     fn render_with(
         &self,
         conversation: &Conversation,
-        messages: &[serde_json::Value],
+        messages: Value,
         add_generation_prompt: bool,
     ) -> Result<String, RenderError> {
         let context = build_context(conversation, messages, add_generation_prompt)?;
@@ -301,7 +288,7 @@ fn build_environment(limits: Limits) -> Environment<'static> {
 /// `add_generation_prompt`, then every extra variable (bos/eos tokens included).
 fn build_context(
     conversation: &Conversation,
-    messages: &[serde_json::Value],
+    messages: Value,
     add_generation_prompt: bool,
 ) -> Result<Value, RenderError> {
     let reserved = ["messages", "tools", "documents", "add_generation_prompt"];
@@ -319,10 +306,7 @@ fn build_context(
         None => python_none(),
     };
     let mut pairs: Vec<(Value, Value)> = vec![
-        (
-            "messages".into(),
-            messages.iter().map(conversation::message_value).collect(),
-        ),
+        ("messages".into(), messages),
         ("tools".into(), optional_list(&conversation.tools)),
         ("documents".into(), optional_list(&conversation.documents)),
         (
