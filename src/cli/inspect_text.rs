@@ -15,7 +15,7 @@ pub(super) fn template_text(name: &str, report: &TemplateReport) -> String {
     let mut out = format!("{name}\n\nCapabilities (each decided by the probe shown)\n");
     for entry in report.capabilities.entries() {
         out.push_str(&format!(
-            "  {:<30} {:<8} {}: {}\n",
+            "  {:<30} {}\n      {}: {}\n",
             entry.key,
             value_text(&entry.value),
             entry.probe,
@@ -28,7 +28,7 @@ pub(super) fn template_text(name: &str, report: &TemplateReport) -> String {
     }
     for variable in &report.variables {
         out.push_str(&format!(
-            "  {:<30} default {:<12} {}\n",
+            "  {:<30} default {}\n      {}\n",
             variable.variable.name,
             default_text(&variable.variable.default),
             variable.effect.observed

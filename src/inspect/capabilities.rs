@@ -206,9 +206,11 @@ impl Capabilities {
         })
     }
 
-    /// Every answer as a report line, minja's keys first in minja's order.
+    /// Every answer as a report line: whether a plain conversation renders, then minja's
+    /// keys in minja's order, then chatplate's own.
     pub fn entries(&self) -> Vec<Entry> {
-        let mut entries = vec![
+        let mut entries = self.content.baseline_entries();
+        entries.extend([
             Entry::flag("supports_system_role", &self.roles.supports_system_role),
             Entry::flag("supports_tools", &self.tools.supports_tools),
             Entry::flag("supports_tool_calls", &self.tools.supports_tool_calls),
@@ -239,7 +241,7 @@ impl Capabilities {
                 &self.reasoning.reasoning_format,
                 self.reasoning.reasoning_format.value.minja_name(),
             ),
-        ];
+        ]);
         entries.extend(self.roles.entries());
         entries.extend(self.tools.entries());
         entries.extend(self.content.entries());

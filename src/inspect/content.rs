@@ -54,13 +54,20 @@ impl ContentCaps {
         }
     }
 
-    /// The report lines of this group that minja has no name for.
-    pub fn entries(&self) -> Vec<Entry> {
+    /// The report lines about whether probing works at all: they come first.
+    pub fn baseline_entries(&self) -> Vec<Entry> {
         vec![
             Entry::flag("renders_user_message", &self.renders_user_message),
             Entry::flag("requires_tools_list", &self.requires_tools_list),
-            Entry::flag("accepts_content_parts", &self.accepts_content_parts),
         ]
+    }
+
+    /// The report lines of this group that minja has no name for.
+    pub fn entries(&self) -> Vec<Entry> {
+        vec![Entry::flag(
+            "accepts_content_parts",
+            &self.accepts_content_parts,
+        )]
     }
 }
 

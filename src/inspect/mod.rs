@@ -6,8 +6,10 @@
 //!
 //! Nothing here reads the template source for meaning, except the variable list, which
 //! comes from the syntax tree. Everything is a pure function of a compiled template and
-//! its input, so the app's background worker can run it, cache the result (see
-//! [`Fingerprint`]) and stop it through a [`CancelToken`] between renders.
+//! its input, so the app's background worker can run it, cache the result (keyed by the
+//! template source and the [`Conversation`], which compares by value; an attribution
+//! can also be updated after an edit, see [`attribute_incremental`]) and stop it
+//! through a [`CancelToken`] between renders.
 
 mod attribution;
 mod capabilities;
