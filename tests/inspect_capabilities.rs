@@ -321,3 +321,19 @@ fn probes_stop_when_cancelled() {
     cancel.cancel();
     assert!(inspect_template(&template, &ProbeSettings::default(), &cancel).is_err());
 }
+
+#[test]
+fn a_template_that_exhausts_its_fuel_is_not_probed_again_and_again() {
+    let endless =
+        "{% set ns = namespace(i=0) %}{% for x in range(100000) %}{% for y in range(100000) %}\
+        {% set ns.i = ns.i + 1 %}{% endfor %}{% endfor %}{{ ns.i }}";
+    let caps = report(endless).capabilities;
+    assert!(!caps.content.renders_user_message.value);
+    assert!(caps.content.renders_user_message.observed.contains("steps"));
+    assert_eq!(
+        caps.failures.len(),
+        3,
+        "three probes ran out of fuel, the rest were skipped"
+    );
+    assert!(caps.roles.system_role.observed.contains("not run"));
+}

@@ -68,7 +68,7 @@ fn inspect_text_explains_each_answer() {
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let text = String::from_utf8_lossy(&output.stdout);
     assert!(
-        text.contains("requires_object_arguments      yes"),
+        text.contains("requires_object_arguments      yes\n"),
         "{text}"
     );
     assert!(text.contains("JSON-encoded a second time"), "{text}");

@@ -81,7 +81,7 @@ fn attribution_text(report: &ConversationReport, roles: &[String]) -> String {
         out.push_str("  prefix-monotone: every prefix of the conversation renders as a prefix of the prompt\n");
     } else {
         out.push_str(&format!(
-            "  NOT prefix-monotone: the first k messages do not render as a prefix of the prompt for k = {:?}; {} bytes can only be narrowed to a range of messages\n",
+            "  NOT prefix-monotone: the first k messages render as something other than a prefix of the prompt (or fail) for k = {:?}; {} bytes can only be narrowed to a range of messages\n",
             attribution.breaks(),
             attribution.ambiguous_bytes()
         ));

@@ -138,7 +138,13 @@ pub struct Prober<'a> {
     failures: RefCell<Vec<ProbeFailure>>,
     /// Tools for probes that set none: `Some([])` for templates that fail on `None`.
     default_tools: RefCell<Option<Vec<Json>>>,
+    /// How many probes ran into the template's limits (fuel, output, recursion).
+    limit_failures: std::cell::Cell<usize>,
 }
+
+/// After this many probes exceed the limits, the rest are not run: a template that
+/// exhausts its fuel on tiny probe conversations would spend it on every one.
+const LIMIT_FAILURES: usize = 3;
 
 impl<'a> Prober<'a> {
     /// A prober for `template`.
@@ -153,6 +159,7 @@ impl<'a> Prober<'a> {
             cancel,
             failures: RefCell::new(Vec::new()),
             default_tools: RefCell::new(None),
+            limit_failures: std::cell::Cell::new(0),
         }
     }
 
@@ -190,10 +197,20 @@ impl<'a> Prober<'a> {
 
     /// Renders `probe`; the outer error means the inspection was cancelled.
     pub fn render(&self, probe: &Probe) -> Result<Result<String, RenderError>, Cancelled> {
+        if self.limit_failures.get() >= LIMIT_FAILURES {
+            return Ok(Err(RenderError {
+                kind: RenderErrorKind::Limit,
+                message: "not run: earlier probes exceeded the template's limits".into(),
+                position: None,
+            }));
+        }
         let conversation = self.conversation(probe);
         match self.template.render_cancellable(&conversation, self.cancel) {
             Err(err) if err.kind == RenderErrorKind::Cancelled => Err(Cancelled),
             Err(err) => {
+                if err.kind == RenderErrorKind::Limit {
+                    self.limit_failures.set(self.limit_failures.get() + 1);
+                }
                 self.failures.borrow_mut().push(ProbeFailure {
                     probe: probe.describe(),
                     error: err.clone(),
