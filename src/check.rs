@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use crate::catalog::{self, CatalogError, Origin, TemplateSource};
 use crate::diff::{diff_lines, DiffLine};
+use crate::inspect::check_prefix_stable;
 use std::sync::Arc;
 
 use crate::render::{prepare_source, render_with_deadline, CompiledTemplate, Limits, RenderError};
@@ -45,6 +46,8 @@ pub enum Outcome {
     Blessed,
     /// The prompt matched, but tokenizing it does not give `expected_tokens`.
     TokensDiffer(String),
+    /// The fixture asks for `assert_prefix_stable` and one more turn rewrites the prompt.
+    NotPrefixStable(String),
 }
 
 impl Outcome {
@@ -173,6 +176,7 @@ pub fn check_file(path: &Path, bless: bool) -> CaseResult {
                 bless_file(path, session, rendered)
             } else {
                 let outcome = compare(session.expected.as_ref(), rendered.clone());
+                let outcome = prefix_stable(&session, &template, outcome);
                 token_step(outcome, &session, dir, &rendered)
             }
         }
@@ -270,6 +274,26 @@ fn token_step(
     }
 }
 
+/// A passing fixture with `assert_prefix_stable` must also keep its prompt a prefix when
+/// it grows by one turn.
+fn prefix_stable(
+    session: &Session,
+    template: &Result<TemplateSource, CatalogError>,
+    outcome: Outcome,
+) -> Outcome {
+    let (true, Outcome::Pass, Ok(template)) = (session.assert_prefix_stable, &outcome, template)
+    else {
+        return outcome;
+    };
+    let checked = catalog::conversation_for(session, template)
+        .map_err(|e| e.to_string())
+        .and_then(|conversation| check_prefix_stable(&template.source, &conversation));
+    match checked {
+        Ok(()) => Outcome::Pass,
+        Err(report) => Outcome::NotPrefixStable(report),
+    }
+}
+
 fn bless_file(path: &Path, mut session: Session, rendered: Result<String, String>) -> Outcome {
     if let Ok(prompt) = &rendered {
         let dir = path.parent().unwrap_or(Path::new("."));
@@ -325,6 +349,9 @@ fn outcome_report(result: &CaseResult) -> String {
         }
         Outcome::Broken(err) => format!("FAIL {path}: {err}"),
         Outcome::TokensDiffer(difference) => format!("FAIL {path}: tokens differ: {difference}"),
+        Outcome::NotPrefixStable(report) => {
+            format!("FAIL {path}: assert_prefix_stable: {report}")
+        }
     }
 }
 

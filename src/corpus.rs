@@ -120,6 +120,7 @@ fn build_session(
         tokenizer: None,
         expected: Some(expected),
         expected_tokens: None,
+        assert_prefix_stable: false,
     })
 }
 

@@ -12,6 +12,7 @@ pub mod cli;
 pub mod corpus;
 pub mod diff;
 pub mod gguf;
+pub mod inspect;
 pub mod render;
 pub mod request;
 pub mod session;

@@ -107,6 +107,7 @@ pub fn import(body: &Json, options: &ImportOptions) -> Result<Imported, RequestE
         request: rest.clone(),
         expected: None,
         expected_tokens: None,
+        assert_prefix_stable: false,
     };
     Ok(Imported {
         session,

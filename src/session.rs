@@ -127,6 +127,10 @@ pub struct Session {
     /// What tokenizing the prompt must give: a token count, or the exact ids.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expected_tokens: Option<ExpectedTokens>,
+    /// `chatplate check` also asserts that one more turn keeps the prompt a byte prefix
+    /// (see `inspect::prefix_stability`).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub assert_prefix_stable: bool,
 }
 
 /// `expected_tokens` as written: a count (`1234`) or the ids (`[128000, 9906, ...]`).
@@ -171,6 +175,10 @@ impl<'de> Deserialize<'de> for ExpectedTokens {
             _ => Err(wrong()),
         }
     }
+}
+
+fn is_false(flag: &bool) -> bool {
+    !flag
 }
 
 fn is_off(setting: &ContinueSetting) -> bool {
@@ -273,6 +281,7 @@ impl Session {
             tokenizer: None,
             expected: None,
             expected_tokens: None,
+            assert_prefix_stable: false,
         }
     }
 

@@ -6,6 +6,9 @@ mod check;
 mod export;
 mod fetching;
 mod import;
+mod inspect;
+mod inspect_table;
+mod inspect_text;
 mod render;
 mod session_input;
 mod templates;
@@ -21,6 +24,7 @@ use crate::corpus;
 
 use export::ExportArgs;
 use import::ImportArgs;
+use inspect::InspectArgs;
 use render::RenderArgs;
 use templates::TemplatesArgs;
 
@@ -67,6 +71,9 @@ enum Command {
         #[arg(long, default_value_t = 200)]
         iterations: usize,
     },
+    /// Explain a template by probing it: capabilities (minja's names), variables, and
+    /// for a fixture the values it ignores and prefix stability.
+    Inspect(InspectArgs),
     /// Convert a conformance corpus (MANIFEST.json + templates + scenarios) into fixtures.
     ImportCorpus {
         /// The corpus set directory, e.g. ../shared/conformance/dev.
@@ -91,6 +98,7 @@ pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
         None => interactive(cli.file, cli.template_dirs, cli.template_name),
         Some(Command::Render(args)) => render::run(args),
+        Some(Command::Inspect(args)) => inspect::run(args),
         Some(Command::Check { paths, bless }) => Ok(check::run(&paths, bless)),
         Some(Command::Bench {
             fixtures,

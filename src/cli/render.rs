@@ -144,7 +144,7 @@ fn read_json_list(path: &Path) -> Result<Vec<Json>> {
 
 /// `KEY=VALUE`, with VALUE taken as JSON when it parses (true, 3, "x", {...}) and as a
 /// plain string otherwise.
-fn parse_var(pair: &str) -> Result<(String, Json)> {
+pub(super) fn parse_var(pair: &str) -> Result<(String, Json)> {
     let Some((key, value)) = pair.split_once('=') else {
         bail!("--var {pair:?} is not KEY=VALUE");
     };

@@ -17,12 +17,13 @@ mod methods;
 mod none;
 mod percent;
 mod predicates;
+mod prefix;
 mod pyfloat;
 mod pyjson;
 mod pyrepr;
 mod pystr;
 mod pytype;
-mod rewrite;
+pub(crate) mod rewrite;
 mod source;
 mod textfilters;
 mod watchdog;
@@ -38,6 +39,7 @@ use minijinja::{Environment, UndefinedBehavior};
 pub use cancel::CancelToken;
 pub use conversation::{effective_messages, ContinueFinal, Conversation, CONTINUE_TAG};
 pub use error::{RenderError, RenderErrorKind, SourcePosition};
+pub use prefix::PreparedMessages;
 pub use pyjson::{dumps as python_json_dumps, DumpOptions};
 pub use source::prepare as prepare_source;
 pub use watchdog::render_with_deadline;
@@ -135,6 +137,15 @@ impl CompiledTemplate {
         result
     }
 
+    /// The names of the environment's globals (`raise_exception`, `namespace`, the
+    /// helpers the source rewrites call, ...): what a template reads without them
+    /// coming from its context.
+    pub fn global_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.env.globals().map(|(name, _)| name.into()).collect();
+        names.push(globals::CLOCK_VARIABLE.into());
+        names
+    }
+
     fn render_uncancelled(&self, conversation: &Conversation) -> Result<String, RenderError> {
         let continuing = conversation.continue_final_message.field();
         if continuing.is_some() && conversation.add_generation_prompt {
@@ -168,7 +179,18 @@ impl CompiledTemplate {
         conversation: &Conversation,
         messages: &[serde_json::Value],
     ) -> Result<String, RenderError> {
-        let context = build_context(conversation, messages)?;
+        let messages = messages.iter().map(conversation::message_value).collect();
+        self.render_with(conversation, messages, conversation.add_generation_prompt)
+    }
+
+    /// Renders with `messages` already converted to template values.
+    fn render_with(
+        &self,
+        conversation: &Conversation,
+        messages: Value,
+        add_generation_prompt: bool,
+    ) -> Result<String, RenderError> {
+        let context = build_context(conversation, messages, add_generation_prompt)?;
         let template = self
             .env
             .get_template(TEMPLATE_NAME)
@@ -222,14 +244,19 @@ fn limit_hint(err: &minijinja::Error, limits: &Limits) -> Option<String> {
     }
 }
 
-fn build_environment(limits: Limits) -> Environment<'static> {
-    let mut env = Environment::new();
-    let syntax = SyntaxConfig::builder()
+/// transformers' Jinja2 syntax settings (`trim_blocks`, `lstrip_blocks`), for parsing a
+/// template's syntax tree the way the engine compiles it.
+pub fn syntax_config() -> SyntaxConfig {
+    SyntaxConfig::builder()
         .trim_blocks(true)
         .lstrip_blocks(true)
         .build()
-        .expect("default delimiters are valid");
-    env.set_syntax(syntax);
+        .expect("default delimiters are valid")
+}
+
+fn build_environment(limits: Limits) -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_syntax(syntax_config());
     env.set_undefined_behavior(UndefinedBehavior::Lenient);
     env.set_fuel(Some(limits.fuel));
     env.set_recursion_limit(limits.recursion);
@@ -261,7 +288,8 @@ fn build_environment(limits: Limits) -> Environment<'static> {
 /// `add_generation_prompt`, then every extra variable (bos/eos tokens included).
 fn build_context(
     conversation: &Conversation,
-    messages: &[serde_json::Value],
+    messages: Value,
+    add_generation_prompt: bool,
 ) -> Result<Value, RenderError> {
     let reserved = ["messages", "tools", "documents", "add_generation_prompt"];
     if let Some(clash) = conversation
@@ -278,15 +306,12 @@ fn build_context(
         None => python_none(),
     };
     let mut pairs: Vec<(Value, Value)> = vec![
-        (
-            "messages".into(),
-            messages.iter().map(conversation::message_value).collect(),
-        ),
+        ("messages".into(), messages),
         ("tools".into(), optional_list(&conversation.tools)),
         ("documents".into(), optional_list(&conversation.documents)),
         (
             "add_generation_prompt".into(),
-            Value::from(conversation.add_generation_prompt),
+            Value::from(add_generation_prompt),
         ),
     ];
     for (key, value) in &conversation.variables {

@@ -268,7 +268,7 @@ fn walk_expr(expr: &Expr, source: &str, edits: &mut Vec<Edit>) {
 }
 
 /// The direct sub-expressions of `expr`, in source order.
-fn children<'e, 'a>(expr: &'e Expr<'a>) -> Vec<&'e Expr<'a>> {
+pub(crate) fn children<'e, 'a>(expr: &'e Expr<'a>) -> Vec<&'e Expr<'a>> {
     let args = |args: &'e [CallArg<'a>]| {
         args.iter().map(|arg| match arg {
             CallArg::Pos(e)
@@ -346,6 +346,12 @@ fn balance_parens(source: &str, mut start: usize, mut end: usize) -> (usize, usi
         }
     }
     (start, end)
+}
+
+/// The source text of the whole expression (see [`extent`]).
+pub(crate) fn expression_source<'s>(expr: &Expr, source: &'s str) -> &'s str {
+    let (start, end) = extent(expr, source);
+    source.get(start..end).unwrap_or_default()
 }
 
 /// Statically a Markup value: a `|safe`-like filter or a Markup `+`.

@@ -1,0 +1,152 @@
+//! Inspection speed.
+//!
+//! * `inspect/<template>`: every probe of `inspect_template` (capabilities, variables and
+//!   their effects) for each of the 57 dev corpus templates (needs `../shared`); the
+//!   goal is under 50 ms each.
+//! * `attribution/llama-3.1-1000`: the full attribution of the 1,000-message bench
+//!   fixture (one render per prefix, on all cores); the same after the last message was
+//!   edited, reusing the earlier prefix renders; and the cheap queries: one message's
+//!   span (two prefix renders) and one byte's producer (binary search).
+//! * `dropped/llama-3.1-1000`, `stability/llama-3.1-1000`: the other conversation
+//!   inspections on the same fixture.
+
+use std::hint::black_box;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use chatplate::catalog;
+use chatplate::inspect::{
+    attribute, attribute_incremental, dropped_fields, inspect_template, message_span,
+    prefix_stability, source_at, Previous, ProbeSettings,
+};
+use chatplate::render::{CancelToken, CompiledTemplate, Conversation, Limits};
+use chatplate::session::Session;
+use criterion::{criterion_group, criterion_main, Criterion};
+use serde_json::{json, Map, Value as Json};
+
+fn corpus_templates() -> Vec<(String, String, ProbeSettings)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/dev/templates");
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        eprintln!("skipping inspect/*: ../shared/conformance is not beside the repo");
+        return Vec::new();
+    };
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jinja"))
+        .collect();
+    paths.sort();
+    paths
+        .into_iter()
+        .map(|path| {
+            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+            let source = std::fs::read_to_string(&path).unwrap();
+            let meta: Json = serde_json::from_str(
+                &std::fs::read_to_string(path.with_extension("json")).unwrap(),
+            )
+            .unwrap();
+            let mut variables = Map::new();
+            for key in ["bos_token", "eos_token"] {
+                variables.insert(key.into(), meta[key].clone());
+            }
+            if let Some(name) = meta["tools_json_kwarg"].as_str() {
+                variables.insert(name.into(), json!("[]"));
+            }
+            if let Some(extra) = meta["extra"].as_object() {
+                variables.extend(extra.clone());
+            }
+            let settings = ProbeSettings {
+                variables,
+                ..ProbeSettings::default()
+            };
+            (stem, source, settings)
+        })
+        .collect()
+}
+
+fn inspect_benches(c: &mut Criterion) {
+    let mut group = c.benchmark_group("inspect");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1));
+    for (stem, source, settings) in corpus_templates() {
+        let template = CompiledTemplate::compile(&source, Limits::default()).unwrap();
+        group.bench_function(&stem, |b| {
+            b.iter(|| {
+                inspect_template(black_box(&template), &settings, &CancelToken::new()).unwrap()
+            })
+        });
+    }
+    group.finish();
+}
+
+fn llama_fixture() -> Option<(CompiledTemplate, Conversation)> {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench/llama-3.1-1000.json");
+    let session = Session::load(&path).ok()?;
+    let template = catalog::resolve(&session.template, path.parent()?).ok()?;
+    let compiled = CompiledTemplate::compile(&template.source, Limits::default()).ok()?;
+    Some((compiled, session.conversation().ok()?))
+}
+
+fn conversation_benches(c: &mut Criterion) {
+    let Some((template, conversation)) = llama_fixture() else {
+        eprintln!("skipping attribution/*: ../shared/conformance is not beside the repo");
+        return;
+    };
+    let cancel = CancelToken::new();
+    let prompt = template.render(&conversation).unwrap();
+    let mut group = c.benchmark_group("attribution");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
+    group.bench_function("llama-3.1-1000", |b| {
+        b.iter(|| attribute(&template, black_box(&conversation), &cancel).unwrap())
+    });
+    let full = attribute(&template, &conversation, &cancel).unwrap();
+    let mut edited = conversation.clone();
+    let last = edited.messages.len() - 1;
+    edited.messages[last]["content"] = json!("An edited last message.");
+    group.bench_function("llama-3.1-1000/after-editing-the-last-message", |b| {
+        let previous = Previous {
+            conversation: &conversation,
+            prompt: &prompt,
+            attribution: &full,
+        };
+        b.iter(|| {
+            attribute_incremental(&template, black_box(&edited), Some(previous), &cancel).unwrap()
+        })
+    });
+    group.bench_function("llama-3.1-1000/message_span", |b| {
+        b.iter(|| message_span(&template, &conversation, &prompt, black_box(500), &cancel).unwrap())
+    });
+    group.bench_function("llama-3.1-1000/source_at", |b| {
+        let offset = prompt.len() / 2;
+        b.iter(|| {
+            source_at(
+                &template,
+                &conversation,
+                &prompt,
+                black_box(offset),
+                &cancel,
+            )
+            .unwrap()
+        })
+    });
+    group.finish();
+    let mut group = c.benchmark_group("conversation");
+    group
+        .sample_size(10)
+        .measurement_time(Duration::from_secs(10));
+    group.bench_function("dropped/llama-3.1-1000", |b| {
+        b.iter(|| dropped_fields(&template, black_box(&conversation), &cancel).unwrap())
+    });
+    group.bench_function("stability/llama-3.1-1000", |b| {
+        b.iter(|| prefix_stability(&template, black_box(&conversation), &cancel).unwrap())
+    });
+    group.finish();
+}
+
+criterion_group!(benches, inspect_benches, conversation_benches);
+criterion_main!(benches);

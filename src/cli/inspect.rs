@@ -1,0 +1,207 @@
+//! `chatplate inspect`: what a template can render, decided by probe renders, and for a
+//! fixture, which of its values the template ignores and whether its prompt stays a
+//! prefix when the conversation grows.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use anyhow::{anyhow, Result};
+use clap::Args;
+use serde_json::{Map, Value as Json};
+
+use super::fetching::with_hub;
+use super::render::parse_var;
+use crate::catalog::open_templates;
+use crate::check::describe_error;
+use crate::inspect::{self, ConversationReport, InspectError, ProbeSettings, TemplateReport};
+use crate::render::{CancelToken, CompiledTemplate, Conversation, Limits};
+
+/// How long a fixture's inspection may take: it renders every prefix and every changed
+/// value, about 2 s for 1,000 messages on two cores.
+const FIXTURE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
+
+#[derive(Debug, Args)]
+pub(super) struct InspectArgs {
+    /// Template: a .jinja file, tokenizer_config.json, or a bundled template name.
+    #[arg(required_unless_present_any = ["fixture", "table"], conflicts_with_all = ["fixture", "table"])]
+    template: Option<String>,
+    /// A session fixture: adds the values its template ignores and prefix stability.
+    #[arg(long, conflicts_with = "table")]
+    fixture: Option<PathBuf>,
+    /// A Markdown table of the bundled templates' main capabilities (as in README.md).
+    #[arg(long, conflicts_with = "json")]
+    table: bool,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Extra template variable for every probe, KEY=VALUE (VALUE parsed as JSON when it
+    /// can be).
+    #[arg(long = "var", value_name = "KEY=VALUE")]
+    vars: Vec<String>,
+}
+
+/// `chatplate inspect`: the report on stdout; exit 1 when the template does not compile.
+pub(super) fn run(args: InspectArgs) -> Result<i32> {
+    if args.table {
+        let mut variables = Map::new();
+        for pair in &args.vars {
+            let (key, value) = parse_var(pair)?;
+            variables.insert(key, value);
+        }
+        print!("{}", super::inspect_table::table(&variables)?);
+        return Ok(0);
+    }
+    let input = Input::load(&args)?;
+    let compiled = match CompiledTemplate::compile(&input.source, Limits::default()) {
+        Ok(compiled) => Arc::new(compiled),
+        Err(err) => {
+            eprintln!("{}", describe_error(&err, &input.source));
+            return Ok(1);
+        }
+    };
+    let outcome = with_deadline(&compiled, &input)?;
+    let report = outcome.template?;
+    let conversation = match outcome.conversation {
+        Some(Ok(found)) => Some(found),
+        Some(Err(InspectError::Render(err))) => {
+            eprintln!(
+                "the fixture does not render: {}",
+                describe_error(&err, &input.source)
+            );
+            return Ok(1);
+        }
+        Some(Err(InspectError::Cancelled(cancelled))) => return Err(cancelled.into()),
+        None => None,
+    };
+    if args.json {
+        let mut json = report.to_json();
+        if let Json::Object(object) = &mut json {
+            object.insert("template".into(), Json::from(input.name.clone()));
+            if let Some(found) = &conversation {
+                if let Json::Object(more) = found.to_json() {
+                    object.extend(more);
+                }
+            }
+        }
+        println!("{}", serde_json::to_string_pretty(&json)?);
+    } else {
+        print!(
+            "{}",
+            super::inspect_text::template_text(&input.name, &report)
+        );
+        if let Some(found) = &conversation {
+            print!(
+                "{}",
+                super::inspect_text::conversation_text(found, &input.messages)
+            );
+        }
+    }
+    Ok(0)
+}
+
+/// The template, its name, the probe settings and, for a fixture, its conversation.
+struct Input {
+    name: String,
+    source: String,
+    settings: ProbeSettings,
+    conversation: Option<Conversation>,
+    /// The roles of the fixture's messages, for the report.
+    messages: Vec<String>,
+}
+
+impl Input {
+    fn load(args: &InspectArgs) -> Result<Self> {
+        let mut clock = None;
+        let mut conversation = None;
+        let (name, source, mut variables) = match (&args.template, &args.fixture) {
+            (Some(template), _) => {
+                // A model's named templates are chosen as transformers would for a
+                // conversation without tools; `TARGET#NAME` picks one.
+                let found = with_hub(|fetch| open_templates(template, fetch))?.choose(false)?;
+                let variables = found.token_variables();
+                (found.name, found.source, variables)
+            }
+            (None, Some(path)) => {
+                let (source, found) = super::render::fixture_input(path, None)?;
+                let variables = found.variables.clone();
+                clock = found.clock;
+                conversation = Some(found);
+                (path.display().to_string(), source, variables)
+            }
+            (None, None) => return Err(anyhow!("give a TEMPLATE or --fixture FIXTURE")),
+        };
+        for pair in &args.vars {
+            let (key, value) = parse_var(pair)?;
+            variables.insert(key, value);
+        }
+        with_token_defaults(&mut variables);
+        let defaults = ProbeSettings::default();
+        let settings = ProbeSettings {
+            variables,
+            clock: clock.unwrap_or(defaults.clock),
+        };
+        let messages = conversation
+            .iter()
+            .flat_map(|c| &c.messages)
+            .map(|m| m["role"].as_str().unwrap_or("?").to_string())
+            .collect();
+        Ok(Input {
+            name,
+            source,
+            settings,
+            conversation,
+            messages,
+        })
+    }
+}
+
+/// What the worker found.
+struct Outcome {
+    template: Result<TemplateReport, inspect::Cancelled>,
+    conversation: Option<Result<ConversationReport, InspectError>>,
+}
+
+/// Runs the inspection on a worker thread and gives up past a deadline (a template can
+/// make one render slow in ways fuel does not count; the worker is then abandoned).
+fn with_deadline(compiled: &Arc<CompiledTemplate>, input: &Input) -> Result<Outcome> {
+    let cancel = CancelToken::new();
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let worker = Arc::clone(compiled);
+    let token = cancel.clone();
+    let settings = input.settings.clone();
+    let conversation = input.conversation.clone();
+    std::thread::Builder::new()
+        .name("chatplate-inspect".into())
+        .spawn(move || {
+            let template = inspect::inspect_template(&worker, &settings, &token);
+            let conversation =
+                conversation.map(|c| inspect::inspect_conversation(&worker, &c, &token));
+            let _ = sender.send(Outcome {
+                template,
+                conversation,
+            });
+        })?;
+    let deadline = if input.conversation.is_some() {
+        FIXTURE_DEADLINE
+    } else {
+        compiled.limits().deadline * 4
+    };
+    match receiver.recv_timeout(deadline) {
+        Ok(outcome) => Ok(outcome),
+        Err(_) => {
+            cancel.cancel();
+            Err(anyhow!(
+                "the probes did not finish within {:.0} s",
+                deadline.as_secs_f64()
+            ))
+        }
+    }
+}
+
+/// transformers always passes the tokenizer's `bos_token` and `eos_token`; a template
+/// without that metadata gets empty ones, so `bos_token + ...` does not fail every probe.
+pub(super) fn with_token_defaults(variables: &mut Map<String, Json>) {
+    for key in ["bos_token", "eos_token"] {
+        variables.entry(key).or_insert_with(|| Json::from(""));
+    }
+}

@@ -1,0 +1,301 @@
+//! Silently dropped fields: every value the user set is changed in turn (see
+//! `perturb`) and the conversation re-rendered; a value whose changes leave the prompt
+//! byte-identical is not used by the template.
+//!
+//! Values are: each message's content (each part of a list), reasoning, `name`,
+//! `tool_call_id` and any other key; each tool call's `id`, `name` and `arguments`;
+//! each tool definition; each document; each extra variable. One render (two for an
+//! unused value) per value, spread over all cores.
+
+use std::fmt;
+
+use serde_json::Value as Json;
+
+use super::attribution::render_full;
+use super::perturb::{perturb, Change};
+use super::{Cancelled, InspectError};
+use crate::render::{
+    CancelToken, CompiledTemplate, Conversation, PreparedMessages, RenderError, RenderErrorKind,
+};
+
+/// One step of a path inside a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PathStep {
+    /// An object key.
+    Key(String),
+    /// A list index.
+    Index(usize),
+}
+
+/// Where a value sits in the conversation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldRef {
+    /// A field of message `index`, e.g. `["tool_calls", 0, "id"]`.
+    Message {
+        /// The message.
+        index: usize,
+        /// The path inside it.
+        path: Vec<PathStep>,
+    },
+    /// Tool definition `i`.
+    Tool(usize),
+    /// Document `i`.
+    Document(usize),
+    /// An extra template variable.
+    Variable(String),
+}
+
+impl fmt::Display for FieldRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            FieldRef::Message { index, path } => {
+                write!(f, "messages[{index}]")?;
+                for step in path {
+                    match step {
+                        PathStep::Key(key) => write!(f, ".{key}")?,
+                        PathStep::Index(i) => write!(f, "[{i}]")?,
+                    }
+                }
+                Ok(())
+            }
+            FieldRef::Tool(i) => write!(f, "tools[{i}]"),
+            FieldRef::Document(i) => write!(f, "documents[{i}]"),
+            FieldRef::Variable(name) => write!(f, "variables.{name}"),
+        }
+    }
+}
+
+/// Whether the prompt depends on a value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Changing it changes the prompt.
+    Used,
+    /// The prompt stays byte-identical: not used by this template.
+    Unused,
+    /// Changing it makes the template fail (it checks the value).
+    BreaksRender(RenderError),
+}
+
+/// One checked value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldCheck {
+    /// The value.
+    pub field: FieldRef,
+    /// What changing it did.
+    pub verdict: Verdict,
+}
+
+/// Every value of a conversation, checked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DroppedFields {
+    /// In conversation order: messages, tools, documents, variables.
+    pub checks: Vec<FieldCheck>,
+}
+
+impl DroppedFields {
+    /// The values the template does not use.
+    pub fn unused(&self) -> Vec<&FieldRef> {
+        self.checks
+            .iter()
+            .filter(|c| c.verdict == Verdict::Unused)
+            .map(|c| &c.field)
+            .collect()
+    }
+
+    /// The unused fields of message `index` (for "not used" marks in an editor).
+    pub fn unused_in_message(&self, index: usize) -> Vec<&[PathStep]> {
+        self.checks
+            .iter()
+            .filter(|c| c.verdict == Verdict::Unused)
+            .filter_map(|c| match &c.field {
+                FieldRef::Message { index: i, path } if *i == index => Some(path.as_slice()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// Checks every value of `conversation`.
+pub fn dropped_fields(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    cancel: &CancelToken,
+) -> Result<DroppedFields, InspectError> {
+    let prompt = render_full(template, conversation, cancel)?;
+    let fields = fields_of(conversation);
+    let prepared = &PreparedMessages::new(conversation);
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .clamp(1, fields.len().max(1));
+    let verdicts = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|worker| {
+                let (fields, prompt) = (&fields, &prompt);
+                let base = Base {
+                    template,
+                    conversation,
+                    prepared,
+                    prompt,
+                    cancel,
+                };
+                scope.spawn(move || {
+                    fields
+                        .iter()
+                        .enumerate()
+                        .skip(worker)
+                        .step_by(workers)
+                        .map(|(i, field)| Ok((i, base.verdict(field)?)))
+                        .collect::<Result<Vec<_>, Cancelled>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().unwrap_or(Err(Cancelled)))
+            .collect::<Vec<_>>()
+    });
+    let mut indexed = Vec::with_capacity(fields.len());
+    for part in verdicts {
+        indexed.extend(part?);
+    }
+    indexed.sort_by_key(|(i, _)| *i);
+    let checks = fields
+        .into_iter()
+        .zip(indexed)
+        .map(|(field, (_, verdict))| FieldCheck { field, verdict })
+        .collect();
+    Ok(DroppedFields { checks })
+}
+
+/// What each changed copy is rendered against.
+struct Base<'a> {
+    template: &'a CompiledTemplate,
+    conversation: &'a Conversation,
+    prepared: &'a PreparedMessages,
+    prompt: &'a str,
+    cancel: &'a CancelToken,
+}
+
+impl Base<'_> {
+    fn verdict(&self, field: &FieldRef) -> Result<Verdict, Cancelled> {
+        for change in [Change::Rotate, Change::Append] {
+            let Some(changed) = with_changed(self.conversation, field, change) else {
+                return Ok(Verdict::Unused);
+            };
+            match self.render(&changed, field) {
+                Ok(text) if text != self.prompt => return Ok(Verdict::Used),
+                Ok(_) => {}
+                Err(err) if err.kind == RenderErrorKind::Cancelled => return Err(Cancelled),
+                Err(err) => return Ok(Verdict::BreaksRender(err)),
+            }
+        }
+        Ok(Verdict::Unused)
+    }
+
+    /// Renders `changed`, converting only the message that changed.
+    fn render(&self, changed: &Conversation, field: &FieldRef) -> Result<String, RenderError> {
+        match field {
+            FieldRef::Message { index, .. } => {
+                let prepared = self.prepared.replaced(*index, &changed.messages[*index]);
+                self.template
+                    .render_prepared(changed, &prepared, self.cancel)
+            }
+            _ => self
+                .template
+                .render_prepared(changed, self.prepared, self.cancel),
+        }
+    }
+}
+
+/// Every value the user set, in order.
+pub fn fields_of(conversation: &Conversation) -> Vec<FieldRef> {
+    let mut fields = Vec::new();
+    for (index, message) in conversation.messages.iter().enumerate() {
+        for path in message_paths(message) {
+            fields.push(FieldRef::Message { index, path });
+        }
+    }
+    let count = |list: &Option<Vec<Json>>| list.as_ref().map_or(0, Vec::len);
+    fields.extend((0..count(&conversation.tools)).map(FieldRef::Tool));
+    fields.extend((0..count(&conversation.documents)).map(FieldRef::Document));
+    fields.extend(
+        conversation
+            .variables
+            .iter()
+            .filter(|(_, value)| !value.is_null())
+            .map(|(name, _)| FieldRef::Variable(name.clone())),
+    );
+    fields
+}
+
+/// Paths of a message's values: each content part, each tool call's fields, each other
+/// non-null key except `role`.
+fn message_paths(message: &Json) -> Vec<Vec<PathStep>> {
+    let Some(fields) = message.as_object() else {
+        return Vec::new();
+    };
+    let key = |k: &str| PathStep::Key(k.to_string());
+    let mut paths = Vec::new();
+    for (name, value) in fields.iter().filter(|(n, v)| *n != "role" && !v.is_null()) {
+        match (name.as_str(), value) {
+            ("content", Json::Array(parts)) => {
+                paths.extend((0..parts.len()).map(|i| vec![key(name), PathStep::Index(i)]));
+            }
+            ("tool_calls", Json::Array(calls)) => {
+                for (i, call) in calls.iter().enumerate() {
+                    let base = vec![key(name), PathStep::Index(i)];
+                    paths.extend(call_paths(call).into_iter().map(|mut tail| {
+                        let mut path = base.clone();
+                        path.append(&mut tail);
+                        path
+                    }));
+                }
+            }
+            _ => paths.push(vec![key(name)]),
+        }
+    }
+    paths
+}
+
+/// `id`, `function.name`, `function.arguments` (and any other key) of a tool call.
+fn call_paths(call: &Json) -> Vec<Vec<PathStep>> {
+    let Some(fields) = call.as_object() else {
+        return vec![Vec::new()];
+    };
+    let key = |k: &str| PathStep::Key(k.to_string());
+    let mut paths = Vec::new();
+    for (name, value) in fields.iter().filter(|(n, v)| *n != "type" && !v.is_null()) {
+        match (name.as_str(), value) {
+            ("function", Json::Object(function)) => paths.extend(
+                function
+                    .keys()
+                    .map(|inner| vec![key("function"), key(inner)]),
+            ),
+            _ => paths.push(vec![key(name)]),
+        }
+    }
+    paths
+}
+
+/// The conversation with the value at `field` changed; `None` when there is none.
+fn with_changed(
+    conversation: &Conversation,
+    field: &FieldRef,
+    change: Change,
+) -> Option<Conversation> {
+    let mut changed = conversation.clone();
+    let slot = match field {
+        FieldRef::Message { index, path } => path.iter().try_fold(
+            changed.messages.get_mut(*index)?,
+            |value, step| match step {
+                PathStep::Key(key) => value.get_mut(key.as_str()),
+                PathStep::Index(i) => value.get_mut(*i),
+            },
+        )?,
+        FieldRef::Tool(i) => changed.tools.as_mut()?.get_mut(*i)?,
+        FieldRef::Document(i) => changed.documents.as_mut()?.get_mut(*i)?,
+        FieldRef::Variable(name) => changed.variables.get_mut(name)?,
+    };
+    *slot = perturb(slot, change);
+    Some(changed)
+}
