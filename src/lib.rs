@@ -1,6 +1,6 @@
 //! chatplate: see exactly what prompt a chat template produces for a conversation.
 //!
-//! The engine (`render`, `session`, `catalog`, `check`) knows nothing of terminals and
+//! The engine (`render`, `session`, `catalog`, `check`, `worker`) knows nothing of terminals and
 //! builds alone (`default-features = false`); the headless CLI (`cli`, feature `cli`) and
 //! the terminal app (`tui`, feature `tui`, on by default) both sit on it.
 
@@ -15,3 +15,4 @@ pub mod session;
 #[cfg(feature = "tui")]
 pub mod tui;
 pub mod visible;
+pub mod worker;

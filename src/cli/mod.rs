@@ -89,8 +89,7 @@ fn interactive(file: Option<PathBuf>, template_dirs: Vec<PathBuf>) -> Result<i32
     crate::tui::run(crate::tui::TuiOptions {
         file,
         template_dirs,
-    })?;
-    Ok(0)
+    })
 }
 
 #[cfg(not(feature = "tui"))]

@@ -1,8 +1,9 @@
 //! The app state and its single entry point for change, [`App::update`].
 //!
 //! State is grouped per pane; `update` dispatches each [`Action`] to the handler of the
-//! pane it concerns (in that pane's module) and re-renders the cached prompt after any
-//! change to the session, so drawing never has to call the engine.
+//! pane it concerns (in that pane's module). A change to the session only marks the
+//! render as wanted; the event loop sends one request to the render worker per batch of
+//! input (see [`super::rendering`]), so neither `update` nor drawing waits on the engine.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -19,12 +20,17 @@ use super::keymap::{self, Scope};
 use super::messages_pane::MessagesPane;
 use super::preview::Preview;
 use super::prompt_pane::PromptPane;
+use super::rendering::{Deferred, Pending};
 use super::templates_pane::TemplatesPane;
 use super::theme::Theme;
 use super::workspace::Workspace;
+use crate::worker::Worker;
 
 /// How often the template file is checked for changes.
 const WATCH_INTERVAL: Duration = Duration::from_millis(500);
+
+/// How long one render may run before it is cut off and reported as timed out.
+pub const RENDER_DEADLINE: Duration = Duration::from_secs(2);
 
 /// Focus and terminal size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,12 +78,24 @@ pub struct App {
     /// Colours or modifiers only.
     pub theme: Theme,
     last_watch: Option<Instant>,
+    /// The render worker and what the app is waiting for from it.
+    pub(super) pending: Pending,
 }
 
 impl App {
-    /// An app on `workspace`, with `catalog` in the template pane. Offers to restore the
-    /// recovery file when one exists.
+    /// An app on `workspace`, with `catalog` in the template pane and a render worker of
+    /// its own. Offers to restore the recovery file when one exists.
+    ///
+    /// # Panics
+    /// When the operating system refuses to start the worker thread; the terminal app
+    /// uses [`App::with_worker`] to report that as an error instead.
     pub fn new(workspace: Workspace, catalog: Vec<TemplateSource>) -> Self {
+        let worker = Worker::spawn(RENDER_DEADLINE).expect("start the render worker thread");
+        Self::with_worker(workspace, catalog, worker)
+    }
+
+    /// Like [`App::new`], with a worker started by the caller.
+    pub fn with_worker(workspace: Workspace, catalog: Vec<TemplateSource>, worker: Worker) -> Self {
         let mut app = App {
             preview: Preview::new(&workspace.template.source),
             templates: TemplatesPane::new(catalog, &workspace.template),
@@ -95,8 +113,9 @@ impl App {
             status: None,
             theme: Theme { color: true },
             last_watch: None,
+            pending: Pending::new(worker),
         };
-        app.preview.refresh(&app.workspace.session);
+        app.invalidate();
         app.offer_recovery();
         app
     }
@@ -132,7 +151,7 @@ impl App {
             Action::Quit => return self.request_quit(),
             Action::Save => return self.save(None),
             Action::OpenPicker => self.open_picker(),
-            Action::SaveExpected => self.save_expected(),
+            Action::SaveExpected => return self.when_current(Deferred::Expected),
             Action::ExternalEdit => return self.external_edit(),
             Action::ExternalEdited(text) => self.external_edited(&text),
             Action::Paste(text) => self.paste(&text),
@@ -179,17 +198,10 @@ impl App {
         });
     }
 
-    /// After any change to the session: mark it dirty and re-render.
+    /// After any change to the session: mark it dirty and ask for a new render.
     pub fn edited(&mut self) {
         self.workspace.touch();
-        self.rerender();
-    }
-
-    /// Re-renders the prompt and keeps selections in range.
-    pub fn rerender(&mut self) {
-        self.preview.refresh(&self.workspace.session);
-        self.messages.clamp(&self.workspace.session);
-        self.prompt.after_render(&self.preview);
+        self.invalidate();
     }
 
     /// Uses a (new or reloaded) template.
@@ -197,7 +209,7 @@ impl App {
         self.preview = Preview::new(&template.source);
         self.templates.remember(&template);
         self.workspace.set_template(template);
-        self.rerender();
+        self.invalidate();
     }
 
     fn request_quit(&mut self) -> Option<Effect> {
@@ -221,9 +233,10 @@ impl App {
         None
     }
 
-    fn save_expected(&mut self) {
+    /// Stores the shown render (or error) as the session's expected outcome.
+    pub(super) fn take_expected(&mut self) {
         let expected = match &self.preview.output {
-            Ok(prompt) => Expected::Prompt(prompt.clone()),
+            Ok(prompt) => Expected::Prompt(prompt.to_string()),
             Err(err) => Expected::Error(err.message.clone()),
         };
         let what = match expected {
@@ -252,37 +265,60 @@ impl App {
         }
     }
 
-    /// Periodic work: the template file watch and the recovery autosave.
-    pub fn tick(&mut self, now: Instant) {
+    /// Periodic work: the template file watch and the recovery autosave. Returns whether
+    /// anything on screen changed (an idle app draws nothing).
+    pub fn tick(&mut self, now: Instant) -> bool {
+        let mut changed = false;
         if self
             .last_watch
             .is_none_or(|last| now.duration_since(last) >= WATCH_INTERVAL)
         {
             self.last_watch = Some(now);
-            self.reload_template_if_changed();
+            changed |= self.reload_template_if_changed();
         }
         if let Err(err) = self.workspace.autosave(now) {
+            changed = true;
             self.warn(format!("recovery file not written: {err}"));
         }
+        changed
     }
 
-    fn reload_template_if_changed(&mut self) {
+    /// When [`App::tick`] next has work to do.
+    pub fn next_tick(&self, now: Instant) -> Instant {
+        let watch = self.last_watch.map_or(now, |last| last + WATCH_INTERVAL);
+        self.workspace
+            .autosave_due()
+            .map_or(watch, |due| due.min(watch))
+    }
+
+    fn reload_template_if_changed(&mut self) -> bool {
         match self.workspace.poll_template() {
             Some(Ok(template)) => {
                 let name = template.name.clone();
                 self.preview = Preview::new(&template.source);
                 self.templates.remember(&template);
-                self.rerender();
+                self.invalidate();
                 self.notify(format!("reloaded {name} from disk"));
+                true
             }
-            Some(Err(err)) => self.warn(format!("template reload failed: {err}")),
-            None => {}
+            Some(Err(err)) => {
+                self.warn(format!("template reload failed: {err}"));
+                true
+            }
+            None => false,
         }
     }
 
-    /// On a signal: keep unsaved changes in the recovery file.
-    pub fn emergency_save(&mut self) {
-        let _ = self.workspace.write_recovery();
+    /// When the app is ending abnormally: keeps unsaved changes in the recovery file,
+    /// synchronously. Returns the file written (`None`: nothing unsaved) or the error.
+    pub fn emergency_save(&mut self) -> Result<Option<String>, String> {
+        if !self.workspace.dirty {
+            return Ok(None);
+        }
+        self.workspace
+            .write_recovery()
+            .map(|()| Some(self.workspace.recovery_path().display().to_string()))
+            .map_err(|err| err.to_string())
     }
 
     /// Replaces the workspace (after opening or restoring a session).
@@ -293,7 +329,7 @@ impl App {
         self.editor = None;
         self.messages = MessagesPane::default();
         self.prompt = PromptPane::default();
-        self.rerender();
+        self.invalidate();
     }
 
     fn offer_recovery(&mut self) {

@@ -4,8 +4,8 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::action::{
-    Action, DialogAction, Direction, EditorAction, MessageAction, Pane, PromptAction, Step,
-    TemplateAction,
+    Action, CopyTarget, DialogAction, Direction, EditorAction, MessageAction, Pane, PromptAction,
+    Step, TemplateAction,
 };
 
 /// Where a binding applies.
@@ -273,7 +273,9 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Prompt, &[ch('n')], prompt(PromptAction::NextMatch(Down)), "", "Next match"),
     bind(S::Prompt, &[ch('N')], prompt(PromptAction::NextMatch(Up)), "", "Previous match"),
     bind(S::Prompt, &[ch('D')], prompt(PromptAction::ToggleDiff), "diff", "Diff against the expected prompt"),
-    bind(S::Prompt, &[ch('y')], prompt(PromptAction::Copy), "copy", "Copy the prompt (OSC 52)"),
+    bind(S::Prompt, &[ch('y')], prompt(PromptAction::Copy(CopyTarget::Prompt)), "copy", "Copy the prompt to the clipboard"),
+    bind(S::Prompt, &[ch('Y')], prompt(PromptAction::Copy(CopyTarget::Message)), "", "Copy the selected message's part of the prompt"),
+    bind(S::Prompt, &[ch('m')], prompt(PromptAction::Copy(CopyTarget::Match)), "", "Copy the line of the current search match"),
     bind(S::Browse, &[ch('1')], Action::Focus(Pane::Templates), "", "Templates pane"),
     bind(S::Browse, &[ch('2')], Action::Focus(Pane::Messages), "", "Messages pane"),
     bind(S::Browse, &[ch('3')], Action::Focus(Pane::Prompt), "", "Prompt pane"),

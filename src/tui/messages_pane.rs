@@ -293,7 +293,14 @@ impl App {
             return;
         };
         if editor.apply(&mut self.workspace.session) {
-            self.edited();
+            match editor.row {
+                // A message field changes only that message: the worker gets just it.
+                Row::Message(index) => {
+                    self.workspace.touch();
+                    self.invalidate_message(index);
+                }
+                Row::Settings => self.edited(),
+            }
         }
     }
 

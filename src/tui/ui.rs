@@ -142,7 +142,7 @@ fn status_line(app: &App) -> Line<'static> {
     };
     let expected = match (&app.workspace.session.expected, &app.preview.output) {
         (None, _) => Span::styled("no expected outcome", app.theme.dim()),
-        (Some(Expected::Prompt(want)), Ok(got)) if want == got => {
+        (Some(Expected::Prompt(want)), Ok(got)) if want.as_str() == &**got => {
             Span::styled("matches expected", app.theme.added())
         }
         (Some(Expected::Error(want)), Err(err)) if err.message.contains(want.as_str()) => {

@@ -136,14 +136,24 @@ impl Workspace {
         Ok(())
     }
 
-    /// Writes the recovery file when the debounce time has passed.
+    /// When the recovery file is next due, if there are changes it does not hold yet.
+    pub fn autosave_due(&self) -> Option<Instant> {
+        self.pending
+            .map(|p| (p.last + RECOVERY_DEBOUNCE).min(p.first + RECOVERY_MAX_DELAY))
+    }
+
+    /// Writes the recovery file when the debounce time has passed. After a failure the
+    /// next attempt waits another debounce period instead of retrying at once.
     pub fn autosave(&mut self, now: Instant) -> std::io::Result<bool> {
-        let due = self.pending.is_some_and(|p| {
-            now.duration_since(p.last) >= RECOVERY_DEBOUNCE
-                || now.duration_since(p.first) >= RECOVERY_MAX_DELAY
-        });
+        let due = self.autosave_due().is_some_and(|due| now >= due);
         if due {
-            self.write_recovery()?;
+            if let Err(err) = self.write_recovery() {
+                self.pending = Some(Pending {
+                    first: now,
+                    last: now,
+                });
+                return Err(err);
+            }
         }
         Ok(due)
     }
