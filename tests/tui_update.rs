@@ -213,12 +213,17 @@ fn quit_guard_and_recovery() {
     app.update(msg(MessageAction::CycleRole));
     assert_eq!(app.update(Action::Quit), None);
     assert_eq!(app.overlay, Some(Overlay::Confirm(Confirm::Quit)));
-    app.emergency_save().unwrap();
-    let recovery = dir.path().join(".untitled.recovery.json");
-    assert!(recovery.is_file());
+    let written = app.emergency_save().unwrap().expect("a recovery file");
+    let recovery = dir
+        .path()
+        .join(".untitled-bundled-qwen2.5-reasoning-tools.recovery.json");
+    assert_eq!(std::path::PathBuf::from(written), recovery);
     // A new app offers the recovery file; accepting restores the change.
     let mut next = example_app(dir.path());
-    assert_eq!(next.overlay, Some(Overlay::Confirm(Confirm::Restore)));
+    assert!(matches!(
+        &next.overlay,
+        Some(Overlay::Confirm(Confirm::Restore(found))) if found.path == recovery
+    ));
     next.update(Action::Dialog(DialogAction::Accept));
     assert_eq!(roles(&next)[1], "assistant");
     assert!(next.workspace.dirty);

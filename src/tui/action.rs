@@ -163,6 +163,12 @@ pub enum DialogAction {
     Type(char),
     /// Delete the last input character.
     Backspace,
+    /// Save over a file another program changed.
+    Overwrite,
+    /// Read the changed file again, dropping the unsaved changes.
+    Reload,
+    /// Save under another name instead.
+    SaveAs,
 }
 
 /// Everything the app can be asked to do.

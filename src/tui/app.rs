@@ -8,9 +8,10 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crossterm::event::KeyEvent;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::catalog::TemplateSource;
+use crate::render::RenderError;
 use crate::session::Expected;
 
 use super::action::{Action, Effect, Pane};
@@ -97,8 +98,8 @@ impl App {
     /// Like [`App::new`], with a worker started by the caller.
     pub fn with_worker(workspace: Workspace, catalog: Vec<TemplateSource>, worker: Worker) -> Self {
         let mut app = App {
-            preview: Preview::new(&workspace.template.source),
-            templates: TemplatesPane::new(catalog, &workspace.template),
+            preview: preview_for(&workspace),
+            templates: TemplatesPane::new(catalog, current_template(&workspace)),
             workspace,
             messages: MessagesPane::default(),
             editor: None,
@@ -133,7 +134,18 @@ impl App {
     }
 
     /// Resolves a key through the keymap and applies it.
+    ///
+    /// `Esc` and a key that arrive in one read (fast typing, a slow link) reach the app
+    /// as Alt+key. When the key without Alt is a command here (Ctrl+S after closing the
+    /// editor), it is taken as the two keys; Alt+letter in the editor stays text editing.
     pub fn handle_key(&mut self, event: KeyEvent) -> Option<Effect> {
+        if let Some(key) = keymap::split_escape(self.scope(), &event) {
+            let escape = KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE);
+            if let Some(effect) = self.handle_key(escape) {
+                return Some(effect);
+            }
+            return self.handle_key(key);
+        }
         let action = keymap::resolve(self.scope(), &event)?;
         self.update(action)
     }
@@ -220,17 +232,28 @@ impl App {
         None
     }
 
-    /// Saves to `path` (or the current file); asks for a name the first time.
+    /// Saves to `path` (or the current file); asks for a name the first time, and what
+    /// to do when another program changed the file since it was read.
     pub fn save(&mut self, path: Option<PathBuf>) -> Option<Effect> {
         if path.is_none() && self.workspace.path.is_none() {
             self.overlay = Some(Overlay::save_as(&self.workspace.sessions_dir, false));
             return None;
         }
+        let same_file = path.is_none() || path == self.workspace.path;
+        if same_file && self.workspace.changed_on_disk() {
+            self.overlay = Some(Overlay::Confirm(Confirm::Changed));
+            return None;
+        }
+        self.write_session(path);
+        None
+    }
+
+    /// Writes the session file, whatever is on disk.
+    pub(super) fn write_session(&mut self, path: Option<PathBuf>) {
         match self.workspace.save(path) {
             Ok(path) => self.notify(format!("saved {}", path.display())),
             Err(err) => self.warn(format!("not saved: {err}")),
         }
-        None
     }
 
     /// Stores the shown render (or error) as the session's expected outcome.
@@ -251,6 +274,8 @@ impl App {
     }
 
     fn paste(&mut self, text: &str) {
+        // Terminals send pasted line breaks as CR (what the Enter key sends).
+        let text = &text.replace("\r\n", "\n").replace('\r', "\n");
         let scope = self.scope();
         match (&mut self.overlay, scope) {
             (Some(overlay), _) => overlay.paste(text),
@@ -277,8 +302,12 @@ impl App {
             changed |= self.reload_template_if_changed();
         }
         if let Err(err) = self.workspace.autosave(now) {
-            changed = true;
-            self.warn(format!("recovery file not written: {err}"));
+            // An error already on show (a failed save, most likely for the same reason:
+            // a full disk) stays; it is the one the user must not miss.
+            if !self.status.as_ref().is_some_and(|s| s.error) {
+                changed = true;
+                self.warn(format!("recovery file not written: {err}"));
+            }
         }
         changed
     }
@@ -295,7 +324,7 @@ impl App {
         match self.workspace.poll_template() {
             Some(Ok(template)) => {
                 let name = template.name.clone();
-                self.preview = Preview::new(&template.source);
+                self.preview = preview_for(&self.workspace);
                 self.templates.remember(&template);
                 self.invalidate();
                 self.notify(format!("reloaded {name} from disk"));
@@ -323,8 +352,10 @@ impl App {
 
     /// Replaces the workspace (after opening or restoring a session).
     pub fn load(&mut self, workspace: Workspace) {
-        self.preview = Preview::new(&workspace.template.source);
-        self.templates.remember(&workspace.template);
+        self.preview = preview_for(&workspace);
+        if let Some(template) = current_template(&workspace) {
+            self.templates.remember(template);
+        }
         self.workspace = workspace;
         self.editor = None;
         self.messages = MessagesPane::default();
@@ -332,15 +363,25 @@ impl App {
         self.invalidate();
     }
 
-    fn offer_recovery(&mut self) {
-        if self.workspace.recovery_path().is_file() {
-            self.overlay = Some(Overlay::Confirm(Confirm::Restore));
-        }
-    }
-
-    /// The focused session file's name with a `*` when there are unsaved changes.
+    /// The session file's name with a `*` when there are unsaved changes.
     pub fn title(&self) -> String {
         let star = if self.workspace.dirty { "*" } else { "" };
         format!("{}{star}", self.workspace.name())
     }
+}
+
+/// The preview for a workspace: its template, or the missing-template error.
+fn preview_for(workspace: &Workspace) -> Preview {
+    match &workspace.missing_template {
+        Some(why) => Preview::unavailable(RenderError::input(why.clone())),
+        None => Preview::new(&workspace.template.source),
+    }
+}
+
+/// The template to select in the template pane (none while it is missing).
+fn current_template(workspace: &Workspace) -> Option<&TemplateSource> {
+    workspace
+        .missing_template
+        .is_none()
+        .then_some(&workspace.template)
 }

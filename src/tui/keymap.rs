@@ -31,6 +31,8 @@ pub enum Scope {
     Help,
     /// A yes / no / cancel question.
     Confirm,
+    /// The session file changed on disk: overwrite, reload or save as.
+    Conflict,
     /// A one-line text input.
     Input,
     /// The session picker.
@@ -51,6 +53,7 @@ impl Scope {
             Scope::Prompt => "Prompt pane",
             Scope::Help => "Help",
             Scope::Confirm => "Questions",
+            Scope::Conflict => "Session changed on disk",
             Scope::Input => "Text input",
             Scope::Picker => "Session picker",
         }
@@ -69,7 +72,7 @@ impl Scope {
     }
 
     /// Every scope, in help order.
-    pub const ALL: [Scope; 12] = [
+    pub const ALL: [Scope; 13] = [
         Scope::Global,
         Scope::Everywhere,
         Scope::Browse,
@@ -79,6 +82,7 @@ impl Scope {
         Scope::Editor,
         Scope::Prompt,
         Scope::Confirm,
+        Scope::Conflict,
         Scope::Input,
         Scope::Picker,
         Scope::Help,
@@ -284,6 +288,10 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Confirm, &[ch('y'), ch('s'), key(K::Enter)], dialog(DialogAction::Accept), "yes", "Yes / save"),
     bind(S::Confirm, &[ch('n'), ch('d')], dialog(DialogAction::Discard), "no", "No / discard"),
     bind(S::Confirm, &[key(K::Esc)], dialog(DialogAction::Cancel), "cancel", "Cancel"),
+    bind(S::Conflict, &[ch('o')], dialog(DialogAction::Overwrite), "overwrite", "Overwrite the file with this session"),
+    bind(S::Conflict, &[ch('r')], dialog(DialogAction::Reload), "reload", "Reload the file (drops the unsaved changes)"),
+    bind(S::Conflict, &[ch('a')], dialog(DialogAction::SaveAs), "save as", "Save under another name"),
+    bind(S::Conflict, &[key(K::Esc)], dialog(DialogAction::Cancel), "cancel", "Cancel"),
     bind(S::Input, &[key(K::Enter)], dialog(DialogAction::Accept), "ok", "Accept"),
     bind(S::Input, &[key(K::Esc)], dialog(DialogAction::Cancel), "cancel", "Cancel"),
     bind(S::Input, &[key(K::Backspace)], dialog(DialogAction::Backspace), "", "Delete a character"),
@@ -311,6 +319,28 @@ pub fn resolve(scope: Scope, event: &KeyEvent) -> Option<Action> {
     lookup(scope)
         .or_else(|| scope.inherits().iter().find_map(|&s| lookup(s)))
         .or_else(|| fallback(scope, chord, event))
+}
+
+/// For an Alt+key event that is really `Esc` followed by the key (both arrived in one
+/// read): the key alone, when it is a command in `scope` (a table row, not text input)
+/// and nothing binds the Alt form.
+pub fn split_escape(scope: Scope, event: &KeyEvent) -> Option<KeyEvent> {
+    if !event.modifiers.contains(KeyModifiers::ALT) || event.kind == KeyEventKind::Release {
+        return None;
+    }
+    let mut key = *event;
+    key.modifiers.remove(KeyModifiers::ALT);
+    let bound = |event: &KeyEvent| {
+        let chord = Chord::from_event(event);
+        std::iter::once(scope)
+            .chain(scope.inherits().iter().copied())
+            .any(|s| {
+                BINDINGS
+                    .iter()
+                    .any(|b| b.scope == s && b.keys.contains(&chord))
+            })
+    };
+    (!bound(event) && bound(&key)).then_some(key)
 }
 
 /// Keys no row claims: text for the filter, the editor and text inputs.

@@ -24,6 +24,7 @@ mod messages_view;
 pub mod preview;
 pub mod prompt_pane;
 mod prompt_view;
+pub mod recovery;
 pub mod rendering;
 pub mod startup;
 pub mod templates_pane;

@@ -56,7 +56,7 @@ fn title(app: &App) -> String {
     }
     match &app.preview.output {
         Ok(_) => title.push_str(&format!(" {} lines", app.preview.line_count())),
-        Err(err) => title.push_str(&format!(" ✗ {}", err.kind.label())),
+        Err(err) => title.push_str(&format!(" ✗ {}", error_label(app, err))),
     }
     if app.is_stale() {
         // The text changed since this render; the new one is on its way.
@@ -109,7 +109,7 @@ fn prompt_lines(app: &App, width: u16, height: u16) -> Vec<Line<'static>> {
 fn error_lines(app: &App, err: &RenderError) -> Vec<Line<'static>> {
     let theme = app.theme;
     let mut lines = vec![Line::styled(
-        format!("✗ {}", err.kind.label()),
+        format!("✗ {}", error_label(app, err)),
         theme.error(),
     )];
     if let Some(pos) = err.position {
@@ -131,6 +131,15 @@ fn error_lines(app: &App, err: &RenderError) -> Vec<Line<'static>> {
         }));
     }
     lines
+}
+
+/// What kind of failure the pane shows.
+fn error_label(app: &App, err: &RenderError) -> &'static str {
+    if app.workspace.missing_template.is_some() {
+        "template not found"
+    } else {
+        err.kind.label()
+    }
 }
 
 fn diff_view(app: &App, height: usize) -> Vec<Line<'static>> {

@@ -93,8 +93,9 @@ fn untitled(template: TemplateSource, sessions_dir: PathBuf) -> Workspace {
     workspace
 }
 
-/// Loads a session file and its template; a template that cannot be found falls back
-/// to the default one, with a notice.
+/// Loads a session file and its template. A template that cannot be found leaves the
+/// workspace in a visible error state (nothing renders, the notice names the file) and
+/// the session keeps its reference, so saving never switches it silently.
 pub fn open_session(
     path: &Path,
     sessions_dir: &Path,
@@ -104,38 +105,53 @@ pub fn open_session(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let (template, notice) = template_for(&session, dir);
-    let workspace = Workspace::new(
+    Ok(workspace_for(
         session,
         Some(path.to_path_buf()),
-        template,
+        dir,
         sessions_dir.to_path_buf(),
-    );
-    Ok((workspace, notice))
+    ))
 }
 
-fn template_for(session: &Session, dir: &Path) -> (TemplateSource, Option<String>) {
+fn workspace_for(
+    session: Session,
+    path: Option<PathBuf>,
+    dir: &Path,
+    sessions_dir: PathBuf,
+) -> (Workspace, Option<String>) {
     match catalog::resolve(&session.template, dir) {
-        Ok(template) => (template, None),
-        Err(err) => (
-            catalog::default_template(),
-            Some(format!(
-                "{err}; using the default template (saving will switch to it)"
-            )),
-        ),
+        Ok(template) => (Workspace::new(session, path, template, sessions_dir), None),
+        Err(err) => {
+            let placeholder = TemplateSource {
+                name: "✗ template not found".into(),
+                source: String::new(),
+                origin: catalog::Origin::Inline,
+                bos_token: None,
+                eos_token: None,
+            };
+            let why = format!(
+                "{err}. The session keeps this template reference; pick a template in the \
+                 Templates pane to switch, or create the file"
+            );
+            let mut workspace = Workspace::new(session, path, placeholder, sessions_dir);
+            workspace.template_missing(why.clone());
+            (workspace, Some(why))
+        }
     }
 }
 
-/// The workspace with the recovery file's session in place of the saved one.
-pub fn restore(workspace: &Workspace) -> anyhow::Result<Workspace> {
-    let session = Session::load(&workspace.recovery_path())?;
-    let (template, _) = template_for(&session, &workspace.session_dir());
-    let mut restored = Workspace::new(
+/// The workspace with the session from recovery file `path` in place of the saved one;
+/// that file becomes the one this run's autosave writes.
+pub fn restore(workspace: &Workspace, path: &Path) -> anyhow::Result<Workspace> {
+    let session = Session::load(path)?;
+    let (mut restored, _) = workspace_for(
         session,
         workspace.path.clone(),
-        template,
+        &workspace.session_dir(),
         workspace.sessions_dir.clone(),
     );
+    restored.keep_recovery_key(workspace);
+    restored.adopt_recovery(path.to_path_buf());
     restored.dirty = true;
     Ok(restored)
 }

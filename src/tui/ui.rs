@@ -138,6 +138,9 @@ fn status_line(app: &App) -> Line<'static> {
     }
     let render = match &app.preview.output {
         Ok(text) => Span::raw(format!("✓ {} bytes", text.len())),
+        Err(_) if app.workspace.missing_template.is_some() => {
+            Span::styled("✗ template not found", app.theme.error())
+        }
         Err(err) => Span::styled(format!("✗ {}", err.kind.label()), app.theme.error()),
     };
     let expected = match (&app.workspace.session.expected, &app.preview.output) {
