@@ -14,6 +14,7 @@ use chatplate::catalog::{self, TemplateSource};
 use chatplate::session::Message;
 use chatplate::tui::action::Action;
 use chatplate::tui::app::App;
+use chatplate::tui::burst::Burst;
 use chatplate::tui::conversation::{add_tool_call, example_session};
 use chatplate::tui::ui;
 use chatplate::tui::workspace::Workspace;
@@ -75,6 +76,53 @@ fn bench_typing(c: &mut Criterion, name: &str, mut app: App) {
     app.settle();
 }
 
+/// Two hundred characters arriving at once (a paste in a terminal without bracketed
+/// paste, or fast typing over a slow link): all applied, one render request, one frame.
+fn bench_burst(c: &mut Criterion, mut app: App) {
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("backend");
+    let press = |code| KeyEvent::new(code, KeyModifiers::NONE);
+    app.handle_key(press(KeyCode::End));
+    app.handle_key(press(KeyCode::Up));
+    app.handle_key(press(KeyCode::Char('e')));
+    c.bench_function("burst_of_200_keys_to_frame_1000_messages", |b| {
+        b.iter(|| {
+            // As the event loop does: one batch of input, collected into one insert.
+            let mut burst = Burst::default();
+            for _ in 0..200 {
+                let key = black_box(press(KeyCode::Char('x')));
+                if !burst.push(&app, &key) {
+                    app.handle_key(key);
+                }
+            }
+            burst.flush(&mut app);
+            app.request_render();
+            let _ = app.collect();
+            terminal.draw(|frame| ui::draw(frame, &app)).expect("draw");
+        })
+    });
+    app.settle();
+}
+
+/// A key typed after a 5 MB single-line paste into the message being edited.
+fn bench_after_huge_paste(c: &mut Criterion, mut app: App) {
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("backend");
+    let press = |code| KeyEvent::new(code, KeyModifiers::NONE);
+    app.handle_key(press(KeyCode::End));
+    app.handle_key(press(KeyCode::Up));
+    app.handle_key(press(KeyCode::Char('e')));
+    app.update(Action::Paste("0123456789".repeat(500_000)));
+    app.settle();
+    c.bench_function("keystroke_to_frame_after_5mb_paste", |b| {
+        b.iter(|| {
+            app.handle_key(black_box(press(KeyCode::Char('x'))));
+            app.request_render();
+            let _ = app.collect();
+            terminal.draw(|frame| ui::draw(frame, &app)).expect("draw");
+        })
+    });
+    app.settle();
+}
+
 fn keystroke(c: &mut Criterion) {
     let dir: PathBuf = std::env::temp_dir().join(format!("chatplate-bench-{}", std::process::id()));
     let default = catalog::default_template();
@@ -89,6 +137,8 @@ fn keystroke(c: &mut Criterion) {
         }
         _ => println!("SKIPPED gemma4 keystroke bench: {GEMMA_4} not found"),
     }
+    bench_burst(c, big_app(&dir, default.clone(), 1000));
+    bench_after_huge_paste(c, big_app(&dir, default, 1000));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

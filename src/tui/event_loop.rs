@@ -10,6 +10,7 @@ use crossterm::event::{Event, KeyEventKind};
 
 use super::action::{Action, Effect};
 use super::app::App;
+use super::burst::Burst;
 use super::clipboard;
 use super::events::{AppEvent, Events};
 use super::terminal::{self, Term};
@@ -28,8 +29,8 @@ pub enum Exit {
     Signal(i32),
     /// The terminal hung up.
     HangUp,
-    /// The terminal could not be read any more.
-    InputEnded(String),
+    /// The terminal could not be read or written any more (it went away).
+    TerminalLost(String),
     /// The UI thread panicked.
     Panic,
 }
@@ -40,7 +41,7 @@ impl Exit {
         match self {
             Exit::Quit => 0,
             Exit::Signal(number) => 128 + number,
-            Exit::HangUp | Exit::InputEnded(_) => 129,
+            Exit::HangUp | Exit::TerminalLost(_) => 129,
             Exit::Panic => 101,
         }
     }
@@ -61,13 +62,28 @@ pub fn run(terminal: &mut Term, app: &mut App, events: &Events) -> anyhow::Resul
             }
         }
         if std::mem::take(&mut dirty) {
-            terminal.draw(|frame| ui::draw(frame, app))?;
+            // Writing to a terminal fails only when it is gone (a hang-up racing its
+            // signal): that is an ending like the signal, not an error to report.
+            if let Err(err) = terminal.draw(|frame| ui::draw(frame, app)) {
+                return Ok(Exit::TerminalLost(err.to_string()));
+            }
         }
         let now = Instant::now();
         let wait = app.next_tick(now).saturating_duration_since(now);
         if let Some(first) = events.recv_timeout(wait.max(Duration::from_millis(1))) {
             let batch = std::iter::once(first).chain(std::iter::from_fn(|| events.try_recv()));
+            let mut typed = Burst::default();
             for event in batch.take(MAX_BATCH) {
+                if let AppEvent::Input(Event::Key(key)) = &event {
+                    if typed.push(app, key) {
+                        continue;
+                    }
+                }
+                if let Some(effect) = typed.flush(app) {
+                    if let Some(exit) = perform(terminal, app, events, effect)? {
+                        return Ok(exit);
+                    }
+                }
                 match event {
                     AppEvent::Input(input) => {
                         dirty = true;
@@ -81,7 +97,13 @@ pub fn run(terminal: &mut Term, app: &mut App, events: &Events) -> anyhow::Resul
                     AppEvent::Worker => {}
                     AppEvent::Signal(number) => return Ok(Exit::Signal(number)),
                     AppEvent::HangUp => return Ok(Exit::HangUp),
-                    AppEvent::InputEnded(err) => return Ok(Exit::InputEnded(err)),
+                    AppEvent::InputEnded(err) => return Ok(Exit::TerminalLost(err)),
+                }
+            }
+            dirty |= !typed.is_empty();
+            if let Some(effect) = typed.flush(app) {
+                if let Some(exit) = perform(terminal, app, events, effect)? {
+                    return Ok(exit);
                 }
             }
         }
@@ -90,11 +112,24 @@ pub fn run(terminal: &mut Term, app: &mut App, events: &Events) -> anyhow::Resul
 }
 
 fn handle_input(app: &mut App, event: Event) -> Option<Effect> {
+    #[cfg(debug_assertions)]
+    test_panic(&event);
     match event {
         Event::Key(key) if key.kind != KeyEventKind::Release => app.handle_key(key),
         Event::Paste(text) => app.update(Action::Paste(text)),
         Event::Resize(width, height) => app.update(Action::Resize(width, height)),
         _ => None,
+    }
+}
+
+/// Debug builds only: pasting exactly `$CHATPLATE_TEST_UI_PANIC` panics on the UI
+/// thread, so tests can prove the crash path saves and restores (nothing in the app is
+/// known to panic there).
+#[cfg(debug_assertions)]
+fn test_panic(event: &Event) {
+    let marker = std::env::var("CHATPLATE_TEST_UI_PANIC").unwrap_or_default();
+    if matches!(event, Event::Paste(text) if !marker.is_empty() && *text == marker) {
+        panic!("test panic requested through CHATPLATE_TEST_UI_PANIC");
     }
 }
 
@@ -138,7 +173,11 @@ fn edit_externally(terminal: &mut Term, text: &str, suffix: &str) -> anyhow::Res
     terminal::leave();
     let status = editor_command(&path).status();
     terminal::enter()?;
-    terminal.clear()?;
+    // Not Terminal::clear: it asks the terminal for the cursor position and waits up to
+    // two seconds for an answer some terminals never send. A resize clears the screen
+    // and makes the next frame a full redraw without asking anything.
+    let size = terminal.size()?;
+    terminal.resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))?;
     let edited = std::fs::read_to_string(&path);
     let _ = std::fs::remove_file(&path);
     match status {

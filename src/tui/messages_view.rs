@@ -107,7 +107,7 @@ fn message_line(index: usize, msg: &Message, width: usize, theme: Theme) -> Line
 /// A one-line gist of a message: content, else its tool calls.
 fn preview_text(msg: &Message) -> String {
     let content = match msg.0.get("content") {
-        Some(Json::String(text)) => text.split_whitespace().collect::<Vec<_>>().join(" "),
+        Some(Json::String(text)) => fields::one_line(text),
         Some(Json::Array(parts)) => format!("[{} parts]", parts.len()),
         _ => String::new(),
     };
@@ -183,7 +183,7 @@ fn draw_fields(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
 
 /// Cuts `text` to `width` characters, marking the cut with `…`.
 pub fn truncate(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
+    if text.chars().nth(width).is_none() {
         return text.to_string();
     }
     let mut out: String = text.chars().take(width.saturating_sub(1)).collect();

@@ -8,6 +8,7 @@
 
 pub mod action;
 pub mod app;
+pub mod burst;
 pub mod clipboard;
 pub mod conversation;
 pub mod dialog;

@@ -88,7 +88,7 @@ pub fn existing(base: &Path) -> Vec<PathBuf> {
             )
         })
         .collect();
-    found.sort_by(|a, b| b.0.cmp(&a.0));
+    found.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
     found.into_iter().map(|(_, path)| path).collect()
 }
 

@@ -1,8 +1,8 @@
 //! The terminal side: set-up, and a restore that happens however the app ends.
 //!
 //! Every exit goes through [`run`]: a quit, a signal (SIGHUP 129, SIGINT 130, SIGQUIT
-//! 131, SIGTERM 143), the terminal hanging up (129), an I/O error, or a panic on the UI
-//! thread (101). Except after a plain quit, unsaved changes are written to the recovery
+//! 131, SIGTERM 143), the terminal hanging up or failing to read or write (129), or a
+//! panic on the UI thread (101). Except after a plain quit, unsaved changes are written to the recovery
 //! file first, synchronously and from the current state; then the terminal is restored.
 //! A panic on any other thread (a render worker) is caught there and shown in the prompt
 //! pane, so the panic hook installed here stays silent for those threads.
@@ -32,8 +32,15 @@ pub fn run(mut app: App) -> anyhow::Result<i32> {
     let events = Events::start()?;
     let hook = PanicHook::install();
     enter()?;
+    let mut terminal = match Terminal::new(CrosstermBackend::new(io::stdout())) {
+        Ok(terminal) => terminal,
+        Err(err) => {
+            leave();
+            drop(hook.uninstall());
+            return Err(err.into());
+        }
+    };
     let outcome = panic::catch_unwind(AssertUnwindSafe(|| {
-        let mut terminal = Terminal::new(CrosstermBackend::new(io::stdout()))?;
         events.start_input()?;
         app.set_waker(events.worker_waker());
         event_loop::run(&mut terminal, &mut app, &events)
@@ -48,6 +55,9 @@ pub fn run(mut app: App) -> anyhow::Result<i32> {
         _ => Some(save_recovery(&mut app)),
     };
     leave();
+    // ratatui's Drop prints with eprintln! when it cannot show the cursor, which panics
+    // when the terminal is gone; leave() has shown it already.
+    std::mem::forget(terminal);
     let panic_text = hook.uninstall();
     let exit = exit?;
     report(&exit, panic_text, saved);
@@ -62,7 +72,12 @@ pub fn enter() -> io::Result<()> {
 
 /// Back to the shell's terminal; errors are ignored (the terminal may be gone).
 pub fn leave() {
-    let _ = execute!(io::stdout(), DisableBracketedPaste, LeaveAlternateScreen);
+    let _ = execute!(
+        io::stdout(),
+        DisableBracketedPaste,
+        LeaveAlternateScreen,
+        crossterm::cursor::Show
+    );
     let _ = disable_raw_mode();
     let _ = io::stdout().flush();
 }
@@ -80,7 +95,7 @@ fn report(exit: &Exit, panic_text: Option<String>, saved: Option<Result<Option<S
         Exit::Quit => return,
         Exit::Signal(number) => format!("stopped by signal {number}"),
         Exit::HangUp => "the terminal hung up".into(),
-        Exit::InputEnded(err) => format!("the terminal could not be read ({err})"),
+        Exit::TerminalLost(err) => format!("the terminal went away ({err})"),
         Exit::Panic => format!(
             "crashed ({}); please report this",
             panic_text.unwrap_or_else(|| "no message".into())

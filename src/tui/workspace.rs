@@ -36,9 +36,6 @@ pub struct Workspace {
     /// The recovery file this run writes: chosen at the first write, and never one an
     /// earlier run left that the user has not decided on.
     recovery: Option<PathBuf>,
-    /// This run created the sessions folder for a recovery file (removed again once
-    /// empty, so no empty folder is left behind).
-    created_sessions_dir: bool,
     /// The session file's size and content hash when it was last read or written.
     disk: Option<FileStamp>,
     /// The session's template could not be loaded: why. The session keeps its
@@ -96,7 +93,6 @@ impl Workspace {
             pending: None,
             watch: None,
             recovery: None,
-            created_sessions_dir: false,
             disk: None,
             missing_template: None,
         };
@@ -216,7 +212,6 @@ impl Workspace {
     /// session keeps its key even if its template changed).
     pub fn keep_recovery_key(&mut self, other: &Workspace) {
         self.untitled_key = other.untitled_key.clone();
-        self.created_sessions_dir = other.created_sessions_dir;
     }
 
     /// The restored recovery file becomes this run's own (its contents are now the
@@ -231,9 +226,6 @@ impl Workspace {
             return Ok(());
         }
         let path = self.recovery_path();
-        if path.parent() == Some(self.sessions_dir.as_path()) && !self.sessions_dir.exists() {
-            self.created_sessions_dir = true;
-        }
         self.refer_to_template();
         write_atomically(&path, self.session.to_json().as_bytes())?;
         self.recovery = Some(path);
@@ -272,12 +264,13 @@ impl Workspace {
         }
     }
 
-    /// Deletes a recovery file, and the sessions folder if this run created it and it
-    /// is empty now.
+    /// Deletes a recovery file; a sessions folder left empty by that goes too (it was
+    /// made for the recovery file, and an empty folder is clutter).
     pub fn remove_recovery(&mut self, path: &Path) {
         let _ = fs::remove_file(path);
-        if self.created_sessions_dir && fs::remove_dir(&self.sessions_dir).is_ok() {
-            self.created_sessions_dir = false;
+        if path.parent() == Some(self.sessions_dir.as_path()) {
+            // Fails, as it should, unless the folder is empty.
+            let _ = fs::remove_dir(&self.sessions_dir);
         }
     }
 
