@@ -309,7 +309,7 @@ fn copying_inside_tmux_goes_through_tmux_itself() {
     let mut tui = Tui::launch(dir.path(), &launch);
     tui.wait_for("the first frame", |s| s.contains("weather.json"));
     tui.send("3y");
-    tui.wait_for("the copy", |s| s.contains("in the tmux buffer"));
+    tui.wait_for("the copy", |s| s.contains("→ tmux buffer"));
     let expected = std::process::Command::new(env!("CARGO_BIN_EXE_chatplate"))
         .args(["render", "sessions/weather.json"])
         .current_dir(dir.path())
@@ -317,4 +317,47 @@ fn copying_inside_tmux_goes_through_tmux_itself() {
         .unwrap()
         .stdout;
     assert_eq!(std::fs::read(&copied).unwrap(), expected);
+}
+
+#[test]
+fn the_external_editor_gets_every_keystroke() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = weather_session(dir.path());
+    // An "editor" that says it is ready, reads one line from the terminal and saves it
+    // as the text.
+    let editor = dir.path().join("line-editor");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\necho EDITOR-READY\nIFS= read -r line\nprintf '%s' \"$line\" > \"$1\"\n",
+    )
+    .unwrap();
+    std::process::Command::new("chmod")
+        .arg("+x")
+        .arg(&editor)
+        .status()
+        .unwrap();
+    let visual = editor.display().to_string();
+    let launch = Launch {
+        env: &[("VISUAL", &visual)],
+        ..Launch::args(&["sessions/weather.json"])
+    };
+    let mut tui = Tui::launch(dir.path(), &launch);
+    tui.wait_for("the first frame", |s| s.contains("weather.json"));
+    tui.send("\x1b[B\x07"); // Down, Ctrl+G
+    tui.wait_for("the editor", |s| s.contains("EDITOR-READY"));
+    tui.send("every key for the editor\r");
+    let deadline = Instant::now() + DEADLINE;
+    while !tui.parser.screen().alternate_screen() {
+        assert!(
+            Instant::now() < deadline,
+            "the app did not take the terminal back"
+        );
+        tui.pump(Duration::from_millis(50));
+    }
+    tui.wait_for("the edit back in the app", |s| {
+        s.contains("2 user  every key for the editor")
+    });
+    tui.send("\x1b\x13");
+    tui.wait_for("the save", |s| s.contains("saved sessions/"));
+    assert_eq!(content(&file, 1), "every key for the editor");
 }

@@ -44,30 +44,24 @@ impl Multiplexer {
 
 /// Copies `text`; returns what was done, worded so it claims no more than is known.
 pub fn copy(text: &str) -> Result<String, String> {
-    match Multiplexer::detect() {
+    let how = match Multiplexer::detect() {
         Multiplexer::Tmux => match tmux_load_buffer(text) {
-            Ok(()) => Ok(
-                "in the tmux buffer (prefix ] pastes it); tmux passes it on to \
-                          your terminal's clipboard if the terminal allows"
-                    .into(),
-            ),
+            Ok(()) => "tmux buffer, and the terminal clipboard if it allows".into(),
             Err(err) => {
                 write_out(&format!("{}{}", osc52(text), tmux_wrap(&osc52(text))))?;
-                Ok(format!(
-                    "sent as OSC 52 (tmux load-buffer failed: {err}); tmux forwards it only \
-                     with set-clipboard on or allow-passthrough on"
-                ))
+                format!("OSC 52 (tmux load-buffer failed: {err}); needs set-clipboard on")
             }
         },
         Multiplexer::Screen => {
             write_out(&screen_wrap(&osc52(text)))?;
-            Ok("sent as OSC 52 through screen; the terminal must allow clipboard writes".into())
+            "OSC 52 via screen: on the clipboard if the terminal allows it".into()
         }
         Multiplexer::None => {
             write_out(&osc52(text))?;
-            Ok("sent as OSC 52; the terminal must allow clipboard writes".into())
+            "OSC 52: on the clipboard if the terminal allows it".into()
         }
-    }
+    };
+    Ok(how)
 }
 
 /// The OSC 52 sequence that puts `text` on the clipboard.

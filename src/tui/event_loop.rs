@@ -143,7 +143,7 @@ fn perform(
     match effect {
         Effect::Quit => return Ok(Some(Exit::Quit)),
         Effect::Copy { text, what } => match clipboard::copy(&text) {
-            Ok(how) => app.notify(format!("{what} ({} bytes): {how}", text.len())),
+            Ok(how) => app.notify(format!("{what} ({} B) → {how}", text.len())),
             Err(err) => app.warn(format!("not copied: {err}")),
         },
         Effect::EditExternally { text, suffix } => {

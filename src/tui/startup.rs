@@ -39,6 +39,9 @@ pub fn open(options: &TuiOptions) -> anyhow::Result<Opened> {
             Err(err) => notices.push(err.to_string()),
         }
     }
+    if let Some(path) = &options.file {
+        refuse_special_file(path)?;
+    }
     let example = sessions_dir.join("example.json");
     let target = options
         .file
@@ -65,6 +68,18 @@ pub fn open(options: &TuiOptions) -> anyhow::Result<Opened> {
         catalog,
         notice: (!notices.is_empty()).then(|| notices.join("; ")),
     })
+}
+
+/// Only regular files and folders are opened: reading a FIFO or a device would wait for
+/// a writer before the app even starts.
+fn refuse_special_file(path: &Path) -> anyhow::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() && !meta.is_dir() => anyhow::bail!(
+            "{}: not a regular file (a pipe or a device cannot be opened)",
+            path.display()
+        ),
+        _ => Ok(()),
+    }
 }
 
 /// A JSON file that is not a tokenizer config is a session.

@@ -6,35 +6,68 @@
 //! Templates copy content verbatim, so this finds the right place unless a template
 //! rewrites it (then that message simply gets no range).
 //!
-//! The work is bounded: a message that is not found costs a scan to the end of the
-//! prompt, so the total bytes scanned are capped at a few times the prompt's length.
-//! Once the budget is spent the remaining messages get no range instead of rescanning a
-//! megabyte-sized prompt once per message.
+//! The work is bounded. A message that is not found would cost a scan to the end of the
+//! prompt, and a template that rewrites every tool result would make that one rescan of a
+//! megabyte-sized prompt per message. So searches scan to the end only while a budget of a
+//! few prompt lengths lasts (enough for a large tool block before the first message);
+//! after that each search looks a window ahead: room for the messages skipped since the
+//! last match plus a margin of a few times the average prompt bytes per message so far. A hard cap on the bytes scanned in total ends the search
+//! for pathological inputs (the remaining messages get no range).
 
 use std::ops::Range;
 
 use serde_json::Value as Json;
 
-/// Scans allowed, in multiples of the prompt length (plus [`SCAN_EXTRA`]); a handful of
-/// rewritten messages still leaves the rest located.
-const SCAN_FACTOR: usize = 4;
-/// Extra scan budget so small prompts never run out.
+/// Bytes that full scans (to the end of the prompt) may cover, per prompt byte.
+const FULL_SCAN_FACTOR: usize = 4;
+/// Bytes all searches together may cover, per prompt byte.
+const TOTAL_SCAN_FACTOR: usize = 16;
+/// Added to both budgets, so small prompts never run out.
 const SCAN_EXTRA: usize = 1 << 20;
+/// How far past the expected position a windowed search looks, at least.
+const MARGIN: usize = 1024;
+/// ... and in average message lengths.
+const MARGIN_MESSAGES: usize = 4;
+/// Template text expected around one message (role headers, special tokens).
+const PER_MESSAGE: usize = 512;
 
 /// Each message's byte range in `prompt`, when found (see the module docs).
 pub fn locate_messages(prompt: &str, messages: &[Json]) -> Vec<Option<Range<usize>>> {
-    let mut budget = prompt.len().saturating_mul(SCAN_FACTOR) + SCAN_EXTRA;
+    let mut full_budget = prompt.len().saturating_mul(FULL_SCAN_FACTOR) + SCAN_EXTRA;
+    let mut total_budget = prompt.len().saturating_mul(TOTAL_SCAN_FACTOR) + SCAN_EXTRA;
     let mut from = 0;
+    // Prompt bytes the messages skipped since the last match are expected to take.
+    let mut behind = 0;
     messages
         .iter()
-        .map(|message| {
-            let needle = anchor(message)?;
+        .enumerate()
+        .map(|(index, message)| {
+            let Some(needle) = anchor(message) else {
+                behind += PER_MESSAGE;
+                return None;
+            };
             let rest = prompt.get(from..)?;
-            let window = floor_char_boundary(rest, budget);
+            let full = rest.len() <= full_budget;
+            let reach = if full {
+                rest.len()
+            } else {
+                let average = from / (index + 1);
+                behind + needle.len() + MARGIN + MARGIN_MESSAGES * average
+            };
+            let window = floor_char_boundary(rest, reach.min(total_budget));
             let found = rest[..window].find(needle);
-            budget -= found.map_or(window, |at| at + needle.len()).min(budget);
-            let start = from + found?;
+            let scanned = found.map_or(window, |at| at + needle.len());
+            total_budget -= scanned.min(total_budget);
+            if full {
+                full_budget -= scanned.min(full_budget);
+            }
+            let Some(at) = found else {
+                behind += needle.len() + PER_MESSAGE;
+                return None;
+            };
+            let start = from + at;
             from = start + needle.len();
+            behind = 0;
             Some(start..from)
         })
         .collect()
@@ -102,17 +135,39 @@ mod tests {
     }
 
     #[test]
-    fn a_spent_scan_budget_leaves_later_messages_unlocated() {
-        // 1 MB prompt, 5,000 messages that are not in it: without the budget each one
-        // rescans the whole prompt (5 GB); with it, the scans stop after a few megabytes.
+    fn rewritten_messages_all_through_a_long_prompt_do_not_stop_the_rest() {
+        // Every third message is rewritten by the template (like tool results that
+        // Llama 3.1 re-serialises): 700 misses, each of which used to cost a scan to the
+        // end of the prompt and, once a budget ran out, left every later message unfound.
+        let mut prompt = String::new();
+        let mut messages = Vec::new();
+        for i in 0..2100 {
+            if i % 3 == 2 {
+                messages.push(user(&format!("{{\"result\": {i}}}")));
+                prompt.push_str(&format!("<tool>result={i}</tool>\n"));
+            } else {
+                messages.push(user(&format!("message number {i} with some words")));
+                prompt.push_str(&format!(
+                    "<turn>message number {i} with some words</turn>\n"
+                ));
+            }
+        }
+        let spans = locate_messages(&prompt, &messages);
+        let found = spans.iter().filter(|s| s.is_some()).count();
+        assert_eq!(found, 1400);
+        assert!(spans[2099].is_none() && spans[2098].is_some());
+    }
+
+    #[test]
+    fn the_total_scan_is_capped() {
+        // 1 MB prompt, 5,000 messages that are not in it: without the cap each one would
+        // rescan the prompt (5 GB); with it the scans stop after a few dozen megabytes,
+        // and a message after them is not looked for.
         let prompt = "x".repeat(1 << 20);
-        let messages: Vec<Json> = (0..5000).map(|i| user(&format!("m{i}"))).collect();
-        let mut last = user("x");
-        last["content"] = json!("xx");
-        let mut all = messages;
-        all.push(last);
-        let spans = locate_messages(&prompt, &all);
-        assert!(spans.iter().all(Option::is_none), "budget spent on misses");
+        let mut messages: Vec<Json> = (0..5000).map(|i| user(&format!("m{i}"))).collect();
+        messages.push(user("xx"));
+        let spans = locate_messages(&prompt, &messages);
+        assert!(spans.iter().all(Option::is_none));
     }
 
     #[test]
