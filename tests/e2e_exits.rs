@@ -89,7 +89,37 @@ fn closing_the_terminal_right_after_typing_keeps_the_edit() {
     std::thread::sleep(std::time::Duration::from_millis(100));
     tui.close_terminal();
     assert_eq!(tui.wait_exit(), 129);
-    assert!(recovered_content(dir.path()).ends_with("Umbrella?"));
+    let content = recovered_content(dir.path());
+    assert!(content.ends_with("Umbrella?"), "{content:?}");
+}
+
+#[test]
+fn a_hang_up_without_a_signal_keeps_the_edit() {
+    // The app runs under a shell that ignores SIGHUP and is the terminal's session
+    // leader, so when the terminal closes no SIGHUP reaches the app: only the hang-up.
+    let dir = tempfile::tempdir().unwrap();
+    weather_session(dir.path());
+    let launch = Launch {
+        shell: Some("trap '' HUP; \"$0\" sessions/weather.json; echo $? > status; sleep 30"),
+        ..Launch::args(&[])
+    };
+    let mut tui = Tui::launch(dir.path(), &launch);
+    tui.wait_for("the first frame", |s| s.contains("<|im_start|>"));
+    tui.send("\x1b[Be Umbrella?");
+    tui.wait_for("the edit on screen", |s| s.contains("Umbrella?<|im_end|>"));
+    tui.close_terminal();
+    let status = dir.path().join("status");
+    let deadline = std::time::Instant::now() + e2e_support::DEADLINE;
+    while std::fs::read_to_string(&status)
+        .unwrap_or_default()
+        .is_empty()
+    {
+        assert!(std::time::Instant::now() < deadline, "the app did not exit");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    assert_eq!(std::fs::read_to_string(&status).unwrap().trim(), "129");
+    let content = recovered_content(dir.path());
+    assert!(content.ends_with("Umbrella?"), "{content:?}");
 }
 
 #[test]

@@ -9,6 +9,9 @@ use std::path::Path;
 
 use chatplate::session::{write_atomically, Session, TemplateRef};
 
+#[cfg(feature = "tui")]
+mod e2e_support;
+
 fn session(text: &str) -> Session {
     let mut session = Session::new(TemplateRef::Bundled("gemma-3-tools".into()));
     session.messages[0].0["content"] = text.into();
@@ -84,11 +87,11 @@ mod killed_mid_save {
     //! The app saving a 1,000-message fixture, killed with SIGKILL at varying moments:
     //! before the save starts, while the temporary file is written, around the rename.
 
-    use std::io::{Read, Write};
-    use std::time::{Duration, Instant};
+    use std::time::Duration;
 
     use chatplate::session::Session;
-    use portable_pty::{native_pty_system, CommandBuilder, PtySize};
+
+    use super::e2e_support::Tui;
 
     const ROUNDS: usize = 16;
 
@@ -139,54 +142,14 @@ mod killed_mid_save {
     /// the app a little later (later each round, to land before, during and after the
     /// write).
     fn save_and_kill(dir: &std::path::Path, round: usize) {
-        let pty = native_pty_system()
-            .openpty(PtySize {
-                rows: 24,
-                cols: 80,
-                pixel_width: 0,
-                pixel_height: 0,
-            })
-            .unwrap();
-        let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_chatplate"));
-        command.arg("big.json");
-        command.cwd(dir);
-        command.env("TERM", "xterm-256color");
-        let mut child = pty.slave.spawn_command(command).unwrap();
-        let mut reader = pty.master.try_clone_reader().unwrap();
-        let mut writer = pty.master.take_writer().unwrap();
-        let (sender, output) = std::sync::mpsc::channel::<Vec<u8>>();
-        std::thread::spawn(move || {
-            let mut buffer = [0u8; 65536];
-            while let Ok(n) = reader.read(&mut buffer) {
-                if n == 0 || sender.send(buffer[..n].to_vec()).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut seen = Vec::new();
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let mut wait_for = |needle: &str| {
-            while !String::from_utf8_lossy(&seen).contains(needle) {
-                assert!(Instant::now() < deadline, "waiting for {needle:?}");
-                if let Ok(bytes) = output.recv_timeout(Duration::from_millis(100)) {
-                    seen.extend_from_slice(&bytes);
-                }
-            }
-        };
-        wait_for("big.json");
-        writer.write_all(b"\x1b[Be").unwrap(); // Down, edit the second message
-        writer.flush().unwrap();
-        wait_for("#2 ");
-        writer.write_all(b"x\x13").unwrap(); // a character, Ctrl+S
-        writer.flush().unwrap();
+        let mut tui = Tui::start(dir, "big.json");
+        tui.wait_for("the first frame", |s| s.contains("big.json"));
+        tui.send("\x1b[Be"); // Down, edit the second message
+        tui.wait_for("the editor", |s| s.contains("#2 user"));
+        tui.send("x\x13"); // a character, Ctrl+S
         std::thread::sleep(Duration::from_millis(8 * round as u64));
-        // SIGKILL: no handler runs (portable-pty's own kill() starts with SIGHUP).
-        let pid = child.process_id().expect("child pid").to_string();
-        let killed = std::process::Command::new("kill")
-            .args(["-9", &pid])
-            .status();
-        assert!(killed.is_ok_and(|s| s.success()));
-        let _ = child.wait();
-        drop(pty);
+        // SIGKILL: no handler runs.
+        tui.kill("KILL");
+        tui.wait_exit();
     }
 }

@@ -24,6 +24,8 @@ pub struct Launch<'a> {
     pub env: &'a [(&'a str, &'a str)],
     /// Terminal rows and columns.
     pub size: (u16, u16),
+    /// A shell script run instead of the binary (`$0` is the binary).
+    pub shell: Option<&'a str>,
 }
 
 impl<'a> Launch<'a> {
@@ -33,6 +35,7 @@ impl<'a> Launch<'a> {
             args,
             env: &[],
             size: (24, 80),
+            shell: None,
         }
     }
 }
@@ -47,7 +50,15 @@ pub fn spawn_in_pty(dir: &Path, launch: &Launch) -> (PtyPair, Box<dyn Child + Se
             pixel_height: 0,
         })
         .expect("open a pty");
-    let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_chatplate"));
+    let binary = env!("CARGO_BIN_EXE_chatplate");
+    let mut command = match launch.shell {
+        Some(script) => {
+            let mut command = CommandBuilder::new("sh");
+            command.args(["-c", script, binary]);
+            command
+        }
+        None => CommandBuilder::new(binary),
+    };
     command.args(launch.args);
     command.cwd(dir);
     command.env("TERM", "xterm-256color");
@@ -231,6 +242,16 @@ impl Tui {
     /// the pty's master side goes, so the kernel hangs the terminal up.
     pub fn close_terminal(&mut self) {
         use std::sync::atomic::Ordering;
+        // portable-pty's writer, when dropped, types a newline and the EOF character
+        // (^J ^D in raw mode: "delete to line start" in the editor). A terminal that
+        // closes types nothing, so the EOF character is unset first.
+        let tty = self.tty.as_ref().expect("the pty's device name");
+        let unset = std::process::Command::new("stty")
+            .arg("-F")
+            .arg(tty)
+            .args(["eof", "undef"])
+            .status();
+        assert!(unset.is_ok_and(|s| s.success()), "stty eof undef");
         // The reader thread holds a handle too: make it read once more and stop, by
         // provoking a redraw with a size change.
         self.stop_reading.store(true, Ordering::SeqCst);
