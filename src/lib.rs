@@ -1,7 +1,7 @@
 //! chatplate: see exactly what prompt a chat template produces for a conversation.
 //!
-//! The engine (`render`, `session`, `catalog`, `check`, `gguf`, `request`, `tokens`) knows
-//! nothing of terminals and
+//! The engine (`render`, `session`, `catalog`, `check`, `gguf`, `request`, `tokens`,
+//! `inspect`, `worker`) knows nothing of terminals and
 //! builds alone (`default-features = false`); the headless CLI (`cli`, feature `cli`) and
 //! the terminal app (`tui`, feature `tui`, on by default) both sit on it.
 
@@ -21,3 +21,4 @@ pub mod tokens;
 #[cfg(feature = "tui")]
 pub mod tui;
 pub mod visible;
+pub mod worker;

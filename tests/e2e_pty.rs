@@ -7,156 +7,13 @@
 #![cfg(feature = "tui")]
 #![cfg(unix)]
 
-use std::io::{Read, Write};
-use std::num::NonZeroU16;
-use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, Receiver};
+mod e2e_support;
+
+use std::io::Read;
 use std::time::{Duration, Instant};
 
-use chatplate::catalog;
 use chatplate::session::{Expected, Session};
-use chatplate::tui::conversation::example_session;
-use portable_pty::{native_pty_system, Child, CommandBuilder, PtyPair, PtySize, SlavePty};
-
-const DEADLINE: Duration = Duration::from_secs(10);
-const ROWS: NonZeroU16 = NonZeroU16::new(24).unwrap();
-const COLS: NonZeroU16 = NonZeroU16::new(80).unwrap();
-
-/// The app in a 80x24 pty, with its output fed to a terminal emulator.
-struct Tui {
-    parser: vt100::Parser,
-    output: Receiver<Vec<u8>>,
-    input: Box<dyn Write + Send>,
-    child: Box<dyn Child + Send + Sync>,
-    /// Held open so the pty never reports end-of-file early: Linux may drop the
-    /// child's last output when the slave side closes before it was read.
-    _slave: Box<dyn SlavePty + Send>,
-}
-
-/// A failed assertion must not leave the app running after the test.
-impl Drop for Tui {
-    fn drop(&mut self) {
-        if matches!(self.child.try_wait(), Ok(None)) {
-            let _ = self.child.kill();
-            let _ = self.child.wait();
-        }
-    }
-}
-
-/// Runs `chatplate FILE` in `dir` on a fresh ROWS x COLS pseudo-terminal.
-fn spawn_in_pty(dir: &Path, file: &str) -> (PtyPair, Box<dyn Child + Send + Sync>) {
-    let pty = native_pty_system()
-        .openpty(PtySize {
-            rows: ROWS.get(),
-            cols: COLS.get(),
-            pixel_width: 0,
-            pixel_height: 0,
-        })
-        .expect("open a pty");
-    let mut command = CommandBuilder::new(env!("CARGO_BIN_EXE_chatplate"));
-    command.arg(file);
-    command.cwd(dir);
-    command.env("TERM", "xterm-256color");
-    command.env("NO_COLOR", "1");
-    let child = pty.slave.spawn_command(command).expect("spawn chatplate");
-    (pty, child)
-}
-
-impl Tui {
-    fn start(dir: &Path, file: &str) -> Tui {
-        let (pty, child) = spawn_in_pty(dir, file);
-        let mut reader = pty.master.try_clone_reader().expect("pty reader");
-        let (sender, output) = channel();
-        std::thread::spawn(move || {
-            let mut buffer = [0u8; 4096];
-            while let Ok(n) = reader.read(&mut buffer) {
-                if n == 0 || sender.send(buffer[..n].to_vec()).is_err() {
-                    break;
-                }
-            }
-        });
-        let input = pty.master.take_writer().expect("pty writer");
-        // Keep the master alive for the child's lifetime.
-        std::mem::forget(pty.master);
-        Tui {
-            parser: vt100::Parser::new(ROWS, COLS, 0),
-            output,
-            input,
-            child,
-            _slave: pty.slave,
-        }
-    }
-
-    fn screen(&self) -> String {
-        self.parser.screen().contents()
-    }
-
-    /// Feeds output to the emulator until `ready` holds for the screen.
-    fn wait_for(&mut self, what: &str, ready: impl Fn(&str) -> bool) {
-        let deadline = Instant::now() + DEADLINE;
-        while !ready(&self.screen()) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            assert!(
-                !left.is_zero(),
-                "timed out waiting for {what}; screen:\n{}",
-                self.screen()
-            );
-            if let Ok(bytes) = self
-                .output
-                .recv_timeout(left.min(Duration::from_millis(100)))
-            {
-                self.parser.process(&bytes);
-            }
-        }
-    }
-
-    fn send(&mut self, bytes: &str) {
-        self.input
-            .write_all(bytes.as_bytes())
-            .expect("write to pty");
-        self.input.flush().expect("flush pty");
-    }
-
-    /// Waits for the child to exit, then for the screen to leave the alternate
-    /// buffer (the terminal restore); returns whether the exit was successful.
-    fn wait_exit(&mut self) -> bool {
-        let deadline = Instant::now() + DEADLINE;
-        let success = loop {
-            if let Some(status) = self.child.try_wait().expect("child status") {
-                break status.success();
-            }
-            assert!(
-                Instant::now() < deadline,
-                "app did not exit; screen:\n{}",
-                self.screen()
-            );
-            if let Ok(bytes) = self.output.recv_timeout(Duration::from_millis(50)) {
-                self.parser.process(&bytes);
-            }
-        };
-        let deadline = Instant::now() + DEADLINE;
-        while self.parser.screen().alternate_screen() {
-            let left = deadline.saturating_duration_since(Instant::now());
-            assert!(!left.is_zero(), "terminal left in the alternate screen");
-            if let Ok(bytes) = self.output.recv_timeout(left) {
-                self.parser.process(&bytes);
-            }
-        }
-        success
-    }
-}
-
-/// Writes the example session to `<dir>/sessions/weather.json`.
-fn weather_session(dir: &Path) -> PathBuf {
-    let sessions = dir.join("sessions");
-    std::fs::create_dir_all(&sessions).unwrap();
-    let file = sessions.join("weather.json");
-    let template = catalog::default_template();
-    example_session(template.reference(&sessions))
-        .save(&file)
-        .unwrap();
-    file
-}
+use e2e_support::{spawn_in_pty, weather_session, Launch, Tui, DEADLINE};
 
 #[test]
 fn edit_save_and_check_a_session() {
@@ -181,8 +38,8 @@ fn edit_save_and_check_a_session() {
     tui.send("\x13"); // Ctrl+S
     tui.wait_for("the save", |s| s.contains("saved"));
     tui.send("q");
-    assert!(tui.wait_exit(), "clean exit");
-    assert!(!tui.parser.screen().alternate_screen(), "terminal restored");
+    assert_eq!(tui.wait_exit(), 0, "clean exit");
+    tui.wait_restored();
 
     let saved = Session::load(&file).unwrap();
     assert_eq!(
@@ -221,14 +78,9 @@ fn sigterm_keeps_unsaved_changes_and_restores_the_terminal() {
     tui.wait_for("the first frame", |s| s.contains("weather.json"));
     tui.send("r"); // change the system message's role: unsaved now
     tui.wait_for("the change", |s| s.contains("weather.json*"));
-    let pid = tui.child.process_id().expect("child pid");
-    let killed = std::process::Command::new("kill")
-        .args(["-TERM", &pid.to_string()])
-        .status()
-        .expect("run kill");
-    assert!(killed.success());
-    tui.wait_exit();
-    assert!(!tui.parser.screen().alternate_screen(), "terminal restored");
+    tui.kill("TERM");
+    assert_eq!(tui.wait_exit(), 143);
+    tui.wait_restored();
     let recovery =
         Session::load(&file.with_file_name("weather.recovery.json")).expect("recovery file");
     assert_eq!(recovery.messages[0].role(), "user");
@@ -244,7 +96,7 @@ fn sigterm_keeps_unsaved_changes_and_restores_the_terminal() {
 fn the_app_exits_when_its_terminal_goes_away() {
     let dir = tempfile::tempdir().unwrap();
     weather_session(dir.path());
-    let (pty, mut child) = spawn_in_pty(dir.path(), "sessions/weather.json");
+    let (pty, mut child) = spawn_in_pty(dir.path(), &Launch::args(&["sessions/weather.json"]));
     let mut reader = pty.master.try_clone_reader().expect("pty reader");
     // Wait for the first frame, then close both sides of the terminal, like a dropped
     // connection whose hang-up signal never arrives.

@@ -29,7 +29,7 @@ fn messages_pane() {
     app.update(Action::Message(MessageAction::Select(Step::Line(
         Direction::Down,
     ))));
-    assert_snapshot!("messages", screen(&app, 80, 24));
+    assert_snapshot!("messages", screen(&mut app, 80, 24));
 }
 
 #[test]
@@ -39,7 +39,7 @@ fn messages_pane_editing() {
     app.handle_key(key(KeyCode::Down));
     app.handle_key(key(KeyCode::Char('e')));
     type_text(&mut app, " And tomorrow?");
-    assert_snapshot!("messages_editing", screen(&app, 80, 24));
+    assert_snapshot!("messages_editing", screen(&mut app, 80, 24));
 }
 
 #[test]
@@ -47,14 +47,14 @@ fn templates_pane() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
     app.update(Action::Focus(Pane::Templates));
-    assert_snapshot!("templates", screen(&app, 80, 24));
+    assert_snapshot!("templates", screen(&mut app, 80, 24));
 }
 
 #[test]
 fn prompt_pane() {
     let dir = tempfile::tempdir().unwrap();
-    let app = prompt_focused(dir.path());
-    assert_snapshot!("prompt", screen(&app, 80, 24));
+    let mut app = prompt_focused(dir.path());
+    assert_snapshot!("prompt", screen(&mut app, 80, 24));
 }
 
 #[test]
@@ -62,7 +62,7 @@ fn prompt_pane_whitespace() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = prompt_focused(dir.path());
     app.update(Action::Prompt(PromptAction::ToggleWhitespace));
-    assert_snapshot!("prompt_whitespace", screen(&app, 80, 24));
+    assert_snapshot!("prompt_whitespace", screen(&mut app, 80, 24));
 }
 
 #[test]
@@ -74,7 +74,7 @@ fn prompt_pane_error() {
         "{% for m in messages %}\n{{ m.content }\n{% endfor %}\n",
         Origin::Inline,
     ));
-    assert_snapshot!("prompt_error", screen(&app, 80, 24));
+    assert_snapshot!("prompt_error", screen(&mut app, 80, 24));
 }
 
 #[test]
@@ -89,7 +89,7 @@ fn prompt_pane_diff() {
     app.update(Action::Focus(Pane::Prompt));
     // Diff mode opens two lines above the first change, no scrolling needed.
     app.update(Action::Prompt(PromptAction::ToggleDiff));
-    assert_snapshot!("prompt_diff", screen(&app, 80, 24));
+    assert_snapshot!("prompt_diff", screen(&mut app, 80, 24));
 }
 
 #[test]
@@ -97,7 +97,7 @@ fn help_overlay() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
     app.update(Action::Help);
-    assert_snapshot!("help", screen(&app, 80, 24));
+    assert_snapshot!("help", screen(&mut app, 80, 24));
 }
 
 #[test]
@@ -105,7 +105,7 @@ fn wide_terminal_shows_three_panes() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
     app.update(Action::Resize(140, 30));
-    assert_snapshot!("wide", screen(&app, 140, 30));
+    assert_snapshot!("wide", screen(&mut app, 140, 30));
 }
 
 #[test]
@@ -113,7 +113,7 @@ fn tiny_terminal() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
     app.update(Action::Resize(20, 5));
-    assert_snapshot!("tiny", screen(&app, 20, 5));
+    assert_snapshot!("tiny", screen(&mut app, 20, 5));
 }
 
 #[test]
@@ -128,7 +128,7 @@ fn no_size_panics() {
         for width in [0, 1, 2, 5, 12, 20, 40, 69, 70, 80, 119, 120, 200] {
             for height in [0, 1, 2, 3, 5, 9, 10, 11, 12, 16, 24] {
                 app.update(Action::Resize(width, height));
-                draw_only(&app, width, height);
+                draw_only(&mut app, width, height);
             }
         }
     }
@@ -151,7 +151,8 @@ fn find_cell(buffer: &ratatui::buffer::Buffer, needle: &str) -> Option<(u16, u16
     None
 }
 
-fn buffer_of(app: &chatplate::tui::app::App) -> ratatui::buffer::Buffer {
+fn buffer_of(app: &mut chatplate::tui::app::App) -> ratatui::buffer::Buffer {
+    app.settle();
     let mut terminal = ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).unwrap();
     terminal
         .draw(|frame| chatplate::tui::ui::draw(frame, app))
@@ -167,7 +168,7 @@ fn tokens_and_the_selected_message_are_styled() {
     app.update(Action::Message(MessageAction::Select(Step::Line(
         Direction::Down,
     ))));
-    let buffer = buffer_of(&app);
+    let buffer = buffer_of(&mut app);
     let (x, y) = find_cell(&buffer, "What's the weather").expect("user text on screen");
     assert_eq!(
         buffer[(x, y)].bg,
@@ -178,7 +179,7 @@ fn tokens_and_the_selected_message_are_styled() {
     assert_eq!(buffer[(x, y)].fg, Color::Magenta, "special token coloured");
     // NO_COLOR: modifiers only.
     app.theme.color = false;
-    let buffer = buffer_of(&app);
+    let buffer = buffer_of(&mut app);
     assert!(buffer
         .content
         .iter()

@@ -8,7 +8,7 @@ use chatplate::catalog::{Origin, TemplateSource};
 use chatplate::render::RenderErrorKind;
 use chatplate::session::{Expected, Session};
 use chatplate::tui::action::{
-    Action, DialogAction, Direction, Effect, MessageAction, Pane, PromptAction, Step,
+    Action, CopyTarget, DialogAction, Direction, Effect, MessageAction, Pane, PromptAction, Step,
 };
 use chatplate::tui::dialog::{Confirm, Overlay};
 use chatplate::tui::fields::Field;
@@ -63,6 +63,7 @@ fn typing_updates_the_prompt_live_and_undo_reverts() {
     app.handle_key(key(KeyCode::Down));
     app.handle_key(key(KeyCode::Char('e')));
     type_text(&mut app, " Quickly!");
+    app.settle();
     assert!(app
         .preview
         .text()
@@ -165,10 +166,11 @@ fn render_errors_are_state() {
         "line one\n{% if %}",
         Origin::Inline,
     ));
+    app.settle();
     let error = app.preview.error().expect("syntax error");
     assert_eq!(error.kind, RenderErrorKind::Syntax);
     assert_eq!(error.position.map(|p| p.line), Some(2));
-    app.update(Action::Prompt(PromptAction::Copy));
+    app.update(Action::Prompt(PromptAction::Copy(CopyTarget::Prompt)));
     assert!(app.status.as_ref().unwrap().error);
 }
 
@@ -209,12 +211,17 @@ fn quit_guard_and_recovery() {
     app.update(msg(MessageAction::CycleRole));
     assert_eq!(app.update(Action::Quit), None);
     assert_eq!(app.overlay, Some(Overlay::Confirm(Confirm::Quit)));
-    app.emergency_save();
-    let recovery = dir.path().join(".untitled.recovery.json");
-    assert!(recovery.is_file());
+    let written = app.emergency_save().unwrap().expect("a recovery file");
+    let recovery = dir
+        .path()
+        .join(".untitled-bundled-qwen2.5-reasoning-tools.recovery.json");
+    assert_eq!(std::path::PathBuf::from(written), recovery);
     // A new app offers the recovery file; accepting restores the change.
     let mut next = example_app(dir.path());
-    assert_eq!(next.overlay, Some(Overlay::Confirm(Confirm::Restore)));
+    assert!(matches!(
+        &next.overlay,
+        Some(Overlay::Confirm(Confirm::Restore(found))) if found.path == recovery
+    ));
     next.update(Action::Dialog(DialogAction::Accept));
     assert_eq!(roles(&next)[1], "assistant");
     assert!(next.workspace.dirty);
@@ -238,6 +245,7 @@ fn focus_cycles_and_number_keys_jump() {
     type_text(&mut app, "gemma");
     assert_eq!(app.templates.visible().len(), 1);
     app.handle_key(key(KeyCode::Enter));
+    app.settle();
     assert_eq!(app.workspace.template.name, "gemma-3-tools");
     assert!(app.preview.text().contains("<start_of_turn>"));
 }
@@ -262,6 +270,7 @@ fn template_file_changes_are_picked_up() {
         workspace, catalog, ..
     } = open(&options).unwrap();
     let mut app = App::new(workspace, catalog);
+    app.settle();
     assert_eq!(app.preview.text(), "[system][user][assistant][tool]");
     std::fs::write(
         &template,
@@ -269,6 +278,7 @@ fn template_file_changes_are_picked_up() {
     )
     .unwrap();
     app.tick(std::time::Instant::now());
+    app.settle();
     assert_eq!(app.preview.text(), "<system><user><assistant><tool>!");
     assert!(app.status.as_ref().unwrap().text.contains("reloaded"));
 }
@@ -327,10 +337,36 @@ fn save_as_expected_records_a_render_error() {
     while !app.workspace.session.messages.is_empty() {
         app.update(msg(MessageAction::Delete));
     }
+    app.settle();
     assert!(app.preview.error().is_some());
     app.update(Action::SaveExpected);
     let Some(Expected::Error(text)) = &app.workspace.session.expected else {
         panic!("expected an error outcome")
     };
     assert!(text.contains("empty conversation"));
+}
+
+#[test]
+fn the_workers_copy_of_the_conversation_follows_every_kind_of_edit() {
+    use chatplate::render::{CompiledTemplate, Limits};
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    // Typing sends single messages; structural and settings edits send everything.
+    app.handle_key(key(KeyCode::Down));
+    app.handle_key(key(KeyCode::Char('e')));
+    type_text(&mut app, " And Porto?");
+    app.handle_key(key(KeyCode::Esc));
+    app.update(msg(MessageAction::Duplicate));
+    app.handle_key(key(KeyCode::Char('e')));
+    type_text(&mut app, " Twice.");
+    app.handle_key(key(KeyCode::Esc));
+    app.update(msg(MessageAction::Select(Step::Last)));
+    app.update(msg(MessageAction::EnterFields));
+    app.update(msg(MessageAction::EditField));
+    app.settle();
+    let template = CompiledTemplate::compile(&app.workspace.template.source, Limits::default());
+    let conversation = app.workspace.session.conversation().unwrap();
+    let fresh = template.unwrap().render(&conversation).unwrap();
+    assert_eq!(app.preview.text(), fresh);
+    assert!(fresh.contains("And Porto? Twice."));
 }

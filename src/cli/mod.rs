@@ -123,12 +123,19 @@ fn interactive(
     template_dirs: Vec<PathBuf>,
     template_name: Option<String>,
 ) -> Result<i32> {
+    use std::io::IsTerminal;
+    // Checked before anything touches the terminal: raw mode on a pipe fails halfway.
+    if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
+        anyhow::bail!(
+            "the app needs a terminal (stdin and stdout must be one); in scripts use a \
+             command such as `chatplate render` or `chatplate check` (see --help)"
+        );
+    }
     crate::tui::run(crate::tui::TuiOptions {
         file,
         template_dirs,
         template_name,
-    })?;
-    Ok(0)
+    })
 }
 
 #[cfg(not(feature = "tui"))]

@@ -116,8 +116,19 @@ pub enum PromptAction {
     StartSearch,
     /// Jump to the next or previous search match.
     NextMatch(Direction),
-    /// Copy the prompt to the clipboard (OSC 52).
-    Copy,
+    /// Copy to the clipboard.
+    Copy(CopyTarget),
+}
+
+/// What `y` and its siblings copy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CopyTarget {
+    /// The whole prompt.
+    Prompt,
+    /// The selected message's part of the prompt.
+    Message,
+    /// The prompt line(s) holding the current search match.
+    Match,
 }
 
 /// Intents for the template pane.
@@ -152,6 +163,12 @@ pub enum DialogAction {
     Type(char),
     /// Delete the last input character.
     Backspace,
+    /// Save over a file another program changed.
+    Overwrite,
+    /// Read the changed file again, dropping the unsaved changes.
+    Reload,
+    /// Save under another name instead.
+    SaveAs,
 }
 
 /// Everything the app can be asked to do.
@@ -198,8 +215,13 @@ pub enum Action {
 pub enum Effect {
     /// Leave the app.
     Quit,
-    /// Put this text on the clipboard.
-    Copy(String),
+    /// Put `text` on the clipboard; `what` names it in the status line.
+    Copy {
+        /// The text.
+        text: String,
+        /// What it is ("the prompt", ...).
+        what: &'static str,
+    },
     /// Suspend the UI and edit `text` in an external editor; the file gets `suffix`.
     EditExternally {
         /// The starting text.

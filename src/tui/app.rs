@@ -1,15 +1,17 @@
 //! The app state and its single entry point for change, [`App::update`].
 //!
 //! State is grouped per pane; `update` dispatches each [`Action`] to the handler of the
-//! pane it concerns (in that pane's module) and re-renders the cached prompt after any
-//! change to the session, so drawing never has to call the engine.
+//! pane it concerns (in that pane's module). A change to the session only marks the
+//! render as wanted; the event loop sends one request to the render worker per batch of
+//! input (see [`super::rendering`]), so neither `update` nor drawing waits on the engine.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use crossterm::event::KeyEvent;
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use crate::catalog::TemplateSource;
+use crate::render::RenderError;
 use crate::session::Expected;
 
 use super::action::{Action, Effect, Pane};
@@ -19,12 +21,17 @@ use super::keymap::{self, Scope};
 use super::messages_pane::MessagesPane;
 use super::preview::Preview;
 use super::prompt_pane::PromptPane;
+use super::rendering::{Deferred, Pending};
 use super::templates_pane::TemplatesPane;
 use super::theme::Theme;
 use super::workspace::Workspace;
+use crate::worker::Worker;
 
 /// How often the template file is checked for changes.
 const WATCH_INTERVAL: Duration = Duration::from_millis(500);
+
+/// How long one render may run before it is cut off and reported as timed out.
+pub const RENDER_DEADLINE: Duration = Duration::from_secs(2);
 
 /// Focus and terminal size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,15 +79,27 @@ pub struct App {
     /// Colours or modifiers only.
     pub theme: Theme,
     last_watch: Option<Instant>,
+    /// The render worker and what the app is waiting for from it.
+    pub(super) pending: Pending,
 }
 
 impl App {
-    /// An app on `workspace`, with `catalog` in the template pane. Offers to restore the
-    /// recovery file when one exists.
+    /// An app on `workspace`, with `catalog` in the template pane and a render worker of
+    /// its own. Offers to restore the recovery file when one exists.
+    ///
+    /// # Panics
+    /// When the operating system refuses to start the worker thread; the terminal app
+    /// uses [`App::with_worker`] to report that as an error instead.
     pub fn new(workspace: Workspace, catalog: Vec<TemplateSource>) -> Self {
+        let worker = Worker::spawn(RENDER_DEADLINE).expect("start the render worker thread");
+        Self::with_worker(workspace, catalog, worker)
+    }
+
+    /// Like [`App::new`], with a worker started by the caller.
+    pub fn with_worker(workspace: Workspace, catalog: Vec<TemplateSource>, worker: Worker) -> Self {
         let mut app = App {
-            preview: Preview::new(&workspace.template.source),
-            templates: TemplatesPane::new(catalog, &workspace.template),
+            preview: preview_for(&workspace),
+            templates: TemplatesPane::new(catalog, current_template(&workspace)),
             workspace,
             messages: MessagesPane::default(),
             editor: None,
@@ -95,8 +114,9 @@ impl App {
             status: None,
             theme: Theme { color: true },
             last_watch: None,
+            pending: Pending::new(worker),
         };
-        app.preview.refresh(&app.workspace.session);
+        app.invalidate();
         app.offer_recovery();
         app
     }
@@ -114,7 +134,18 @@ impl App {
     }
 
     /// Resolves a key through the keymap and applies it.
+    ///
+    /// `Esc` and a key that arrive in one read (fast typing, a slow link) reach the app
+    /// as Alt+key. When the key without Alt is a command here (Ctrl+S after closing the
+    /// editor), it is taken as the two keys; Alt+letter in the editor stays text editing.
     pub fn handle_key(&mut self, event: KeyEvent) -> Option<Effect> {
+        if let Some(key) = keymap::split_escape(self.scope(), &event) {
+            let escape = KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE);
+            if let Some(effect) = self.handle_key(escape) {
+                return Some(effect);
+            }
+            return self.handle_key(key);
+        }
         let action = keymap::resolve(self.scope(), &event)?;
         self.update(action)
     }
@@ -132,7 +163,7 @@ impl App {
             Action::Quit => return self.request_quit(),
             Action::Save => return self.save(None),
             Action::OpenPicker => self.open_picker(),
-            Action::SaveExpected => self.save_expected(),
+            Action::SaveExpected => return self.when_current(Deferred::Expected),
             Action::ExternalEdit => return self.external_edit(),
             Action::ExternalEdited(text) => self.external_edited(&text),
             Action::Paste(text) => self.paste(&text),
@@ -179,17 +210,10 @@ impl App {
         });
     }
 
-    /// After any change to the session: mark it dirty and re-render.
+    /// After any change to the session: mark it dirty and ask for a new render.
     pub fn edited(&mut self) {
         self.workspace.touch();
-        self.rerender();
-    }
-
-    /// Re-renders the prompt and keeps selections in range.
-    pub fn rerender(&mut self) {
-        self.preview.refresh(&self.workspace.session);
-        self.messages.clamp(&self.workspace.session);
-        self.prompt.after_render(&self.preview);
+        self.invalidate();
     }
 
     /// Uses a (new or reloaded) template.
@@ -197,7 +221,7 @@ impl App {
         self.preview = Preview::new(&template.source);
         self.templates.remember(&template);
         self.workspace.set_template(template);
-        self.rerender();
+        self.invalidate();
     }
 
     fn request_quit(&mut self) -> Option<Effect> {
@@ -208,22 +232,34 @@ impl App {
         None
     }
 
-    /// Saves to `path` (or the current file); asks for a name the first time.
+    /// Saves to `path` (or the current file); asks for a name the first time, and what
+    /// to do when another program changed the file since it was read.
     pub fn save(&mut self, path: Option<PathBuf>) -> Option<Effect> {
         if path.is_none() && self.workspace.path.is_none() {
             self.overlay = Some(Overlay::save_as(&self.workspace.sessions_dir, false));
             return None;
         }
+        let same_file = path.is_none() || path == self.workspace.path;
+        if same_file && self.workspace.changed_on_disk() {
+            self.overlay = Some(Overlay::Confirm(Confirm::Changed));
+            return None;
+        }
+        self.write_session(path);
+        None
+    }
+
+    /// Writes the session file, whatever is on disk.
+    pub(super) fn write_session(&mut self, path: Option<PathBuf>) {
         match self.workspace.save(path) {
             Ok(path) => self.notify(format!("saved {}", path.display())),
             Err(err) => self.warn(format!("not saved: {err}")),
         }
-        None
     }
 
-    fn save_expected(&mut self) {
+    /// Stores the shown render (or error) as the session's expected outcome.
+    pub(super) fn take_expected(&mut self) {
         let expected = match &self.preview.output {
-            Ok(prompt) => Expected::Prompt(prompt.clone()),
+            Ok(prompt) => Expected::Prompt(prompt.to_string()),
             Err(err) => Expected::Error(err.message.clone()),
         };
         let what = match expected {
@@ -238,6 +274,8 @@ impl App {
     }
 
     fn paste(&mut self, text: &str) {
+        // Terminals send pasted line breaks as CR (what the Enter key sends).
+        let text = &text.replace("\r\n", "\n").replace('\r', "\n");
         let scope = self.scope();
         match (&mut self.overlay, scope) {
             (Some(overlay), _) => overlay.paste(text),
@@ -252,59 +290,98 @@ impl App {
         }
     }
 
-    /// Periodic work: the template file watch and the recovery autosave.
-    pub fn tick(&mut self, now: Instant) {
+    /// Periodic work: the template file watch and the recovery autosave. Returns whether
+    /// anything on screen changed (an idle app draws nothing).
+    pub fn tick(&mut self, now: Instant) -> bool {
+        let mut changed = false;
         if self
             .last_watch
             .is_none_or(|last| now.duration_since(last) >= WATCH_INTERVAL)
         {
             self.last_watch = Some(now);
-            self.reload_template_if_changed();
+            changed |= self.reload_template_if_changed();
         }
         if let Err(err) = self.workspace.autosave(now) {
-            self.warn(format!("recovery file not written: {err}"));
+            // An error already on show (a failed save, most likely for the same reason:
+            // a full disk) stays; it is the one the user must not miss.
+            if !self.status.as_ref().is_some_and(|s| s.error) {
+                changed = true;
+                self.warn(format!("recovery file not written: {err}"));
+            }
         }
+        changed
     }
 
-    fn reload_template_if_changed(&mut self) {
+    /// When [`App::tick`] next has work to do.
+    pub fn next_tick(&self, now: Instant) -> Instant {
+        let watch = self.last_watch.map_or(now, |last| last + WATCH_INTERVAL);
+        self.workspace
+            .autosave_due()
+            .map_or(watch, |due| due.min(watch))
+    }
+
+    fn reload_template_if_changed(&mut self) -> bool {
         match self.workspace.poll_template() {
             Some(Ok(template)) => {
                 let name = template.name.clone();
-                self.preview = Preview::new(&template.source);
+                self.preview = preview_for(&self.workspace);
                 self.templates.remember(&template);
-                self.rerender();
+                self.invalidate();
                 self.notify(format!("reloaded {name} from disk"));
+                true
             }
-            Some(Err(err)) => self.warn(format!("template reload failed: {err}")),
-            None => {}
+            Some(Err(err)) => {
+                self.warn(format!("template reload failed: {err}"));
+                true
+            }
+            None => false,
         }
     }
 
-    /// On a signal: keep unsaved changes in the recovery file.
-    pub fn emergency_save(&mut self) {
-        let _ = self.workspace.write_recovery();
+    /// When the app is ending abnormally: keeps unsaved changes in the recovery file,
+    /// synchronously. Returns the file written (`None`: nothing unsaved) or the error.
+    pub fn emergency_save(&mut self) -> Result<Option<String>, String> {
+        if !self.workspace.dirty {
+            return Ok(None);
+        }
+        self.workspace
+            .write_recovery()
+            .map(|()| Some(self.workspace.recovery_path().display().to_string()))
+            .map_err(|err| err.to_string())
     }
 
     /// Replaces the workspace (after opening or restoring a session).
     pub fn load(&mut self, workspace: Workspace) {
-        self.preview = Preview::new(&workspace.template.source);
-        self.templates.remember(&workspace.template);
+        self.preview = preview_for(&workspace);
+        if let Some(template) = current_template(&workspace) {
+            self.templates.remember(template);
+        }
         self.workspace = workspace;
         self.editor = None;
         self.messages = MessagesPane::default();
         self.prompt = PromptPane::default();
-        self.rerender();
+        self.invalidate();
     }
 
-    fn offer_recovery(&mut self) {
-        if self.workspace.recovery_path().is_file() {
-            self.overlay = Some(Overlay::Confirm(Confirm::Restore));
-        }
-    }
-
-    /// The focused session file's name with a `*` when there are unsaved changes.
+    /// The session file's name with a `*` when there are unsaved changes.
     pub fn title(&self) -> String {
         let star = if self.workspace.dirty { "*" } else { "" };
         format!("{}{star}", self.workspace.name())
     }
+}
+
+/// The preview for a workspace: its template, or the missing-template error.
+fn preview_for(workspace: &Workspace) -> Preview {
+    match &workspace.missing_template {
+        Some(why) => Preview::unavailable(RenderError::input(why.clone())),
+        None => Preview::new(&workspace.template.source),
+    }
+}
+
+/// The template to select in the template pane (none while it is missing).
+fn current_template(workspace: &Workspace) -> Option<&TemplateSource> {
+    workspace
+        .missing_template
+        .is_none()
+        .then_some(&workspace.template)
 }

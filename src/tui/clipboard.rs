@@ -1,33 +1,126 @@
-//! Copying through the terminal with OSC 52, which works over SSH because the text
-//! travels in the output stream to the user's own terminal. Inside tmux the sequence is
-//! wrapped in tmux's DCS passthrough.
+//! Copying from a terminal app, which works over SSH because the text travels to the
+//! user's own terminal, not to a clipboard on the machine the app runs on.
+//!
+//! * Plain terminals get OSC 52 (crossterm's `CopyToClipboard`). Whether it reaches the
+//!   clipboard is the terminal's decision (some ask, some refuse); the app cannot know.
+//! * Inside tmux, applications' OSC 52 is ignored with tmux's default
+//!   `set-clipboard external` (tmux 3.3), and the passthrough-wrapped form is dropped
+//!   unless `allow-passthrough` is on. So the text goes through `tmux load-buffer -w -`:
+//!   that fills a tmux paste buffer (`prefix ]` pastes it) and, under the default
+//!   setting, tmux itself forwards it to the outer terminal's clipboard. If that command
+//!   fails, both escape forms are sent as a fallback.
+//! * Inside GNU screen the sequence is wrapped in screen's DCS passthrough.
 
-use base64::Engine;
+use std::io::{self, Write};
+use std::process::{Command, Stdio};
 
-/// The escape sequence that puts `text` on the clipboard; `tmux` wraps it for tmux.
-pub fn osc52(text: &str, tmux: bool) -> String {
-    let encoded = base64::engine::general_purpose::STANDARD.encode(text.as_bytes());
-    let sequence = format!("\x1b]52;c;{encoded}\x07");
-    if tmux {
-        // Inside a DCS passthrough every ESC of the wrapped sequence is doubled.
-        format!("\x1bPtmux;{}\x1b\\", sequence.replace('\x1b', "\x1b\x1b"))
-    } else {
-        sequence
+use crossterm::clipboard::CopyToClipboard;
+use crossterm::Command as _;
+
+/// The multiplexer between the app and the terminal, from the environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Multiplexer {
+    /// None: the sequence goes straight to the terminal.
+    None,
+    /// tmux (`$TMUX`).
+    Tmux,
+    /// GNU screen (`$STY`).
+    Screen,
+}
+
+impl Multiplexer {
+    /// The one this process runs under.
+    pub fn detect() -> Self {
+        let set = |name| std::env::var_os(name).is_some_and(|v| !v.is_empty());
+        if set("TMUX") {
+            Multiplexer::Tmux
+        } else if set("STY") {
+            Multiplexer::Screen
+        } else {
+            Multiplexer::None
+        }
     }
 }
 
-/// True when running inside tmux.
-pub fn in_tmux() -> bool {
-    std::env::var_os("TMUX").is_some_and(|v| !v.is_empty())
+/// Copies `text`; returns what was done, worded so it claims no more than is known.
+pub fn copy(text: &str) -> Result<String, String> {
+    let how = match Multiplexer::detect() {
+        Multiplexer::Tmux => match tmux_load_buffer(text) {
+            Ok(()) => "tmux buffer, and the terminal clipboard if it allows".into(),
+            Err(err) => {
+                write_out(&format!("{}{}", osc52(text), tmux_wrap(&osc52(text))))?;
+                format!("OSC 52 (tmux load-buffer failed: {err}); needs set-clipboard on")
+            }
+        },
+        Multiplexer::Screen => {
+            write_out(&screen_wrap(&osc52(text)))?;
+            "OSC 52 via screen: on the clipboard if the terminal allows it".into()
+        }
+        Multiplexer::None => {
+            write_out(&osc52(text))?;
+            "OSC 52: on the clipboard if the terminal allows it".into()
+        }
+    };
+    Ok(how)
+}
+
+/// The OSC 52 sequence that puts `text` on the clipboard.
+pub fn osc52(text: &str) -> String {
+    let mut sequence = String::new();
+    // Writing into a String cannot fail.
+    let _ = CopyToClipboard::to_clipboard_from(text).write_ansi(&mut sequence);
+    sequence
+}
+
+/// tmux's DCS passthrough: every ESC of the wrapped sequence doubled.
+pub fn tmux_wrap(sequence: &str) -> String {
+    format!("\x1bPtmux;{}\x1b\\", sequence.replace('\x1b', "\x1b\x1b"))
+}
+
+/// GNU screen's DCS passthrough (the sequence's own terminator is kept as BEL, which
+/// screen passes through inside a DCS string).
+pub fn screen_wrap(sequence: &str) -> String {
+    let inner = sequence.strip_suffix("\x1b\\").unwrap_or(sequence);
+    format!("\x1bP{inner}\x07\x1b\\")
+}
+
+fn write_out(bytes: &str) -> Result<(), String> {
+    let mut out = io::stdout();
+    out.write_all(bytes.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|err| err.to_string())
+}
+
+/// `tmux load-buffer -w -` with `text` on its stdin.
+fn tmux_load_buffer(text: &str) -> io::Result<()> {
+    let mut child = Command::new("tmux")
+        .args(["load-buffer", "-w", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(text.as_bytes())?;
+    }
+    let status = child.wait()?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(io::Error::other(format!("tmux exited with {status}")))
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::osc52;
+    use super::*;
 
     #[test]
-    fn plain_and_tmux_sequences() {
-        assert_eq!(osc52("hi", false), "\x1b]52;c;aGk=\x07");
-        assert_eq!(osc52("hi", true), "\x1bPtmux;\x1b\x1b]52;c;aGk=\x07\x1b\\");
+    fn sequences() {
+        assert_eq!(osc52("hi"), "\x1b]52;c;aGk=\x1b\\");
+        assert_eq!(
+            tmux_wrap(&osc52("hi")),
+            "\x1bPtmux;\x1b\x1b]52;c;aGk=\x1b\x1b\\\x1b\\"
+        );
+        assert_eq!(screen_wrap(&osc52("hi")), "\x1bP\x1b]52;c;aGk=\x07\x1b\\");
     }
 }

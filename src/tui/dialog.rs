@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use super::action::{DialogAction, Direction, Effect, Step};
 use super::app::App;
 use super::keymap::Scope;
+use super::recovery::{self, Found};
 use super::startup;
 
 /// A yes / no / cancel question.
@@ -13,10 +14,13 @@ use super::startup;
 pub enum Confirm {
     /// Unsaved changes on quit: save, discard or stay.
     Quit,
-    /// A recovery file exists: restore it or discard it.
-    Restore,
+    /// A recovery file from an earlier run exists: restore it, discard it, or decide
+    /// later (it is kept, and this run's changes go to a file of their own).
+    Restore(Found),
     /// Unsaved changes before opening another session.
     OpenDiscard(PathBuf),
+    /// Another program changed the session file since it was read or saved.
+    Changed,
 }
 
 /// What a text input is for.
@@ -72,6 +76,7 @@ impl Overlay {
     pub fn scope(&self) -> Scope {
         match self {
             Overlay::Help { .. } => Scope::Help,
+            Overlay::Confirm(Confirm::Changed) => Scope::Conflict,
             Overlay::Confirm(_) => Scope::Confirm,
             Overlay::Input(_) => Scope::Input,
             Overlay::Picker(_) => Scope::Picker,
@@ -161,11 +166,11 @@ impl App {
 
     fn answer(&mut self, question: Confirm, action: DialogAction) -> Option<Effect> {
         match (question, action) {
-            (question, DialogAction::Cancel) => {
-                if question == Confirm::Restore {
-                    self.notify("recovery file kept; it is offered again next time");
-                }
+            (Confirm::Restore(found), DialogAction::Cancel) => {
+                let path = found.path.display();
+                self.notify(format!("kept {path}; it is offered again next time"));
             }
+            (_, DialogAction::Cancel) => {}
             (Confirm::Quit, DialogAction::Accept) if self.workspace.path.is_none() => {
                 self.overlay = Some(Overlay::save_as(&self.workspace.sessions_dir, true));
             }
@@ -177,27 +182,47 @@ impl App {
                 self.workspace.discard_recovery();
                 return Some(Effect::Quit);
             }
-            (Confirm::Restore, DialogAction::Accept) => self.restore(),
-            (Confirm::Restore, DialogAction::Discard) => {
-                self.workspace.discard_recovery();
-                self.notify("recovery file discarded");
+            (Confirm::Restore(found), DialogAction::Accept) => self.restore(found.path),
+            (Confirm::Restore(found), DialogAction::Discard) => {
+                self.workspace.remove_recovery(&found.path);
+                self.notify(format!("discarded {}", found.path.display()));
+                self.offer_recovery();
             }
             (Confirm::OpenDiscard(path), DialogAction::Accept | DialogAction::Discard) => {
                 self.workspace.discard_recovery();
                 self.open_session(&path);
+            }
+            (Confirm::Changed, DialogAction::Overwrite) => self.write_session(None),
+            (Confirm::Changed, DialogAction::Reload) => {
+                if let Some(path) = self.workspace.path.clone() {
+                    self.workspace.discard_recovery();
+                    self.open_session(&path);
+                }
+            }
+            (Confirm::Changed, DialogAction::SaveAs) => {
+                self.overlay = Some(Overlay::save_as(&self.workspace.sessions_dir, false));
             }
             (question, _) => self.overlay = Some(Overlay::Confirm(question)),
         }
         None
     }
 
-    fn restore(&mut self) {
-        match startup::restore(&self.workspace) {
+    fn restore(&mut self, path: PathBuf) {
+        match startup::restore(&self.workspace, &path) {
             Ok(workspace) => {
                 self.load(workspace);
-                self.notify("unsaved changes restored from the recovery file");
+                self.notify(format!("unsaved changes restored from {}", path.display()));
             }
             Err(err) => self.warn(format!("could not restore: {err:#}")),
+        }
+    }
+
+    /// Asks about the newest recovery file an earlier run left, if any.
+    pub(super) fn offer_recovery(&mut self) {
+        let found = self.workspace.found_recovery();
+        if let Some(newest) = found.first() {
+            let question = Confirm::Restore(recovery::describe(newest, found.len() - 1));
+            self.overlay = Some(Overlay::Confirm(question));
         }
     }
 
@@ -281,9 +306,7 @@ impl App {
                     Some(text) => self.warn(text),
                     None => self.notify(format!("opened {}", path.display())),
                 }
-                if self.workspace.recovery_path().is_file() {
-                    self.overlay = Some(Overlay::Confirm(Confirm::Restore));
-                }
+                self.offer_recovery();
             }
             Err(err) => self.warn(format!("could not open: {err:#}")),
         }

@@ -9,6 +9,7 @@ use ratatui::Frame;
 use super::app::App;
 use super::dialog::{Confirm, InputDialog, InputKind, Overlay, Picker};
 use super::keymap;
+use super::recovery::Found;
 use super::theme::Theme;
 
 /// Draws the open dialog, if any.
@@ -76,19 +77,23 @@ fn draw_help(frame: &mut Frame, area: Rect, scroll: u16, theme: Theme) {
 }
 
 fn draw_confirm(frame: &mut Frame, area: Rect, question: &Confirm, app: &App) {
+    if let Confirm::Restore(found) = question {
+        return draw_restore(frame, area, found, app);
+    }
     let (title, text, choices) = match question {
         Confirm::Quit => (
             "Unsaved changes",
             format!("{} has unsaved changes.", app.workspace.name()),
             "y save and quit · n quit without saving · Esc stay",
         ),
-        Confirm::Restore => (
-            "Recovery file found",
+        Confirm::Restore(_) => return,
+        Confirm::Changed => (
+            "Changed on disk",
             format!(
-                "Unsaved changes from an earlier run were kept in {}.",
-                app.workspace.recovery_path().display()
+                "Another program changed {} since it was opened or saved.",
+                app.workspace.name()
             ),
-            "y restore them · n discard them · Esc decide later",
+            "o overwrite it · r reload it (drops your changes) · a save as · Esc cancel",
         ),
         Confirm::OpenDiscard(path) => (
             "Unsaved changes",
@@ -102,6 +107,41 @@ fn draw_confirm(frame: &mut Frame, area: Rect, question: &Confirm, app: &App) {
         Line::raw(""),
         Line::styled(choices, app.theme.key()),
     ];
+    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
+}
+
+/// The restore question: what the recovery file holds and when it was written.
+fn draw_restore(frame: &mut Frame, area: Rect, found: &Found, app: &App) {
+    let when = found
+        .saved
+        .as_deref()
+        .map_or(String::new(), |time| format!(" at {time}"));
+    let mut lines = vec![
+        Line::raw(format!(
+            "Unsaved changes to {} were kept{when} in {}.",
+            app.workspace.name(),
+            found.path.display()
+        )),
+        match &found.contents {
+            Ok((count, template)) => {
+                Line::raw(format!("It holds {count} messages on template {template}."))
+            }
+            Err(err) => Line::styled(format!("It cannot be read: {err}"), app.theme.error()),
+        },
+    ];
+    if found.others > 0 {
+        lines.push(Line::raw(format!(
+            "({} older one(s) after this.)",
+            found.others
+        )));
+    }
+    lines.push(Line::raw(""));
+    lines.push(Line::styled(
+        "y restore · n discard · Esc decide later (kept)",
+        app.theme.key(),
+    ));
+    let height = u16::try_from(lines.len()).unwrap_or(8).saturating_add(4);
+    let inner = dialog_box(frame, area, 64, height, "Recovery file found", app.theme);
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
 }
 

@@ -15,6 +15,11 @@ use super::field_write;
 use super::fields::{self, Field, FieldError, FieldKind, Row};
 use super::theme::Theme;
 
+/// Longest text the editor soft-wraps. ratatui-textarea re-wraps all of its text after
+/// every edit (about 0.13 µs per character), so beyond this a keystroke would take
+/// longer than a frame; longer text scrolls sideways instead.
+const WRAP_LIMIT: usize = 64 * 1024;
+
 /// An open editor on one field.
 #[derive(Debug)]
 pub struct FieldEditor {
@@ -38,7 +43,9 @@ impl FieldEditor {
         let mut textarea = TextArea::new(text.split('\n').map(String::from).collect());
         textarea.set_max_histories(500);
         // Message content is prose: wrap it instead of scrolling sideways in a narrow pane.
-        textarea.set_wrap_mode(WrapMode::WordOrGlyph);
+        if text.len() <= WRAP_LIMIT {
+            textarea.set_wrap_mode(WrapMode::WordOrGlyph);
+        }
         // Start at the end: the common edit is adding to what is there.
         textarea.move_cursor(CursorMove::Bottom);
         textarea.move_cursor(CursorMove::End);
@@ -75,7 +82,9 @@ impl FieldEditor {
     /// Validates the text and writes it into the session; true when it was accepted.
     pub fn apply(&mut self, session: &mut Session) -> bool {
         self.discard_armed = false;
-        match field_write::write(session, self.row, self.field, &self.text()) {
+        let text = self.text();
+        self.fit_wrap(text.len());
+        match field_write::write(session, self.row, self.field, &text) {
             Ok(()) => {
                 self.error = None;
                 true
@@ -85,6 +94,23 @@ impl FieldEditor {
                 false
             }
         }
+    }
+
+    /// Soft wrap while the text is short enough to re-wrap on every keystroke.
+    fn fit_wrap(&mut self, len: usize) {
+        let wanted = if len <= WRAP_LIMIT {
+            WrapMode::WordOrGlyph
+        } else {
+            WrapMode::None
+        };
+        if self.textarea.wrap_mode() != wanted {
+            self.textarea.set_wrap_mode(wanted);
+        }
+    }
+
+    /// Whether the text is too long to wrap (it scrolls sideways).
+    pub fn unwrapped(&self) -> bool {
+        self.textarea.wrap_mode() == WrapMode::None
     }
 
     /// Whether a close request should go through. Invalid text needs a second request,
@@ -110,8 +136,61 @@ fn title(session: &Session, row: Row, field: Field) -> String {
 pub fn draw(frame: &mut Frame, area: Rect, editor: &FieldEditor, theme: Theme) {
     let [text_area, status_area] =
         Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
-    frame.render_widget(&editor.textarea, text_area);
+    if editor.unwrapped() {
+        draw_long(frame, text_area, editor, theme);
+    } else {
+        frame.render_widget(&editor.textarea, text_area);
+    }
     frame.render_widget(Paragraph::new(status_line(editor, theme)), status_area);
+}
+
+/// Long text: only the window around the cursor is laid out. ratatui-textarea's widget
+/// measures every character of a line on each frame, which for a multi-megabyte line
+/// takes most of a second.
+fn draw_long(frame: &mut Frame, area: Rect, editor: &FieldEditor, theme: Theme) {
+    let inner = match editor.textarea.block() {
+        Some(block) => {
+            frame.render_widget(block, area);
+            block.inner(area)
+        }
+        None => area,
+    };
+    let (width, height) = (usize::from(inner.width), usize::from(inner.height));
+    let ratatui_textarea::DataCursor(row, col) = editor.textarea.cursor();
+    let first = row.saturating_sub(height / 2);
+    let left = col.saturating_sub(width.saturating_sub(1) / 2 + 1).min(col);
+    let lines: Vec<Line> = editor.textarea.lines()[first..]
+        .iter()
+        .take(height)
+        .enumerate()
+        .map(|(offset, line)| {
+            let cursor = (first + offset == row).then_some(col - left);
+            window_line(line, left, width, cursor, theme)
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// `width` characters of `line` from character `left`, with the cursor cell marked.
+fn window_line(
+    line: &str,
+    left: usize,
+    width: usize,
+    cursor: Option<usize>,
+    theme: Theme,
+) -> Line<'static> {
+    let shown: Vec<char> = line.chars().skip(left).take(width).collect();
+    let Some(at) = cursor else {
+        return Line::raw(shown.into_iter().collect::<String>());
+    };
+    let before: String = shown.iter().take(at).collect();
+    let under = shown.get(at).map_or(" ".to_string(), char::to_string);
+    let after: String = shown.iter().skip(at + 1).collect();
+    Line::from(vec![
+        Span::raw(before),
+        Span::styled(under, theme.cursor()),
+        Span::raw(after),
+    ])
 }
 
 fn status_line(editor: &FieldEditor, theme: Theme) -> Line<'static> {
@@ -131,6 +210,10 @@ fn status_line(editor: &FieldEditor, theme: Theme) -> Line<'static> {
                 Span::styled(keep, theme.dim()),
             ])
         }
+        None if editor.unwrapped() => Line::styled(
+            "long text: not wrapped (Ctrl+G edits it in $EDITOR)",
+            theme.dim(),
+        ),
         None if editor.kind == FieldKind::Json => Line::styled("✓ valid JSON", theme.dim()),
         None => Line::styled("Esc done · Ctrl+Z undo · Ctrl+Y redo", theme.dim()),
     }

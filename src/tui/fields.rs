@@ -283,8 +283,14 @@ pub fn summary(session: &Session, row: Row, field: Field) -> String {
     }
 }
 
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+/// The start of `text` on one line (whitespace runs become one space). Only the first
+/// few hundred characters are looked at: no pane is wider, and a field can be megabytes.
+pub(super) fn one_line(text: &str) -> String {
+    let head = text
+        .char_indices()
+        .nth(500)
+        .map_or(text, |(end, _)| &text[..end]);
+    head.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 pub(super) fn pretty(value: &Json) -> String {

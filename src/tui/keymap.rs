@@ -4,8 +4,8 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use super::action::{
-    Action, DialogAction, Direction, EditorAction, MessageAction, Pane, PromptAction, Step,
-    TemplateAction,
+    Action, CopyTarget, DialogAction, Direction, EditorAction, MessageAction, Pane, PromptAction,
+    Step, TemplateAction,
 };
 
 /// Where a binding applies.
@@ -31,6 +31,8 @@ pub enum Scope {
     Help,
     /// A yes / no / cancel question.
     Confirm,
+    /// The session file changed on disk: overwrite, reload or save as.
+    Conflict,
     /// A one-line text input.
     Input,
     /// The session picker.
@@ -51,6 +53,7 @@ impl Scope {
             Scope::Prompt => "Prompt pane",
             Scope::Help => "Help",
             Scope::Confirm => "Questions",
+            Scope::Conflict => "Session changed on disk",
             Scope::Input => "Text input",
             Scope::Picker => "Session picker",
         }
@@ -69,7 +72,7 @@ impl Scope {
     }
 
     /// Every scope, in help order.
-    pub const ALL: [Scope; 12] = [
+    pub const ALL: [Scope; 13] = [
         Scope::Global,
         Scope::Everywhere,
         Scope::Browse,
@@ -79,6 +82,7 @@ impl Scope {
         Scope::Editor,
         Scope::Prompt,
         Scope::Confirm,
+        Scope::Conflict,
         Scope::Input,
         Scope::Picker,
         Scope::Help,
@@ -273,7 +277,9 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Prompt, &[ch('n')], prompt(PromptAction::NextMatch(Down)), "", "Next match"),
     bind(S::Prompt, &[ch('N')], prompt(PromptAction::NextMatch(Up)), "", "Previous match"),
     bind(S::Prompt, &[ch('D')], prompt(PromptAction::ToggleDiff), "diff", "Diff against the expected prompt"),
-    bind(S::Prompt, &[ch('y')], prompt(PromptAction::Copy), "copy", "Copy the prompt (OSC 52)"),
+    bind(S::Prompt, &[ch('y')], prompt(PromptAction::Copy(CopyTarget::Prompt)), "copy", "Copy the prompt to the clipboard"),
+    bind(S::Prompt, &[ch('Y')], prompt(PromptAction::Copy(CopyTarget::Message)), "", "Copy the selected message's part of the prompt"),
+    bind(S::Prompt, &[ch('m')], prompt(PromptAction::Copy(CopyTarget::Match)), "", "Copy the line of the current search match"),
     bind(S::Browse, &[ch('1')], Action::Focus(Pane::Templates), "", "Templates pane"),
     bind(S::Browse, &[ch('2')], Action::Focus(Pane::Messages), "", "Messages pane"),
     bind(S::Browse, &[ch('3')], Action::Focus(Pane::Prompt), "", "Prompt pane"),
@@ -282,6 +288,10 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Confirm, &[ch('y'), ch('s'), key(K::Enter)], dialog(DialogAction::Accept), "yes", "Yes / save"),
     bind(S::Confirm, &[ch('n'), ch('d')], dialog(DialogAction::Discard), "no", "No / discard"),
     bind(S::Confirm, &[key(K::Esc)], dialog(DialogAction::Cancel), "cancel", "Cancel"),
+    bind(S::Conflict, &[ch('o')], dialog(DialogAction::Overwrite), "overwrite", "Overwrite the file with this session"),
+    bind(S::Conflict, &[ch('r')], dialog(DialogAction::Reload), "reload", "Reload the file (drops the unsaved changes)"),
+    bind(S::Conflict, &[ch('a')], dialog(DialogAction::SaveAs), "save as", "Save under another name"),
+    bind(S::Conflict, &[key(K::Esc)], dialog(DialogAction::Cancel), "cancel", "Cancel"),
     bind(S::Input, &[key(K::Enter)], dialog(DialogAction::Accept), "ok", "Accept"),
     bind(S::Input, &[key(K::Esc)], dialog(DialogAction::Cancel), "cancel", "Cancel"),
     bind(S::Input, &[key(K::Backspace)], dialog(DialogAction::Backspace), "", "Delete a character"),
@@ -309,6 +319,28 @@ pub fn resolve(scope: Scope, event: &KeyEvent) -> Option<Action> {
     lookup(scope)
         .or_else(|| scope.inherits().iter().find_map(|&s| lookup(s)))
         .or_else(|| fallback(scope, chord, event))
+}
+
+/// For an Alt+key event that is really `Esc` followed by the key (both arrived in one
+/// read): the key alone, when it is a command in `scope` (a table row, not text input)
+/// and nothing binds the Alt form.
+pub fn split_escape(scope: Scope, event: &KeyEvent) -> Option<KeyEvent> {
+    if !event.modifiers.contains(KeyModifiers::ALT) || event.kind == KeyEventKind::Release {
+        return None;
+    }
+    let mut key = *event;
+    key.modifiers.remove(KeyModifiers::ALT);
+    let bound = |event: &KeyEvent| {
+        let chord = Chord::from_event(event);
+        std::iter::once(scope)
+            .chain(scope.inherits().iter().copied())
+            .any(|s| {
+                BINDINGS
+                    .iter()
+                    .any(|b| b.scope == s && b.keys.contains(&chord))
+            })
+    };
+    (!bound(event) && bound(&key)).then_some(key)
 }
 
 /// Keys no row claims: text for the filter, the editor and text inputs.

@@ -293,7 +293,14 @@ impl App {
             return;
         };
         if editor.apply(&mut self.workspace.session) {
-            self.edited();
+            match editor.row {
+                // A message field changes only that message: the worker gets just it.
+                Row::Message(index) => {
+                    self.workspace.touch();
+                    self.invalidate_message(index);
+                }
+                Row::Settings => self.edited(),
+            }
         }
     }
 
@@ -326,6 +333,10 @@ impl App {
     pub(super) fn external_edited(&mut self, text: &str) {
         let text = text.strip_suffix('\n').unwrap_or(text);
         if let Some(editor) = &mut self.editor {
+            if editor.text() == text {
+                // Nothing changed: the session stays as it was (and not dirty).
+                return self.notify("no changes from the external editor");
+            }
             editor.replace_text(text);
         }
         self.apply_editor();

@@ -69,11 +69,13 @@ fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {
     let height = usize::from(area.height);
     let start = window_start(app.messages.selected, count, height);
     let width = usize::from(area.width);
+    // Wide enough for the largest number, so rows stay aligned past 999 messages.
+    let digits = session.messages.len().to_string().len().max(3);
     (start..count.min(start + height))
         .map(|row| {
             let selected = row == app.messages.selected;
             let line = match session.messages.get(row) {
-                Some(msg) => message_line(row, msg, width, app.theme),
+                Some(msg) => message_line(row, digits, msg, width, app.theme),
                 None => settings_line(session, app.theme),
             };
             match (selected, focused) {
@@ -87,7 +89,13 @@ fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {
         .collect()
 }
 
-fn message_line(index: usize, msg: &Message, width: usize, theme: Theme) -> Line<'static> {
+fn message_line(
+    index: usize,
+    digits: usize,
+    msg: &Message,
+    width: usize,
+    theme: Theme,
+) -> Line<'static> {
     let role = msg.role();
     let badge: String = match role {
         "assistant" => "asst".into(),
@@ -95,9 +103,9 @@ fn message_line(index: usize, msg: &Message, width: usize, theme: Theme) -> Line
         other => other.chars().take(BADGE - 1).collect(),
     };
     let preview = preview_text(msg);
-    let room = width.saturating_sub(4 + BADGE + 1);
+    let room = width.saturating_sub(digits + 1 + BADGE + 1);
     Line::from(vec![
-        Span::raw(format!("{:>3} ", index + 1)),
+        Span::raw(format!("{:>digits$} ", index + 1)),
         Span::styled(format!("{badge:<BADGE$}"), theme.role(role)),
         Span::raw(" "),
         Span::raw(truncate(&preview, room)),
@@ -107,7 +115,7 @@ fn message_line(index: usize, msg: &Message, width: usize, theme: Theme) -> Line
 /// A one-line gist of a message: content, else its tool calls.
 fn preview_text(msg: &Message) -> String {
     let content = match msg.0.get("content") {
-        Some(Json::String(text)) => text.split_whitespace().collect::<Vec<_>>().join(" "),
+        Some(Json::String(text)) => fields::one_line(text),
         Some(Json::Array(parts)) => format!("[{} parts]", parts.len()),
         _ => String::new(),
     };
@@ -183,7 +191,7 @@ fn draw_fields(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
 
 /// Cuts `text` to `width` characters, marking the cut with `…`.
 pub fn truncate(text: &str, width: usize) -> String {
-    if text.chars().count() <= width {
+    if text.chars().nth(width).is_none() {
         return text.to_string();
     }
     let mut out: String = text.chars().take(width.saturating_sub(1)).collect();

@@ -1,16 +1,21 @@
 //! The interactive terminal app.
 //!
 //! Data flows one way: a key goes through the [`keymap`] table to an [`action::Action`],
-//! [`app::App::update`] applies it and re-renders the cached prompt ([`preview`]), and
-//! [`ui::draw`] paints the state. Views never call the engine.
+//! [`app::App::update`] applies it, a change asks the render worker ([`crate::worker`])
+//! for a new prompt ([`rendering`]), its reply lands in the [`preview`] cache, and
+//! [`ui::draw`] paints the state. Views never call the engine and the UI thread never
+//! waits for it.
 
 pub mod action;
 pub mod app;
+pub mod burst;
 pub mod clipboard;
 pub mod conversation;
 pub mod dialog;
 mod dialog_view;
 pub mod editor;
+mod event_loop;
+mod events;
 pub mod field_write;
 pub mod fields;
 pub mod highlight;
@@ -20,6 +25,8 @@ mod messages_view;
 pub mod preview;
 pub mod prompt_pane;
 mod prompt_view;
+pub mod recovery;
+pub mod rendering;
 pub mod startup;
 pub mod templates_pane;
 mod terminal;
@@ -41,10 +48,12 @@ pub struct TuiOptions {
     pub template_name: Option<String>,
 }
 
-/// Runs the app until the user quits.
-pub fn run(options: TuiOptions) -> anyhow::Result<()> {
+/// Runs the app until the user quits or something ends it; returns the exit status
+/// (0, or 129 / 130 / 131 / 143 after a hang-up or signal, 101 after a crash).
+pub fn run(options: TuiOptions) -> anyhow::Result<i32> {
     let opened = startup::open(&options)?;
-    let mut app = app::App::new(opened.workspace, opened.catalog);
+    let worker = crate::worker::Worker::spawn(app::RENDER_DEADLINE)?;
+    let mut app = app::App::with_worker(opened.workspace, opened.catalog, worker);
     app.theme = theme::Theme::from_env();
     if let Some(notice) = opened.notice {
         app.warn(notice);

@@ -1,84 +1,90 @@
-//! The cached render: the compiled template and the prompt it produced for the current
-//! session. Only [`Preview::refresh`] calls the engine; the view reads the cache.
+//! The shown render: the prompt (or error) the worker last answered, its line index, and
+//! where each message is in it. The app takes the worker's replies in here; views only
+//! read the cache and never call the engine.
 //!
-//! Which part of the prompt belongs to which message is a heuristic: each message's
-//! content (or, without content, its first tool call's name) is searched for in the
-//! prompt, in order, starting where the previous message's match ended. Templates copy
-//! content verbatim, so this finds the right place unless a template rewrites it (then
-//! the message simply gets no highlight).
+//! Every result is tagged with the generation of the session state it was rendered
+//! from. A reply older than what is shown is dropped; one older than the current text
+//! is shown, marked stale, until the newer one arrives.
 
 use std::ops::Range;
-
-use serde_json::Value as Json;
-
 use std::sync::Arc;
-use std::time::Duration;
 
-use crate::render::{
-    prepare_source, render_with_deadline, CompiledTemplate, Limits, RenderError, RenderErrorKind,
-};
-use crate::session::{Message, Session};
+use crate::render::{Limits, RenderError};
+use crate::worker::{Job, Output, Reply, Template};
 
-/// How long the app waits for one render before showing a limit error instead; a
-/// keystroke must never freeze the terminal, whatever the template does.
-const RENDER_DEADLINE: Duration = Duration::from_secs(2);
-
-/// The compiled template and the last render.
+/// The template, the last render and where messages are in it.
 #[derive(Debug)]
 pub struct Preview {
-    compiled: Result<Arc<CompiledTemplate>, RenderError>,
-    /// Set when a render ran past the deadline: its worker may still be busy, so this
-    /// template is not rendered again until it is reloaded.
-    stalled: Option<RenderError>,
+    template: Result<Arc<Template>, RenderError>,
     /// The template source as compiled; error positions refer to it.
     pub source: String,
     /// The prompt, or why there is none.
-    pub output: Result<String, RenderError>,
+    pub output: Result<Arc<str>, RenderError>,
     /// Byte offset of the start of each prompt line.
     pub line_starts: Vec<usize>,
     /// Where each message shows up in the prompt, when it could be found.
     pub spans: Vec<Option<Range<usize>>>,
+    /// The generation `output` answers (0: nothing rendered yet).
+    pub generation: u64,
 }
 
 impl Preview {
-    /// Compiles `source`; call [`Preview::refresh`] to render.
+    /// A preview on `source`; it is compiled on the worker with the first render.
     pub fn new(source: &str) -> Self {
-        let compiled = CompiledTemplate::compile(source, Limits::default()).map(Arc::new);
-        let prepared = match &compiled {
-            Ok(template) => template.prepared_source().to_string(),
-            Err(_) => prepare_source(source),
-        };
+        let template = Template::new(source, Limits::default());
         Preview {
-            compiled,
-            stalled: None,
-            source: prepared,
-            output: Ok(String::new()),
+            source: template.prepared_source(),
+            template: Ok(template),
+            output: Ok(Arc::from("")),
             line_starts: vec![0],
             spans: Vec::new(),
+            generation: 0,
         }
     }
 
-    /// Re-renders `session` with the cached template.
-    pub fn refresh(&mut self, session: &Session) {
-        self.output = match (&self.compiled, session.conversation()) {
-            (Err(err), _) => Err(err.clone()),
-            _ if self.stalled.is_some() => Err(self
-                .stalled
-                .clone()
-                .unwrap_or_else(|| RenderError::input(""))),
-            (Ok(_), Err(err)) => Err(RenderError::input(err.to_string())),
-            (Ok(template), Ok(conversation)) => {
-                let result = render_with_deadline(template, conversation, RENDER_DEADLINE);
-                if matches!(&result, Err(err) if err.kind == RenderErrorKind::Limit && err.position.is_none())
-                {
-                    self.stalled = result.clone().err();
-                }
-                result
+    /// A preview that cannot render: every render shows `error` (a missing template).
+    pub fn unavailable(error: RenderError) -> Self {
+        Preview {
+            template: Err(error.clone()),
+            source: String::new(),
+            output: Err(error),
+            line_starts: vec![0],
+            spans: Vec::new(),
+            generation: 0,
+        }
+    }
+
+    /// The job that renders the worker's conversation, or the error that makes rendering
+    /// pointless (no template).
+    pub fn render_job(&self) -> Result<Job, RenderError> {
+        let template = self.template.clone()?;
+        Ok(Job::Render { template })
+    }
+
+    /// Shows `error` for `generation` without asking the worker.
+    pub fn fail(&mut self, generation: u64, error: RenderError) {
+        self.output = Err(error);
+        self.line_starts = vec![0];
+        self.generation = generation;
+    }
+
+    /// Takes a reply in; returns whether anything shown changed. A reply older than the
+    /// shown render is dropped.
+    pub fn accept(&mut self, reply: Reply) -> bool {
+        if reply.generation < self.generation {
+            return false;
+        }
+        match reply.result {
+            Ok(Output::Rendered(rendered)) => {
+                self.output = Ok(rendered.prompt);
+                self.line_starts = rendered.line_starts;
+                self.spans = rendered.spans;
+                self.generation = reply.generation;
             }
-        };
-        let text = self.output.as_deref().unwrap_or_default();
-        self.line_starts = line_starts(text);
-        self.spans = locate_messages(text, &session.messages);
+            // Message locations of the last prompt stay for when it comes back.
+            Err(error) => self.fail(reply.generation, error),
+        }
+        true
     }
 
     /// The render error, if the last render failed.
@@ -115,68 +121,14 @@ impl Preview {
             .partition_point(|&start| start <= offset)
             .saturating_sub(1)
     }
-}
 
-fn line_starts(text: &str) -> Vec<usize> {
-    let mut starts = vec![0];
-    starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
-    if text.ends_with('\n') {
-        starts.pop();
-    }
-    starts
-}
-
-/// See the module docs for the heuristic.
-fn locate_messages(prompt: &str, messages: &[Message]) -> Vec<Option<Range<usize>>> {
-    let mut from = 0;
-    messages
-        .iter()
-        .map(|msg| {
-            let needle = anchor(msg)?;
-            let start = from + prompt.get(from..)?.find(needle.as_str())?;
-            from = start + needle.len();
-            Some(start..from)
-        })
-        .collect()
-}
-
-fn anchor(msg: &Message) -> Option<String> {
-    let content = match msg.0.get("content") {
-        Some(Json::String(text)) => text.trim().to_string(),
-        Some(Json::Array(parts)) => parts
-            .iter()
-            .find_map(|p| p.get("text").and_then(Json::as_str))
-            .unwrap_or_default()
-            .trim()
-            .to_string(),
-        _ => String::new(),
-    };
-    if !content.is_empty() {
-        return Some(content);
-    }
-    super::fields::tool_calls(msg)
-        .first()
-        .and_then(|call| call.pointer("/function/name").or_else(|| call.get("name")))
-        .and_then(Json::as_str)
-        .filter(|name| !name.is_empty())
-        .map(String::from)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn lines_and_offsets() {
-        let starts = line_starts("a\nbc\n");
-        assert_eq!(starts, vec![0, 2]);
-        assert_eq!(line_starts(""), vec![0]);
-    }
-
-    #[test]
-    fn messages_are_found_in_order() {
-        let messages = vec![Message::new("user", "hi"), Message::new("assistant", "hi")];
-        let spans = locate_messages("<u>hi</u><a>hi</a>", &messages);
-        assert_eq!(spans, vec![Some(3..5), Some(12..14)]);
+    /// Message `message`'s span, if it lies inside the shown prompt (checked, so a stale
+    /// span can never index out of the text).
+    pub fn span(&self, message: usize) -> Option<&Range<usize>> {
+        let text = self.text();
+        self.spans
+            .get(message)?
+            .as_ref()
+            .filter(|r| r.end <= text.len() && text.is_char_boundary(r.start))
     }
 }

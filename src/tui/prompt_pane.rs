@@ -4,10 +4,11 @@
 
 use std::ops::Range;
 
-use super::action::{Direction, Effect, PromptAction, Step};
+use super::action::{CopyTarget, Direction, Effect, PromptAction, Step};
 use super::app::App;
 use super::dialog::Overlay;
 use super::preview::Preview;
+use super::rendering::Deferred;
 use crate::diff::{diff_lines, DiffLine};
 use crate::session::Expected;
 
@@ -84,12 +85,10 @@ impl App {
     /// The byte offset the prompt view follows: the selected message's span, or the
     /// nearest earlier message that was found in the prompt.
     pub fn prompt_anchor(&self) -> Option<usize> {
-        let spans = &self.preview.spans;
-        let selected = self.messages.selected.min(spans.len());
-        spans[..selected.saturating_add(1).min(spans.len())]
-            .iter()
+        (0..=self.messages.selected)
             .rev()
-            .find_map(|span| span.as_ref().map(|r| r.start))
+            .take(self.preview.spans.len() + 1)
+            .find_map(|index| self.preview.span(index).map(|r| r.start))
     }
 
     fn prompt_height(&self) -> usize {
@@ -104,7 +103,7 @@ impl App {
             PromptAction::ToggleDiff => self.toggle_diff(),
             PromptAction::StartSearch => self.overlay = Some(Overlay::search()),
             PromptAction::NextMatch(direction) => self.next_match(direction),
-            PromptAction::Copy => return self.copy_prompt(),
+            PromptAction::Copy(target) => return self.when_current(Deferred::Copy(target)),
         }
         None
     }
@@ -130,16 +129,15 @@ impl App {
             return self.warn("no expected prompt yet: press E to take it from the current render");
         }
         self.prompt.diff = !self.prompt.diff;
-        self.prompt.top = Some(if self.prompt.diff {
-            self.first_difference()
-        } else {
-            0
-        });
+        self.prompt.top = Some(0);
+        if self.prompt.diff {
+            self.when_current(Deferred::FirstDifference);
+        }
     }
 
     /// The diff row to open diff mode at: two lines above the first change, so the user
     /// lands on what differs instead of a long identical preamble.
-    fn first_difference(&self) -> usize {
+    pub(super) fn first_difference(&self) -> usize {
         let Some(Expected::Prompt(expected)) = &self.workspace.session.expected else {
             return 0;
         };
@@ -195,17 +193,46 @@ impl App {
         }
     }
 
-    fn copy_prompt(&mut self) -> Option<Effect> {
-        match &self.preview.output {
-            Ok(prompt) => {
-                let effect = Effect::Copy(prompt.clone());
-                self.notify(format!("copied {} bytes (OSC 52)", prompt.len()));
-                Some(effect)
-            }
-            Err(_) => {
-                self.warn("nothing to copy: the render failed");
-                None
-            }
+    /// Copies part of the shown prompt (the terminal reports how it was sent).
+    pub(super) fn copy(&mut self, target: CopyTarget) -> Option<Effect> {
+        if self.preview.error().is_some() {
+            self.warn("nothing to copy: the render failed");
+            return None;
         }
+        let text = self.preview.text();
+        let (range, what) = match target {
+            CopyTarget::Prompt => (Some(0..text.len()), "the prompt"),
+            CopyTarget::Message => (
+                self.preview.span(self.messages.selected).cloned(),
+                "the selected message",
+            ),
+            CopyTarget::Match => (self.match_lines(), "the current match's line"),
+        };
+        let Some(text) = range.and_then(|r| text.get(r)) else {
+            self.warn(match target {
+                CopyTarget::Message => {
+                    "nothing to copy: the selected message is not found in the prompt"
+                }
+                _ => "nothing to copy: no search match (press / to search)",
+            });
+            return None;
+        };
+        Some(Effect::Copy {
+            text: text.to_string(),
+            what,
+        })
+    }
+
+    /// The whole line(s) holding the current search match.
+    fn match_lines(&self) -> Option<std::ops::Range<usize>> {
+        let search = self.prompt.search.as_ref()?;
+        let found = search.matches.get(search.current)?;
+        let first = self.preview.line_of(found.start);
+        let last = self
+            .preview
+            .line_of(found.end.saturating_sub(1).max(found.start));
+        let start = self.preview.line_starts[first];
+        let line = self.preview.line(last);
+        Some(start..self.preview.line_starts[last] + line.len())
     }
 }

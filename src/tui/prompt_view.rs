@@ -23,7 +23,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
     let lines = match (&app.preview.output, app.prompt.diff) {
         (_, true) => diff_view(app, usize::from(inner.height)),
         (Err(err), false) => error_lines(app, err),
-        (Ok(_), false) => prompt_lines(app, usize::from(inner.height)),
+        (Ok(_), false) => prompt_lines(app, inner.width, inner.height),
     };
     let [body, search_bar] =
         Layout::vertical([Constraint::Min(0), Constraint::Length(search_height(app))]).areas(inner);
@@ -56,12 +56,20 @@ fn title(app: &App) -> String {
     }
     match &app.preview.output {
         Ok(_) => title.push_str(&format!(" {} lines", app.preview.line_count())),
-        Err(err) => title.push_str(&format!(" ✗ {}", err.kind.label())),
+        Err(err) => title.push_str(&format!(" ✗ {}", error_label(app, err))),
+    }
+    if app.is_stale() {
+        // The text changed since this render; the new one is on its way.
+        title.push_str(" · stale");
     }
     title
 }
 
-fn prompt_lines(app: &App, height: usize) -> Vec<Line<'static>> {
+/// The visible prompt lines, styled. A line longer than the pane can show when wrapped
+/// is cut there, so a multi-megabyte single-line prompt costs no more than a short one.
+fn prompt_lines(app: &App, width: u16, height: u16) -> Vec<Line<'static>> {
+    let visible_chars = usize::from(width) * usize::from(height);
+    let height = usize::from(height);
     let preview = &app.preview;
     let top = app.prompt.top_line(preview, app.prompt_anchor(), height);
     let session = &app.workspace.session;
@@ -77,10 +85,7 @@ fn prompt_lines(app: &App, height: usize) -> Vec<Line<'static>> {
         .map_or(&[][..], |s| s.matches.as_slice());
     let marks = Marks {
         specials: &specials,
-        selected: preview
-            .spans
-            .get(app.messages.selected)
-            .and_then(Option::as_ref),
+        selected: preview.span(app.messages.selected),
         matches,
         whitespace: app.prompt.whitespace,
         theme: app.theme,
@@ -91,7 +96,11 @@ fn prompt_lines(app: &App, height: usize) -> Vec<Line<'static>> {
             let start = preview.line_starts[index];
             let line = preview.line(index);
             let newline = text.as_bytes().get(start + line.len()) == Some(&b'\n');
-            prompt_line(line, start, newline, &marks)
+            let shown = line
+                .char_indices()
+                .nth(visible_chars)
+                .map_or(line, |(cut, _)| &line[..cut]);
+            prompt_line(shown, start, newline && shown.len() == line.len(), &marks)
         })
         .collect()
 }
@@ -100,7 +109,7 @@ fn prompt_lines(app: &App, height: usize) -> Vec<Line<'static>> {
 fn error_lines(app: &App, err: &RenderError) -> Vec<Line<'static>> {
     let theme = app.theme;
     let mut lines = vec![Line::styled(
-        format!("✗ {}", err.kind.label()),
+        format!("✗ {}", error_label(app, err)),
         theme.error(),
     )];
     if let Some(pos) = err.position {
@@ -122,6 +131,15 @@ fn error_lines(app: &App, err: &RenderError) -> Vec<Line<'static>> {
         }));
     }
     lines
+}
+
+/// What kind of failure the pane shows.
+fn error_label(app: &App, err: &RenderError) -> &'static str {
+    if app.workspace.missing_template.is_some() {
+        "template not found"
+    } else {
+        err.kind.label()
+    }
 }
 
 fn diff_view(app: &App, height: usize) -> Vec<Line<'static>> {

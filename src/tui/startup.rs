@@ -44,6 +44,9 @@ pub fn open(options: &TuiOptions) -> anyhow::Result<Opened> {
             Err(err) => notices.push(err.to_string()),
         }
     }
+    if let Some(path) = &options.file {
+        refuse_special_file(path)?;
+    }
     let example = sessions_dir.join("example.json");
     let target = options
         .file
@@ -85,6 +88,18 @@ pub fn open(options: &TuiOptions) -> anyhow::Result<Opened> {
     Ok(finish(workspace, catalog, notices))
 }
 
+/// Only regular files and folders are opened: reading a FIFO or a device would wait for
+/// a writer before the app even starts.
+fn refuse_special_file(path: &Path) -> anyhow::Result<()> {
+    match std::fs::metadata(path) {
+        Ok(meta) if !meta.is_file() && !meta.is_dir() => anyhow::bail!(
+            "{}: not a regular file (a pipe or a device cannot be opened)",
+            path.display()
+        ),
+        _ => Ok(()),
+    }
+}
+
 fn finish(workspace: Workspace, catalog: Vec<TemplateSource>, notices: Vec<String>) -> Opened {
     Opened {
         workspace,
@@ -117,8 +132,13 @@ fn from_request(
     }
     let dir = path.parent().filter(|p| !p.as_os_str().is_empty());
     let dir = dir.unwrap_or(Path::new("."));
-    let (mut template, notice) = template_for(&imported.session, dir, fetch);
-    notices.extend(notice);
+    let mut template = match template_for(&imported.session, dir, fetch) {
+        Ok(template) => template,
+        Err(err) => {
+            notices.push(format!("{err}; using the default template"));
+            catalog::default_template()
+        }
+    };
     if template.origin == Origin::Inline {
         template.origin = Origin::Request(path.to_path_buf());
         template.name = format!("{} chat_template", file_name(path));
@@ -136,9 +156,11 @@ fn file_name(path: &Path) -> String {
     )
 }
 
-/// Loads a session file and its template; a template that cannot be found falls back
-/// to the default one, with a notice. Used while the app runs, so a model missing from
-/// the local cache is not fetched (nothing may print over the screen).
+/// Loads a session file and its template. A template that cannot be found leaves the
+/// workspace in a visible error state (nothing renders, the notice names the file) and
+/// the session keeps its reference, so saving never switches it silently. Used while the
+/// app runs, so a model missing from the local cache is not fetched (nothing may print
+/// over the screen).
 pub fn open_session(
     path: &Path,
     sessions_dir: &Path,
@@ -156,43 +178,59 @@ fn load_session(
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let (template, notice) = template_for(&session, dir, fetch);
-    let workspace = Workspace::new(
+    Ok(workspace_for(
         session,
         Some(path.to_path_buf()),
-        template,
+        dir,
         sessions_dir.to_path_buf(),
-    );
-    Ok((workspace, notice))
+        fetch,
+    ))
 }
 
+/// The session's template, fetched from the Hub first when `fetch` allows it.
 fn template_for(
     session: &Session,
     dir: &Path,
     fetch: &mut dyn Fetch,
-) -> (TemplateSource, Option<String>) {
-    let fetched = catalog::prefetch(&session.template, fetch);
-    match fetched.and_then(|()| catalog::resolve_for(session, dir)) {
-        Ok(template) => (template, None),
-        Err(err) => (
-            catalog::default_template(),
-            Some(format!(
-                "{err}; using the default template (saving will switch to it)"
-            )),
-        ),
+) -> Result<TemplateSource, catalog::CatalogError> {
+    catalog::prefetch(&session.template, fetch).and_then(|()| catalog::resolve_for(session, dir))
+}
+
+fn workspace_for(
+    session: Session,
+    path: Option<PathBuf>,
+    dir: &Path,
+    sessions_dir: PathBuf,
+    fetch: &mut dyn Fetch,
+) -> (Workspace, Option<String>) {
+    match template_for(&session, dir, fetch) {
+        Ok(template) => (Workspace::new(session, path, template, sessions_dir), None),
+        Err(err) => {
+            let placeholder = TemplateSource::new("✗ template not found", "", Origin::Inline);
+            let why = format!(
+                "{err}. The session keeps this template reference; pick a template in the \
+                 Templates pane to switch, or create the file"
+            );
+            let mut workspace = Workspace::new(session, path, placeholder, sessions_dir);
+            workspace.template_missing(why.clone());
+            (workspace, Some(why))
+        }
     }
 }
 
-/// The workspace with the recovery file's session in place of the saved one.
-pub fn restore(workspace: &Workspace) -> anyhow::Result<Workspace> {
-    let session = Session::load(&workspace.recovery_path())?;
-    let (template, _) = template_for(&session, &workspace.session_dir(), &mut NoFetch);
-    let mut restored = Workspace::new(
+/// The workspace with the session from recovery file `path` in place of the saved one;
+/// that file becomes the one this run's autosave writes.
+pub fn restore(workspace: &Workspace, path: &Path) -> anyhow::Result<Workspace> {
+    let session = Session::load(path)?;
+    let (mut restored, _) = workspace_for(
         session,
         workspace.path.clone(),
-        template,
+        &workspace.session_dir(),
         workspace.sessions_dir.clone(),
+        &mut NoFetch,
     );
+    restored.keep_recovery_key(workspace);
+    restored.adopt_recovery(path.to_path_buf());
     restored.dirty = true;
     Ok(restored)
 }

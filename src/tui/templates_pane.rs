@@ -31,12 +31,14 @@ pub struct TemplatesPane {
 
 impl TemplatesPane {
     /// The pane with `current` selected (added to the list if it is not there).
-    pub fn new(catalog: Vec<TemplateSource>, current: &TemplateSource) -> Self {
+    pub fn new(catalog: Vec<TemplateSource>, current: Option<&TemplateSource>) -> Self {
         let mut pane = TemplatesPane {
             catalog,
             ..Default::default()
         };
-        pane.remember(current);
+        if let Some(current) = current {
+            pane.remember(current);
+        }
         pane
     }
 

@@ -138,11 +138,14 @@ fn status_line(app: &App) -> Line<'static> {
     }
     let render = match &app.preview.output {
         Ok(text) => Span::raw(format!("✓ {} bytes", text.len())),
+        Err(_) if app.workspace.missing_template.is_some() => {
+            Span::styled("✗ template not found", app.theme.error())
+        }
         Err(err) => Span::styled(format!("✗ {}", err.kind.label()), app.theme.error()),
     };
     let expected = match (&app.workspace.session.expected, &app.preview.output) {
         (None, _) => Span::styled("no expected outcome", app.theme.dim()),
-        (Some(Expected::Prompt(want)), Ok(got)) if want == got => {
+        (Some(Expected::Prompt(want)), Ok(got)) if want.as_str() == &**got => {
             Span::styled("matches expected", app.theme.added())
         }
         (Some(Expected::Error(want)), Err(err)) if err.message.contains(want.as_str()) => {

@@ -1,6 +1,6 @@
 //! The document being edited: the session, where it lives, its template, whether it has
-//! unsaved changes, the recovery file that protects those changes, and the template
-//! file watch.
+//! unsaved changes, the recovery file that protects those changes (named by
+//! [`super::recovery`]), and the template file watch.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -8,6 +8,8 @@ use std::time::{Duration, Instant, SystemTime};
 
 use crate::catalog::{self, CatalogError, TemplateSource};
 use crate::session::{write_atomically, Session, SessionError};
+
+use super::recovery;
 
 /// Quiet time after the last change before the recovery file is written.
 const RECOVERY_DEBOUNCE: Duration = Duration::from_secs(1);
@@ -29,6 +31,36 @@ pub struct Workspace {
     pub sessions_dir: PathBuf,
     pending: Option<Pending>,
     watch: Option<Watch>,
+    /// What an untitled session's recovery file is named after (what was opened).
+    untitled_key: String,
+    /// The recovery file this run writes: chosen at the first write, and never one an
+    /// earlier run left that the user has not decided on.
+    recovery: Option<PathBuf>,
+    /// The session file's size and content hash when it was last read or written.
+    disk: Option<FileStamp>,
+    /// The session's template could not be loaded: why. The session keeps its
+    /// reference (saving does not switch it) until the user picks another template.
+    pub missing_template: Option<String>,
+}
+
+/// Enough of a file's state to tell that another program rewrote it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct FileStamp {
+    len: usize,
+    hash: u64,
+}
+
+impl FileStamp {
+    fn of(path: &Path) -> Option<Self> {
+        let bytes = fs::read(path).ok()?;
+        let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash: u64, &b| {
+            (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        Some(FileStamp {
+            len: bytes.len(),
+            hash,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -52,6 +84,7 @@ impl Workspace {
         sessions_dir: PathBuf,
     ) -> Self {
         let mut workspace = Workspace {
+            untitled_key: recovery::untitled_key(&template),
             session,
             path,
             template,
@@ -59,7 +92,11 @@ impl Workspace {
             sessions_dir,
             pending: None,
             watch: None,
+            recovery: None,
+            disk: None,
+            missing_template: None,
         };
+        workspace.disk = workspace.path.as_deref().and_then(FileStamp::of);
         workspace.watch_template();
         workspace
     }
@@ -98,31 +135,89 @@ impl Workspace {
             self.session.eos_token = Some(eos.clone());
         }
         self.template = template;
+        self.missing_template = None;
         self.session.template = self.template.reference(&self.session_dir());
         self.watch_template();
     }
 
-    /// Saves to `path` (or the current path); clears the dirty flag and the recovery
-    /// files. Returns the path written.
+    /// The template reference could not be resolved: keep it as it is, render nothing,
+    /// and watch for the file to appear.
+    pub fn template_missing(&mut self, why: String) {
+        self.missing_template = Some(why);
+        self.watch = match &self.session.template {
+            crate::session::TemplateRef::Path(path)
+            | crate::session::TemplateRef::Named { path, .. } => Some(Watch {
+                path: self.session_dir().join(path),
+                stamp: stamp(&self.session_dir().join(path)),
+            }),
+            _ => None,
+        };
+    }
+
+    /// Whether another program changed the session file since it was read or saved
+    /// (a deleted file does not count: saving recreates it).
+    pub fn changed_on_disk(&self) -> bool {
+        match (&self.path, self.disk) {
+            (Some(path), Some(known)) => FileStamp::of(path).is_some_and(|now| now != known),
+            _ => false,
+        }
+    }
+
+    /// Saves to `path` (or the current path); clears the dirty flag and this run's
+    /// recovery file. Returns the path written.
     pub fn save(&mut self, path: Option<PathBuf>) -> Result<PathBuf, SessionError> {
-        let old_recovery = self.recovery_path();
         let target = path
             .or_else(|| self.path.clone())
             .unwrap_or_else(|| self.sessions_dir.join("untitled.json"));
-        self.path = Some(target.clone());
-        self.session.template = self.template.reference(&self.session_dir());
-        self.session.save(&target)?;
+        let previous = self.path.replace(target.clone());
+        self.refer_to_template();
+        if let Err(err) = self.session.save(&target) {
+            self.path = previous;
+            return Err(err);
+        }
+        self.disk = FileStamp::of(&target);
         self.dirty = false;
         self.pending = None;
-        let _ = fs::remove_file(&old_recovery);
-        let _ = fs::remove_file(self.recovery_path());
+        self.discard_recovery();
         Ok(target)
     }
 
-    /// Where unsaved changes are kept: `<stem>.recovery.json` beside the session, or
-    /// `.untitled.recovery.json` in the sessions folder.
+    /// Points the session at its template, relative to where it is saved; a missing
+    /// template keeps the reference it was loaded with.
+    fn refer_to_template(&mut self) {
+        if self.missing_template.is_none() {
+            self.session.template = self.template.reference(&self.session_dir());
+        }
+    }
+
+    /// Where this run keeps unsaved changes (see [`super::recovery`]).
     pub fn recovery_path(&self) -> PathBuf {
-        recovery_path_for(self.path.as_deref(), &self.sessions_dir)
+        self.recovery
+            .clone()
+            .unwrap_or_else(|| recovery::free_path(&self.recovery_base()))
+    }
+
+    fn recovery_base(&self) -> PathBuf {
+        recovery::base_path(self.path.as_deref(), &self.sessions_dir, &self.untitled_key)
+    }
+
+    /// Recovery files earlier runs left for this session, newest first.
+    pub fn found_recovery(&self) -> Vec<PathBuf> {
+        let mut found = recovery::existing(&self.recovery_base());
+        found.retain(|path| Some(path) != self.recovery.as_ref());
+        found
+    }
+
+    /// Names recovery files after what `other` was opened from (a restored untitled
+    /// session keeps its key even if its template changed).
+    pub fn keep_recovery_key(&mut self, other: &Workspace) {
+        self.untitled_key = other.untitled_key.clone();
+    }
+
+    /// The restored recovery file becomes this run's own (its contents are now the
+    /// session's, so later autosaves may overwrite it).
+    pub fn adopt_recovery(&mut self, path: PathBuf) {
+        self.recovery = Some(path);
     }
 
     /// Writes the recovery file now (atomically) if there are unsaved changes.
@@ -130,28 +225,53 @@ impl Workspace {
         if !self.dirty {
             return Ok(());
         }
-        self.session.template = self.template.reference(&self.session_dir());
-        write_atomically(&self.recovery_path(), self.session.to_json().as_bytes())?;
+        let path = self.recovery_path();
+        self.refer_to_template();
+        write_atomically(&path, self.session.to_json().as_bytes())?;
+        self.recovery = Some(path);
         self.pending = None;
         Ok(())
     }
 
-    /// Writes the recovery file when the debounce time has passed.
+    /// When the recovery file is next due, if there are changes it does not hold yet.
+    pub fn autosave_due(&self) -> Option<Instant> {
+        self.pending
+            .map(|p| (p.last + RECOVERY_DEBOUNCE).min(p.first + RECOVERY_MAX_DELAY))
+    }
+
+    /// Writes the recovery file when the debounce time has passed. After a failure the
+    /// next attempt waits another debounce period instead of retrying at once.
     pub fn autosave(&mut self, now: Instant) -> std::io::Result<bool> {
-        let due = self.pending.is_some_and(|p| {
-            now.duration_since(p.last) >= RECOVERY_DEBOUNCE
-                || now.duration_since(p.first) >= RECOVERY_MAX_DELAY
-        });
+        let due = self.autosave_due().is_some_and(|due| now >= due);
         if due {
-            self.write_recovery()?;
+            if let Err(err) = self.write_recovery() {
+                self.pending = Some(Pending {
+                    first: now,
+                    last: now,
+                });
+                return Err(err);
+            }
         }
         Ok(due)
     }
 
-    /// Deletes the recovery file (after the user discarded the changes).
+    /// Deletes this run's recovery file (after a save, or when the user discarded the
+    /// changes). Files kept from earlier runs are left alone.
     pub fn discard_recovery(&mut self) {
         self.pending = None;
-        let _ = fs::remove_file(self.recovery_path());
+        if let Some(path) = self.recovery.take() {
+            self.remove_recovery(&path);
+        }
+    }
+
+    /// Deletes a recovery file; a sessions folder left empty by that goes too (it was
+    /// made for the recovery file, and an empty folder is clutter).
+    pub fn remove_recovery(&mut self, path: &Path) {
+        let _ = fs::remove_file(path);
+        if path.parent() == Some(self.sessions_dir.as_path()) {
+            // Fails, as it should, unless the folder is empty.
+            let _ = fs::remove_dir(&self.sessions_dir);
+        }
     }
 
     fn watch_template(&mut self) {
@@ -170,6 +290,15 @@ impl Workspace {
         }
         watch.stamp = now;
         let path = watch.path.clone();
+        if self.missing_template.is_some() {
+            let found = catalog::resolve(&self.session.template, &self.session_dir());
+            if let Ok(template) = &found {
+                self.template = template.clone();
+                self.missing_template = None;
+                self.watch_template();
+            }
+            return Some(found);
+        }
         let reloaded = catalog::load_path(&path).map(|all| {
             let name = &self.template.name;
             all.into_iter().find(|t| &t.name == name)
@@ -185,19 +314,6 @@ impl Workspace {
             }),
             Err(err) => Err(err),
         })
-    }
-}
-
-/// The recovery file for a session at `path` (or an untitled one).
-pub fn recovery_path_for(path: Option<&Path>, sessions_dir: &Path) -> PathBuf {
-    match path {
-        Some(path) => {
-            let stem = path
-                .file_stem()
-                .map_or_else(|| "session".into(), |s| s.to_string_lossy().into_owned());
-            path.with_file_name(format!("{stem}.recovery.json"))
-        }
-        None => sessions_dir.join(".untitled.recovery.json"),
     }
 }
 

@@ -30,11 +30,13 @@ pub fn app_for(session: Session, dir: &Path) -> App {
     let workspace = Workspace::new(session, None, template, dir.to_path_buf());
     let mut app = App::new(workspace, catalog::bundled());
     app.update(Action::Resize(80, 24));
+    app.settle();
     app
 }
 
-/// The screen as text.
-pub fn screen(app: &App, width: u16, height: u16) -> String {
+/// The screen as text, once the render worker has answered every change.
+pub fn screen(app: &mut App, width: u16, height: u16) -> String {
+    app.settle();
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
     terminal.draw(|frame| ui::draw(frame, app)).expect("draw");
     terminal.backend().to_string()
@@ -58,7 +60,8 @@ pub fn type_text(app: &mut App, text: &str) {
 }
 
 /// Draws without reading the screen back (TestBackend cannot print a 0-wide buffer).
-pub fn draw_only(app: &App, width: u16, height: u16) {
+pub fn draw_only(app: &mut App, width: u16, height: u16) {
+    app.settle();
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
     terminal.draw(|frame| ui::draw(frame, app)).expect("draw");
 }

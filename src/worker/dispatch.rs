@@ -1,0 +1,286 @@
+//! The dispatcher thread: one pending slot per job kind, one running job, deadlines, and
+//! the bookkeeping that keeps at most one abandoned render thread alive.
+//!
+//! Threads: this one, the active runner, and at most one abandoned runner. A runner that
+//! passes its deadline is cancelled and, if no other runner is abandoned, left to finish
+//! on its own while a fresh runner takes over. If one is already abandoned, the late
+//! runner is reported as timed out but kept: nothing else starts until one of the two
+//! returns, so the thread count stays bounded whatever the templates do.
+
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::render::{CancelToken, RenderError, RenderErrorKind};
+
+use super::runner::{self, Runner};
+use super::{Job, JobKind, Output, Reply, Update};
+use crate::render::Conversation;
+
+/// What the dispatcher's inbox carries.
+pub(super) enum Command {
+    /// A change to the conversation.
+    Update(Update),
+    /// A new request from the handle.
+    Submit { generation: u64, job: Job },
+    /// A runner finished a job.
+    Done {
+        runner: u64,
+        result: Result<Output, RenderError>,
+    },
+    /// The handle was dropped.
+    Shutdown,
+}
+
+/// Hands a reply to the caller (and wakes it).
+pub(super) type Notify = Box<dyn Fn(Reply) + Send>;
+
+struct Queued {
+    generation: u64,
+    job: Job,
+    /// The caller was already told this render waits for an abandoned one.
+    blocked_reported: bool,
+}
+
+struct Running {
+    runner: Runner,
+    kind: JobKind,
+    generation: u64,
+    template: Option<usize>,
+    token: CancelToken,
+    deadline: Instant,
+    /// Reported as timed out, but not abandoned (another runner already is).
+    timed_out: bool,
+}
+
+struct Abandoned {
+    runner: Runner,
+    template: Option<usize>,
+}
+
+struct Dispatcher {
+    deadline: Duration,
+    commands: Sender<Command>,
+    notify: Notify,
+    /// The conversation jobs run on; a running job holds a snapshot (copy on write).
+    conversation: Arc<Conversation>,
+    queued: [Option<Queued>; JobKind::ALL.len()],
+    running: Option<Running>,
+    idle: Option<Runner>,
+    abandoned: Option<Abandoned>,
+    next_runner: u64,
+}
+
+/// Starts the dispatcher thread.
+pub(super) fn start(
+    deadline: Duration,
+    commands: Sender<Command>,
+    inbox: Receiver<Command>,
+    notify: Notify,
+) -> std::io::Result<()> {
+    let dispatcher = Dispatcher {
+        deadline,
+        commands,
+        notify,
+        conversation: Arc::default(),
+        queued: Default::default(),
+        running: None,
+        idle: None,
+        abandoned: None,
+        next_runner: 0,
+    };
+    std::thread::Builder::new()
+        .name("chatplate-worker".into())
+        .spawn(move || dispatcher.run(&inbox))
+        .map(drop)
+}
+
+/// The identity of the template a render job uses.
+fn template_of(job: &Job) -> Option<usize> {
+    match job {
+        Job::Render { template } => Some(Arc::as_ptr(template) as usize),
+    }
+}
+
+impl Dispatcher {
+    fn run(mut self, inbox: &Receiver<Command>) {
+        loop {
+            let command = match self.running.as_ref().filter(|r| !r.timed_out) {
+                Some(running) => {
+                    let wait = running.deadline.saturating_duration_since(Instant::now());
+                    match inbox.recv_timeout(wait) {
+                        Ok(command) => Some(command),
+                        Err(RecvTimeoutError::Timeout) => None,
+                        Err(RecvTimeoutError::Disconnected) => return,
+                    }
+                }
+                None => match inbox.recv() {
+                    Ok(command) => Some(command),
+                    Err(_) => return,
+                },
+            };
+            match command {
+                None => self.time_out(),
+                Some(Command::Update(update)) => {
+                    update.apply(Arc::make_mut(&mut self.conversation));
+                }
+                Some(Command::Submit { generation, job }) => {
+                    let slot = job.kind().index();
+                    self.queued[slot] = Some(Queued {
+                        generation,
+                        job,
+                        blocked_reported: false,
+                    });
+                }
+                Some(Command::Done { runner, result }) => self.finished(runner, result),
+                Some(Command::Shutdown) => return,
+            }
+            self.start_next();
+        }
+    }
+
+    fn reply(&self, kind: JobKind, generation: u64, result: Result<Output, RenderError>) {
+        (self.notify)(Reply {
+            kind,
+            generation,
+            result,
+        });
+    }
+
+    fn finished(&mut self, runner: u64, result: Result<Output, RenderError>) {
+        if self.running.as_ref().is_some_and(|r| r.runner.id == runner) {
+            if let Some(done) = self.running.take() {
+                if !done.timed_out {
+                    self.reply(done.kind, done.generation, result);
+                }
+                self.idle = Some(done.runner);
+            }
+        } else if self
+            .abandoned
+            .as_ref()
+            .is_some_and(|a| a.runner.id == runner)
+        {
+            // Dropping the runner closes its job channel; its thread ends.
+            self.abandoned = None;
+            if self.running.as_ref().is_some_and(|r| r.timed_out) {
+                self.abandon_running();
+            }
+        }
+    }
+
+    /// The running job passed its deadline.
+    fn time_out(&mut self) {
+        let Some(running) = self.running.as_mut() else {
+            return;
+        };
+        running.token.cancel();
+        running.timed_out = true;
+        let (kind, generation) = (running.kind, running.generation);
+        let can_abandon = self.abandoned.is_none();
+        self.reply(
+            kind,
+            generation,
+            Err(timeout_error(self.deadline, can_abandon)),
+        );
+        if can_abandon {
+            self.abandon_running();
+        }
+    }
+
+    /// Leaves the running job's thread to end on its own; a fresh runner takes over.
+    fn abandon_running(&mut self) {
+        if let Some(running) = self.running.take() {
+            self.abandoned = Some(Abandoned {
+                runner: running.runner,
+                template: running.template,
+            });
+        }
+    }
+
+    fn start_next(&mut self) {
+        if self.running.is_some() {
+            return;
+        }
+        for kind in JobKind::ALL {
+            let slot = kind.index();
+            let Some(queued) = self.queued[slot].as_mut() else {
+                continue;
+            };
+            let template = template_of(&queued.job);
+            let blocked = template.is_some()
+                && self
+                    .abandoned
+                    .as_ref()
+                    .is_some_and(|a| a.template == template);
+            if blocked {
+                if !queued.blocked_reported {
+                    queued.blocked_reported = true;
+                    let generation = queued.generation;
+                    self.reply(kind, generation, Err(blocked_error()));
+                }
+                continue;
+            }
+            if let Some(queued) = self.queued[slot].take() {
+                self.start(kind, queued, template);
+            }
+            return;
+        }
+    }
+
+    fn start(&mut self, kind: JobKind, queued: Queued, template: Option<usize>) {
+        let runner = match self.idle.take() {
+            Some(runner) => runner,
+            None => {
+                self.next_runner += 1;
+                match runner::spawn(self.next_runner, self.commands.clone()) {
+                    Ok(runner) => runner,
+                    Err(err) => {
+                        let message = format!("could not start a render thread: {err}");
+                        return self.reply(
+                            kind,
+                            queued.generation,
+                            Err(RenderError::input(message)),
+                        );
+                    }
+                }
+            }
+        };
+        let token = CancelToken::new();
+        runner.run(queued.job, Arc::clone(&self.conversation), token.clone());
+        self.running = Some(Running {
+            runner,
+            kind,
+            generation: queued.generation,
+            template,
+            token,
+            deadline: Instant::now() + self.deadline,
+            timed_out: false,
+        });
+    }
+}
+
+fn timeout_error(deadline: Duration, abandoned: bool) -> RenderError {
+    let after = if abandoned {
+        "it was stopped and is left to end on its own"
+    } else {
+        "another stopped render is still running, so nothing else starts until one ends"
+    };
+    RenderError {
+        kind: RenderErrorKind::Timeout,
+        message: format!(
+            "the template did not finish within {:.1} s; {after}",
+            deadline.as_secs_f64()
+        ),
+        position: None,
+    }
+}
+
+fn blocked_error() -> RenderError {
+    RenderError {
+        kind: RenderErrorKind::Timeout,
+        message: "not rendered: an earlier render of this template timed out and is still \
+                  running; at most one is left running, so this one starts when it ends"
+            .into(),
+        position: None,
+    }
+}

@@ -1,0 +1,102 @@
+//! A runner thread: runs one job at a time for the dispatcher, catching panics so a bug
+//! in the engine becomes an error message instead of a dead worker.
+
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{self, Sender};
+use std::sync::Arc;
+
+use crate::render::{CancelToken, Conversation, RenderError, RenderErrorKind};
+
+use super::dispatch::Command;
+use super::{line_starts, locate, Job, Output, Rendered};
+
+/// The dispatcher's handle on one runner thread; dropping it ends the thread once its
+/// current job returns.
+pub(super) struct Runner {
+    /// Distinguishes the active runner from an abandoned one.
+    pub id: u64,
+    jobs: Sender<Task>,
+}
+
+/// A job with the conversation snapshot it runs on and its cancel token.
+type Task = (Job, Arc<Conversation>, CancelToken);
+
+impl Runner {
+    /// Hands the runner a job on `conversation`.
+    pub fn run(&self, job: Job, conversation: Arc<Conversation>, token: CancelToken) {
+        let _ = self.jobs.send((job, conversation, token));
+    }
+}
+
+/// Starts runner `id`; it reports each finished job to `done`.
+pub(super) fn spawn(id: u64, done: Sender<Command>) -> std::io::Result<Runner> {
+    let (jobs, inbox) = mpsc::channel::<Task>();
+    std::thread::Builder::new()
+        .name(format!("chatplate-render-{id}"))
+        .spawn(move || {
+            for (job, conversation, token) in inbox {
+                let result = catch_unwind(AssertUnwindSafe(|| run(job, &conversation, &token)))
+                    .unwrap_or_else(|payload| Err(panic_error(payload.as_ref())));
+                if done.send(Command::Done { runner: id, result }).is_err() {
+                    return;
+                }
+            }
+        })?;
+    Ok(Runner { id, jobs })
+}
+
+fn run(job: Job, conversation: &Conversation, token: &CancelToken) -> Result<Output, RenderError> {
+    match job {
+        Job::Render { template } => {
+            #[cfg(debug_assertions)]
+            test_panic(conversation);
+            let prompt = template
+                .compiled()?
+                .render_cancellable(conversation, token)?;
+            Ok(Output::Rendered(Rendered {
+                line_starts: line_starts(&prompt),
+                spans: locate::locate_messages(&prompt, &conversation.messages),
+                prompt: prompt.into(),
+            }))
+        }
+    }
+}
+
+/// A caught panic as a render error; the session it was rendering is unharmed.
+fn panic_error(payload: &(dyn Any + Send)) -> RenderError {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into());
+    RenderError {
+        kind: RenderErrorKind::Runtime,
+        message: format!(
+            "chatplate bug: the template engine crashed ({what}). Your session is unharmed; \
+             please report this template and conversation."
+        ),
+        position: None,
+    }
+}
+
+/// Debug builds only: panics when a message contains `$CHATPLATE_TEST_PANIC`, so tests
+/// can prove a crash on the worker is contained (no template is known to crash it).
+#[cfg(debug_assertions)]
+fn test_panic(conversation: &Conversation) {
+    let Some(marker) = std::env::var("CHATPLATE_TEST_PANIC")
+        .ok()
+        .filter(|m| !m.is_empty())
+    else {
+        return;
+    };
+    let hit = conversation.messages.iter().any(|message| {
+        message
+            .get("content")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|text| text.contains(&marker))
+    });
+    if hit {
+        panic!("test panic requested through CHATPLATE_TEST_PANIC");
+    }
+}

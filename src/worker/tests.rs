@@ -1,0 +1,173 @@
+//! The worker's contract: replies carry their generation, requests coalesce, runaway
+//! renders time out without piling up threads, panics become errors.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use super::{Job, JobKind, MessageUpdate, Output, Reply, Template, Update, Worker};
+use crate::render::{Conversation, Limits, RenderErrorKind};
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn conversation(text: &str) -> Conversation {
+    Conversation {
+        messages: vec![json!({"role": "user", "content": text})],
+        ..Conversation::default()
+    }
+}
+
+/// Sets the worker's conversation to one user message and asks for a render.
+fn render(worker: &Worker, generation: u64, template: &Arc<Template>, text: &str) {
+    worker.update(Update::all(conversation(text)));
+    worker.submit(
+        generation,
+        Job::Render {
+            template: Arc::clone(template),
+        },
+    );
+}
+
+/// A template that takes seconds: a list doubled 23 times, then its last item, which
+/// MiniJinja finds by walking the whole lazy chain without charging fuel.
+fn slow_template() -> Arc<Template> {
+    Template::new(
+        "{% set ns = namespace(l=[1]) %}{% for i in range(23) %}{% set ns.l = ns.l + ns.l %}\
+         {% endfor %}{{ ns.l|last }}",
+        Limits::default(),
+    )
+}
+
+fn next(worker: &Worker) -> Reply {
+    worker.recv_timeout(PATIENCE).expect("a reply")
+}
+
+fn prompt(reply: &Reply) -> &str {
+    match &reply.result {
+        Ok(Output::Rendered(rendered)) => &rendered.prompt,
+        other => panic!("not a render: {other:?}"),
+    }
+}
+
+#[test]
+fn renders_and_locates_with_generations() {
+    let worker = Worker::spawn(PATIENCE).unwrap();
+    let template = Template::new("<{{ messages[0].content }}>\n.", Limits::default());
+    render(&worker, 7, &template, "hi");
+    let reply = next(&worker);
+    assert_eq!((reply.kind, reply.generation), (JobKind::Render, 7));
+    assert_eq!(prompt(&reply), "<hi>\n.");
+    let Ok(Output::Rendered(rendered)) = reply.result else {
+        unreachable!()
+    };
+    assert_eq!(rendered.line_starts, vec![0, 5]);
+    assert_eq!(rendered.spans, vec![Some(1..3)]);
+}
+
+#[test]
+fn updates_patch_the_workers_conversation() {
+    let worker = Worker::spawn(PATIENCE).unwrap();
+    let template = Template::new(
+        "{% for m in messages %}{{ m.content }};{% endfor %}{{ x }}",
+        Limits::default(),
+    );
+    let mut start = conversation("a");
+    start.messages.push(json!({"role": "user", "content": "b"}));
+    worker.update(Update::all(start));
+    let mut settings = Conversation::default();
+    settings.variables.insert("x".into(), json!("!"));
+    worker.update(Update {
+        settings: None,
+        messages: MessageUpdate::Some(vec![(1, json!({"role": "user", "content": "B"}))]),
+    });
+    worker.update(Update {
+        settings: Some(settings),
+        messages: MessageUpdate::Unchanged,
+    });
+    let job = Job::Render {
+        template: Arc::clone(&template),
+    };
+    worker.submit(1, job);
+    assert_eq!(prompt(&next(&worker)), "a;B;!");
+}
+
+#[test]
+fn a_burst_of_requests_coalesces_to_the_newest() {
+    let worker = Worker::spawn(PATIENCE).unwrap();
+    let template = Template::new("{{ messages[0].content }}", Limits::default());
+    for generation in 1..=200 {
+        render(&worker, generation, &template, &generation.to_string());
+    }
+    let mut answered = Vec::new();
+    while answered.last() != Some(&200) {
+        let reply = next(&worker);
+        assert_eq!(prompt(&reply), reply.generation.to_string());
+        answered.push(reply.generation);
+    }
+    assert!(answered.windows(2).all(|w| w[0] < w[1]), "in order");
+    assert!(
+        answered.len() < 200,
+        "coalesced: {} renders",
+        answered.len()
+    );
+}
+
+#[test]
+fn a_runaway_render_times_out_and_blocks_only_its_template() {
+    let worker = Worker::spawn(Duration::from_millis(100)).unwrap();
+    let slow = slow_template();
+    render(&worker, 1, &slow, "x");
+    let timed_out = next(&worker);
+    assert_eq!(timed_out.result.unwrap_err().kind, RenderErrorKind::Timeout);
+    // The same template again: refused while the abandoned render still runs.
+    render(&worker, 2, &slow, "y");
+    let blocked = next(&worker);
+    assert_eq!(blocked.generation, 2);
+    let err = blocked.result.unwrap_err();
+    assert!(err.message.contains("still running"), "{err}");
+    // Another template renders meanwhile on a fresh runner (its request replaces the
+    // queued one: the newest request of a kind wins).
+    let quick = Template::new("ok {{ messages[0].content }}", Limits::default());
+    render(&worker, 3, &quick, "z");
+    let reply = next(&worker);
+    assert_eq!((reply.generation, prompt(&reply)), (3, "ok z"));
+    render(&worker, 4, &slow, "w");
+    assert!(next(&worker)
+        .result
+        .unwrap_err()
+        .message
+        .contains("still running"));
+    // When the abandoned render ends, the blocked request is tried (and, being just as
+    // slow, times out once more).
+    let started = Instant::now();
+    let retried = next(&worker);
+    assert_eq!(retried.generation, 4);
+    assert_eq!(retried.result.unwrap_err().kind, RenderErrorKind::Timeout);
+    assert!(started.elapsed() < PATIENCE);
+}
+
+#[test]
+fn a_panic_in_a_job_is_an_error_and_the_worker_lives_on() {
+    // The marker only matters in debug builds (see runner::test_panic).
+    if !cfg!(debug_assertions) {
+        return;
+    }
+    std::env::set_var("CHATPLATE_TEST_PANIC", "please-panic-now");
+    let worker = Worker::spawn(PATIENCE).unwrap();
+    let template = Template::new("{{ messages[0].content }}", Limits::default());
+    render(&worker, 1, &template, "please-panic-now");
+    let err = next(&worker).result.unwrap_err();
+    assert!(err.message.contains("engine crashed"), "{err}");
+    render(&worker, 2, &template, "fine");
+    assert_eq!(prompt(&next(&worker)), "fine");
+}
+
+#[test]
+fn compile_errors_come_back_as_replies() {
+    let worker = Worker::spawn(PATIENCE).unwrap();
+    let template = Template::new("{% if %}", Limits::default());
+    render(&worker, 1, &template, "x");
+    let err = next(&worker).result.unwrap_err();
+    assert_eq!(err.kind, RenderErrorKind::Syntax);
+}
