@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
+use crate::files::{self, FileError, MAX_CONFIG_BYTES, MAX_TEMPLATE_BYTES};
 use crate::session::TemplateRef;
 
 mod bundled {
@@ -95,8 +96,83 @@ pub enum CatalogError {
         message: String,
     },
     /// No bundled template has this name.
-    #[error("no bundled template named {0:?} (see `chatplate templates`)")]
+    #[error("no bundled template named {} (see `chatplate templates`)", crate::visible::quoted(.0))]
     UnknownBundled(String),
+    /// The file is not one chatplate will read (a FIFO, too large, not UTF-8, ...).
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// A session names a template file outside the folders it may read from.
+    #[error("template path {} leads outside {}; templates named by a session must be inside it (allow more with --template-root DIR)", crate::visible::quoted(.path), roots_text(.allowed))]
+    Outside {
+        /// The path as the session wrote it.
+        path: String,
+        /// The folders it may read from.
+        allowed: Vec<PathBuf>,
+    },
+}
+
+fn roots_text(roots: &[PathBuf]) -> String {
+    let names: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
+    match names.as_slice() {
+        [] => "every allowed folder".into(),
+        [one] => one.clone(),
+        _ => names.join(" and "),
+    }
+}
+
+/// Which files a session's `{"path": ...}` / `{"named": ...}` template may name.
+///
+/// Fixtures arrive in pull requests: a path such as `/proc/self/environ` or
+/// `../../.ssh/id_rsa` would print a file the fixture's author should never see in
+/// `check`'s diff (and `--bless` would store it). Paths are resolved (links included)
+/// and must stay inside one of the allowed folders.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TemplateAccess {
+    /// Any path: for a file the user named themselves.
+    Anywhere,
+    /// Only paths inside one of these folders.
+    Within(Vec<PathBuf>),
+}
+
+impl TemplateAccess {
+    /// Only inside `root` (the tree being checked, or the session's folder).
+    pub fn within(root: &Path) -> Self {
+        TemplateAccess::Within(vec![root.to_path_buf()])
+    }
+
+    fn check(&self, path: &Path, written: &str) -> Result<(), CatalogError> {
+        let TemplateAccess::Within(roots) = self else {
+            return Ok(());
+        };
+        let real = fs::canonicalize(path).unwrap_or_else(|_| lexical_absolute(path));
+        let inside = roots.iter().any(|root| {
+            let root = fs::canonicalize(root).unwrap_or_else(|_| lexical_absolute(root));
+            real.starts_with(root)
+        });
+        if inside {
+            return Ok(());
+        }
+        Err(CatalogError::Outside {
+            path: written.to_string(),
+            allowed: roots.clone(),
+        })
+    }
+}
+
+/// `path` made absolute with `..` removed, for paths that do not exist (yet).
+fn lexical_absolute(path: &Path) -> PathBuf {
+    let joined = std::env::current_dir().unwrap_or_default().join(path);
+    let mut out = PathBuf::new();
+    for part in joined.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
 }
 
 /// Every bundled template, sorted by name.
@@ -145,14 +221,65 @@ pub fn find_bundled(name: &str) -> Result<TemplateSource, CatalogError> {
 
 /// Loads every template a path offers: a `.jinja` file gives one, a
 /// `tokenizer_config.json` one per entry, a directory everything inside it (recursively).
+/// A directory with some unusable files still gives the good ones; it fails only when
+/// it offers none and something was wrong (see [`load_all`] for the problems).
 pub fn load_path(path: &Path) -> Result<Vec<TemplateSource>, CatalogError> {
-    if path.is_dir() {
-        return load_dir(path);
+    let mut loaded = load_all(path);
+    if loaded.templates.is_empty() && !loaded.problems.is_empty() {
+        return Err(loaded.problems.remove(0));
     }
+    Ok(loaded.templates)
+}
+
+/// Templates found under a path, and the files that could not be used.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Every usable template, in path order.
+    pub templates: Vec<TemplateSource>,
+    /// Files that were skipped, with why (worth a warning, not a failure).
+    pub problems: Vec<CatalogError>,
+}
+
+/// Like [`load_path`], but a directory keeps its good templates and lists the problems.
+pub fn load_all(path: &Path) -> Loaded {
+    if !path.is_dir() {
+        return match load_file(path) {
+            Ok(templates) => Loaded {
+                templates,
+                problems: Vec::new(),
+            },
+            Err(err) => Loaded {
+                templates: Vec::new(),
+                problems: vec![err],
+            },
+        };
+    }
+    let is_template = |p: &Path| {
+        p.extension().is_some_and(|e| e == "jinja")
+            || p.file_name().is_some_and(|n| n == "tokenizer_config.json")
+    };
+    let walked = files::walk(path, |_| true, is_template);
+    let mut loaded = Loaded::default();
+    for file in walked.files {
+        match load_file(&file) {
+            Ok(found) => loaded.templates.extend(found),
+            Err(err) => loaded.problems.push(err),
+        }
+    }
+    for (skipped, why) in walked.skipped {
+        loaded.problems.push(CatalogError::Config {
+            path: skipped,
+            message: why,
+        });
+    }
+    loaded
+}
+
+fn load_file(path: &Path) -> Result<Vec<TemplateSource>, CatalogError> {
     if path.extension().is_some_and(|e| e == "json") {
         return load_tokenizer_config(path);
     }
-    let source = read(path)?;
+    let source = read(path, MAX_TEMPLATE_BYTES)?;
     Ok(vec![TemplateSource {
         name: file_label(path),
         source,
@@ -162,31 +289,6 @@ pub fn load_path(path: &Path) -> Result<Vec<TemplateSource>, CatalogError> {
     }])
 }
 
-fn load_dir(dir: &Path) -> Result<Vec<TemplateSource>, CatalogError> {
-    let mut paths: Vec<PathBuf> = fs::read_dir(dir)
-        .map_err(|source| CatalogError::Io {
-            path: dir.to_path_buf(),
-            cause: source,
-        })?
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .collect();
-    paths.sort();
-    let mut found = Vec::new();
-    for path in paths {
-        let is_template = path.extension().is_some_and(|e| e == "jinja")
-            || path
-                .file_name()
-                .is_some_and(|n| n == "tokenizer_config.json");
-        if path.is_dir() {
-            found.extend(load_dir(&path)?);
-        } else if is_template {
-            found.extend(load_path(&path)?);
-        }
-    }
-    Ok(found)
-}
-
 /// A `tokenizer_config.json`: `chat_template` is a string or a list of
 /// `{"name", "template"}`; `bos_token`/`eos_token` are strings or `{"content"}` objects.
 pub fn load_tokenizer_config(path: &Path) -> Result<Vec<TemplateSource>, CatalogError> {
@@ -194,7 +296,7 @@ pub fn load_tokenizer_config(path: &Path) -> Result<Vec<TemplateSource>, Catalog
         path: path.to_path_buf(),
         message,
     };
-    let config: Json = serde_json::from_str(&read(path)?).map_err(|err| {
+    let config: Json = serde_json::from_str(&read(path, MAX_CONFIG_BYTES)?).map_err(|err| {
         config_error(format!(
             "line {} column {}: {err}",
             err.line(),
@@ -247,10 +349,12 @@ fn special_token(value: &Json) -> Option<String> {
     }
 }
 
-/// Resolves a session's template reference; relative paths start at `session_dir`.
+/// Resolves a session's template reference; relative paths start at `session_dir` and
+/// must stay where `access` allows.
 pub fn resolve(
     reference: &TemplateRef,
     session_dir: &Path,
+    access: &TemplateAccess,
 ) -> Result<TemplateSource, CatalogError> {
     match reference {
         TemplateRef::Bundled(name) => find_bundled(name),
@@ -263,6 +367,7 @@ pub fn resolve(
         }),
         TemplateRef::Path(relative) => {
             let path = session_dir.join(relative);
+            access.check(&path, relative)?;
             let mut all = load_path(&path)?;
             match all.len() {
                 1 => Ok(all.remove(0)),
@@ -275,8 +380,12 @@ pub fn resolve(
                     }),
             }
         }
-        TemplateRef::Named { path, name } => {
-            let path = session_dir.join(path);
+        TemplateRef::Named {
+            path: written,
+            name,
+        } => {
+            let path = session_dir.join(written);
+            access.check(&path, written)?;
             load_tokenizer_config(&path)?
                 .into_iter()
                 .find(|t| matches!(&t.origin, Origin::TokenizerConfig { name: Some(n), .. } if n == name))
@@ -288,11 +397,8 @@ pub fn resolve(
     }
 }
 
-fn read(path: &Path) -> Result<String, CatalogError> {
-    fs::read_to_string(path).map_err(|source| CatalogError::Io {
-        path: path.to_path_buf(),
-        cause: source,
-    })
+fn read(path: &Path, limit: u64) -> Result<String, CatalogError> {
+    Ok(files::read_text(path, limit)?)
 }
 
 /// `chat_template.jinja` and `tokenizer_config.json` are named after their folder.

@@ -10,6 +10,7 @@ pub mod check;
 pub mod cli;
 pub mod corpus;
 pub mod diff;
+pub mod files;
 pub mod render;
 pub mod session;
 #[cfg(feature = "tui")]

@@ -76,7 +76,7 @@ fn output_size_is_bounded() {
         .render(&conversation())
         .unwrap_err();
     assert_eq!(err.kind, RenderErrorKind::Limit);
-    assert!(err.message.contains("1000 bytes"), "{}", err.message);
+    assert!(err.message.contains("1,000 bytes"), "{}", err.message);
 }
 
 #[test]

@@ -3,7 +3,10 @@
 
 mod bench;
 mod check;
+mod limits;
+mod output;
 mod render;
+mod worker;
 
 use std::path::PathBuf;
 
@@ -12,6 +15,7 @@ use clap::{Parser, Subcommand};
 
 use crate::{catalog, corpus};
 
+pub use output::is_broken_pipe;
 use render::RenderArgs;
 
 /// chatplate: see the exact prompt a chat template makes of a conversation.
@@ -23,6 +27,9 @@ pub struct Cli {
     /// Extra template directories for the picker (repeatable).
     #[arg(long = "templates", value_name = "DIR")]
     pub template_dirs: Vec<PathBuf>,
+    /// Render bounds for the app.
+    #[command(flatten)]
+    limits: limits::LimitArgs,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -32,23 +39,9 @@ enum Command {
     /// Print the rendered prompt, byte for byte (nothing added).
     Render(RenderArgs),
     /// Re-render fixtures and compare with their `expected`; ends with "N passed, N failed".
-    Check {
-        /// Fixture files or directories (searched recursively).
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Rewrite `expected` from the current render instead of comparing.
-        #[arg(long)]
-        bless: bool,
-    },
+    Check(check::CheckArgs),
     /// Time template compilation and the median render of each fixture.
-    Bench {
-        /// Fixture files.
-        #[arg(required = true)]
-        fixtures: Vec<PathBuf>,
-        /// Renders per fixture.
-        #[arg(long, default_value_t = 200)]
-        iterations: usize,
-    },
+    Bench(bench::BenchArgs),
     /// Convert a conformance corpus (MANIFEST.json + templates + scenarios) into fixtures.
     ImportCorpus {
         /// The corpus set directory, e.g. ../shared/conformance/dev.
@@ -58,34 +51,39 @@ enum Command {
     },
     /// List the bundled templates.
     Templates,
+    /// Internal: a `check` child process (see `chatplate::check::isolate`).
+    #[command(name = "__check-worker", hide = true)]
+    CheckWorker,
 }
 
 /// Runs the parsed command line; the exit code is the returned value.
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
-        None => interactive(cli.file, cli.template_dirs),
+        None => interactive(cli.file, cli.template_dirs, &cli.limits),
         Some(Command::Render(args)) => render::run(args),
-        Some(Command::Check { paths, bless }) => Ok(check::run(&paths, bless)),
-        Some(Command::Bench {
-            fixtures,
-            iterations,
-        }) => bench::run(&fixtures, iterations.max(1)),
+        Some(Command::Check(args)) => check::run(&args),
+        Some(Command::Bench(args)) => bench::run(&args),
+        Some(Command::CheckWorker) => worker::run(),
         Some(Command::ImportCorpus { corpus, out }) => {
             let written = corpus::import(&corpus, &out)?;
             println!("wrote {} fixtures to {}", written.len(), out.display());
             Ok(0)
         }
         Some(Command::Templates) => {
-            for template in catalog::bundled() {
-                println!("{}", template.name);
-            }
+            let names: Vec<String> = catalog::bundled().into_iter().map(|t| t.name).collect();
+            output::print_lines(&names)?;
             Ok(0)
         }
     }
 }
 
 #[cfg(feature = "tui")]
-fn interactive(file: Option<PathBuf>, template_dirs: Vec<PathBuf>) -> Result<i32> {
+fn interactive(
+    file: Option<PathBuf>,
+    template_dirs: Vec<PathBuf>,
+    limits: &limits::LimitArgs,
+) -> Result<i32> {
+    crate::tui::preview::set_app_limits(limits.apply(crate::tui::preview::app_default_limits()));
     crate::tui::run(crate::tui::TuiOptions {
         file,
         template_dirs,
@@ -94,7 +92,11 @@ fn interactive(file: Option<PathBuf>, template_dirs: Vec<PathBuf>) -> Result<i32
 }
 
 #[cfg(not(feature = "tui"))]
-fn interactive(_file: Option<PathBuf>, _template_dirs: Vec<PathBuf>) -> Result<i32> {
+fn interactive(
+    _file: Option<PathBuf>,
+    _template_dirs: Vec<PathBuf>,
+    _limits: &limits::LimitArgs,
+) -> Result<i32> {
     anyhow::bail!(
         "this chatplate was built without the terminal app (feature \"tui\"); use a subcommand"
     )

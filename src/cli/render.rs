@@ -1,17 +1,19 @@
 //! `chatplate render`: one prompt, byte for byte, from a fixture or from loose files.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::{Map, Value as Json};
 
-use crate::catalog;
+use super::limits::LimitArgs;
+use super::output;
+use crate::catalog::{self, TemplateAccess};
 use crate::check::describe_error;
-use crate::render::{render_with_deadline, CompiledTemplate, Conversation, Limits};
+use crate::files::{self, MAX_SESSION_BYTES};
+use crate::render::{CompiledTemplate, Conversation, RenderControl};
 use crate::session::Session;
+use crate::visible;
 
 #[derive(Debug, Args)]
 pub(super) struct RenderArgs {
@@ -36,21 +38,27 @@ pub(super) struct RenderArgs {
     /// Fixed clock for strftime_now, e.g. 2026-01-15T00:00:00.
     #[arg(long)]
     clock: Option<String>,
+    /// A folder a fixture's template path may also lead into (repeatable); by default
+    /// it must stay inside the fixture's folder.
+    #[arg(long = "template-root", value_name = "DIR")]
+    template_roots: Vec<PathBuf>,
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 /// `chatplate render`: the prompt bytes on stdout, or the error on stderr (exit 1).
 pub(super) fn run(args: RenderArgs) -> Result<i32> {
     let (source, conversation) = match &args.fixture {
-        Some(path) => fixture_input(path)?,
+        Some(path) => fixture_input(path, &args.template_roots)?,
         None => quick_input(&args)?,
     };
-    let limits = Limits::default();
-    let rendered = CompiledTemplate::compile(&source, limits).and_then(|compiled| {
-        render_with_deadline(&Arc::new(compiled), conversation, limits.deadline)
-    });
+    let limits = args.limits.limits();
+    let control = RenderControl::default().with_deadline(limits.deadline);
+    let rendered = CompiledTemplate::compile(&source, limits)
+        .and_then(|compiled| compiled.render_controlled(&conversation, &control));
     match rendered {
         Ok(prompt) => {
-            std::io::stdout().write_all(prompt.as_bytes())?;
+            output::print(&prompt)?;
             Ok(0)
         }
         Err(err) => {
@@ -60,10 +68,17 @@ pub(super) fn run(args: RenderArgs) -> Result<i32> {
     }
 }
 
-pub(super) fn fixture_input(path: &Path) -> Result<(String, Conversation)> {
+/// A fixture's template source and conversation. Its template path must stay inside
+/// the fixture's folder or one of `roots`.
+pub(super) fn fixture_input(path: &Path, roots: &[PathBuf]) -> Result<(String, Conversation)> {
     let session = Session::load(path)?;
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let template = catalog::resolve(&session.template, dir)?;
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let mut allowed = vec![dir.to_path_buf()];
+    allowed.extend(roots.iter().cloned());
+    let template = catalog::resolve(&session.template, dir, &TemplateAccess::Within(allowed))?;
     Ok((template.source, session.conversation()?))
 }
 
@@ -94,8 +109,12 @@ fn quick_input(args: &RenderArgs) -> Result<(String, Conversation)> {
         .clock
         .as_deref()
         .map(|c| {
-            c.parse()
-                .with_context(|| format!("--clock {c:?} is not like 2026-01-15T00:00:00"))
+            c.parse().with_context(|| {
+                format!(
+                    "--clock {} is not like 2026-01-15T00:00:00",
+                    visible::quoted(c)
+                )
+            })
         })
         .transpose()?;
     let conversation = Conversation {
@@ -109,14 +128,24 @@ fn quick_input(args: &RenderArgs) -> Result<(String, Conversation)> {
     Ok((template.source, conversation))
 }
 
+/// `--template`: a path the user typed (read wherever it is), else a bundled name.
 fn load_template(name_or_path: &str) -> Result<catalog::TemplateSource> {
     let path = Path::new(name_or_path);
     if path.exists() {
-        let mut all = catalog::load_path(path)?;
-        if all.is_empty() {
-            bail!("{name_or_path}: no template found");
+        let mut loaded = catalog::load_all(path);
+        for problem in &loaded.problems {
+            eprintln!(
+                "chatplate: warning: {}",
+                visible::message(&problem.to_string())
+            );
         }
-        return Ok(all.remove(0));
+        if loaded.templates.is_empty() {
+            match loaded.problems.into_iter().next() {
+                Some(problem) => return Err(problem.into()),
+                None => bail!("{}: no template found", visible::quoted(name_or_path)),
+            }
+        }
+        return Ok(loaded.templates.remove(0));
     }
     Ok(catalog::find_bundled(name_or_path)?)
 }
@@ -148,8 +177,7 @@ fn read_json_list(path: &Path) -> Result<Vec<Json>> {
 }
 
 fn read_json(path: &Path) -> Result<Json> {
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text = files::read_text(path, MAX_SESSION_BYTES)?;
     serde_json::from_str(&text)
         .map_err(|err| anyhow::anyhow!("{}:{}:{}: {err}", path.display(), err.line(), err.column()))
 }
@@ -158,7 +186,7 @@ fn read_json(path: &Path) -> Result<Json> {
 /// plain string otherwise.
 fn parse_var(pair: &str) -> Result<(String, Json)> {
     let Some((key, value)) = pair.split_once('=') else {
-        bail!("--var {pair:?} is not KEY=VALUE");
+        bail!("--var {} is not KEY=VALUE", visible::quoted(pair));
     };
     let value = serde_json::from_str(value).unwrap_or_else(|_| Json::from(value));
     Ok((key.to_string(), value))

@@ -11,7 +11,7 @@ use std::ops::Range;
 
 use serde_json::Value as Json;
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use crate::render::{
@@ -19,9 +19,26 @@ use crate::render::{
 };
 use crate::session::{Message, Session};
 
-/// How long the app waits for one render before showing a limit error instead; a
-/// keystroke must never freeze the terminal, whatever the template does.
-const RENDER_DEADLINE: Duration = Duration::from_secs(2);
+/// The app's render bounds: the engine's, with a 2 s deadline (a keystroke must never
+/// freeze the terminal, whatever the template does).
+pub fn app_default_limits() -> Limits {
+    Limits {
+        deadline: Duration::from_secs(2),
+        ..Limits::default()
+    }
+}
+
+static APP_LIMITS: OnceLock<Limits> = OnceLock::new();
+
+/// Sets the app's render bounds (the command line's `--fuel`, `--deadline`, ...), once,
+/// before the first render.
+pub fn set_app_limits(limits: Limits) {
+    let _ = APP_LIMITS.set(limits);
+}
+
+fn app_limits() -> Limits {
+    APP_LIMITS.get().copied().unwrap_or_else(app_default_limits)
+}
 
 /// The compiled template and the last render.
 #[derive(Debug)]
@@ -43,7 +60,7 @@ pub struct Preview {
 impl Preview {
     /// Compiles `source`; call [`Preview::refresh`] to render.
     pub fn new(source: &str) -> Self {
-        let compiled = CompiledTemplate::compile(source, Limits::default()).map(Arc::new);
+        let compiled = CompiledTemplate::compile(source, app_limits()).map(Arc::new);
         let prepared = match &compiled {
             Ok(template) => template.prepared_source().to_string(),
             Err(_) => prepare_source(source),
@@ -68,7 +85,8 @@ impl Preview {
                 .unwrap_or_else(|| RenderError::input(""))),
             (Ok(_), Err(err)) => Err(RenderError::input(err.to_string())),
             (Ok(template), Ok(conversation)) => {
-                let result = render_with_deadline(template, conversation, RENDER_DEADLINE);
+                let deadline = template.limits().deadline;
+                let result = render_with_deadline(template, conversation, deadline);
                 if matches!(&result, Err(err) if err.kind == RenderErrorKind::Limit && err.position.is_none())
                 {
                     self.stalled = result.clone().err();

@@ -30,14 +30,15 @@ pub struct Opened {
 
 /// Opens what `options` names.
 pub fn open(options: &TuiOptions) -> anyhow::Result<Opened> {
+    let _ = TEMPLATE_ROOTS.set(options.template_dirs.clone());
     let sessions_dir = PathBuf::from(SESSIONS_DIR);
     let mut catalog = catalog::bundled();
     let mut notices = Vec::new();
     for dir in &options.template_dirs {
-        match catalog::load_path(dir) {
-            Ok(found) => catalog.extend(found),
-            Err(err) => notices.push(err.to_string()),
-        }
+        // A folder keeps its good templates; each unusable file is a warning.
+        let loaded = catalog::load_all(dir);
+        catalog.extend(loaded.templates);
+        notices.extend(loaded.problems.iter().map(|p| p.to_string()));
     }
     let example = sessions_dir.join("example.json");
     let target = options
@@ -114,8 +115,19 @@ pub fn open_session(
     Ok((workspace, notice))
 }
 
+/// The `--templates` folders, where sessions' template paths may also lead.
+static TEMPLATE_ROOTS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+
+/// Where a session's template path may lead: its own folder, the folder the app was
+/// started in, and the `--templates` folders (see [`catalog::TemplateAccess`]).
+fn template_access(session_dir: &Path) -> catalog::TemplateAccess {
+    let mut roots = vec![session_dir.to_path_buf(), PathBuf::from(".")];
+    roots.extend(TEMPLATE_ROOTS.get().into_iter().flatten().cloned());
+    catalog::TemplateAccess::Within(roots)
+}
+
 fn template_for(session: &Session, dir: &Path) -> (TemplateSource, Option<String>) {
-    match catalog::resolve(&session.template, dir) {
+    match catalog::resolve(&session.template, dir, &template_access(dir)) {
         Ok(template) => (template, None),
         Err(err) => (
             catalog::default_template(),
