@@ -14,7 +14,7 @@ use serde_json::{Map, Value as Json};
 use crate::files::{self, FileError, MAX_SESSION_BYTES};
 use crate::render::{ContinueFinal, Conversation};
 
-mod duplicates;
+mod scan;
 
 /// The format version this build reads and writes.
 pub const FORMAT_VERSION: u32 = 1;
@@ -283,7 +283,7 @@ impl Session {
                 message: crate::visible::message(&strip_position(&err.to_string())),
             }
         })?;
-        if let Some((offset, key)) = duplicates::first_duplicate_key(text) {
+        if let Some((offset, key)) = scan::first_duplicate_key(text) {
             let (line, column) = line_column(text, offset);
             return Err(SessionError::Invalid {
                 path: path.to_path_buf(),
@@ -369,6 +369,19 @@ impl Session {
 /// those point at the message's opening brace instead.
 fn error_position(text: &str, err: &serde_json::Error) -> (usize, usize) {
     let (line, column) = (err.line(), err.column().max(1));
+    // Checks on one field's value are placed at the end of the object by serde_json.
+    let message = err.to_string();
+    let field = [
+        ("clock ", "clock"),
+        ("unsupported session version", "version"),
+        ("\"version\"", "version"),
+        ("\"continue_final_message\"", "continue_final_message"),
+    ]
+    .into_iter()
+    .find(|(start, _)| message.starts_with(start));
+    if let Some(offset) = field.and_then(|(_, key)| scan::top_level_value(text, key)) {
+        return line_column(text, offset);
+    }
     if err.classify() != serde_json::error::Category::Data
         || !err.to_string().starts_with("message ")
     {

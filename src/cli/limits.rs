@@ -14,7 +14,8 @@ pub struct LimitArgs {
     /// messages and tools). Default 5000000.
     #[arg(long, value_name = "STEPS", value_parser = clap::value_parser!(u64).range(1..))]
     fuel: Option<u64>,
-    /// Wall-clock bound on one render, in seconds. Default 5 (2 in the app).
+    /// Wall-clock bound on one render, in seconds (it grows with the square of the
+    /// number of messages and tools, by 1 µs per pair). Default 5 (2 in the app).
     #[arg(long, value_name = "SECONDS", value_parser = parse_seconds)]
     deadline: Option<Duration>,
     /// Largest prompt, in bytes (suffixes K, M, G). Default 32M.

@@ -49,7 +49,7 @@ pub(super) struct RenderArgs {
 /// `chatplate render`: the prompt bytes on stdout, or the error on stderr (exit 1).
 pub(super) fn run(args: RenderArgs) -> Result<i32> {
     let (source, conversation) = match &args.fixture {
-        Some(path) => fixture_input(path, &args.template_roots)?,
+        Some(path) => fixture_input(path, Some(&args.template_roots))?,
         None => quick_input(&args)?,
     };
     let limits = args.limits.limits();
@@ -69,16 +69,25 @@ pub(super) fn run(args: RenderArgs) -> Result<i32> {
 }
 
 /// A fixture's template source and conversation. Its template path must stay inside
-/// the fixture's folder or one of `roots`.
-pub(super) fn fixture_input(path: &Path, roots: &[PathBuf]) -> Result<(String, Conversation)> {
+/// the fixture's folder or one of `roots`; with no roots given it may lead anywhere.
+pub(super) fn fixture_input(
+    path: &Path,
+    roots: Option<&[PathBuf]>,
+) -> Result<(String, Conversation)> {
     let session = Session::load(path)?;
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
     };
-    let mut allowed = vec![dir.to_path_buf()];
-    allowed.extend(roots.iter().cloned());
-    let template = catalog::resolve(&session.template, dir, &TemplateAccess::Within(allowed))?;
+    let access = match roots {
+        Some(roots) => {
+            let mut allowed = vec![dir.to_path_buf()];
+            allowed.extend(roots.iter().cloned());
+            TemplateAccess::Within(allowed)
+        }
+        None => TemplateAccess::Anywhere,
+    };
+    let template = catalog::resolve(&session.template, dir, &access)?;
     Ok((template.source, session.conversation()?))
 }
 

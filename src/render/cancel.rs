@@ -30,7 +30,9 @@ impl CancelToken {
 }
 
 /// How a render may be stopped from outside: a cancel token and, optionally, a
-/// deadline (a render past it stops with a timeout error).
+/// deadline (a render past it stops with a timeout error). The render extends the
+/// deadline by [`Limits::deadline_extension`](super::Limits::deadline_extension) for
+/// its input, as its step budget grows with the input.
 #[derive(Debug, Clone, Default)]
 pub struct RenderControl {
     /// Cancelling it stops the render.

@@ -107,6 +107,13 @@ impl RenderError {
         format!("{}: {first_line}", self.kind.label())
     }
 
+    /// Whether this error satisfies an expected `{"error": fragment}`: the fragment is
+    /// part of the summary or of the full message with its position (older fixtures
+    /// stored that form).
+    pub fn matches_expected(&self, fragment: &str) -> bool {
+        self.summary().contains(fragment) || self.to_string().contains(fragment)
+    }
+
     /// Converts a MiniJinja error. `source` is the template as the user wrote it (newlines
     /// normalised); `to_original` maps a byte offset in the text MiniJinja compiled back
     /// into `source`.
@@ -131,7 +138,10 @@ impl RenderError {
                     RenderErrorKind::Limit,
                     limit_hint.unwrap_or("output too large").to_string(),
                 ),
-                _ if detail.contains("recursion limit") => (RenderErrorKind::Limit, detail),
+                _ if detail.contains("recursion limit") => (
+                    RenderErrorKind::Limit,
+                    limit_hint.map_or(detail.clone(), str::to_string),
+                ),
                 _ => (RenderErrorKind::Runtime, detail),
             }
         };

@@ -54,6 +54,11 @@ impl Helpers {
     pub fn namespace_value(&self) -> String {
         self.name("namespace_value")
     }
+
+    /// The value of every other `{% set ... = value %}`.
+    pub fn set_value(&self) -> String {
+        self.name("set_value")
+    }
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //!   `loop.revindex` work; MiniJinja's character iterator has none) and is a render
 //!   checkpoint for every item, so a cancelled or timed-out render stops inside any
 //!   loop, and one over its byte budget stops before it grows further.
-//! * **Namespace assignments**: a namespace is the only mutable value, so it is the
+//! * **Assignments**: a namespace is the only mutable value, so it is the
 //!   only way to build a value that contains itself, and the only way to carry a value
 //!   across loop iterations. Every `{% set ns.attr = value %}` is checked: no namespace
 //!   inside a namespace (it could contain itself, and comparing or printing a cycle
@@ -28,15 +28,32 @@ pub const MAX_NESTING: usize = 10_000;
 /// Bytes one list slot is counted as (a MiniJinja value).
 const SLOT_BYTES: usize = 24;
 
-/// Most items one namespace assignment may hold, all levels together. Real templates
-/// keep flags, strings and short lists there; a list doubled in a loop reaches this in
-/// about 20 steps and is refused here instead of being walked for seconds.
+/// Most items one assignment may hold (a namespace's: all levels together). Real
+/// templates keep flags, strings and short lists there; a list doubled in a loop
+/// reaches this in about 20 steps and is refused here instead of being walked for
+/// seconds or materialised all at once.
 pub const MAX_STORED_ITEMS: usize = 1_000_000;
 
 /// Registers both helpers under this template's names.
 pub fn register(env: &mut minijinja::Environment<'static>, helpers: &Helpers) {
     env.add_function(helpers.loop_iterable(), loop_iterable);
     env.add_function(helpers.namespace_value(), namespace_value);
+    env.add_function(helpers.set_value(), set_value);
+}
+
+/// The value of a plain `{% set x = value %}`: a list doubled with `l + l` through a
+/// chain of assignments is lazy until MiniJinja materialises it (after 32 levels), all
+/// at once and beyond any check; refused here while it is still only a length.
+fn set_value(state: &State, value: Value) -> Result<Value, Error> {
+    scope::tick(Some(state))?;
+    if is_container(&value) {
+        if let Some(len) = value.len() {
+            if len > MAX_STORED_ITEMS {
+                return Err(too_many_items());
+            }
+        }
+    }
+    Ok(value)
 }
 
 /// `None` and numbers fail with Python's message; undefined iterates as nothing (as
@@ -203,12 +220,15 @@ fn push_children(
                 return Err(too_many_items());
             }
         }
-        let child = match is_map {
-            true => value.get_item(&item).unwrap_or_default(),
-            false => item,
-        };
-        if is_container(&child) {
-            pending.push((child, depth + 1));
+        // A map's keys can be containers too (`{[ns]: 1}` is a valid MiniJinja dict).
+        if is_map {
+            let child = value.get_item(&item).unwrap_or_default();
+            if is_container(&child) {
+                pending.push((child, depth + 1));
+            }
+        }
+        if is_container(&item) {
+            pending.push((item, depth + 1));
         }
     }
     Ok(count)
@@ -216,7 +236,7 @@ fn push_children(
 
 fn too_many_items() -> Error {
     refused(&format!(
-        "value too large to keep in a namespace (more than {MAX_STORED_ITEMS} items)"
+        "value too large to keep in a variable (more than {MAX_STORED_ITEMS} items)"
     ))
 }
 

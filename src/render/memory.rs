@@ -36,6 +36,8 @@ static INSTALLED: AtomicBool = AtomicBool::new(false);
 thread_local! {
     /// Bytes allocated minus bytes freed on this thread.
     static LIVE: Cell<isize> = const { Cell::new(0) };
+    /// The highest [`LIVE`] since [`reset_thread_peak`].
+    static PEAK: Cell<isize> = const { Cell::new(0) };
     /// Hard cap on [`LIVE`] for a chatplate render thread (0: none).
     static HARD_CAP: Cell<isize> = const { Cell::new(0) };
     /// Where to report that the hard cap was hit (a render's stop flag).
@@ -78,6 +80,7 @@ fn grow(bytes: usize) {
     let _ = LIVE.try_with(|live| {
         let now = live.get().saturating_add(bytes as isize);
         live.set(now);
+        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
         let cap = HARD_CAP.try_with(Cell::get).unwrap_or(0);
         if cap > 0 && now > cap {
             park_for_good();
@@ -113,6 +116,17 @@ pub fn is_metered() -> bool {
 /// Bytes allocated minus bytes freed on this thread so far (0 when not metered).
 pub fn thread_live_bytes() -> isize {
     LIVE.try_with(Cell::get).unwrap_or(0)
+}
+
+/// The most this thread held since the last [`reset_thread_peak`], counted like
+/// [`thread_live_bytes`] (for measuring what a render on this thread needed).
+pub fn thread_peak_bytes() -> isize {
+    PEAK.try_with(Cell::get).unwrap_or(0)
+}
+
+/// Starts a new peak measurement at what this thread holds now.
+pub fn reset_thread_peak() {
+    let _ = PEAK.try_with(|peak| peak.set(thread_live_bytes()));
 }
 
 /// Makes this thread a render thread with a hard cap: past `cap` live bytes (counted

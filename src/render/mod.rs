@@ -46,7 +46,9 @@ pub use cancel::{CancelToken, RenderControl};
 pub use conversation::{effective_messages, ContinueFinal, Conversation, CONTINUE_TAG};
 pub use error::{RenderError, RenderErrorKind, SourcePosition};
 pub use limits::{Limits, STEPS_PER_ITEM_PAIR};
-pub use memory::{is_metered, thread_live_bytes, MeteredAllocator};
+pub use memory::{
+    is_metered, reset_thread_peak, thread_live_bytes, thread_peak_bytes, MeteredAllocator,
+};
 pub use pyjson::{dumps as python_json_dumps, DumpOptions};
 pub use source::prepare as prepare_source;
 pub use watchdog::{active_renders, render_with_deadline};
@@ -259,7 +261,7 @@ impl CompiledTemplate {
         let mut output = LimitedWriter::new(limits.max_output_bytes);
         let rendered = template.render_captured_to(context, &mut output);
         if let Some(stop) = shared.stop() {
-            return Err(self.stopped(stop, shared));
+            return Err(self.stopped(stop, shared, items));
         }
         let fuel_used = match rendered {
             Ok(captured) => captured.state().fuel_levels().map_or(0, |(used, _)| used),
@@ -274,7 +276,7 @@ impl CompiledTemplate {
     /// errors named with their limit.
     fn error(&self, err: &minijinja::Error, items: usize, shared: &Shared) -> RenderError {
         if let Some(stop) = shared.stop() {
-            return self.stopped(stop, shared);
+            return self.stopped(stop, shared, items);
         }
         let limits = &self.inner.limits;
         let hint = match err.kind() {
@@ -293,12 +295,12 @@ impl CompiledTemplate {
     }
 
     /// The error for a render stopped from outside the template's logic.
-    fn stopped(&self, stop: Stop, shared: &Shared) -> RenderError {
+    fn stopped(&self, stop: Stop, shared: &Shared, items: usize) -> RenderError {
         let limits = &self.inner.limits;
         match stop {
             Stop::Cancelled => RenderError::cancelled(),
             Stop::Deadline => {
-                RenderError::limit(RenderErrorKind::Timeout, limits.deadline_exceeded())
+                RenderError::limit(RenderErrorKind::Timeout, limits.deadline_exceeded(items))
             }
             Stop::Memory => RenderError::limit(
                 RenderErrorKind::Limit,

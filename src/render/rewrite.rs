@@ -15,9 +15,10 @@
 //!   and `loop.revindex` work; MiniJinja's character iterator has none. Every `for`
 //!   loop's iterable is wrapped in the loop helper ([`super::loops`]), which gives a
 //!   string its length (and lets a cancelled render stop at the next item).
-//! * **Namespace assignments**: the value of every `{% set ns.attr = value %}` passes
-//!   through a helper ([`super::loops`]) that refuses a namespace inside a namespace
-//!   (which could contain itself) and lists too large to ever materialise.
+//! * **Assignments**: the value of every `{% set ns.attr = value %}` passes through a
+//!   helper ([`super::loops`]) that refuses a namespace inside a namespace (which could
+//!   contain itself) and lists too large to ever materialise; every other `{% set %}`
+//!   value through one that refuses only the too-large lists.
 //!
 //! The helpers' names are chosen per template ([`Helpers`]), so the template itself
 //! cannot call them.
@@ -222,19 +223,21 @@ fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
             walk_stmts(&w.body, cx);
         }
         Stmt::Set(s) => {
-            if matches!(s.target, Expr::GetAttr(_)) {
-                let (mut start, end) = extent(&s.expr, cx.source);
-                // Some expression spans (comparisons) begin before the `=`.
-                let (_, target_end) = extent(&s.target, cx.source);
-                if let Some(equals) = cx.source.get(target_end..).and_then(|t| t.find('=')) {
-                    start = start.max(target_end + equals + 1);
-                }
-                cx.edits.push(Edit {
-                    start,
-                    end,
-                    kind: EditKind::Wrap(cx.helpers.namespace_value()),
-                });
+            let (mut start, end) = extent(&s.expr, cx.source);
+            // Some expression spans (comparisons) begin before the `=`.
+            let (_, target_end) = extent(&s.target, cx.source);
+            if let Some(equals) = cx.source.get(target_end..).and_then(|t| t.find('=')) {
+                start = start.max(target_end + equals + 1);
             }
+            let helper = match s.target {
+                Expr::GetAttr(_) => cx.helpers.namespace_value(),
+                _ => cx.helpers.set_value(),
+            };
+            cx.edits.push(Edit {
+                start,
+                end,
+                kind: EditKind::Wrap(helper),
+            });
             walk_expr(&s.expr, cx)
         }
         Stmt::SetBlock(s) => walk_stmts(&s.body, cx),

@@ -123,7 +123,7 @@ pub(super) fn run_on_own_thread(
         if let Some(stop) = stop {
             // Tell the render (it stops at its next checkpoint) and answer now.
             shared.set_stop(stop);
-            return Err(template.stopped(stop, &shared));
+            return Err(template.stopped(stop, &shared, items));
         }
     }
 }

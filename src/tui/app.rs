@@ -224,7 +224,7 @@ impl App {
     fn save_expected(&mut self) {
         let expected = match &self.preview.output {
             Ok(prompt) => Expected::Prompt(prompt.clone()),
-            Err(err) => Expected::Error(err.message.clone()),
+            Err(err) => Expected::Error(err.summary()),
         };
         let what = match expected {
             Expected::Prompt(_) => "prompt",

@@ -1,8 +1,10 @@
-//! Finding a key written twice in one JSON object.
+//! Scanning session JSON for what serde_json does not report.
 //!
-//! serde_json keeps the last of two equal keys without a word, so a message written
-//! `{"content": "a", "content": "b"}` would silently lose `"a"`, and `--bless` would
-//! write the file back without it. Sessions are checked for this after they parse.
+//! * A key written twice in one object: serde_json keeps the last without a word, so a
+//!   message written `{"content": "a", "content": "b"}` would silently lose `"a"`, and
+//!   `--bless` would write the file back without it.
+//! * Where a top-level key's value is: serde_json places an error found while checking
+//!   a field's value at the end of the enclosing object.
 
 use std::collections::HashSet;
 
@@ -50,6 +52,31 @@ pub fn first_duplicate_key(text: &str) -> Option<(usize, String)> {
     None
 }
 
+/// The byte offset of the value of the top-level `key` in a JSON object's text.
+pub fn top_level_value(text: &str, key: &str) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let (mut depth, mut index) = (0usize, 0usize);
+    while index < bytes.len() {
+        match bytes[index] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' => {
+                let end = string_end(bytes, index);
+                let after = text[end..].trim_start();
+                if depth == 1 && after.starts_with(':') && key_text(&text[index..end]) == key {
+                    let value = after[1..].trim_start();
+                    return Some(text.len() - value.len());
+                }
+                index = end;
+                continue;
+            }
+            _ => {}
+        }
+        index += 1;
+    }
+    None
+}
+
 /// The offset just past the string that starts with the quote at `start`.
 fn string_end(bytes: &[u8], start: usize) -> usize {
     let mut index = start + 1;
@@ -76,7 +103,17 @@ fn key_text(quoted: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::first_duplicate_key;
+    use super::{first_duplicate_key, top_level_value};
+
+    #[test]
+    fn finds_top_level_values_only() {
+        let text = r#"{"m": [{"clock": 1}], "clock": "x"}"#;
+        assert_eq!(
+            top_level_value(text, "clock"),
+            Some(text.rfind("\"x\"").unwrap())
+        );
+        assert_eq!(top_level_value(text, "version"), None);
+    }
 
     #[test]
     fn finds_repeated_keys_in_any_object_only() {
