@@ -101,22 +101,14 @@ struct Input {
 impl CompiledTemplate {
     /// Parses `source` with transformers' settings; syntax errors carry their position.
     ///
-    /// Compiling recurses through the template's expressions, so it runs on a thread
-    /// with a large stack; expressions nested deeper than [`MAX_EXPRESSION_DEPTH`] are
+    /// Compiling recurses through the template's expressions, so it runs on a large
+    /// stack (a fresh one when the caller's has less than 64 MiB left); expressions nested deeper than [`MAX_EXPRESSION_DEPTH`] are
     /// refused (Python's compiler gives up on `+` chains near 1,000; its `~` chains are
     /// flat, and a 10,000-term one compiles here too).
     pub fn compile(source: &str, limits: Limits) -> Result<Self, RenderError> {
-        let source = source.to_string();
-        let compiled = std::thread::Builder::new()
-            .name("chatplate-compile".into())
-            .stack_size(watchdog::RENDER_STACK_BYTES)
-            .spawn(move || Self::compile_here(&source, limits))
-            .map_err(|_| RenderError::input("could not start a compile thread"))?
-            .join();
-        compiled.unwrap_or_else(|_| {
-            Err(RenderError::input(
-                "internal error while compiling (please report this template)",
-            ))
+        // On a thread with less stack left than that, compile on a fresh segment.
+        stacker::maybe_grow(64 << 20, watchdog::RENDER_STACK_BYTES, || {
+            Self::compile_here(source, limits)
         })
     }
 
