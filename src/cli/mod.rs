@@ -27,6 +27,10 @@ pub struct Cli {
     /// Extra template directories for the picker (repeatable).
     #[arg(long = "templates", value_name = "DIR")]
     pub template_dirs: Vec<PathBuf>,
+    /// A folder sessions' template paths may also lead into (repeatable); by default the
+    /// session's folder, the working directory and the --templates folders.
+    #[arg(long = "template-root", value_name = "DIR")]
+    template_roots: Vec<PathBuf>,
     /// Render bounds for the app.
     #[command(flatten)]
     limits: limits::LimitArgs,
@@ -59,7 +63,7 @@ enum Command {
 /// Runs the parsed command line; the exit code is the returned value.
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
-        None => interactive(cli.file, cli.template_dirs, &cli.limits),
+        None => interactive(cli.file, cli.template_dirs, cli.template_roots, &cli.limits),
         Some(Command::Render(args)) => render::run(args),
         Some(Command::Check(args)) => check::run(&args),
         Some(Command::Bench(args)) => bench::run(&args),
@@ -81,9 +85,11 @@ pub fn run(cli: Cli) -> Result<i32> {
 fn interactive(
     file: Option<PathBuf>,
     template_dirs: Vec<PathBuf>,
+    template_roots: Vec<PathBuf>,
     limits: &limits::LimitArgs,
 ) -> Result<i32> {
     crate::tui::preview::set_app_limits(limits.apply(crate::tui::preview::app_default_limits()));
+    crate::tui::startup::allow_template_roots(template_roots);
     crate::tui::run(crate::tui::TuiOptions {
         file,
         template_dirs,
@@ -95,6 +101,7 @@ fn interactive(
 fn interactive(
     _file: Option<PathBuf>,
     _template_dirs: Vec<PathBuf>,
+    _template_roots: Vec<PathBuf>,
     _limits: &limits::LimitArgs,
 ) -> Result<i32> {
     anyhow::bail!(

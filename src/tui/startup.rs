@@ -118,11 +118,22 @@ pub fn open_session(
 /// The `--templates` folders, where sessions' template paths may also lead.
 static TEMPLATE_ROOTS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
 
+/// Folders the user allowed with `--template-root`.
+static EXTRA_ROOTS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+
+/// Allows sessions' template paths to lead into these folders too (the command line's
+/// `--template-root`); call once, before the app starts.
+pub fn allow_template_roots(roots: Vec<PathBuf>) {
+    let _ = EXTRA_ROOTS.set(roots);
+}
+
 /// Where a session's template path may lead: its own folder, the folder the app was
-/// started in, and the `--templates` folders (see [`catalog::TemplateAccess`]).
+/// started in, the `--templates` folders and any `--template-root` (see
+/// [`catalog::TemplateAccess`]).
 fn template_access(session_dir: &Path) -> catalog::TemplateAccess {
     let mut roots = vec![session_dir.to_path_buf(), PathBuf::from(".")];
     roots.extend(TEMPLATE_ROOTS.get().into_iter().flatten().cloned());
+    roots.extend(EXTRA_ROOTS.get().into_iter().flatten().cloned());
     catalog::TemplateAccess::Within(roots)
 }
 
