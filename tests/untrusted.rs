@@ -657,3 +657,57 @@ fn item_18_minijinja_is_pinned_and_install_is_locked() {
         "README lacks --locked"
     );
 }
+
+// Item 1, the isolation itself: a checking child that aborts or dies on a fixture costs
+// only that fixture; a new child takes the rest, and every fixture is counted.
+#[test]
+fn item_1_a_crashing_checker_child_fails_only_its_fixture() {
+    use chatplate::check::isolate::check_all_isolated;
+    use chatplate::check::{CheckOptions, Fixture, Outcome};
+    let dir = tempfile::tempdir().unwrap();
+    // A stand-in child speaking the worker protocol: reads the options line, then
+    // answers "pass" per request, but dies by SIGABRT or SIGSEGV on some fixtures.
+    let script = r#"read options
+while read request; do
+  case "$request" in
+    *abort*) echo "memory allocation of 999 bytes failed" >&2; kill -ABRT $$ ;;
+    *segv*) kill -SEGV $$ ;;
+    *) echo '"pass"' ;;
+  esac
+done"#;
+    let fixtures: Vec<Fixture> = ["a", "abort", "b", "segv", "c", "abort2", "d"]
+        .iter()
+        .map(|name| Fixture {
+            path: dir.path().join(format!("{name}.json")),
+            root: dir.path().to_path_buf(),
+            found_in_folder: true,
+        })
+        .collect();
+    let worker = || {
+        let mut command = Command::new("sh");
+        command.arg("-c").arg(script);
+        command
+    };
+    let results = check_all_isolated(&fixtures, &CheckOptions::default(), &worker);
+    assert_eq!(results.len(), 7);
+    let crashed: Vec<&str> = results
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Crashed(_)))
+        .map(|r| r.path.file_stem().unwrap().to_str().unwrap())
+        .collect();
+    assert_eq!(crashed, ["abort", "segv", "abort2"]);
+    assert_eq!(
+        results
+            .iter()
+            .filter(|r| r.outcome == Outcome::Pass)
+            .count(),
+        4
+    );
+    let Outcome::Crashed(why) = &results[1].outcome else {
+        unreachable!()
+    };
+    assert!(
+        why.contains("signal 6") && why.contains("memory allocation of 999 bytes failed"),
+        "{why}"
+    );
+}
