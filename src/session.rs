@@ -275,16 +275,16 @@ impl Session {
     /// in one object is an error rather than a silent loss.
     pub fn parse(text: &str, path: &Path) -> Result<Self, SessionError> {
         let session: Session = serde_json::from_str(text).map_err(|err| {
-            let (line, column) = error_position(text, &err);
+            let (line, column) = scan::error_position(text, &err);
             SessionError::Invalid {
                 path: path.to_path_buf(),
                 line,
                 column,
-                message: crate::visible::message(&strip_position(&err.to_string())),
+                message: crate::visible::message(&scan::strip_position(&err.to_string())),
             }
         })?;
         if let Some((offset, key)) = scan::first_duplicate_key(text) {
-            let (line, column) = line_column(text, offset);
+            let (line, column) = scan::line_column(text, offset);
             return Err(SessionError::Invalid {
                 path: path.to_path_buf(),
                 line,
@@ -361,97 +361,6 @@ impl Session {
                     .map_err(|_| SessionError::Clock(text.to_string()))
             })
             .transpose()
-    }
-}
-
-/// Where to point for a parse error (1-based). serde_json reports a message's own
-/// validation errors (no role, bad content) where it finished reading that message;
-/// those point at the message's opening brace instead.
-fn error_position(text: &str, err: &serde_json::Error) -> (usize, usize) {
-    let (line, column) = (err.line(), err.column().max(1));
-    // Checks on one field's value are placed at the end of the object by serde_json.
-    let message = err.to_string();
-    let field = [
-        ("clock ", "clock"),
-        ("unsupported session version", "version"),
-        ("\"version\"", "version"),
-        ("\"continue_final_message\"", "continue_final_message"),
-    ]
-    .into_iter()
-    .find(|(start, _)| message.starts_with(start));
-    if let Some(offset) = field.and_then(|(_, key)| scan::top_level_value(text, key)) {
-        return line_column(text, offset);
-    }
-    if err.classify() != serde_json::error::Category::Data
-        || !err.to_string().starts_with("message ")
-    {
-        return (line, column);
-    }
-    let offset = offset_of(text, line, column);
-    match object_start_before(text, offset) {
-        Some(start) => line_column(text, start),
-        None => (line, column),
-    }
-}
-
-fn offset_of(text: &str, line: usize, column: usize) -> usize {
-    let line_start: usize = text
-        .split_inclusive('\n')
-        .take(line.saturating_sub(1))
-        .map(str::len)
-        .sum();
-    (line_start + column.saturating_sub(1)).min(text.len())
-}
-
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset];
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (
-        before.matches('\n').count() + 1,
-        before[line_start..].chars().count() + 1,
-    )
-}
-
-/// The `{` that opens the object ending at or before `offset`, skipping over strings.
-fn object_start_before(text: &str, offset: usize) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let mut index = offset.min(bytes.len());
-    let mut depth = 0usize;
-    while index > 0 {
-        index -= 1;
-        match bytes[index] {
-            b'"' if !is_escaped(bytes, index) => index = string_start(bytes, index)?,
-            b'}' => depth += 1,
-            b'{' if depth <= 1 => return Some(index),
-            b'{' => depth -= 1,
-            _ => {}
-        }
-    }
-    None
-}
-
-/// The opening quote of the string whose closing quote is at `end`.
-fn string_start(bytes: &[u8], end: usize) -> Option<usize> {
-    (0..end)
-        .rev()
-        .find(|&i| bytes[i] == b'"' && !is_escaped(bytes, i))
-}
-
-fn is_escaped(bytes: &[u8], quote: usize) -> bool {
-    bytes[..quote]
-        .iter()
-        .rev()
-        .take_while(|&&b| b == b'\\')
-        .count()
-        % 2
-        == 1
-}
-
-/// serde_json appends " at line L column C"; the position is reported separately.
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(at) => message[..at].to_string(),
-        None => message.to_string(),
     }
 }
 

@@ -1,17 +1,20 @@
-//! Two helpers the source rewrite ([`super::rewrite`]) routes template code through.
+//! The helpers the source rewrite ([`super::rewrite`]) routes loops and assignments
+//! through.
 //!
 //! * **Loop iterables**: every `for` loop iterates through [`LoopItems`], which gives a
 //!   string its length (Jinja2 knows it, so `loop.length`, `loop.last` and
 //!   `loop.revindex` work; MiniJinja's character iterator has none) and is a render
 //!   checkpoint for every item, so a cancelled or timed-out render stops inside any
 //!   loop, and one over its byte budget stops before it grows further.
-//! * **Assignments**: a namespace is the only mutable value, so it is the
+//! * **Namespace assignments**: a namespace is the only mutable value, so it is the
 //!   only way to build a value that contains itself, and the only way to carry a value
 //!   across loop iterations. Every `{% set ns.attr = value %}` is checked: no namespace
 //!   inside a namespace (it could contain itself, and comparing or printing a cycle
 //!   recurses forever), no nesting deeper than [`MAX_NESTING`] and no list too large
 //!   to ever materialise (doubling a list with `l + l` builds a lazy list of 2^60 items
 //!   in 60 steps).
+//! * **Other assignments**: `{% set x = value %}` refuses only a list too large to
+//!   ever materialise (a length check, no walk).
 
 use std::sync::Arc;
 

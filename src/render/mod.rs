@@ -7,6 +7,7 @@
 mod cancel;
 mod conversation;
 mod data;
+mod environment;
 mod error;
 mod filters;
 mod generators;
@@ -33,14 +34,12 @@ mod source;
 mod textfilters;
 mod watchdog;
 
-use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use jiff::civil::DateTime;
-use minijinja::syntax::SyntaxConfig;
 use minijinja::value::Value;
-use minijinja::{Environment, UndefinedBehavior};
+use minijinja::Environment;
 
 pub use cancel::{CancelToken, RenderControl};
 pub use conversation::{effective_messages, ContinueFinal, Conversation, CONTINUE_TAG};
@@ -114,7 +113,7 @@ impl CompiledTemplate {
 
     fn compile_here(source: &str, limits: Limits) -> Result<Self, RenderError> {
         let (prepared_source, helpers) = source::prepare_with_helpers(source);
-        let mut env = build_environment(limits, &helpers);
+        let mut env = environment::build(limits, &helpers);
         let rewritten = rewrite::rewrite(&prepared_source, env.syntax(), &helpers);
         if rewritten.depth > MAX_EXPRESSION_DEPTH {
             return Err(RenderError::limit(
@@ -250,7 +249,7 @@ impl CompiledTemplate {
         let template = env
             .get_template(TEMPLATE_NAME)
             .map_err(|err| self.error(&err, items, shared))?;
-        let mut output = LimitedWriter::new(limits.max_output_bytes);
+        let mut output = environment::LimitedWriter::new(limits.max_output_bytes);
         let rendered = template.render_captured_to(context, &mut output);
         if let Some(stop) = shared.stop() {
             return Err(self.stopped(stop, shared, items));
@@ -328,50 +327,6 @@ fn finish(
     }
 }
 
-/// MiniJinja's filters that Jinja2 does not have: a template must not see them.
-const FILTERS_NOT_IN_JINJA2: [&str; 5] = ["split", "lines", "bool", "chain", "zip"];
-
-fn build_environment(limits: Limits, helpers: &helpers::Helpers) -> Environment<'static> {
-    let mut env = Environment::new();
-    let syntax = SyntaxConfig::builder()
-        .trim_blocks(true)
-        .lstrip_blocks(true)
-        .build()
-        .expect("default delimiters are valid");
-    env.set_syntax(syntax);
-    env.set_undefined_behavior(UndefinedBehavior::Lenient);
-    env.set_fuel(Some(limits.fuel));
-    env.set_recursion_limit(limits.recursion);
-    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
-    env.set_formatter(|out, state, value| {
-        // Every `{{ }}` is a checkpoint where a stopped render ends.
-        scope::tick(Some(state))?;
-        // Strings are written as they are; everything else the way Python's str() prints.
-        match value.as_str() {
-            Some(text) if value.kind() == minijinja::value::ValueKind::String => {
-                out.write_str(text)?
-            }
-            _ if value.is_undefined() => {}
-            _ => out.write_str(&pyrepr::to_str_in(Some(state), value)?)?,
-        }
-        Ok(())
-    });
-    env.set_unknown_method_callback(methods::call_method);
-    for name in FILTERS_NOT_IN_JINJA2 {
-        env.remove_filter(name);
-    }
-    filters::register(&mut env);
-    generators::register(&mut env);
-    textfilters::register(&mut env);
-    sized::register(&mut env);
-    predicates::register(&mut env);
-    globals::register(&mut env, helpers);
-    markup::register(&mut env, helpers);
-    percent::register(&mut env, helpers);
-    loops::register(&mut env, helpers);
-    env
-}
-
 /// The variables the template sees: `messages`, `tools`, `documents`,
 /// `add_generation_prompt`, then every extra variable (bos/eos tokens included).
 fn build_context(
@@ -411,34 +366,3 @@ fn build_context(
 }
 
 mod continuation;
-
-/// An `io::Write` that refuses to grow past a byte budget.
-struct LimitedWriter {
-    buffer: Vec<u8>,
-    budget: usize,
-}
-
-impl LimitedWriter {
-    fn new(budget: usize) -> Self {
-        LimitedWriter {
-            buffer: Vec::new(),
-            budget,
-        }
-    }
-}
-
-impl io::Write for LimitedWriter {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        if self.buffer.len() + bytes.len() > self.budget {
-            return Err(io::Error::other("output limit"));
-        }
-        // A checkpoint: a stopped render ends at its next output.
-        scope::tick(None).map_err(|_| io::Error::other("render stopped"))?;
-        self.buffer.extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}
