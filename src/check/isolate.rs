@@ -122,11 +122,12 @@ impl<'a> Slot<'a> {
     }
 }
 
-/// How long a child may take to answer for one fixture before it is stopped: the
-/// render deadline (twice, for the template's compile and the fixture's load), plus a
-/// margin for a loaded machine.
+/// How long a child may take to answer for one fixture before it is stopped. A render
+/// stops itself at its deadline (which grows with the conversation: 10,000 messages add
+/// 100 s), so this only catches a child stuck outside any render; it is generous, so a
+/// long real conversation is never cut off here.
 fn answer_deadline(options: &CheckOptions) -> Duration {
-    options.limits.deadline * 2 + Duration::from_secs(60)
+    options.limits.deadline * 2 + Duration::from_secs(600)
 }
 
 /// A running child.
