@@ -19,7 +19,12 @@ fn llama_fixture() -> Option<(String, Conversation)> {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench/llama-3.1-1000.json");
     let session = Session::load(&path).ok()?;
-    let template = catalog::resolve(&session.template, path.parent()?).ok()?;
+    let template = catalog::resolve(
+        &session.template,
+        path.parent()?,
+        &catalog::TemplateAccess::Anywhere,
+    )
+    .ok()?;
     Some((template.source, session.conversation().ok()?))
 }
 

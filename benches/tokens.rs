@@ -31,7 +31,13 @@ fn bench_prompt() -> Option<String> {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench/llama-3.1-1000.json");
     let session = Session::load(&path).ok()?;
-    render_session(&session, path.parent()?).ok()
+    render_session(
+        &session,
+        path.parent()?,
+        &chatplate::catalog::TemplateAccess::Anywhere,
+        chatplate::render::Limits::default(),
+    )
+    .ok()
 }
 
 fn token_benches(c: &mut Criterion) {

@@ -5,6 +5,7 @@
 //! Every file is read through [`read`] (text) or [`open_file`] (a GGUF header), so limits
 //! on what may be read apply in one place.
 
+mod access;
 mod choice;
 mod gguf_model;
 pub mod hf_cache;
@@ -17,9 +18,12 @@ mod tokens;
 use std::fs;
 use std::path::{Path, PathBuf};
 
+use crate::files::{self, FileError, MAX_SESSION_BYTES, MAX_TEMPLATE_BYTES};
 use crate::render::Conversation;
 use crate::session::{Session, SessionError, TemplateRef};
 
+use access::roots_text;
+pub use access::TemplateAccess;
 pub use choice::TemplateSet;
 pub use hf_cache::{cached_models, ModelId};
 pub use open::{open_model, open_templates, prefetch, split_entry, Fetch, NoFetch};
@@ -51,7 +55,7 @@ pub enum CatalogError {
         message: String,
     },
     /// No bundled template has this name.
-    #[error("no bundled template named {0:?} (see `chatplate templates`)")]
+    #[error("no bundled template named {} (see `chatplate templates`)", crate::visible::quoted(.0))]
     UnknownBundled(String),
     /// A name was asked for that the model does not have.
     #[error("{label} has no chat template named {name:?} (it has: {available})")]
@@ -88,6 +92,17 @@ pub enum CatalogError {
     /// Nothing of that name: no file, bundled template or model id.
     #[error("{0}: no such file, bundled template or model id")]
     NotFound(String),
+    /// The file is not one chatplate will read (a FIFO, too large, not UTF-8, ...).
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// A session names a template file outside the folders it may read from.
+    #[error("template path {} leads outside {}; templates named by a session must be inside it (allow more with --template-root DIR)", crate::visible::quoted(.path), roots_text(.allowed))]
+    Outside {
+        /// The path as the session wrote it.
+        path: String,
+        /// The folders it may read from.
+        allowed: Vec<PathBuf>,
+    },
 }
 
 /// Every bundled template, sorted by name.
@@ -124,9 +139,37 @@ pub fn find_bundled(name: &str) -> Result<TemplateSource, CatalogError> {
 
 /// Loads every template a path offers: a `.jinja` file gives one, a model folder (or any
 /// file of one) each of the model's templates, a `.gguf` file each of its templates, a
-/// folder everything inside it (recursively, a model folder counting as one model).
+/// folder everything inside it (recursively, a model folder counting as one model). A
+/// folder with some unusable files still gives the good ones; it fails only when it
+/// offers none and something was wrong (see [`load_all`] for the problems).
 pub fn load_path(path: &Path) -> Result<Vec<TemplateSource>, CatalogError> {
     Ok(load_set(path)?.entries)
+}
+
+/// Templates found under a path, and the files that could not be used.
+#[derive(Debug, Default)]
+pub struct Loaded {
+    /// Every usable template, in path order.
+    pub templates: Vec<TemplateSource>,
+    /// Files that were skipped, with why (worth a warning, not a failure).
+    pub problems: Vec<CatalogError>,
+}
+
+/// Like [`load_path`], but a folder keeps its good templates and lists the problems.
+pub fn load_all(path: &Path) -> Loaded {
+    if path.is_dir() && !model::is_model_folder(path) {
+        return load_dir(path);
+    }
+    match load_set(path) {
+        Ok(set) => Loaded {
+            templates: set.entries,
+            problems: Vec::new(),
+        },
+        Err(err) => Loaded {
+            templates: Vec::new(),
+            problems: vec![err],
+        },
+    }
 }
 
 /// The templates a path offers, as a set to choose from (see [`TemplateSet::choose`]).
@@ -137,10 +180,13 @@ pub fn load_set(path: &Path) -> Result<TemplateSet, CatalogError> {
         if model::is_model_folder(path) {
             return model::load(ModelPlace::Folder(path.to_path_buf()));
         }
-        let entries = load_dir(path)?;
+        let mut loaded = load_dir(path);
+        if loaded.templates.is_empty() && !loaded.problems.is_empty() {
+            return Err(loaded.problems.remove(0));
+        }
         return Ok(TemplateSet {
             label: path.display().to_string(),
-            entries,
+            entries: loaded.templates,
             pinned: None,
         });
     }
@@ -156,38 +202,47 @@ pub fn load_set(path: &Path) -> Result<TemplateSet, CatalogError> {
     if path.extension().is_some_and(|e| e == "json") {
         return model::load_config_file(path);
     }
-    let source = read(path)?;
+    let source = read(path, MAX_TEMPLATE_BYTES)?;
     let template = TemplateSource::new(file_label(path), source, Origin::File(path.to_path_buf()));
     Ok(TemplateSet::single(template))
 }
 
-fn load_dir(dir: &Path) -> Result<Vec<TemplateSource>, CatalogError> {
-    let mut paths: Vec<PathBuf> = fs::read_dir(dir)
-        .map_err(|source| CatalogError::Io {
-            path: dir.to_path_buf(),
-            cause: source,
-        })?
-        .filter_map(Result::ok)
-        .map(|entry| entry.path())
-        .collect();
-    paths.sort();
-    let mut found = Vec::new();
-    for path in paths {
-        let is_template = path
-            .extension()
+/// Everything under a folder that is not a model folder itself: loose templates, GGUFs,
+/// tokenizer configs and model folders (one model each, however deep). Link cycles and
+/// links out of the folder are skipped (see [`files::walk`]).
+fn load_dir(dir: &Path) -> Loaded {
+    let is_template = |path: &Path| {
+        path.extension()
             .is_some_and(|e| e == "jinja" || e == "gguf")
             || path
                 .file_name()
-                .is_some_and(|n| n == model::TOKENIZER_CONFIG);
-        if path.is_dir() && model::is_model_folder(&path) {
-            found.extend(model::load(ModelPlace::Folder(path))?.entries);
-        } else if path.is_dir() {
-            found.extend(load_dir(&path)?);
-        } else if is_template {
-            found.extend(load_path(&path)?);
+                .is_some_and(|n| n == model::TOKENIZER_CONFIG)
+    };
+    let walked = files::walk(dir, |_| true, is_template);
+    let mut loaded = Loaded::default();
+    let mut models = std::collections::HashSet::new();
+    for file in walked.files {
+        // A model folder's files all open the same model: load it once.
+        let key = model::folder_of(&file).map_or_else(|| file.clone(), |(folder, _)| folder);
+        if !models.insert(key.clone()) {
+            continue;
+        }
+        let found = match model::folder_of(&file) {
+            Some(_) => model::load(ModelPlace::Folder(key)).map(|set| set.entries),
+            None => load_set(&file).map(|set| set.entries),
+        };
+        match found {
+            Ok(found) => loaded.templates.extend(found),
+            Err(err) => loaded.problems.push(err),
         }
     }
-    Ok(found)
+    for (skipped, why) in walked.skipped {
+        loaded.problems.push(CatalogError::Config {
+            path: skipped,
+            message: why,
+        });
+    }
+    loaded
 }
 
 /// Resolves a session's template reference to the template a conversation without tools
@@ -196,20 +251,28 @@ fn load_dir(dir: &Path) -> Result<Vec<TemplateSource>, CatalogError> {
 pub fn resolve(
     reference: &TemplateRef,
     session_dir: &Path,
+    access: &TemplateAccess,
 ) -> Result<TemplateSource, CatalogError> {
-    resolve_set(reference, session_dir)?.choose(false)
+    resolve_set(reference, session_dir, access)?.choose(false)
 }
 
 /// The template `session` renders with: its reference resolved, and among a model's
 /// named templates the one transformers would choose for its tools.
-pub fn resolve_for(session: &Session, session_dir: &Path) -> Result<TemplateSource, CatalogError> {
-    resolve_set(&session.template, session_dir)?.choose(session.tools.is_some())
+pub fn resolve_for(
+    session: &Session,
+    session_dir: &Path,
+    access: &TemplateAccess,
+) -> Result<TemplateSource, CatalogError> {
+    resolve_set(&session.template, session_dir, access)?.choose(session.tools.is_some())
 }
 
-/// Every template a session's reference offers, with the pinned name, if any.
+/// Every template a session's reference offers, with the pinned name, if any. Relative
+/// paths start at `session_dir` and must stay where `access` allows (fixtures arrive in
+/// pull requests; see [`TemplateAccess`]).
 pub fn resolve_set(
     reference: &TemplateRef,
     session_dir: &Path,
+    access: &TemplateAccess,
 ) -> Result<TemplateSet, CatalogError> {
     match reference {
         TemplateRef::Bundled(name) => find_bundled(name).map(TemplateSet::single),
@@ -220,6 +283,7 @@ pub fn resolve_set(
         ))),
         TemplateRef::Path(relative) => {
             let path = session_dir.join(relative);
+            access.check(&path, relative)?;
             let set = load_set(&path)?;
             match set.entries.len() {
                 0 => Err(CatalogError::Config {
@@ -236,7 +300,14 @@ pub fn resolve_set(
                 _ => Ok(set),
             }
         }
-        TemplateRef::Named { path, name } => Ok(load_set(&session_dir.join(path))?.pin(Some(name))),
+        TemplateRef::Named {
+            path: written,
+            name,
+        } => {
+            let path = session_dir.join(written);
+            access.check(&path, written)?;
+            Ok(load_set(&path)?.pin(Some(name)))
+        }
         TemplateRef::Model {
             id, revision, name, ..
         } => {
@@ -261,26 +332,21 @@ pub fn conversation_for(
     Ok(conversation)
 }
 
-/// Reads a text file. Every template, config and request body goes through here.
-pub(crate) fn read(path: &Path) -> Result<String, CatalogError> {
-    fs::read_to_string(path).map_err(|source| CatalogError::Io {
-        path: path.to_path_buf(),
-        cause: source,
-    })
+/// Reads a text file of at most `limit` bytes: regular files only, never blocking on a
+/// FIFO. Every template, config and request body goes through here.
+pub(crate) fn read(path: &Path, limit: u64) -> Result<String, CatalogError> {
+    Ok(files::read_text(path, limit)?)
 }
 
 /// Reads a text file (a request body, a JSON input) the way templates are read, for the
 /// command line and the app.
 pub fn read_text(path: &Path) -> Result<String, CatalogError> {
-    read(path)
+    read(path, MAX_SESSION_BYTES)
 }
 
 /// Opens a file to read part of it (a GGUF header), for files too large to [`read`].
 pub(crate) fn open_file(path: &Path) -> Result<fs::File, CatalogError> {
-    fs::File::open(path).map_err(|cause| CatalogError::Io {
-        path: path.to_path_buf(),
-        cause,
-    })
+    Ok(files::open_regular(path)?.0)
 }
 
 /// Loose templates are named after their file; a `chat_template.jinja` outside a model

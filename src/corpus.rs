@@ -71,7 +71,9 @@ fn import_case(corpus: &Path, out: &Path, case: &Json) -> Result<PathBuf, Corpus
         "ok" => Expected::Prompt(golden),
         _ => Expected::Error(String::new()),
     };
-    let template_path = corpus.join(format!("templates/{template}.jinja"));
+    // The template is copied beside the fixtures, so the output is self-contained:
+    // `chatplate check OUT` reads templates only inside OUT.
+    let template_path = copy_template(corpus, out, &template)?;
     let session = build_session(
         TemplateRef::Path(relative_to(&template_path, &fixture_dir)),
         &scenario_json,
@@ -84,6 +86,19 @@ fn import_case(corpus: &Path, out: &Path, case: &Json) -> Result<PathBuf, Corpus
     let path = fixture_dir.join(format!("{scenario}.json"));
     session.save(&path)?;
     Ok(path)
+}
+
+/// Copies `templates/<name>.jinja` into `out/templates/` and returns the copy.
+fn copy_template(corpus: &Path, out: &Path, name: &str) -> Result<PathBuf, CorpusError> {
+    let source = corpus.join(format!("templates/{name}.jinja"));
+    let copy = out.join(format!("templates/{name}.jinja"));
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |cause| CorpusError::Io { path, cause }
+    };
+    fs::create_dir_all(out.join("templates")).map_err(io(out))?;
+    fs::copy(&source, &copy).map_err(io(&source))?;
+    Ok(copy)
 }
 
 fn build_session(

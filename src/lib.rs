@@ -11,6 +11,7 @@ pub mod check;
 pub mod cli;
 pub mod corpus;
 pub mod diff;
+pub mod files;
 pub mod gguf;
 pub mod inspect;
 pub mod render;

@@ -11,7 +11,10 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 
+use crate::files::{self, FileError, MAX_SESSION_BYTES};
 use crate::render::{ContinueFinal, Conversation};
+
+mod scan;
 
 /// The format version this build reads and writes.
 pub const FORMAT_VERSION: u32 = 1;
@@ -64,7 +67,7 @@ pub enum Expected {
 }
 
 /// `continue_final_message` as written in the file: a flag or a field name.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum ContinueSetting {
     /// `true` continues `content`, `false` is off.
@@ -79,11 +82,70 @@ impl Default for ContinueSetting {
     }
 }
 
+impl<'de> Deserialize<'de> for ContinueSetting {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        match Json::deserialize(deserializer)? {
+            Json::Bool(flag) => Ok(ContinueSetting::Flag(flag)),
+            Json::String(field) => Ok(ContinueSetting::Field(field)),
+            other => Err(D::Error::custom(format!(
+                "\"continue_final_message\" must be true, false or the name of a field \
+                 (like \"content\"), not {}",
+                json_kind(&other)
+            ))),
+        }
+    }
+}
+
+/// How a JSON value is described in a message.
+fn json_kind(value: &Json) -> &'static str {
+    match value {
+        Json::Null => "null",
+        Json::Bool(_) => "a boolean",
+        Json::Number(_) => "a number",
+        Json::String(_) => "a string",
+        Json::Array(_) => "a list",
+        Json::Object(_) => "an object",
+    }
+}
+
+/// `version`: the number 1, checked while reading so the error has a position.
+fn read_version<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
+    use serde::de::Error;
+    let value = Json::deserialize(deserializer)?;
+    match value.as_u64() {
+        Some(found) if found == u64::from(FORMAT_VERSION) => Ok(FORMAT_VERSION),
+        Some(found) => Err(D::Error::custom(format!(
+            "unsupported session version {found} (this chatplate reads version {FORMAT_VERSION})"
+        ))),
+        None => Err(D::Error::custom(format!(
+            "\"version\" must be the number {FORMAT_VERSION}, not {}",
+            json_kind(&value)
+        ))),
+    }
+}
+
+/// `clock`: a `YYYY-MM-DDTHH:MM:SS` date-time, checked while reading.
+fn read_clock<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    use serde::de::Error;
+    let text = String::deserialize(deserializer)?;
+    match text.parse::<jiff::civil::DateTime>() {
+        Ok(_) => Ok(Some(text)),
+        Err(_) => Err(D::Error::custom(format!(
+            "clock {} is not a date-time like 2026-01-15T00:00:00",
+            crate::visible::quoted(&text)
+        ))),
+    }
+}
+
 /// One session / fixture, in file order.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Session {
     /// Format version; must be [`FORMAT_VERSION`].
+    #[serde(deserialize_with = "read_version")]
     pub version: u32,
     /// The chat template.
     pub template: TemplateRef,
@@ -111,7 +173,11 @@ pub struct Session {
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub variables: Map<String, Json>,
     /// Fixed time for `strftime_now`, `YYYY-MM-DDTHH:MM:SS`; absent means the real clock.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "read_clock"
+    )]
     pub clock: Option<String>,
     /// Keys of an imported request body that are not part of the prompt (`model`,
     /// `temperature`, `stream`, ...), kept so `chatplate export --openai` writes them back.
@@ -229,6 +295,9 @@ impl Message {
 /// Why a session could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum SessionError {
+    /// The file is not one chatplate will read (a FIFO, too large, not UTF-8, ...).
+    #[error(transparent)]
+    File(#[from] FileError),
     /// The file could not be read or written.
     #[error("{path}: {cause}")]
     Io {
@@ -285,32 +354,39 @@ impl Session {
         }
     }
 
-    /// Parses session JSON; errors name `path` with line and column.
+    /// Parses session JSON; errors name `path` with line and column. Numbers are kept
+    /// exactly as written (serde_json's `arbitrary_precision`), and a key written twice
+    /// in one object is an error rather than a silent loss.
     pub fn parse(text: &str, path: &Path) -> Result<Self, SessionError> {
         let session: Session = serde_json::from_str(text).map_err(|err| {
-            let (line, column) = error_position(text, &err);
+            let (line, column) = scan::error_position(text, &err);
             SessionError::Invalid {
                 path: path.to_path_buf(),
                 line,
                 column,
-                message: strip_position(&err.to_string()),
+                message: crate::visible::message(&scan::strip_position(&err.to_string())),
             }
         })?;
-        if session.version != FORMAT_VERSION {
-            return Err(SessionError::Version {
+        if let Some((offset, key)) = scan::first_duplicate_key(text) {
+            let (line, column) = scan::line_column(text, offset);
+            return Err(SessionError::Invalid {
                 path: path.to_path_buf(),
-                found: session.version,
+                line,
+                column,
+                message: format!(
+                    "duplicate key {} (each key may appear once per object)",
+                    crate::visible::quoted(&key)
+                ),
             });
         }
         Ok(session)
     }
 
-    /// Reads and parses a session file.
+    /// Reads and parses a session file (a regular file of at most
+    /// [`MAX_SESSION_BYTES`]).
     pub fn load(path: &Path) -> Result<Self, SessionError> {
-        let text = fs::read_to_string(path).map_err(|source| SessionError::Io {
-            path: path.to_path_buf(),
-            cause: source,
-        })?;
+        let bytes = files::read_bytes(path, MAX_SESSION_BYTES)?;
+        let text = files::utf8_text(path, bytes)?;
         Session::parse(&text, path)
     }
 
@@ -369,91 +445,6 @@ impl Session {
                     .map_err(|_| SessionError::Clock(text.to_string()))
             })
             .transpose()
-    }
-}
-
-/// Where to point for a parse error (1-based). serde_json reports a message's own
-/// validation errors (no role, bad content) where it finished reading that message;
-/// those point at the message's opening brace instead, and a bad `expected_tokens` at
-/// its key.
-fn error_position(text: &str, err: &serde_json::Error) -> (usize, usize) {
-    let (line, column) = (err.line(), err.column().max(1));
-    let message = err.to_string();
-    if err.classify() != serde_json::error::Category::Data {
-        return (line, column);
-    }
-    let offset = offset_of(text, line, column);
-    let start = if message.starts_with("message ") {
-        object_start_before(text, offset)
-    } else if message.starts_with("\"expected_tokens\"") {
-        text[..offset].rfind("\"expected_tokens\"")
-    } else {
-        None
-    };
-    match start {
-        Some(start) => line_column(text, start),
-        None => (line, column),
-    }
-}
-
-fn offset_of(text: &str, line: usize, column: usize) -> usize {
-    let line_start: usize = text
-        .split_inclusive('\n')
-        .take(line.saturating_sub(1))
-        .map(str::len)
-        .sum();
-    (line_start + column.saturating_sub(1)).min(text.len())
-}
-
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let before = &text[..offset];
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    (
-        before.matches('\n').count() + 1,
-        before[line_start..].chars().count() + 1,
-    )
-}
-
-/// The `{` that opens the object ending at or before `offset`, skipping over strings.
-fn object_start_before(text: &str, offset: usize) -> Option<usize> {
-    let bytes = text.as_bytes();
-    let mut index = offset.min(bytes.len());
-    let mut depth = 0usize;
-    while index > 0 {
-        index -= 1;
-        match bytes[index] {
-            b'"' if !is_escaped(bytes, index) => index = string_start(bytes, index)?,
-            b'}' => depth += 1,
-            b'{' if depth <= 1 => return Some(index),
-            b'{' => depth -= 1,
-            _ => {}
-        }
-    }
-    None
-}
-
-/// The opening quote of the string whose closing quote is at `end`.
-fn string_start(bytes: &[u8], end: usize) -> Option<usize> {
-    (0..end)
-        .rev()
-        .find(|&i| bytes[i] == b'"' && !is_escaped(bytes, i))
-}
-
-fn is_escaped(bytes: &[u8], quote: usize) -> bool {
-    bytes[..quote]
-        .iter()
-        .rev()
-        .take_while(|&&b| b == b'\\')
-        .count()
-        % 2
-        == 1
-}
-
-/// serde_json appends " at line L column C"; the position is reported separately.
-fn strip_position(message: &str) -> String {
-    match message.rfind(" at line ") {
-        Some(at) => message[..at].to_string(),
-        None => message.to_string(),
     }
 }
 

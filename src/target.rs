@@ -58,7 +58,7 @@ fn open_json(path: &Path, fetch: &mut dyn Fetch) -> Result<Option<Opened>, OpenE
     if model::folder_of(path).is_some() {
         return Ok(None);
     }
-    let text = catalog::read(path)?;
+    let text = catalog::read_text(path)?;
     let Ok(json) = serde_json::from_str::<Json>(&text) else {
         // Not JSON at all: the session loader reports where.
         return Ok(Some(Opened::Session(path.to_path_buf())));

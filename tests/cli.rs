@@ -66,7 +66,8 @@ fn sessions_dir() -> PathBuf {
 #[test]
 fn render_fixture_prints_exactly_the_expected_bytes() {
     let mut rendered = 0;
-    for path in chatplate::check::collect_fixtures(&[sessions_dir()]) {
+    for fixture in chatplate::check::collect_fixtures(&[sessions_dir()]).fixtures {
+        let path = fixture.path;
         let session = Session::load(&path).expect("session loads");
         let Some(Expected::Prompt(prompt)) = session.expected else {
             continue;

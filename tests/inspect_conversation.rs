@@ -226,9 +226,13 @@ fn corpus_fixtures(corpus: &Path) -> &'static [PathBuf] {
 /// The session of one corpus case.
 fn corpus_session(path: &Path) -> (CompiledTemplate, Conversation) {
     let session = Session::load(path).unwrap();
-    let source = chatplate::catalog::resolve(&session.template, path.parent().unwrap())
-        .unwrap()
-        .source;
+    let source = chatplate::catalog::resolve(
+        &session.template,
+        path.parent().unwrap(),
+        &chatplate::catalog::TemplateAccess::Anywhere,
+    )
+    .unwrap()
+    .source;
     (compile(&source), session.conversation().unwrap())
 }
 

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use chatplate::catalog::{self, CatalogError, Origin, TemplateSet};
-use chatplate::check::{check_all, collect_fixtures, report};
+use chatplate::check::{check_all, collect_fixtures, report, CheckOptions};
 use chatplate::session::TemplateRef;
 
 fn fixtures() -> PathBuf {
@@ -31,13 +31,18 @@ fn label(set: &TemplateSet, has_tools: bool) -> String {
 
 #[test]
 fn every_layout_renders_as_transformers_does() {
-    let sessions = collect_fixtures(&[fixtures().join("model-sessions")]);
+    let sessions = collect_fixtures(&[fixtures().join("model-sessions")]).fixtures;
     assert!(
         sessions.len() >= 19,
         "only {} model sessions",
         sessions.len()
     );
-    let failures: Vec<String> = check_all(&sessions, false)
+    // The sessions name model folders beside their own folder.
+    let options = CheckOptions {
+        template_roots: vec![fixtures()],
+        ..CheckOptions::default()
+    };
+    let failures: Vec<String> = check_all(&sessions, &options)
         .iter()
         .filter(|r| !r.outcome.passed())
         .map(report)

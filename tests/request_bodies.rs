@@ -22,7 +22,12 @@ fn import(name: &str) -> Imported {
 }
 
 fn template_of(imported: &Imported) -> TemplateSource {
-    catalog::resolve_for(&imported.session, std::path::Path::new(".")).unwrap()
+    catalog::resolve_for(
+        &imported.session,
+        std::path::Path::new("."),
+        &catalog::TemplateAccess::Anywhere,
+    )
+    .unwrap()
 }
 
 #[test]
@@ -61,7 +66,7 @@ fn a_vllm_tool_call_body_maps_every_key_and_keeps_the_rest() {
         session.template,
         TemplateRef::Bundled(_) | TemplateRef::Model { .. }
     ));
-    let prompt = render_with(session, &template_of(&imported)).unwrap();
+    let prompt = render_with(session, &template_of(&imported), Default::default()).unwrap();
     assert!(prompt.contains("18°C, cloudy"), "{prompt}");
 }
 
@@ -117,7 +122,7 @@ fn an_sglang_body_with_its_own_template_continues_the_final_message() {
     assert_eq!(session.continue_final_message, ContinueSetting::Flag(true));
     assert!(!session.add_generation_prompt);
     assert_eq!(imported.kept, ["model", "separate_reasoning", "stream"]);
-    let prompt = render_with(session, &template_of(&imported)).unwrap();
+    let prompt = render_with(session, &template_of(&imported), Default::default()).unwrap();
     // As transformers renders it (trim_blocks eats the newline after the block tag).
     assert_eq!(
         prompt,

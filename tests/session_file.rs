@@ -4,8 +4,9 @@
 
 use std::path::Path;
 
+use chatplate::catalog::TemplateAccess;
 use chatplate::catalog::{self, CatalogError};
-use chatplate::check::{check_file, Outcome};
+use chatplate::check::{check_file, CheckOptions, Fixture, Outcome};
 use chatplate::session::{Session, SessionError, TemplateRef};
 
 const PATH: &str = "fixtures/case.json";
@@ -97,10 +98,13 @@ fn content_of_the_wrong_type_is_rejected() {
 fn wrong_version_is_rejected() {
     let text = session_text("[]").replace("\"version\": 1", "\"version\": 2");
     match parse(&text) {
-        Err(err @ SessionError::Version { found: 2, .. }) => {
-            assert!(err.to_string().contains("unsupported session version 2"));
+        Err(err @ SessionError::Invalid { line: 2, .. }) => {
+            assert!(
+                err.to_string().contains("unsupported session version 2"),
+                "{err}"
+            );
         }
-        other => panic!("expected a version error, got {other:?}"),
+        other => panic!("expected a version error with its position, got {other:?}"),
     }
 }
 
@@ -119,7 +123,7 @@ fn bad_clock_is_rejected_when_rendering() {
 #[test]
 fn unknown_bundled_template_is_reported() {
     let reference = TemplateRef::Bundled("llama-9".into());
-    let err = catalog::resolve(&reference, Path::new(".")).unwrap_err();
+    let err = catalog::resolve(&reference, Path::new("."), &TemplateAccess::Anywhere).unwrap_err();
     assert!(matches!(err, CatalogError::UnknownBundled(ref name) if name == "llama-9"));
 
     let dir = tempfile::tempdir().unwrap();
@@ -128,7 +132,12 @@ fn unknown_bundled_template_is_reported() {
         .replace("gemma-3-tools", "llama-9")
         .replace("[]", "[],\n  \"expected\": {\"prompt\": \"\"}");
     std::fs::write(&path, text).unwrap();
-    let outcome = check_file(&path, false).outcome;
+    let fixture = Fixture {
+        path: path.clone(),
+        root: dir.path().to_path_buf(),
+        found_in_folder: false,
+    };
+    let outcome = check_file(&fixture, &CheckOptions::default()).outcome;
     assert!(
         matches!(&outcome, Outcome::UnexpectedError(e) | Outcome::Broken(e) if e.contains("no bundled template named \"llama-9\"")),
         "{outcome:?}"
@@ -139,8 +148,9 @@ fn unknown_bundled_template_is_reported() {
 fn missing_template_file_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let reference = TemplateRef::Path("templates/gone.jinja".into());
-    let err = catalog::resolve(&reference, dir.path()).unwrap_err();
-    assert!(matches!(err, CatalogError::Io { .. }), "{err:?}");
+    let access = TemplateAccess::within(dir.path());
+    let err = catalog::resolve(&reference, dir.path(), &access).unwrap_err();
+    assert!(matches!(err, CatalogError::File(_)), "{err:?}");
     assert!(err.to_string().contains("gone.jinja"), "{err}");
 }
 
@@ -250,7 +260,8 @@ fn tokenizer_and_expected_tokens_round_trip_and_bad_values_are_positioned() {
     assert_eq!(parse(&session.to_json()).unwrap(), session);
     for bad in ["\"many\"", "-1", "1.5", "[1, -2]", "[4294967296]"] {
         let (line, column, message) = invalid(&count.replace("1234", bad));
-        assert_eq!((line, column), (6, 3), "{bad}");
+        // At the value, like every other field's bad value (clock, version, ...).
+        assert_eq!((line, column), (6, 22), "{bad}");
         assert!(
             message.contains("\"expected_tokens\" must be a token count or a list of token ids"),
             "{bad}: {message}"
@@ -267,7 +278,12 @@ fn expected_tokens_without_tokenizer_support_fails_clearly() {
     let path = dir.path().join("f.json");
     let text = "{\"version\": 1, \"template\": {\"source\": \"{{ messages[0].content }}\"}, \"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}], \"expected\": {\"prompt\": \"Hi\"}, \"expected_tokens\": 1}";
     std::fs::write(&path, text).unwrap();
-    match check_file(&path, false).outcome {
+    let fixture = Fixture {
+        path: path.clone(),
+        root: dir.path().to_path_buf(),
+        found_in_folder: false,
+    };
+    match check_file(&fixture, &CheckOptions::default()).outcome {
         Outcome::Broken(message) => {
             assert!(message.contains("without tokenizer support"), "{message}")
         }

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use chatplate::catalog;
-use chatplate::check::{check_all, collect_fixtures, report};
+use chatplate::check::{check_all, collect_fixtures, report, CheckOptions};
 use chatplate::session::{Session, TemplateRef};
 
 fn sessions_dir() -> PathBuf {
@@ -14,9 +14,9 @@ fn sessions_dir() -> PathBuf {
 
 #[test]
 fn every_session_matches_its_expected_prompt() {
-    let fixtures = collect_fixtures(&[sessions_dir()]);
+    let fixtures = collect_fixtures(&[sessions_dir()]).fixtures;
     assert!(!fixtures.is_empty(), "no sessions found");
-    let failures: Vec<String> = check_all(&fixtures, false)
+    let failures: Vec<String> = check_all(&fixtures, &CheckOptions::default())
         .iter()
         .filter(|r| !r.outcome.passed())
         .map(report)
@@ -27,11 +27,14 @@ fn every_session_matches_its_expected_prompt() {
 #[test]
 fn every_bundled_template_has_a_session() {
     let used: Vec<String> = collect_fixtures(&[sessions_dir()])
+        .fixtures
         .iter()
-        .filter_map(|path| match Session::load(path).ok()?.template {
-            TemplateRef::Bundled(name) => Some(name),
-            _ => None,
-        })
+        .filter_map(
+            |fixture| match Session::load(&fixture.path).ok()?.template {
+                TemplateRef::Bundled(name) => Some(name),
+                _ => None,
+            },
+        )
         .collect();
     let missing: Vec<String> = catalog::bundled()
         .into_iter()

@@ -101,7 +101,14 @@ fn llama_bench_prompt_has_transformers_token_count() {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench/llama-3.1-1000.json");
     let session = Session::load(&path).unwrap();
-    let prompt = render_session(&session, path.parent().unwrap()).unwrap();
+    let access = chatplate::catalog::TemplateAccess::Anywhere;
+    let prompt = render_session(
+        &session,
+        path.parent().unwrap(),
+        &access,
+        chatplate::render::Limits::default(),
+    )
+    .unwrap();
     let tokenized = load(&folder).tokenize(&prompt).unwrap();
     // transformers 5.23: len(tokenizer(prompt, add_special_tokens=False)["input_ids"]).
     assert_eq!(tokenized.len(), 19_471);

@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 
 use super::template::Snapshot;
 use super::{model, read, ModelPlace, TemplateSet};
+use crate::files::MAX_TEMPLATE_BYTES;
 
 /// The revision used when none is given.
 pub const DEFAULT_REVISION: &str = "main";
@@ -168,7 +169,7 @@ pub fn snapshot(root: &Path, id: &ModelId) -> Result<Snapshot, CacheError> {
         return Err(not_cached());
     }
     let ref_file = repo.join("refs").join(id.revision());
-    let commit = match read(&ref_file) {
+    let commit = match read(&ref_file, MAX_TEMPLATE_BYTES) {
         Ok(text) => text.trim().to_string(),
         Err(_) if is_commit(id.revision()) => id.revision().to_string(),
         Err(_) => return Err(not_cached()),

@@ -19,6 +19,7 @@ use std::path::PathBuf;
 
 use super::hf_cache::{cache_root_from, hf_home_from, ModelId};
 use super::{model, read, CatalogError, Fetch, Snapshot};
+use crate::files::MAX_TEMPLATE_BYTES;
 
 /// The Hub used when `HF_ENDPOINT` is not set.
 pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
@@ -80,7 +81,11 @@ impl HubSettings {
             .unwrap_or_else(|| hf_home_from(&env).join("token"));
         let token = text("HF_TOKEN")
             .or_else(|| text("HUGGING_FACE_HUB_TOKEN"))
-            .or_else(|| read(&token_file).ok().map(|t| t.trim().to_string()))
+            .or_else(|| {
+                read(&token_file, MAX_TEMPLATE_BYTES)
+                    .ok()
+                    .map(|t| t.trim().to_string())
+            })
             .filter(|t| !t.is_empty())
             .map(Token);
         HubSettings {

@@ -16,6 +16,7 @@ use serde_json::{Map, Value as Json};
 use super::template::{ModelOrigin, ModelPlace, TemplateMetadata};
 use super::tokens::{self, SpecialTokens};
 use super::{read, CatalogError, Origin, TemplateSet, TemplateSource};
+use crate::files::{MAX_CONFIG_BYTES, MAX_TEMPLATE_BYTES};
 
 /// `tokenizer_config.json`.
 pub const TOKENIZER_CONFIG: &str = "tokenizer_config.json";
@@ -141,10 +142,14 @@ fn template_files(dir: &Path) -> Result<Option<Found>, CatalogError> {
     let mut entries: Vec<(Option<String>, PathBuf, String)> = Vec::new();
     let main = dir.join(CHAT_TEMPLATE_FILE);
     if main.is_file() {
-        entries.push((Some("default".into()), main.clone(), read(&main)?));
+        entries.push((
+            Some("default".into()),
+            main.clone(),
+            read(&main, MAX_TEMPLATE_BYTES)?,
+        ));
     }
     for (name, path) in additional_templates(dir)? {
-        let source = read(&path)?;
+        let source = read(&path, MAX_TEMPLATE_BYTES)?;
         // A later file of the same name replaces the earlier one, as in a Python dict.
         match entries
             .iter_mut()
@@ -315,7 +320,7 @@ pub(super) fn read_object(path: &Path) -> Result<Option<Map<String, Json>>, Cata
     if !path.is_file() {
         return Ok(None);
     }
-    let text = read(path)?;
+    let text = read(path, MAX_CONFIG_BYTES)?;
     let bad = |message: String| CatalogError::Config {
         path: path.to_path_buf(),
         message,

@@ -4,20 +4,38 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
+use clap::Args;
 
+use super::limits::LimitArgs;
+use super::output;
 use super::render::fixture_input;
-use crate::render::{CompiledTemplate, Limits};
+use crate::render::CompiledTemplate;
+
+#[derive(Debug, Args)]
+pub(super) struct BenchArgs {
+    /// Fixture files.
+    #[arg(required = true)]
+    fixtures: Vec<PathBuf>,
+    /// Renders per fixture (1 to 1000000).
+    #[arg(long, default_value_t = 200, value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
+    iterations: u32,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
 
 /// `chatplate bench`: compile time, median render time and fuel of each fixture.
-pub(super) fn run(fixtures: &[PathBuf], iterations: usize) -> Result<i32> {
-    println!(
-        "{:<40} {:>8} {:>12} {:>12}",
+pub(super) fn run(args: &BenchArgs) -> Result<i32> {
+    let iterations = args.iterations as usize;
+    output::print(&format!(
+        "{:<40} {:>8} {:>12} {:>12}\n",
         "fixture", "messages", "compile", "render p50"
-    );
-    for path in fixtures {
-        let (source, conversation) = fixture_input(path, None)?;
+    ))?;
+    for path in &args.fixtures {
+        // Timings only (no template text is printed): the template may be anywhere,
+        // like the bench fixture's, which points into the conformance corpus.
+        let (source, conversation) = fixture_input(path, None, None)?;
         let started = Instant::now();
-        let compiled = CompiledTemplate::compile(&source, Limits::default())
+        let compiled = CompiledTemplate::compile(&source, args.limits.limits())
             .map_err(|err| anyhow::anyhow!("{}: {err}", path.display()))?;
         let compile_time = started.elapsed();
         let mut samples = Vec::with_capacity(iterations);
@@ -30,14 +48,14 @@ pub(super) fn run(fixtures: &[PathBuf], iterations: usize) -> Result<i32> {
             }
         }
         samples.sort();
-        println!(
-            "{:<40} {:>8} {:>12.3?} {:>12.3?} {:>10}",
+        output::print(&format!(
+            "{:<40} {:>8} {:>12.3?} {:>12.3?} {:>10}\n",
             path.display(),
             conversation.messages.len(),
             compile_time,
             samples[samples.len() / 2],
             compiled.last_fuel_used()
-        );
+        ))?;
     }
     Ok(0)
 }

@@ -1,46 +1,128 @@
 //! `chatplate check`: fixtures as golden tests, with a summary line.
+//!
+//! Fixtures are checked in child processes of this binary (see
+//! `chatplate::check::isolate`), so a fixture that crashes the checker is only that
+//! fixture's failure, and the summary always counts every fixture found.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
+use std::process::Command;
+
+use anyhow::Result;
+use clap::Args;
 
 use super::fetching::ensure_cached;
-use crate::check;
+use super::limits::LimitArgs;
+use super::output;
+use crate::check::{self, isolate, CheckOptions, Fixture, Outcome};
 use crate::session::{Session, TemplateRef};
+use crate::visible;
 
-/// `chatplate check`: every fixture under `paths`; exit 1 when any fails.
-pub(super) fn run(paths: &[PathBuf], bless: bool) -> i32 {
-    let fixtures = check::collect_fixtures(paths);
-    fetch_models(&fixtures);
-    let results = check::check_all(&fixtures, bless);
-    let failed: Vec<_> = results.iter().filter(|r| !r.outcome.passed()).collect();
-    for result in &failed {
-        println!("{}", check::report(result));
+#[derive(Debug, Args)]
+pub(super) struct CheckArgs {
+    /// Fixture files or directories (searched recursively).
+    #[arg(required = true)]
+    paths: Vec<PathBuf>,
+    /// Rewrite `expected` from the current render instead of comparing.
+    #[arg(long)]
+    bless: bool,
+    /// A folder fixtures' template paths may also lead into (repeatable); by default
+    /// they must stay inside the folder being checked (or a named fixture's folder).
+    #[arg(long = "template-root", value_name = "DIR")]
+    template_roots: Vec<PathBuf>,
+    /// Check in this process instead of child processes (faster to start, but a fixture
+    /// that crashes chatplate ends the run).
+    #[arg(long, hide = true)]
+    in_process: bool,
+    #[command(flatten)]
+    limits: LimitArgs,
+}
+
+/// `chatplate check`: every fixture under `paths`; exit 1 when any fails, 2 when there
+/// is nothing to check.
+pub(super) fn run(args: &CheckArgs) -> Result<i32> {
+    let found = check::collect_fixtures(&args.paths);
+    for note in &found.notes {
+        eprintln!("chatplate: {}", visible::message(note));
+    }
+    if found.fixtures.is_empty() {
+        eprintln!("chatplate: no fixtures found in {}", shown(&args.paths));
+        return Ok(2);
+    }
+    fetch_models(&found.fixtures);
+    let options = CheckOptions {
+        bless: args.bless,
+        limits: args.limits.limits(),
+        template_roots: args.template_roots.clone(),
+    };
+    let results = match (args.in_process, std::env::current_exe()) {
+        (false, Ok(exe)) => {
+            let worker = move || {
+                let mut command = Command::new(&exe);
+                command.arg(isolate::WORKER_ARG);
+                command
+            };
+            isolate::check_all_isolated(&found.fixtures, &options, &worker)
+        }
+        _ => check::check_all(&found.fixtures, &options),
+    };
+    let skipped = results
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Skipped(_)))
+        .count();
+    let failed: Vec<_> = results.iter().filter(|r| r.outcome.failed()).collect();
+    let passed = results.len() - failed.len() - skipped;
+    let mut lines: Vec<String> = results
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Skipped(_)))
+        .chain(failed.iter().copied())
+        .map(check::report)
+        .collect();
+    if skipped > 0 && passed + failed.len() == 0 {
+        lines.push(format!(
+            "no fixtures found in {} ({skipped} JSON files that are not fixtures)",
+            shown(&args.paths)
+        ));
+        output::print_lines(&lines)?;
+        return Ok(2);
     }
     for result in results.iter().filter(|r| r.outcome.passed()) {
         for note in &result.notes {
-            println!("note {}: {note}", result.path.display());
+            lines.push(format!(
+                "note {}: {}",
+                visible::for_terminal(&result.path.display().to_string()),
+                visible::message(note)
+            ));
         }
     }
-    if bless {
-        println!("blessed {} fixtures", results.len() - failed.len());
+    if args.bless {
+        lines.push(format!("blessed {passed} fixtures"));
     }
-    println!(
-        "{} passed, {} failed",
-        results.len() - failed.len(),
-        failed.len()
-    );
-    i32::from(!failed.is_empty())
+    let mut summary = format!("{passed} passed, {} failed", failed.len());
+    if skipped > 0 {
+        summary.push_str(&format!(", {skipped} skipped (not fixtures)"));
+    }
+    lines.push(summary);
+    output::print_lines(&lines)?;
+    Ok(i32::from(!failed.is_empty()))
+}
+
+fn shown(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
+    visible::message(&names.join(", "))
 }
 
 /// Fetches, once each, the models that fixtures name and the cache lacks (when online);
 /// a failure shows up again, per fixture, when it is checked.
-fn fetch_models(fixtures: &[PathBuf]) {
+fn fetch_models(fixtures: &[Fixture]) {
     let models: BTreeSet<(String, Option<String>)> = fixtures
         .iter()
-        .filter_map(|path| match Session::load(path).ok()?.template {
-            TemplateRef::Model { id, revision, .. } => Some((id, revision)),
-            _ => None,
-        })
+        .filter_map(
+            |fixture| match Session::load(&fixture.path).ok()?.template {
+                TemplateRef::Model { id, revision, .. } => Some((id, revision)),
+                _ => None,
+            },
+        )
         .collect();
     for (id, revision) in models {
         let reference = TemplateRef::Model {
@@ -50,7 +132,7 @@ fn fetch_models(fixtures: &[PathBuf]) {
             name: None,
         };
         if let Err(err) = ensure_cached(&reference) {
-            eprintln!("chatplate: {err:#}");
+            eprintln!("chatplate: {}", visible::message(&format!("{err:#}")));
         }
     }
 }

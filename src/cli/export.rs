@@ -29,7 +29,8 @@ pub(super) fn run(args: ExportArgs) -> Result<i32> {
     let session = load_session(&args.fixture)?;
     let dir = args.fixture.parent().unwrap_or(Path::new("."));
     ensure_cached(&session.template)?;
-    let template = catalog::resolve_for(&session, dir)?;
+    // Like `render FIXTURE`: the fixture's template path stays inside its folder.
+    let template = catalog::resolve_for(&session, dir, &catalog::TemplateAccess::within(dir))?;
     let exported = request::export(&session, &template);
     for note in &exported.notes {
         eprintln!("chatplate: {note}");

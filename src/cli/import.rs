@@ -11,6 +11,7 @@ use super::fetching::{ensure_cached, with_hub};
 use super::session_input::read_json;
 use crate::catalog::{open_templates, ModelId};
 use crate::check::render_session;
+use crate::render::Limits;
 use crate::request::{self, ImportOptions};
 use crate::session::{Expected, TemplateRef};
 
@@ -67,10 +68,13 @@ pub(super) fn run(args: ImportArgs) -> Result<i32> {
     let mut session = imported.session;
     if args.bless {
         ensure_cached(&session.template)?;
-        session.expected = Some(match render_session(&session, &out_dir) {
-            Ok(prompt) => Expected::Prompt(prompt),
-            Err(err) => Expected::Error(err.lines().next().unwrap_or_default().to_string()),
-        });
+        let access = crate::catalog::TemplateAccess::within(&out_dir);
+        session.expected = Some(
+            match render_session(&session, &out_dir, &access, Limits::default()) {
+                Ok(prompt) => Expected::Prompt(prompt),
+                Err(err) => Expected::Error(err.summary),
+            },
+        );
     }
     match &args.out {
         Some(path) => {

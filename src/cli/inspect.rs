@@ -122,7 +122,7 @@ impl Input {
                 (found.name, found.source, variables)
             }
             (None, Some(path)) => {
-                let (source, found) = super::render::fixture_input(path, None)?;
+                let (source, found) = super::render::fixture_input(path, None, None)?;
                 let variables = found.variables.clone();
                 clock = found.clock;
                 conversation = Some(found);

@@ -9,11 +9,14 @@ mod import;
 mod inspect;
 mod inspect_table;
 mod inspect_text;
+mod limits;
+mod output;
 mod render;
 mod session_input;
 mod templates;
 #[cfg(feature = "tokens")]
 mod tokens;
+mod worker;
 
 use std::path::PathBuf;
 
@@ -27,6 +30,8 @@ use import::ImportArgs;
 use inspect::InspectArgs;
 use render::RenderArgs;
 use templates::TemplatesArgs;
+
+pub use output::is_broken_pipe;
 
 /// chatplate: see the exact prompt a chat template makes of a conversation.
 #[derive(Debug, Parser)]
@@ -45,6 +50,13 @@ pub struct Cli {
     /// the tools choose.
     #[arg(long, value_name = "NAME")]
     pub template_name: Option<String>,
+    /// A folder sessions' template paths may also lead into (repeatable); by default the
+    /// session's folder, the working directory and the --templates folders.
+    #[arg(long = "template-root", value_name = "DIR")]
+    template_roots: Vec<PathBuf>,
+    /// Render bounds for the app.
+    #[command(flatten)]
+    limits: limits::LimitArgs,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -54,23 +66,9 @@ enum Command {
     /// Print the rendered prompt, byte for byte (nothing added).
     Render(RenderArgs),
     /// Re-render fixtures and compare with their `expected`; ends with "N passed, N failed".
-    Check {
-        /// Fixture files or directories (searched recursively).
-        #[arg(required = true)]
-        paths: Vec<PathBuf>,
-        /// Rewrite `expected` from the current render instead of comparing.
-        #[arg(long)]
-        bless: bool,
-    },
+    Check(check::CheckArgs),
     /// Time template compilation and the median render of each fixture.
-    Bench {
-        /// Fixture files.
-        #[arg(required = true)]
-        fixtures: Vec<PathBuf>,
-        /// Renders per fixture.
-        #[arg(long, default_value_t = 200)]
-        iterations: usize,
-    },
+    Bench(bench::BenchArgs),
     /// Explain a template by probing it: capabilities (minja's names), variables, and
     /// for a fixture the values it ignores and prefix stability.
     Inspect(InspectArgs),
@@ -91,19 +89,26 @@ enum Command {
     /// offsets; warns when user, tool or document text becomes a special token.
     #[cfg(feature = "tokens")]
     Tokens(tokens::TokensArgs),
+    /// Internal: a `check` child process (see `chatplate::check::isolate`).
+    #[command(name = "__check-worker", hide = true)]
+    CheckWorker,
 }
 
 /// Runs the parsed command line; the exit code is the returned value.
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
-        None => interactive(cli.file, cli.template_dirs, cli.template_name),
+        None => interactive(Interactive {
+            file: cli.file,
+            template_dirs: cli.template_dirs,
+            template_name: cli.template_name,
+            template_roots: cli.template_roots,
+            limits: cli.limits,
+        }),
         Some(Command::Render(args)) => render::run(args),
         Some(Command::Inspect(args)) => inspect::run(args),
-        Some(Command::Check { paths, bless }) => Ok(check::run(&paths, bless)),
-        Some(Command::Bench {
-            fixtures,
-            iterations,
-        }) => bench::run(&fixtures, iterations.max(1)),
+        Some(Command::Check(args)) => check::run(&args),
+        Some(Command::Bench(args)) => bench::run(&args),
+        Some(Command::CheckWorker) => worker::run(),
         Some(Command::ImportCorpus { corpus, out }) => {
             let written = corpus::import(&corpus, &out)?;
             println!("wrote {} fixtures to {}", written.len(), out.display());
@@ -117,12 +122,17 @@ pub fn run(cli: Cli) -> Result<i32> {
     }
 }
 
-#[cfg(feature = "tui")]
-fn interactive(
+/// What the app is started with.
+struct Interactive {
     file: Option<PathBuf>,
     template_dirs: Vec<PathBuf>,
     template_name: Option<String>,
-) -> Result<i32> {
+    template_roots: Vec<PathBuf>,
+    limits: limits::LimitArgs,
+}
+
+#[cfg(feature = "tui")]
+fn interactive(args: Interactive) -> Result<i32> {
     use std::io::IsTerminal;
     // Checked before anything touches the terminal: raw mode on a pipe fails halfway.
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
@@ -131,19 +141,19 @@ fn interactive(
              command such as `chatplate render` or `chatplate check` (see --help)"
         );
     }
+    crate::tui::preview::set_app_limits(
+        args.limits.apply(crate::tui::preview::app_default_limits()),
+    );
+    crate::tui::startup::allow_template_roots(args.template_roots);
     crate::tui::run(crate::tui::TuiOptions {
-        file,
-        template_dirs,
-        template_name,
+        file: args.file,
+        template_dirs: args.template_dirs,
+        template_name: args.template_name,
     })
 }
 
 #[cfg(not(feature = "tui"))]
-fn interactive(
-    _file: Option<PathBuf>,
-    _template_dirs: Vec<PathBuf>,
-    _template_name: Option<String>,
-) -> Result<i32> {
+fn interactive(_args: Interactive) -> Result<i32> {
     anyhow::bail!(
         "this chatplate was built without the terminal app (feature \"tui\"); use a subcommand"
     )

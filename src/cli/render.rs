@@ -1,18 +1,19 @@
 //! `chatplate render`: one prompt, byte for byte, from a fixture or from loose files.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::{Map, Value as Json};
 
 use super::fetching::{ensure_cached, with_hub};
+use super::limits::LimitArgs;
+use super::output;
 use super::session_input::{load_session, read_json};
-use crate::catalog::{self, open_templates};
+use crate::catalog::{self, open_templates, TemplateAccess};
 use crate::check::describe_error;
-use crate::render::{render_with_deadline, CompiledTemplate, Conversation, Limits};
+use crate::render::{CompiledTemplate, Conversation, RenderControl};
+use crate::visible;
 
 #[derive(Debug, Args)]
 pub(super) struct RenderArgs {
@@ -43,21 +44,31 @@ pub(super) struct RenderArgs {
     /// Fixed clock for strftime_now, e.g. 2026-01-15T00:00:00.
     #[arg(long)]
     clock: Option<String>,
+    /// A folder a fixture's template path may also lead into (repeatable); by default
+    /// it must stay inside the fixture's folder.
+    #[arg(long = "template-root", value_name = "DIR")]
+    template_roots: Vec<PathBuf>,
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 /// `chatplate render`: the prompt bytes on stdout, or the error on stderr (exit 1).
 pub(super) fn run(args: RenderArgs) -> Result<i32> {
     let (source, conversation) = match &args.fixture {
-        Some(path) => fixture_input(path, args.template_name.as_deref())?,
+        Some(path) => fixture_input(
+            path,
+            args.template_name.as_deref(),
+            Some(&args.template_roots),
+        )?,
         None => quick_input(&args)?,
     };
-    let limits = Limits::default();
-    let rendered = CompiledTemplate::compile(&source, limits).and_then(|compiled| {
-        render_with_deadline(&Arc::new(compiled), conversation, limits.deadline)
-    });
+    let limits = args.limits.limits();
+    let control = RenderControl::default().with_deadline(limits.deadline);
+    let rendered = CompiledTemplate::compile(&source, limits)
+        .and_then(|compiled| compiled.render_controlled(&conversation, &control));
     match rendered {
         Ok(prompt) => {
-            std::io::stdout().write_all(prompt.as_bytes())?;
+            output::print(&prompt)?;
             Ok(0)
         }
         Err(err) => {
@@ -68,12 +79,28 @@ pub(super) fn run(args: RenderArgs) -> Result<i32> {
 }
 
 /// A fixture's (or request body's) template source and render input; `name` picks a
-/// named template of its model.
-pub(super) fn fixture_input(path: &Path, name: Option<&str>) -> Result<(String, Conversation)> {
+/// named template of its model. Its template path must stay inside the fixture's folder
+/// or one of `roots`; with no roots given it may lead anywhere.
+pub(super) fn fixture_input(
+    path: &Path,
+    name: Option<&str>,
+    roots: Option<&[PathBuf]>,
+) -> Result<(String, Conversation)> {
     let session = load_session(path)?;
-    let dir = path.parent().unwrap_or(Path::new("."));
+    let dir = match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    };
+    let access = match roots {
+        Some(roots) => {
+            let mut allowed = vec![dir.to_path_buf()];
+            allowed.extend(roots.iter().cloned());
+            TemplateAccess::Within(allowed)
+        }
+        None => TemplateAccess::Anywhere,
+    };
     ensure_cached(&session.template)?;
-    let set = catalog::resolve_set(&session.template, dir)?.pin(name);
+    let set = catalog::resolve_set(&session.template, dir, &access)?.pin(name);
     let template = set.choose(session.tools.is_some())?;
     let conversation = catalog::conversation_for(&session, &template)?;
     Ok((template.source, conversation))
@@ -83,6 +110,7 @@ fn quick_input(args: &RenderArgs) -> Result<(String, Conversation)> {
     let (Some(template), Some(messages_path)) = (&args.template, &args.messages) else {
         bail!("give a FIXTURE, or --template and --messages");
     };
+    warn_about_unusable(template);
     let set = with_hub(|fetch| open_templates(template, fetch))?;
     let (messages, inline_tools) = read_messages(messages_path)?;
     let tools = match &args.tools {
@@ -101,8 +129,12 @@ fn quick_input(args: &RenderArgs) -> Result<(String, Conversation)> {
         .clock
         .as_deref()
         .map(|c| {
-            c.parse()
-                .with_context(|| format!("--clock {c:?} is not like 2026-01-15T00:00:00"))
+            c.parse().with_context(|| {
+                format!(
+                    "--clock {} is not like 2026-01-15T00:00:00",
+                    visible::quoted(c)
+                )
+            })
         })
         .transpose()?;
     let conversation = Conversation {
@@ -114,6 +146,21 @@ fn quick_input(args: &RenderArgs) -> Result<(String, Conversation)> {
         ..Conversation::default()
     };
     Ok((template.source, conversation))
+}
+
+/// A folder given as `--template` keeps its good templates; the files it skipped are
+/// worth a warning.
+fn warn_about_unusable(template: &str) {
+    let path = Path::new(template);
+    if !path.is_dir() {
+        return;
+    }
+    for problem in catalog::load_all(path).problems {
+        eprintln!(
+            "chatplate: warning: {}",
+            visible::message(&problem.to_string())
+        );
+    }
 }
 
 fn read_messages(path: &Path) -> Result<(Vec<Json>, Option<Vec<Json>>)> {
@@ -146,7 +193,7 @@ fn read_json_list(path: &Path) -> Result<Vec<Json>> {
 /// plain string otherwise.
 pub(super) fn parse_var(pair: &str) -> Result<(String, Json)> {
     let Some((key, value)) = pair.split_once('=') else {
-        bail!("--var {pair:?} is not KEY=VALUE");
+        bail!("--var {} is not KEY=VALUE", visible::quoted(pair));
     };
     let value = serde_json::from_str(value).unwrap_or_else(|_| Json::from(value));
     Ok((key.to_string(), value))

@@ -10,6 +10,7 @@ use clap::Args;
 use serde_json::{json, Value as Json};
 
 use crate::check::render_session;
+use crate::render::Limits;
 use crate::session::Session;
 use crate::tokens::expect::session_tokenizer;
 use crate::tokens::injection::{self, Injection, SplitEffect, TextSource, UntrustedText};
@@ -114,10 +115,15 @@ fn prepare(
         None => session_tokenizer(&session, dir)
             .map_err(|err| anyhow::anyhow!("{}: {err}", input.display()))?,
     };
-    let prompt = match render_session(&session, dir) {
+    let access = crate::catalog::TemplateAccess::within(dir);
+    let prompt = match render_session(&session, dir, &access, Limits::default()) {
         Ok(prompt) => prompt,
         Err(err) => {
-            eprintln!("{}: {err}", input.display());
+            eprintln!(
+                "{}: {}",
+                input.display(),
+                crate::visible::message(&err.description)
+            );
             return Ok(None);
         }
     };

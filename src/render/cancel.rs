@@ -28,3 +28,31 @@ impl CancelToken {
         self.0.load(Ordering::Relaxed)
     }
 }
+
+/// How a render may be stopped from outside: a cancel token and, optionally, a
+/// deadline (a render past it stops with a timeout error). The render extends the
+/// deadline by [`Limits::deadline_extension`](super::Limits::deadline_extension) for
+/// its input, as its step budget grows with the input.
+#[derive(Debug, Clone, Default)]
+pub struct RenderControl {
+    /// Cancelling it stops the render.
+    pub cancel: CancelToken,
+    /// When the render must have finished.
+    pub deadline: Option<std::time::Instant>,
+}
+
+impl RenderControl {
+    /// A control with this token and no deadline.
+    pub fn new(cancel: CancelToken) -> Self {
+        RenderControl {
+            cancel,
+            deadline: None,
+        }
+    }
+
+    /// The same control, ending at `deadline` from now.
+    pub fn with_deadline(mut self, deadline: std::time::Duration) -> Self {
+        self.deadline = std::time::Instant::now().checked_add(deadline);
+        self
+    }
+}

@@ -70,12 +70,21 @@ pub fn dict(entries: Vec<(Value, Value)>) -> Value {
     Value::from_object(PyDict::from_entries(entries))
 }
 
+/// What Python's `json.loads` makes of a number: an integer stays an integer (up to 128
+/// bits here; Python's are unbounded), anything with a fraction or exponent is a float.
 fn number_to_value(number: &serde_json::Number) -> Value {
     if let Some(int) = number.as_i64() {
-        Value::from(int)
-    } else if let Some(uint) = number.as_u64() {
-        Value::from(uint)
-    } else {
-        Value::from(number.as_f64().unwrap_or(f64::NAN))
+        return Value::from(int);
     }
+    if let Some(uint) = number.as_u64() {
+        return Value::from(uint);
+    }
+    let text = number.to_string();
+    let digits = text.strip_prefix('-').unwrap_or(&text);
+    if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) {
+        if let Ok(wide) = text.parse::<i128>() {
+            return Value::from(wide);
+        }
+    }
+    Value::from(number.as_f64().unwrap_or(f64::NAN))
 }

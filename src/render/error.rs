@@ -84,9 +84,34 @@ impl RenderError {
     pub fn input(message: impl Into<String>) -> Self {
         RenderError {
             kind: RenderErrorKind::Input,
-            message: message.into(),
+            message: crate::visible::message(&message.into()),
             position: None,
         }
+    }
+
+    /// A bound was exceeded (`kind` is [`RenderErrorKind::Limit`] or
+    /// [`RenderErrorKind::Timeout`]); `message` names the limit and how to raise it.
+    pub fn limit(kind: RenderErrorKind, message: String) -> Self {
+        RenderError {
+            kind,
+            message,
+            position: None,
+        }
+    }
+
+    /// The stable form of this error, as `--bless` and the app's `E` store it: kind and
+    /// message without the position, so an expectation survives the template's lines
+    /// moving. (`{"error": fragment}` matches when the fragment is part of it.)
+    pub fn summary(&self) -> String {
+        let first_line = self.message.lines().next().unwrap_or_default();
+        format!("{}: {first_line}", self.kind.label())
+    }
+
+    /// Whether this error satisfies an expected `{"error": fragment}`: the fragment is
+    /// part of the summary or of the full message with its position (older fixtures
+    /// stored that form).
+    pub fn matches_expected(&self, fragment: &str) -> bool {
+        self.summary().contains(fragment) || self.to_string().contains(fragment)
     }
 
     /// Converts a MiniJinja error. `source` is the template as the user wrote it (newlines
@@ -113,13 +138,18 @@ impl RenderError {
                     RenderErrorKind::Limit,
                     limit_hint.unwrap_or("output too large").to_string(),
                 ),
-                _ if detail.contains("recursion limit") => (RenderErrorKind::Limit, detail),
+                _ if detail.contains("recursion limit") => (
+                    RenderErrorKind::Limit,
+                    limit_hint.map_or(detail.clone(), str::to_string),
+                ),
                 _ => (RenderErrorKind::Runtime, detail),
             }
         };
         RenderError {
             kind,
-            message,
+            // The message may carry the template's own text (`raise_exception`):
+            // control characters escaped, and cut when huge.
+            message: crate::visible::message(&message),
             position: position_of(err, source, to_original),
         }
     }
@@ -135,14 +165,45 @@ impl RenderError {
         for (index, text) in lines.iter().enumerate().take(last).skip(first) {
             let number = index + 1;
             let mark = if number == pos.line { ">" } else { " " };
-            out.push_str(&format!("{mark}{number:>width$} | {text}\n"));
+            let (shown, column) = excerpt_window(text, pos.column, number == pos.line);
+            let shown = crate::visible::for_terminal(&shown);
+            out.push_str(&format!("{mark}{number:>width$} | {shown}\n"));
             if number == pos.line {
-                let pad = " ".repeat(width + 3 + pos.column.saturating_sub(1) + 1);
+                let pad = " ".repeat(width + 3 + column.saturating_sub(1) + 1);
                 out.push_str(&format!("{pad}^\n"));
             }
         }
         Some(out)
     }
+}
+
+/// Widest template line shown in an excerpt, in characters.
+const EXCERPT_CHARS: usize = 160;
+
+/// A long line cut to a window around the error column (one-line templates are common);
+/// returns the text and the column within it.
+fn excerpt_window(line: &str, column: usize, has_error: bool) -> (String, usize) {
+    let len = line.chars().count();
+    if len <= EXCERPT_CHARS {
+        return (line.to_string(), column);
+    }
+    let start = match has_error {
+        true => column
+            .saturating_sub(EXCERPT_CHARS / 2)
+            .min(len - EXCERPT_CHARS),
+        false => 0,
+    };
+    let window: String = line.chars().skip(start).take(EXCERPT_CHARS).collect();
+    let before = if start > 0 { "…" } else { "" };
+    let after = if start + EXCERPT_CHARS < len {
+        "…"
+    } else {
+        ""
+    };
+    (
+        format!("{before}{window}{after}"),
+        column - start + before.chars().count(),
+    )
 }
 
 /// The error's detail plus any chained causes (MiniJinja nests errors from calls).

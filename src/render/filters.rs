@@ -8,8 +8,9 @@ use minijinja::{Error, ErrorKind, State};
 use super::generators::is_generator;
 use super::none::is_python_none;
 use super::pyjson::{dumps, DumpOptions};
-use super::pyrepr::to_str;
+use super::pyrepr::to_str_in;
 use super::pytype::type_name;
+use super::scope;
 
 /// Registers every overriding filter on `env`.
 pub fn register(env: &mut minijinja::Environment<'static>) {
@@ -26,59 +27,62 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
 /// `json.dumps(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)`,
 /// with the same positional order as transformers' Python signature.
 fn tojson(state: &State, value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> {
+    scope::tick(Some(state))?;
     let positional = |index: usize, name: &str| -> Result<Option<Value>, Error> {
         let keyword: Option<Value> = kwargs.get(name)?;
         Ok(keyword.or_else(|| args.get(index).cloned()))
     };
     let options = DumpOptions {
         ensure_ascii: positional(0, "ensure_ascii")?.is_some_and(|v| v.is_true()),
-        indent: positional(1, "indent")?.and_then(|v| indent_text(&v)),
+        indent: positional(1, "indent")?
+            .map(|v| indent_text(state, &v))
+            .transpose()?
+            .flatten(),
         separators: positional(2, "separators")?
-            .map(|v| separator_pair(&v))
+            .map(|v| separator_pair(state, &v))
             .transpose()?
             .flatten(),
         sort_keys: positional(3, "sort_keys")?.is_some_and(|v| v.is_true()),
-        max_bytes: Some(byte_budget(state)),
+        max_bytes: None,
     };
     kwargs.assert_all_used()?;
     dumps(&value, &options).map(Value::from)
 }
 
-/// How many bytes a filter may still produce: fuel pays 1/64 per allocated byte.
-pub fn byte_budget(state: &State) -> usize {
-    state.fuel_levels().map_or(usize::MAX, |(_, remaining)| {
-        usize::try_from(remaining.saturating_mul(64)).unwrap_or(usize::MAX)
-    })
-}
-
-fn over_budget(state: &State, bytes: usize, filter: &str) -> Result<(), Error> {
-    if bytes > byte_budget(state) {
-        return Err(Error::new(
-            ErrorKind::InvalidOperation,
-            format!("{filter}: result exceeds the render's remaining budget"),
-        ));
-    }
-    Ok(())
+/// A template-controlled count (a width, a repetition): a non-negative size, checked
+/// against the render's byte budget (`each` bytes per unit) before anything is built.
+pub fn checked_count(state: &State, value: &Value, each: usize) -> Result<usize, Error> {
+    let count = match value.as_i64() {
+        Some(n) => usize::try_from(n.max(0)).unwrap_or(usize::MAX),
+        // An integer beyond 64 bits: far more than any budget.
+        None if value.is_integer() => usize::MAX,
+        None => 0,
+    };
+    scope::reserve_items(Some(state), count, each)?;
+    Ok(count)
 }
 
 /// Python's `indent` argument: an int is that many spaces, a string is used as is.
-fn indent_text(value: &Value) -> Option<String> {
-    if is_python_none(value) {
-        return None;
-    }
-    match value.as_str() {
-        Some(text) => Some(text.to_string()),
-        None => Some(" ".repeat(value.as_i64().unwrap_or(0).max(0) as usize)),
-    }
-}
-
-fn separator_pair(value: &Value) -> Result<Option<(String, String)>, Error> {
+fn indent_text(state: &State, value: &Value) -> Result<Option<String>, Error> {
     if is_python_none(value) {
         return Ok(None);
     }
-    let parts: Vec<Value> = value.try_iter()?.collect();
+    Ok(Some(match value.as_str() {
+        Some(text) => text.to_string(),
+        None => " ".repeat(checked_count(state, value, 1)?),
+    }))
+}
+
+fn separator_pair(state: &State, value: &Value) -> Result<Option<(String, String)>, Error> {
+    if is_python_none(value) {
+        return Ok(None);
+    }
+    let parts = iterate(state, value)?;
     match parts.as_slice() {
-        [item, key] => Ok(Some((to_str(item), to_str(key)))),
+        [item, key] => Ok(Some((
+            to_str_in(Some(state), item)?,
+            to_str_in(Some(state), key)?,
+        ))),
         _ => Err(Error::new(
             ErrorKind::InvalidOperation,
             "ValueError: separators must be a pair of strings",
@@ -87,8 +91,8 @@ fn separator_pair(value: &Value) -> Result<Option<(String, String)>, Error> {
 }
 
 /// Python's `str()`.
-fn string(value: Value) -> String {
-    to_str(&value)
+fn string(state: &State, value: Value) -> Result<String, Error> {
+    to_str_in(Some(state), &value)
 }
 
 /// Jinja2's `join(d='', attribute=None)`, stringifying items with Python's `str()`.
@@ -101,17 +105,22 @@ fn join(
     let attribute: Option<String> = kwargs.get("attribute")?;
     kwargs.assert_all_used()?;
     let separator = separator.unwrap_or_default();
-    let mut parts = Vec::new();
-    for item in iterate(&value)? {
+    let items = iterate(state, &value)?;
+    scope::reserve_items(Some(state), items.len(), separator.len())?;
+    let mut joined = String::new();
+    for (index, item) in items.into_iter().enumerate() {
         let item = match &attribute {
             Some(path) => state.apply_filter("attr", &[item, Value::from(path.as_str())])?,
             None => item,
         };
-        parts.push(to_str(&item));
+        let text = to_str_in(Some(state), &item)?;
+        scope::reserve(Some(state), text.len() + separator.len())?;
+        if index > 0 {
+            joined.push_str(&separator);
+        }
+        joined.push_str(&text);
     }
-    let total = parts.iter().map(String::len).sum::<usize>() + separator.len() * parts.len();
-    over_budget(state, total, "join")?;
-    Ok(parts.join(&separator))
+    Ok(joined)
 }
 
 /// Jinja2's `indent(width=4, first=False, blank=False)`, including its handling of the
@@ -126,12 +135,17 @@ fn indent(state: &State, text: Value, args: Rest<Value>, kwargs: Kwargs) -> Resu
     let blank = blank.unwrap_or_else(|| args.get(2).is_some_and(|v| v.is_true()));
     let indention = match &width {
         Some(w) if w.kind() == ValueKind::String => w.as_str().unwrap_or_default().to_string(),
-        Some(w) => " ".repeat(w.as_i64().unwrap_or(4).max(0) as usize),
+        Some(w) if w.as_i64().is_none() && !w.is_integer() => "    ".to_string(),
+        Some(w) => " ".repeat(checked_count(state, w, 1)?),
         None => "    ".to_string(),
     };
-    let text = to_str(&text);
+    let text = to_str_in(Some(state), &text)?;
     let lines = text.matches('\n').count() + 1;
-    over_budget(state, text.len() + lines * indention.len(), "indent")?;
+    scope::reserve(
+        Some(state),
+        text.len()
+            .saturating_add(lines.saturating_mul(indention.len())),
+    )?;
     Ok(indent_lines(&text, &indention, first, blank))
 }
 
@@ -155,7 +169,8 @@ fn indent_lines(text: &str, indention: &str, first: bool, blank: bool) -> String
 }
 
 /// `len(x)`, failing like Python for values without a length.
-fn length(value: Value) -> Result<usize, Error> {
+fn length(state: &State, value: Value) -> Result<usize, Error> {
+    scope::tick(Some(state))?;
     if value.is_undefined() {
         return Ok(0);
     }
@@ -177,18 +192,47 @@ fn no_len(value: &Value) -> Error {
     )
 }
 
-fn first(value: Value) -> Result<Value, Error> {
-    Ok(iterate(&value)?.into_iter().next().unwrap_or_default())
+fn first(state: &State, value: Value) -> Result<Value, Error> {
+    scope::tick(Some(state))?;
+    ensure_iterable(&value)?;
+    Ok(value.try_iter()?.next().unwrap_or_default())
 }
 
-fn last(value: Value) -> Result<Value, Error> {
-    Ok(iterate(&value)?.into_iter().last().unwrap_or_default())
+fn last(state: &State, value: Value) -> Result<Value, Error> {
+    scope::tick(Some(state))?;
+    ensure_iterable(&value)?;
+    if let Some(len) = value.len().filter(|n| *n > 0) {
+        if value.kind() == ValueKind::Seq {
+            return Ok(value.get_item(&Value::from(len - 1)).unwrap_or_default());
+        }
+    }
+    let mut last = Value::UNDEFINED;
+    for (index, item) in value.try_iter()?.enumerate() {
+        if index % 4096 == 0 {
+            scope::tick(Some(state))?;
+        }
+        last = item;
+    }
+    Ok(last)
 }
 
-/// Iterates like Python's `iter()`: `None` and numbers are not iterable.
-pub fn iterate(value: &Value) -> Result<Vec<Value>, Error> {
+/// Bytes one collected item is counted as (a MiniJinja value).
+pub const ITEM_BYTES: usize = 24;
+
+/// Iterates like Python's `iter()`: `None` and numbers are not iterable. The items are
+/// collected, so their number is checked against the render's byte budget first.
+pub fn iterate(state: &State, value: &Value) -> Result<Vec<Value>, Error> {
     ensure_iterable(value)?;
-    Ok(value.try_iter()?.collect())
+    scope::tick(Some(state))?;
+    scope::reserve_items(Some(state), value.len().unwrap_or(0), ITEM_BYTES)?;
+    let mut items = Vec::new();
+    for item in value.try_iter()? {
+        if items.len() % 4096 == 4095 {
+            scope::reserve_items(Some(state), 4096, ITEM_BYTES)?;
+        }
+        items.push(item);
+    }
+    Ok(items)
 }
 
 /// Fails with Python's `TypeError` for `None`, numbers and booleans.

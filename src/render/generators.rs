@@ -37,8 +37,10 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
                 if !value.is_true() {
                     return Ok(generator(Vec::new()));
                 }
+                let len = value.len().unwrap_or(0);
+                super::scope::reserve_items(Some(state), len, super::filters::ITEM_BYTES)?;
                 let result = builtin.call(state, &with_subject(value, args, kwargs))?;
-                Ok(generator(result.try_iter()?.collect()))
+                Ok(generator(super::filters::iterate(state, &result)?))
             },
         );
     }
@@ -48,7 +50,7 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
 
 /// The builtin's argument list: the filtered value, positional arguments, and the
 /// keyword arguments (`map(attribute='name')`) passed on as keyword arguments.
-fn with_subject(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Vec<Value> {
+pub(super) fn with_subject(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Vec<Value> {
     let mut all = Vec::with_capacity(args.len() + 2);
     all.push(value);
     all.extend(args.0);
@@ -99,17 +101,22 @@ pub fn generator(items: Vec<Value>) -> Value {
 }
 
 /// Jinja2's `reverse`: a reversed string, or a reverse iterator over anything else.
-fn reverse(value: Value) -> Result<Value, Error> {
+fn reverse(state: &State, value: Value) -> Result<Value, Error> {
     if value.kind() == ValueKind::String {
         return minijinja::filters::reverse(&value);
     }
-    let mut items = super::filters::iterate(&value)?;
+    let mut items = super::filters::iterate(state, &value)?;
     items.reverse();
     Ok(generator(items))
 }
 
 /// Jinja2's `items`: `(key, value)` pairs of a mapping; empty for undefined.
-fn items(value: Value) -> Result<Value, Error> {
+fn items(state: &State, value: Value) -> Result<Value, Error> {
+    super::scope::reserve_items(
+        Some(state),
+        value.len().unwrap_or(0),
+        3 * super::filters::ITEM_BYTES,
+    )?;
     if value.is_undefined() {
         return Ok(generator(Vec::new()));
     }

@@ -1,5 +1,7 @@
 //! The globals transformers adds to the template environment: `raise_exception`,
-//! `strftime_now`, plus the hidden helper behind `{% generation %}` blocks.
+//! `strftime_now`, plus the hidden helper behind `{% generation %}` blocks. MiniJinja's
+//! own `debug()` (which prints the engine's internal state) is removed: a template sees
+//! only what transformers' environment has.
 
 use jiff::civil::DateTime;
 use minijinja::value::{Kwargs, Value};
@@ -8,33 +10,27 @@ use minijinja::{Error, ErrorKind, State};
 /// The error detail prefix that marks an error raised by the template itself.
 pub const RAISED_PREFIX: &str = "raise_exception: ";
 
-/// Name of the function `{% generation %}` blocks are rewritten to call.
-pub const GENERATION_HELPER: &str = "__chatplate_generation";
-
-/// Context variable carrying the render's clock (`YYYY-MM-DDTHH:MM:SS`) to `strftime_now`.
-pub const CLOCK_VARIABLE: &str = "__chatplate_now";
-
-/// Registers the globals.
-pub fn register(env: &mut minijinja::Environment<'static>) {
+/// Registers the globals (the generation helper under this template's name).
+pub fn register(env: &mut minijinja::Environment<'static>, helpers: &super::helpers::Helpers) {
+    env.remove_global("debug");
     env.add_function("raise_exception", raise_exception);
     env.add_function("strftime_now", strftime_now);
-    env.add_function(GENERATION_HELPER, generation);
+    env.add_function(helpers.generation(), generation);
 }
 
 /// `strftime_now(format)`: the render's clock, formatted like Python's `strftime`.
 fn strftime_now(state: &State, format: String) -> Result<String, Error> {
-    let now = state
-        .lookup(CLOCK_VARIABLE)
-        .and_then(|v| v.as_str().and_then(|text| text.parse::<DateTime>().ok()))
-        .unwrap_or_else(|| jiff::Zoned::now().datetime());
+    super::scope::tick(Some(state))?;
+    let now = super::scope::clock().unwrap_or_else(|| jiff::Zoned::now().datetime());
     strftime(now, &format)
 }
 
 /// `raise_exception(message)`: fails the render with the template's own message.
-fn raise_exception(message: Value) -> Result<Value, Error> {
+fn raise_exception(state: &State, message: Value) -> Result<Value, Error> {
+    let text = super::pyrepr::to_str_in(Some(state), &message)?;
     Err(Error::new(
         ErrorKind::InvalidOperation,
-        format!("{RAISED_PREFIX}{}", super::pyrepr::to_str(&message)),
+        format!("{RAISED_PREFIX}{text}"),
     ))
 }
 
@@ -51,6 +47,7 @@ pub fn strftime(now: DateTime, format: &str) -> Result<String, Error> {
 /// Body of a `{% generation %}` block: transformers renders it as a call block whose
 /// result is emitted unchanged (and whose `set`s stay inside it).
 fn generation(state: &mut State, kwargs: Kwargs) -> Result<Value, Error> {
+    super::scope::tick(Some(state))?;
     let caller: Value = kwargs.get("caller")?;
     kwargs.assert_all_used()?;
     caller.call(state, &[])

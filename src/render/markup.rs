@@ -4,16 +4,14 @@
 use minijinja::value::{Value, ValueKind};
 use minijinja::{Error, ErrorKind, State};
 
-/// The helper function rewritten `+` expressions call.
-pub const MARKUP_ADD: &str = "__chatplate_markup_add";
-
-/// Registers the runtime helper.
-pub fn register(env: &mut minijinja::Environment<'static>) {
-    env.add_function(MARKUP_ADD, markup_add);
+/// Registers the runtime helper under this template's name for it.
+pub fn register(env: &mut minijinja::Environment<'static>, helpers: &super::helpers::Helpers) {
+    env.add_function(helpers.markup_add(), markup_add);
 }
 
 /// `left + right` with markupsafe semantics when one side is Markup.
 fn markup_add(state: &State, left: Value, right: Value) -> Result<Value, Error> {
+    super::scope::tick(Some(state))?;
     let is_str = |v: &Value| v.kind() == ValueKind::String;
     if !(left.is_safe() || right.is_safe()) {
         return plain_add(state, left, right);
@@ -28,6 +26,9 @@ fn markup_add(state: &State, left: Value, right: Value) -> Result<Value, Error> 
             ),
         ));
     }
+    let sizes = [&left, &right].map(|v| v.as_str().map_or(0, str::len));
+    // Escaping can grow text sixfold (`"` becomes `&#34;`).
+    super::scope::reserve(Some(state), (sizes[0] + sizes[1]).saturating_mul(6))?;
     let escaped = |v: &Value| {
         let text = v.as_str().unwrap_or_default();
         if v.is_safe() {

@@ -17,17 +17,21 @@ pub fn call_method(
     method: &str,
     args: &[Value],
 ) -> Result<Value, Error> {
+    super::scope::tick(Some(state))?;
     if is_python_none(value) {
         return Err(no_attribute(value, method));
     }
     if value.kind() == ValueKind::String {
-        if let Some(result) = extra_string_method(value.as_str().unwrap_or_default(), method, args)
-        {
+        let text = value.as_str().unwrap_or_default();
+        if let Some(result) = super::sized::string_method(state, text, method, args) {
+            return result;
+        }
+        if let Some(result) = extra_string_method(state, text, method, args) {
             return result;
         }
     }
     if value.kind() == ValueKind::Seq && method == "index" {
-        return list_index(value, args);
+        return list_index(state, value, args);
     }
     minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args).map_err(
         |err| match err.kind() {
@@ -45,34 +49,48 @@ fn no_attribute(value: &Value, method: &str) -> Error {
 }
 
 /// Python's `list.index(x)`: the first position of `x`, or `ValueError`.
-fn list_index(list: &Value, args: &[Value]) -> Result<Value, Error> {
+fn list_index(state: &State, list: &Value, args: &[Value]) -> Result<Value, Error> {
     let wanted = args.first().cloned().unwrap_or_default();
-    list.try_iter()?
-        .position(|item| item == wanted)
-        .map(Value::from)
-        .ok_or_else(|| {
-            Error::new(
-                ErrorKind::InvalidOperation,
-                format!(
-                    "ValueError: {} is not in list",
-                    super::pyrepr::to_str(&wanted)
-                ),
-            )
-        })
+    for (index, item) in list.try_iter()?.enumerate() {
+        if index % 4096 == 4095 {
+            super::scope::tick(Some(state))?;
+        }
+        if item == wanted {
+            return Ok(Value::from(index));
+        }
+    }
+    Err(Error::new(
+        ErrorKind::InvalidOperation,
+        format!(
+            "ValueError: {} is not in list",
+            super::pyrepr::to_str_in(Some(state), &wanted)?
+        ),
+    ))
 }
 
 /// String methods `pycompat` lacks.
-fn extra_string_method(text: &str, method: &str, args: &[Value]) -> Option<Result<Value, Error>> {
+fn extra_string_method(
+    state: &State,
+    text: &str,
+    method: &str,
+    args: &[Value],
+) -> Option<Result<Value, Error>> {
     let arg = |index: usize| args.get(index).and_then(|v| v.as_str());
     let result = match method {
         "removeprefix" => Value::from(text.strip_prefix(arg(0)?).unwrap_or(text)),
         "removesuffix" => Value::from(text.strip_suffix(arg(0)?).unwrap_or(text)),
         "rsplit" => return Some(rsplit(text, args)),
+        "partition" | "rpartition" if arg(0) == Some("") => {
+            return Some(Err(value_error("empty separator")))
+        }
         "partition" => partition(text, arg(0)?, text.find(arg(0)?)),
         "rpartition" => partition(text, arg(0)?, text.rfind(arg(0)?)),
         "casefold" => Value::from(text.to_lowercase()),
         "swapcase" => Value::from(swapcase(text)),
-        "zfill" => Value::from(zfill(text, args.first()?.as_usize()?)),
+        "zfill" => {
+            let width = super::filters::checked_count(state, args.first()?, 1);
+            return Some(width.map(|width| Value::from(zfill(text, width))));
+        }
         "startswith" | "endswith" if args.len() > 1 => {
             return Some(affix_test(text, method == "startswith", args))
         }
@@ -112,18 +130,40 @@ fn affix_test(text: &str, start_side: bool, args: &[Value]) -> Result<Value, Err
     Ok(Value::from(hit))
 }
 
+/// Python's `str.rsplit(sep=None, maxsplit=-1)`.
 fn rsplit(text: &str, args: &[Value]) -> Result<Value, Error> {
-    let sep = args
-        .first()
-        .filter(|v| !is_python_none(v))
-        .and_then(|v| v.as_str());
-    let max = args
-        .get(1)
-        .and_then(|v| v.as_i64())
-        .filter(|n| *n >= 0)
-        .map(|n| n as usize);
+    let sep = match args.first() {
+        None => None,
+        Some(v) if is_python_none(v) => None,
+        Some(v) if v.kind() == ValueKind::String => Some(v.as_str().unwrap_or_default()),
+        Some(v) => {
+            return Err(type_error(&format!(
+                "must be str or None, not {}",
+                type_name(v)
+            )))
+        }
+    };
+    if sep == Some("") {
+        return Err(value_error("empty separator"));
+    }
+    let max = match args.get(1) {
+        None => None,
+        Some(v) if v.is_integer() || v.kind() == ValueKind::Bool => v
+            .as_i64()
+            .filter(|n| *n >= 0)
+            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
+        Some(v) => {
+            return Err(type_error(&format!(
+                "'{}' object cannot be interpreted as an integer",
+                type_name(v)
+            )))
+        }
+    };
     let mut parts: Vec<String> = match (sep, max) {
-        (Some(sep), Some(max)) => text.rsplitn(max + 1, sep).map(String::from).collect(),
+        (Some(sep), Some(max)) => text
+            .rsplitn(max.saturating_add(1), sep)
+            .map(String::from)
+            .collect(),
         (Some(sep), None) => text.rsplit(sep).map(String::from).collect(),
         (None, max) => rsplit_whitespace(text, max),
     };
@@ -135,7 +175,7 @@ fn rsplit(text: &str, args: &[Value]) -> Result<Value, Error> {
 fn rsplit_whitespace(text: &str, max: Option<usize>) -> Vec<String> {
     let words: Vec<&str> = text.split_whitespace().collect();
     let limit = max.unwrap_or(usize::MAX);
-    if words.len() <= limit + 1 {
+    if words.len() <= limit.saturating_add(1) {
         return words.iter().rev().map(|w| w.to_string()).collect();
     }
     let mut parts: Vec<String> = words[words.len() - limit..]
@@ -151,6 +191,17 @@ fn rsplit_whitespace(text: &str, max: Option<usize>) -> Vec<String> {
     }
     parts.push(rest.trim_start().to_string());
     parts
+}
+
+fn type_error(message: &str) -> Error {
+    Error::new(ErrorKind::InvalidOperation, format!("TypeError: {message}"))
+}
+
+fn value_error(message: &str) -> Error {
+    Error::new(
+        ErrorKind::InvalidOperation,
+        format!("ValueError: {message}"),
+    )
 }
 
 fn partition(text: &str, sep: &str, found: Option<usize>) -> Value {

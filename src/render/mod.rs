@@ -7,12 +7,17 @@
 mod cancel;
 mod conversation;
 mod data;
+mod environment;
 mod error;
 mod filters;
 mod generators;
 mod globals;
+mod helpers;
+mod limits;
 mod literals;
+mod loops;
 mod markup;
+mod memory;
 mod methods;
 mod none;
 mod percent;
@@ -24,62 +29,51 @@ mod pyrepr;
 mod pystr;
 mod pytype;
 pub(crate) mod rewrite;
+mod scope;
+mod sized;
 mod source;
 mod textfilters;
 mod watchdog;
 
-use std::io;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use jiff::civil::DateTime;
-use minijinja::syntax::SyntaxConfig;
 use minijinja::value::Value;
-use minijinja::{Environment, UndefinedBehavior};
+use minijinja::Environment;
 
-pub use cancel::CancelToken;
+pub use cancel::{CancelToken, RenderControl};
 pub use conversation::{effective_messages, ContinueFinal, Conversation, CONTINUE_TAG};
 pub use error::{RenderError, RenderErrorKind, SourcePosition};
+pub use limits::{Limits, STEPS_PER_ITEM_PAIR};
+pub use memory::{
+    is_metered, reset_thread_peak, thread_live_bytes, thread_peak_bytes, MeteredAllocator,
+};
 pub use prefix::PreparedMessages;
 pub use pyjson::{dumps as python_json_dumps, DumpOptions};
 pub use source::prepare as prepare_source;
-pub use watchdog::render_with_deadline;
+pub use watchdog::{active_renders, render_with_deadline};
 
 use data::json_to_value;
 use none::python_none;
+use scope::{Scope, Shared, Stop};
 
 /// Name under which the template is registered in its environment.
 const TEMPLATE_NAME: &str = "chat_template";
 
-/// Bounds on what an untrusted template may do in one render.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// MiniJinja fuel: roughly one unit per executed instruction.
-    pub fuel: u64,
-    /// Largest prompt, in bytes.
-    pub max_output_bytes: usize,
-    /// Deepest macro / include / loop recursion.
-    pub recursion: usize,
-    /// Wall-clock bound for callers that use [`render_with_deadline`].
-    pub deadline: std::time::Duration,
-}
+/// Deepest expression nesting compiled (see [`CompiledTemplate::compile`]). MiniJinja's
+/// compile time grows faster than the square of an operator chain's length (a
+/// 10,000-term `~` chain takes about 2 s), so this also bounds compile time.
+pub const MAX_EXPRESSION_DEPTH: usize = 12_000;
 
-impl Default for Limits {
-    fn default() -> Self {
-        // Fuel is MiniJinja's work meter: 1 per instruction, and 1/64 per byte a string or
-        // list operation allocates. A 1,000-message Llama 3.1 render uses about 43,000, so
-        // 5,000,000 leaves a hundredfold headroom while capping what one render can
-        // allocate near 320 MB and stopping an endless loop in well under a second.
-        Limits {
-            fuel: 5_000_000,
-            max_output_bytes: 32 * 1024 * 1024,
-            recursion: 200,
-            deadline: std::time::Duration::from_secs(5),
-        }
-    }
-}
-
-/// A chat template compiled into its own sandboxed environment.
+/// A chat template compiled into its own sandboxed environment. Cloning is cheap (the
+/// compiled template is shared).
+#[derive(Clone)]
 pub struct CompiledTemplate {
+    inner: Arc<Compiled>,
+}
+
+struct Compiled {
     env: Environment<'static>,
     prepared_source: String,
     rewritten: rewrite::Rewritten,
@@ -90,63 +84,148 @@ pub struct CompiledTemplate {
 impl std::fmt::Debug for CompiledTemplate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CompiledTemplate")
-            .field("limits", &self.limits)
+            .field("limits", &self.inner.limits)
             .finish_non_exhaustive()
     }
 }
 
+/// A conversation turned into what the template is rendered with.
+struct Input {
+    context: Value,
+    /// Messages, tools and documents: what the step budget scales with.
+    items: usize,
+    clock: DateTime,
+    /// The text being continued (`continue_final_message`), to cut the prompt at.
+    continued: Option<String>,
+}
+
 impl CompiledTemplate {
     /// Parses `source` with transformers' settings; syntax errors carry their position.
+    ///
+    /// Compiling recurses through the template's expressions, so it runs on a large
+    /// stack (a fresh one when the caller's has less than 64 MiB left); expressions nested deeper than [`MAX_EXPRESSION_DEPTH`] are
+    /// refused (Python's compiler gives up on `+` chains near 1,000; its `~` chains are
+    /// flat, and a 10,000-term one compiles here too).
     pub fn compile(source: &str, limits: Limits) -> Result<Self, RenderError> {
-        let prepared_source = source::prepare(source);
-        let mut env = build_environment(limits);
-        let rewritten = rewrite::rewrite(&prepared_source, env.syntax());
+        // On a thread with less stack left than that, compile on a fresh segment.
+        stacker::maybe_grow(64 << 20, watchdog::RENDER_STACK_BYTES, || {
+            Self::compile_here(source, limits)
+        })
+    }
+
+    fn compile_here(source: &str, limits: Limits) -> Result<Self, RenderError> {
+        let (prepared_source, helpers) = source::prepare_with_helpers(source);
+        let mut env = environment::build(limits, &helpers);
+        let rewritten = rewrite::rewrite(&prepared_source, env.syntax(), &helpers);
+        if rewritten.depth > MAX_EXPRESSION_DEPTH {
+            return Err(RenderError::limit(
+                RenderErrorKind::Syntax,
+                format!(
+                    "an expression is nested {} levels deep, more than the {MAX_EXPRESSION_DEPTH} \
+                     chatplate compiles (a chain of operators counts one level per operator)",
+                    limits::group(rewritten.depth as u64)
+                ),
+            ));
+        }
         env.add_template_owned(TEMPLATE_NAME, rewritten.text.clone())
             .map_err(|err| {
                 let to_original = |offset| rewritten.original_offset(offset);
                 RenderError::from_minijinja(&err, &prepared_source, &to_original, None)
             })?;
         Ok(CompiledTemplate {
-            env,
-            prepared_source,
-            rewritten,
-            limits,
-            last_fuel: AtomicU64::new(0),
+            inner: Arc::new(Compiled {
+                env,
+                prepared_source,
+                rewritten,
+                limits,
+                last_fuel: AtomicU64::new(0),
+            }),
         })
     }
 
-    /// Renders `conversation` exactly as `apply_chat_template(..., tokenize=False)` would.
+    /// Renders `conversation` exactly as `apply_chat_template(..., tokenize=False)` would,
+    /// on the calling thread. Bounded by the step, output and byte budgets; for
+    /// untrusted templates prefer [`CompiledTemplate::render_controlled`], which also
+    /// keeps a deadline and can always be abandoned.
     pub fn render(&self, conversation: &Conversation) -> Result<String, RenderError> {
-        self.render_cancellable(conversation, &CancelToken::new())
+        let input = self.input(conversation)?;
+        let control = RenderControl::default();
+        let result = self.run(
+            input.context,
+            input.items,
+            input.clock,
+            &control,
+            &Arc::default(),
+        );
+        finish(result, input.continued)
     }
 
-    /// Like [`CompiledTemplate::render`], but gives up with
+    /// Like [`CompiledTemplate::render_controlled`] with no deadline: gives up with
     /// [`RenderErrorKind::Cancelled`] once `cancel` is cancelled.
     pub fn render_cancellable(
         &self,
         conversation: &Conversation,
         cancel: &CancelToken,
     ) -> Result<String, RenderError> {
-        if cancel.is_cancelled() {
+        self.render_controlled(conversation, &RenderControl::new(cancel.clone()))
+    }
+
+    /// Renders on a thread of its own, and returns as soon as the render finishes, is
+    /// cancelled, runs past the control's deadline or goes over its byte budget. A
+    /// stopped render stops at its next checkpoint (every loop item, every `{{ }}`,
+    /// every filter or method call) and frees its memory; see [`watchdog`].
+    pub fn render_controlled(
+        &self,
+        conversation: &Conversation,
+        control: &RenderControl,
+    ) -> Result<String, RenderError> {
+        if control.cancel.is_cancelled() {
             return Err(RenderError::cancelled());
         }
-        let result = self.render_uncancelled(conversation);
-        if cancel.is_cancelled() {
-            return Err(RenderError::cancelled());
-        }
-        result
+        let input = self.input(conversation)?;
+        let result =
+            watchdog::run_on_own_thread(self, input.context, input.items, input.clock, control);
+        finish(result, input.continued)
     }
 
     /// The names of the environment's globals (`raise_exception`, `namespace`, the
     /// helpers the source rewrites call, ...): what a template reads without them
     /// coming from its context.
     pub fn global_names(&self) -> Vec<String> {
-        let mut names: Vec<String> = self.env.globals().map(|(name, _)| name.into()).collect();
-        names.push(globals::CLOCK_VARIABLE.into());
-        names
+        self.inner
+            .env
+            .globals()
+            .map(|(name, _)| name.into())
+            .collect()
     }
 
-    fn render_uncancelled(&self, conversation: &Conversation) -> Result<String, RenderError> {
+    /// Renders `messages` (`count` of them, already template values) with
+    /// `conversation`'s tools, documents and variables, on a render thread of its own
+    /// (see [`watchdog`]): the inspector's prefix and perturbation renders.
+    fn render_values(
+        &self,
+        conversation: &Conversation,
+        messages: (Value, usize),
+        add_generation_prompt: bool,
+        cancel: &CancelToken,
+    ) -> Result<String, RenderError> {
+        if cancel.is_cancelled() {
+            return Err(RenderError::cancelled());
+        }
+        let (messages, count) = messages;
+        let items = count
+            + conversation.tools.as_ref().map_or(0, Vec::len)
+            + conversation.documents.as_ref().map_or(0, Vec::len);
+        let clock = conversation
+            .clock
+            .unwrap_or_else(|| jiff::Zoned::now().datetime());
+        let context = build_context(conversation, messages, add_generation_prompt)?;
+        let control = RenderControl::new(cancel.clone());
+        watchdog::run_on_own_thread(self, context, items, clock, &control)
+    }
+
+    /// Validates the conversation and builds the template's variables.
+    fn input(&self, conversation: &Conversation) -> Result<Input, RenderError> {
         let continuing = conversation.continue_final_message.field();
         if continuing.is_some() && conversation.add_generation_prompt {
             return Err(RenderError::input(
@@ -158,130 +237,155 @@ impl CompiledTemplate {
                 "Cannot apply chat template to an empty conversation. Provide at least one message.",
             ));
         }
+        let items = conversation.messages.len()
+            + conversation.tools.as_ref().map_or(0, Vec::len)
+            + conversation.documents.as_ref().map_or(0, Vec::len);
+        let clock = conversation
+            .clock
+            .unwrap_or_else(|| jiff::Zoned::now().datetime());
         let Some(field) = continuing else {
-            return self.render_messages(conversation, &conversation.messages);
+            let context = build_context(
+                conversation,
+                message_values(&conversation.messages),
+                conversation.add_generation_prompt,
+            )?;
+            return Ok(Input {
+                context,
+                items,
+                clock,
+                continued: None,
+            });
         };
         let mut messages = effective_messages(&conversation.messages);
-        let continued = Some(continuation::tag_final_message(
-            &mut messages,
-            field,
-            &self.prepared_source,
-        )?);
-        let rendered = self.render_messages(conversation, &messages)?;
-        match continued {
-            Some(final_text) => continuation::cut_at_tag(rendered, &final_text),
-            None => Ok(rendered),
-        }
+        let continued =
+            continuation::tag_final_message(&mut messages, field, &self.inner.prepared_source)?;
+        Ok(Input {
+            context: build_context(
+                conversation,
+                message_values(&messages),
+                conversation.add_generation_prompt,
+            )?,
+            items,
+            clock,
+            continued: Some(continued),
+        })
     }
 
-    fn render_messages(
+    /// Runs the template on this thread, inside a render scope (see [`scope`]).
+    fn run(
         &self,
-        conversation: &Conversation,
-        messages: &[serde_json::Value],
+        context: Value,
+        items: usize,
+        clock: DateTime,
+        control: &RenderControl,
+        shared: &Arc<Shared>,
     ) -> Result<String, RenderError> {
-        let messages = messages.iter().map(conversation::message_value).collect();
-        self.render_with(conversation, messages, conversation.add_generation_prompt)
-    }
-
-    /// Renders with `messages` already converted to template values.
-    fn render_with(
-        &self,
-        conversation: &Conversation,
-        messages: Value,
-        add_generation_prompt: bool,
-    ) -> Result<String, RenderError> {
-        let context = build_context(conversation, messages, add_generation_prompt)?;
-        let template = self
-            .env
+        let limits = self.inner.limits;
+        let _scope = scope::enter(Scope::new(
+            Arc::clone(shared),
+            control.cancel.clone(),
+            control.deadline,
+            limits.max_memory_bytes,
+            clock,
+        ));
+        // The step budget depends on the input, so each render gets its own copy of the
+        // environment (a few shared pointers) with its own fuel.
+        let mut env = self.inner.env.clone();
+        env.set_fuel(Some(limits.step_budget(items)));
+        let template = env
             .get_template(TEMPLATE_NAME)
-            .map_err(|err| self.error(&err, None))?;
-        let mut output = LimitedWriter::new(self.limits.max_output_bytes);
-        let fuel_used = match template.render_captured_to(context, &mut output) {
+            .map_err(|err| self.error(&err, items, shared))?;
+        let mut output = environment::LimitedWriter::new(limits.max_output_bytes);
+        let rendered = template.render_captured_to(context, &mut output);
+        if let Some(stop) = shared.stop() {
+            return Err(self.stopped(stop, shared, items));
+        }
+        let fuel_used = match rendered {
             Ok(captured) => captured.state().fuel_levels().map_or(0, |(used, _)| used),
-            Err(err) => {
-                let hint = limit_hint(&err, &self.limits);
-                return Err(self.error(&err, hint.as_deref()));
-            }
+            Err(err) => return Err(self.error(&err, items, shared)),
         };
-        self.last_fuel.store(fuel_used, Ordering::Relaxed);
+        self.inner.last_fuel.store(fuel_used, Ordering::Relaxed);
         String::from_utf8(output.buffer)
             .map_err(|_| RenderError::input("the template produced invalid UTF-8"))
     }
 
-    /// A MiniJinja error with its position mapped back to the user's source.
-    fn error(&self, err: &minijinja::Error, limit_hint: Option<&str>) -> RenderError {
-        let to_original = |offset| self.rewritten.original_offset(offset);
-        RenderError::from_minijinja(err, &self.prepared_source, &to_original, limit_hint)
+    /// A MiniJinja error with its position mapped back to the user's source, and limit
+    /// errors named with their limit.
+    fn error(&self, err: &minijinja::Error, items: usize, shared: &Shared) -> RenderError {
+        if let Some(stop) = shared.stop() {
+            return self.stopped(stop, shared, items);
+        }
+        let limits = &self.inner.limits;
+        let hint = match err.kind() {
+            minijinja::ErrorKind::OutOfFuel => Some(limits.steps_exceeded(items)),
+            minijinja::ErrorKind::WriteFailure => Some(limits.output_exceeded()),
+            _ if err.to_string().contains("recursion limit") => Some(limits.recursion_exceeded()),
+            _ => None,
+        };
+        let to_original = |offset| self.inner.rewritten.original_offset(offset);
+        RenderError::from_minijinja(
+            err,
+            &self.inner.prepared_source,
+            &to_original,
+            hint.as_deref(),
+        )
+    }
+
+    /// The error for a render stopped from outside the template's logic.
+    fn stopped(&self, stop: Stop, shared: &Shared, items: usize) -> RenderError {
+        let limits = &self.inner.limits;
+        match stop {
+            Stop::Cancelled => RenderError::cancelled(),
+            Stop::Deadline => {
+                RenderError::limit(RenderErrorKind::Timeout, limits.deadline_exceeded(items))
+            }
+            Stop::Memory => RenderError::limit(
+                RenderErrorKind::Limit,
+                limits.memory_exceeded(shared.memory()),
+            ),
+        }
     }
 
     /// Fuel the most recent successful render used (see [`Limits::fuel`]).
     pub fn last_fuel_used(&self) -> u64 {
-        self.last_fuel.load(Ordering::Relaxed)
+        self.inner.last_fuel.load(Ordering::Relaxed)
     }
 
     /// The bounds this template was compiled with.
     pub fn limits(&self) -> Limits {
-        self.limits
+        self.inner.limits
     }
 
     /// The source as compiled (newlines normalized), which error positions refer to.
     pub fn prepared_source(&self) -> &str {
-        &self.prepared_source
+        &self.inner.prepared_source
     }
 }
 
-fn limit_hint(err: &minijinja::Error, limits: &Limits) -> Option<String> {
-    match err.kind() {
-        minijinja::ErrorKind::OutOfFuel => Some(format!(
-            "the template ran more than {} steps (possible endless loop)",
-            limits.fuel
-        )),
-        minijinja::ErrorKind::WriteFailure => Some(format!(
-            "the prompt grew beyond {} bytes",
-            limits.max_output_bytes
-        )),
-        _ => None,
+/// The prompt, cut where the continued message ends when one is continued.
+fn finish(
+    rendered: Result<String, RenderError>,
+    continued: Option<String>,
+) -> Result<String, RenderError> {
+    match (rendered, continued) {
+        (Ok(prompt), Some(final_text)) => continuation::cut_at_tag(prompt, &final_text),
+        (result, _) => result,
     }
+}
+
+/// Messages as transformers hands them to the template, as template values.
+fn message_values(messages: &[serde_json::Value]) -> Value {
+    messages.iter().map(conversation::message_value).collect()
 }
 
 /// transformers' Jinja2 syntax settings (`trim_blocks`, `lstrip_blocks`), for parsing a
 /// template's syntax tree the way the engine compiles it.
-pub fn syntax_config() -> SyntaxConfig {
-    SyntaxConfig::builder()
+pub fn syntax_config() -> minijinja::syntax::SyntaxConfig {
+    minijinja::syntax::SyntaxConfig::builder()
         .trim_blocks(true)
         .lstrip_blocks(true)
         .build()
         .expect("default delimiters are valid")
-}
-
-fn build_environment(limits: Limits) -> Environment<'static> {
-    let mut env = Environment::new();
-    env.set_syntax(syntax_config());
-    env.set_undefined_behavior(UndefinedBehavior::Lenient);
-    env.set_fuel(Some(limits.fuel));
-    env.set_recursion_limit(limits.recursion);
-    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
-    env.set_formatter(|out, _state, value| {
-        // Strings are written as they are; everything else the way Python's str() prints.
-        match value.as_str() {
-            Some(text) if value.kind() == minijinja::value::ValueKind::String => {
-                out.write_str(text)?
-            }
-            _ if value.is_undefined() => {}
-            _ => out.write_str(&pyrepr::to_str(value))?,
-        }
-        Ok(())
-    });
-    env.set_unknown_method_callback(methods::call_method);
-    filters::register(&mut env);
-    generators::register(&mut env);
-    textfilters::register(&mut env);
-    predicates::register(&mut env);
-    globals::register(&mut env);
-    markup::register(&mut env);
-    percent::register(&mut env);
-    rewrite::register(&mut env);
-    env
 }
 
 /// The variables the template sees: `messages`, `tools`, `documents`,
@@ -317,46 +421,7 @@ fn build_context(
     for (key, value) in &conversation.variables {
         pairs.push((Value::from(key.as_str()), json_to_value(value)));
     }
-    pairs.push((
-        Value::from(globals::CLOCK_VARIABLE),
-        Value::from(clock_text(conversation.clock)),
-    ));
     Ok(data::dict(pairs))
 }
 
-fn clock_text(clock: Option<DateTime>) -> String {
-    clock
-        .unwrap_or_else(|| jiff::Zoned::now().datetime())
-        .to_string()
-}
-
 mod continuation;
-
-/// An `io::Write` that refuses to grow past a byte budget.
-struct LimitedWriter {
-    buffer: Vec<u8>,
-    budget: usize,
-}
-
-impl LimitedWriter {
-    fn new(budget: usize) -> Self {
-        LimitedWriter {
-            buffer: Vec::new(),
-            budget,
-        }
-    }
-}
-
-impl io::Write for LimitedWriter {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
-        if self.buffer.len() + bytes.len() > self.budget {
-            return Err(io::Error::other("output limit"));
-        }
-        self.buffer.extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-}

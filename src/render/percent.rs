@@ -6,30 +6,31 @@
 use minijinja::value::{Value, ValueKind};
 use minijinja::{Error, State};
 
-use super::pyrepr::to_str;
+use super::pyrepr::to_str_in;
 
-/// The helper rewritten `'...' % x` expressions call.
-pub const PERCENT_FORMAT: &str = "__chatplate_percent_format";
-
-/// Registers the runtime helper.
-pub fn register(env: &mut minijinja::Environment<'static>) {
-    env.add_function(PERCENT_FORMAT, percent_format);
+/// Registers the runtime helper under this template's name for it.
+pub fn register(env: &mut minijinja::Environment<'static>, helpers: &super::helpers::Helpers) {
+    env.add_function(helpers.percent_format(), percent_format);
 }
 
 fn percent_format(state: &mut State, format: Value, args: Value) -> Result<Value, Error> {
+    super::scope::tick(Some(state))?;
     let mut call = vec![format];
     if args.is_tuple() {
-        call.extend(args.try_iter()?.map(python_arg));
+        for arg in args.try_iter()? {
+            call.push(python_arg(state, arg)?);
+        }
     } else {
-        call.push(python_arg(args));
+        call.push(python_arg(state, args)?);
     }
+    super::sized::check_format(state, &call)?;
     state.apply_filter("format", &call)
 }
 
 /// Numbers and strings as they are; everything else as Python's `str()` would show it.
-fn python_arg(value: Value) -> Value {
-    match value.kind() {
+fn python_arg(state: &State, value: Value) -> Result<Value, Error> {
+    Ok(match value.kind() {
         ValueKind::Number | ValueKind::String => value,
-        _ => Value::from(to_str(&value)),
-    }
+        _ => Value::from(to_str_in(Some(state), &value)?),
+    })
 }

@@ -8,8 +8,14 @@ use minijinja::value::{Value, ValueKind};
 
 use super::none::is_python_none;
 
-/// Registers every overriding test on `env`.
+/// MiniJinja's tests that Jinja2 does not have: a template must not see them.
+const NOT_IN_JINJA2: [&str; 4] = ["safe", "int", "startingwith", "endingwith"];
+
+/// Registers every overriding test on `env`, and removes MiniJinja's extras.
 pub fn register(env: &mut minijinja::Environment<'static>) {
+    for name in NOT_IN_JINJA2 {
+        env.remove_test(name);
+    }
     env.add_test("none", |v: Value| is_python_none(&v));
     env.add_test("iterable", is_iterable);
     env.add_test("sequence", is_sequence);

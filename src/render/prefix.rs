@@ -63,7 +63,7 @@ impl CompiledTemplate {
             .iter()
             .map(conversation::message_value)
             .collect();
-        self.render_prefix_values(conversation, messages, cancel)
+        self.render_values(conversation, (messages, count), false, cancel)
     }
 
     /// [`CompiledTemplate::render_prefix`] with the messages converted beforehand;
@@ -77,7 +77,7 @@ impl CompiledTemplate {
     ) -> Result<String, RenderError> {
         let count = count.min(prepared.values.len());
         let messages = Value::from(prepared.values[..count].to_vec());
-        self.render_prefix_values(conversation, messages, cancel)
+        self.render_values(conversation, (messages, count), false, cancel)
     }
 
     /// [`CompiledTemplate::render_cancellable`] with the messages converted beforehand
@@ -93,27 +93,14 @@ impl CompiledTemplate {
         if conversation.continue_final_message.field().is_some() || prepared.is_empty() {
             return self.render_cancellable(conversation, cancel);
         }
-        if cancel.is_cancelled() {
-            return Err(RenderError::cancelled());
-        }
         let messages = Value::from(prepared.values.clone());
-        let result = self.render_with(conversation, messages, conversation.add_generation_prompt);
-        if cancel.is_cancelled() {
-            return Err(RenderError::cancelled());
-        }
-        result
-    }
-
-    fn render_prefix_values(
-        &self,
-        conversation: &Conversation,
-        messages: Value,
-        cancel: &CancelToken,
-    ) -> Result<String, RenderError> {
-        if cancel.is_cancelled() {
-            return Err(RenderError::cancelled());
-        }
-        self.render_with(conversation, messages, false)
+        let count = prepared.values.len();
+        self.render_values(
+            conversation,
+            (messages, count),
+            conversation.add_generation_prompt,
+            cancel,
+        )
     }
 }
 

@@ -23,10 +23,14 @@ pub struct DumpOptions {
     pub sort_keys: bool,
     /// `ensure_ascii`: escape every non-ASCII character as `\uXXXX`.
     pub ensure_ascii: bool,
-    /// Refuse to produce more than this many bytes (`None`: unbounded). Templates are
-    /// untrusted; the render's remaining fuel decides this budget.
+    /// Refuse to produce more than this many bytes (`None`: only the render's byte
+    /// budget applies).
     pub max_bytes: Option<usize>,
 }
+
+/// Deepest nesting serialised: Python's encoder fails with `RecursionError` near its
+/// recursion limit of 1,000.
+pub const MAX_JSON_DEPTH: usize = 1000;
 
 /// Serializes `value` exactly as Python's `json.dumps` would.
 pub fn dumps(value: &Value, options: &DumpOptions) -> Result<String, Error> {
@@ -40,6 +44,7 @@ pub fn dumps(value: &Value, options: &DumpOptions) -> Result<String, Error> {
         options,
         item_sep,
         key_sep,
+        checked_at: 0,
     };
     writer.write(value, 0)?;
     Ok(writer.out)
@@ -50,6 +55,8 @@ struct JsonWriter<'a> {
     options: &'a DumpOptions,
     item_sep: String,
     key_sep: String,
+    /// Output length at the last budget check.
+    checked_at: usize,
 }
 
 impl JsonWriter<'_> {
@@ -62,6 +69,16 @@ impl JsonWriter<'_> {
             return Err(Error::new(
                 ErrorKind::InvalidOperation,
                 "tojson: output exceeds the render's remaining budget",
+            ));
+        }
+        if self.out.len() - self.checked_at > 1 << 16 {
+            self.checked_at = self.out.len();
+            super::scope::reserve(None, 0)?;
+        }
+        if depth > MAX_JSON_DEPTH {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                "RecursionError: maximum recursion depth exceeded while encoding a JSON object",
             ));
         }
         if is_python_none(value) {
@@ -78,7 +95,7 @@ impl JsonWriter<'_> {
             ValueKind::Seq | ValueKind::Iterable if !is_generator(value) => {
                 self.write_seq(value, depth)?
             }
-            ValueKind::Map => self.write_map(value, depth)?,
+            ValueKind::Map if !super::loops::is_namespace(value) => self.write_map(value, depth)?,
             _ => return Err(not_serializable(value)),
         }
         Ok(())
@@ -137,22 +154,27 @@ impl JsonWriter<'_> {
     }
 
     fn write_seq(&mut self, value: &Value, depth: usize) -> Result<(), Error> {
-        let items: Vec<Value> = value.try_iter()?.collect();
-        if items.is_empty() {
+        // At least a separator per item: refuse a list too long to write before starting
+        // (a list doubled with `l + l` is lazy and can claim 2^60 items).
+        let len = value.len().unwrap_or(0);
+        super::scope::reserve_items(None, len, self.item_sep.len().max(1))?;
+        let mut items = value.try_iter()?.peekable();
+        if items.peek().is_none() {
             self.out.push_str("[]");
             return Ok(());
         }
         self.out.push('[');
-        for (index, item) in items.iter().enumerate() {
-            self.separator(index, depth + 1);
-            self.write(item, depth + 1)?;
+        for (index, item) in items.enumerate() {
+            self.separator(index, depth + 1)?;
+            self.write(&item, depth + 1)?;
         }
-        self.newline(depth);
+        self.newline(depth)?;
         self.out.push(']');
         Ok(())
     }
 
     fn write_map(&mut self, value: &Value, depth: usize) -> Result<(), Error> {
+        super::scope::reserve_items(None, value.len().unwrap_or(0), 4)?;
         let mut keys: Vec<Value> = value.try_iter()?.collect();
         if keys.is_empty() {
             self.out.push_str("{}");
@@ -163,33 +185,36 @@ impl JsonWriter<'_> {
         }
         self.out.push('{');
         for (index, key) in keys.iter().enumerate() {
-            self.separator(index, depth + 1);
+            self.separator(index, depth + 1)?;
             let key_text = key_string(key)?;
             self.write_string(&key_text);
             self.out.push_str(&self.key_sep.clone());
             self.write(&value.get_item(key)?, depth + 1)?;
         }
-        self.newline(depth);
+        self.newline(depth)?;
         self.out.push('}');
         Ok(())
     }
 
     /// Writes what comes before the item at `index` inside a container.
-    fn separator(&mut self, index: usize, depth: usize) {
+    fn separator(&mut self, index: usize, depth: usize) -> Result<(), Error> {
         if index > 0 {
             let sep = self.item_sep.clone();
             self.out.push_str(&sep);
         }
-        self.newline(depth);
+        self.newline(depth)
     }
 
-    fn newline(&mut self, depth: usize) {
+    fn newline(&mut self, depth: usize) -> Result<(), Error> {
         if let Some(indent) = &self.options.indent {
+            // The indent is the template's: `tojson(indent=10**6)` nested a few levels.
+            super::scope::reserve(None, indent.len().saturating_mul(depth))?;
             self.out.push('\n');
             for _ in 0..depth {
                 self.out.push_str(indent);
             }
         }
+        Ok(())
     }
 }
 

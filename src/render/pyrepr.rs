@@ -5,38 +5,141 @@
 //! tool definitions or booleans need Python's.
 
 use minijinja::value::{Value, ValueKind};
+use minijinja::{Error, ErrorKind, State};
 
 use super::generators::is_generator;
 use super::none::is_python_none;
 use super::pyfloat::repr_float;
 
-/// Python's `str(value)`: strings as they are, everything else as `repr`.
-pub fn to_str(value: &Value) -> String {
+/// Deepest nesting printed: Python's `repr` fails with `RecursionError` near its
+/// recursion limit of 1,000.
+pub const MAX_REPR_DEPTH: usize = 1000;
+
+/// How much text is written between two budget checks.
+const CHECK_EVERY_BYTES: usize = 1 << 16;
+
+/// Python's `str(value)`: strings as they are, everything else as `repr`. Fails for
+/// nesting deeper than [`MAX_REPR_DEPTH`] and for text beyond the render's byte budget
+/// (`state` is the render's, when there is one).
+pub fn to_str_in(state: Option<&State>, value: &Value) -> Result<String, Error> {
     match value.as_str() {
-        Some(text) if value.kind() == ValueKind::String => text.to_string(),
+        Some(text) if value.kind() == ValueKind::String => Ok(text.to_string()),
         _ => {
-            let mut out = String::new();
-            write_repr(&mut out, value);
-            out
+            let mut writer = Repr {
+                out: String::new(),
+                state,
+                checked_at: 0,
+            };
+            writer.write(value, 0)?;
+            Ok(writer.out)
         }
     }
 }
 
-/// Appends Python's `repr(value)` to `out`.
-pub fn write_repr(out: &mut String, value: &Value) {
-    if is_python_none(value) {
-        out.push_str("None");
-        return;
+/// [`to_str_in`] outside a render, for small values in tests.
+#[cfg(test)]
+pub fn to_str(value: &Value) -> String {
+    to_str_in(None, value).unwrap_or_else(|err| format!("<{err}>"))
+}
+
+struct Repr<'s, 'a, 'b> {
+    out: String,
+    state: Option<&'s State<'a, 'b>>,
+    checked_at: usize,
+}
+
+impl Repr<'_, '_, '_> {
+    fn write(&mut self, value: &Value, depth: usize) -> Result<(), Error> {
+        if self.out.len() - self.checked_at > CHECK_EVERY_BYTES {
+            self.checked_at = self.out.len();
+            super::scope::reserve(self.state, 0)?;
+        }
+        if is_python_none(value) {
+            self.out.push_str("None");
+            return Ok(());
+        }
+        match value.kind() {
+            ValueKind::Undefined => {}
+            ValueKind::None => self.out.push_str("None"),
+            ValueKind::Bool => self
+                .out
+                .push_str(if value.is_true() { "True" } else { "False" }),
+            ValueKind::Number => write_number(&mut self.out, value),
+            ValueKind::String => {
+                let text = value.as_str().unwrap_or_default();
+                super::scope::reserve(self.state, text.len())?;
+                write_str_repr(&mut self.out, text)
+            }
+            ValueKind::Seq | ValueKind::Iterable if !is_generator(value) => {
+                self.container(value, depth, |w, v, d| w.seq(v, d))?
+            }
+            ValueKind::Map if super::loops::is_namespace(value) => {
+                self.out.push_str("<Namespace ");
+                self.container(value, depth, |w, v, d| w.map(v, d))?;
+                self.out.push('>');
+            }
+            ValueKind::Map => self.container(value, depth, |w, v, d| w.map(v, d))?,
+            _ => self.out.push_str(&value.to_string()),
+        }
+        Ok(())
     }
-    match value.kind() {
-        ValueKind::Undefined => {}
-        ValueKind::None => out.push_str("None"),
-        ValueKind::Bool => out.push_str(if value.is_true() { "True" } else { "False" }),
-        ValueKind::Number => write_number(out, value),
-        ValueKind::String => write_str_repr(out, value.as_str().unwrap_or_default()),
-        ValueKind::Seq | ValueKind::Iterable if !is_generator(value) => write_seq(out, value),
-        ValueKind::Map => write_map(out, value),
-        _ => out.push_str(&value.to_string()),
+
+    /// Checks depth and size before writing a list or dict.
+    fn container(
+        &mut self,
+        value: &Value,
+        depth: usize,
+        write: impl FnOnce(&mut Self, &Value, usize) -> Result<(), Error>,
+    ) -> Result<(), Error> {
+        if depth >= MAX_REPR_DEPTH {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                "RecursionError: maximum recursion depth exceeded while getting the repr of an object",
+            ));
+        }
+        // At least ", " per item: refuse a list too long to print before starting.
+        super::scope::reserve_items(self.state, value.len().unwrap_or(0), 2)?;
+        write(self, value, depth + 1)
+    }
+
+    fn seq(&mut self, value: &Value, depth: usize) -> Result<(), Error> {
+        let (open, close) = if value.is_tuple() {
+            ('(', ')')
+        } else {
+            ('[', ']')
+        };
+        self.out.push(open);
+        let mut count = 0;
+        if let Ok(items) = value.try_iter() {
+            for (index, item) in items.enumerate() {
+                if index > 0 {
+                    self.out.push_str(", ");
+                }
+                self.write(&item, depth)?;
+                count += 1;
+            }
+        }
+        if value.is_tuple() && count == 1 {
+            self.out.push(',');
+        }
+        self.out.push(close);
+        Ok(())
+    }
+
+    fn map(&mut self, value: &Value, depth: usize) -> Result<(), Error> {
+        self.out.push('{');
+        if let Ok(keys) = value.try_iter() {
+            for (index, key) in keys.enumerate() {
+                if index > 0 {
+                    self.out.push_str(", ");
+                }
+                self.write(&key, depth)?;
+                self.out.push_str(": ");
+                self.write(&value.get_item(&key).unwrap_or_default(), depth)?;
+            }
+        }
+        self.out.push('}');
+        Ok(())
     }
 }
 
@@ -48,44 +151,6 @@ pub fn write_number(out: &mut String, value: &Value) {
         let float = f64::try_from(value.clone()).unwrap_or(f64::NAN);
         out.push_str(&repr_float(float));
     }
-}
-
-fn write_seq(out: &mut String, value: &Value) {
-    let (open, close) = if value.is_tuple() {
-        ('(', ')')
-    } else {
-        ('[', ']')
-    };
-    out.push(open);
-    let mut count = 0;
-    if let Ok(items) = value.try_iter() {
-        for (index, item) in items.enumerate() {
-            if index > 0 {
-                out.push_str(", ");
-            }
-            write_repr(out, &item);
-            count += 1;
-        }
-    }
-    if value.is_tuple() && count == 1 {
-        out.push(',');
-    }
-    out.push(close);
-}
-
-fn write_map(out: &mut String, value: &Value) {
-    out.push('{');
-    if let Ok(keys) = value.try_iter() {
-        for (index, key) in keys.enumerate() {
-            if index > 0 {
-                out.push_str(", ");
-            }
-            write_repr(out, &key);
-            out.push_str(": ");
-            write_repr(out, &value.get_item(&key).unwrap_or_default());
-        }
-    }
-    out.push('}');
 }
 
 /// Python's `repr(str)`: single quotes unless the text has `'` and no `"`, with
@@ -176,9 +241,14 @@ mod tests {
     use crate::render::data::json_to_value;
 
     fn to_repr(value: &Value) -> String {
-        let mut out = String::new();
-        write_repr(&mut out, value);
-        out
+        match value.as_str() {
+            Some(text) => {
+                let mut out = String::new();
+                write_str_repr(&mut out, text);
+                out
+            }
+            None => to_str(value),
+        }
     }
 
     // Expectations are CPython 3.11 output of repr()/str() on the same data.

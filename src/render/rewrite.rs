@@ -7,42 +7,28 @@
 //!   one (markupsafe's `Markup.__add__` / `__radd__`), even though transformers renders
 //!   with autoescape off; functionary v3.1 builds its tool list this way. Every `+` with
 //!   an operand that is statically Markup (`x|safe`, `x|escape`, or another such `+`)
-//!   becomes a call to [`MARKUP_ADD`]. Not covered: Markup stored in a variable first
+//!   becomes a call to the Markup helper ([`super::markup`]). Not covered: Markup stored in a variable first
 //!   (`{% set m = x|safe %}{{ m + y }}`), whose type the parser cannot know.
 //! * **`'...' % args`**: Python's string formatting, where the left operand is a string
-//!   literal (so numeric `%` is untouched), becomes a call to [`PERCENT_FORMAT`].
+//!   literal (so numeric `%` is untouched), becomes a call to the formatting helper ([`super::percent`]).
 //! * **Looping over a string**: Jinja2 knows the length, so `loop.length`, `loop.last`
 //!   and `loop.revindex` work; MiniJinja's character iterator has none. Every `for`
-//!   loop's iterable is wrapped in [`LOOP_ITERABLE`], which turns a string into its list
-//!   of characters and passes anything else through.
+//!   loop's iterable is wrapped in the loop helper ([`super::loops`]), which gives a
+//!   string its length (and lets a cancelled render stop at the next item).
+//! * **Assignments**: the value of every `{% set ns.attr = value %}` passes through a
+//!   helper ([`super::loops`]) that refuses a namespace inside a namespace (which could
+//!   contain itself) and lists too large to ever materialise; every other `{% set %}`
+//!   value through one that refuses only the too-large lists.
+//!
+//! The helpers' names are chosen per template ([`Helpers`]), so the template itself
+//! cannot call them.
 
 use minijinja::machinery::ast::{BinOpKind, CallArg, Expr, Stmt};
-use minijinja::value::{Value, ValueKind};
+use minijinja::value::ValueKind;
 
-use super::markup::MARKUP_ADD;
-use super::percent::PERCENT_FORMAT;
-
-/// The helper every `for` loop's iterable is passed through.
-pub const LOOP_ITERABLE: &str = "__chatplate_loop_iterable";
+use super::helpers::Helpers;
 
 const MARKUP_FILTERS: [&str; 4] = ["safe", "escape", "e", "forceescape"];
-
-/// Registers the loop helper.
-pub fn register(env: &mut minijinja::Environment<'static>) {
-    env.add_function(LOOP_ITERABLE, loop_iterable);
-}
-
-/// A string becomes its list of characters (so the loop knows its length); `None` and
-/// numbers fail with Python's message; anything else is passed through.
-fn loop_iterable(value: Value) -> Result<Value, minijinja::Error> {
-    match value.as_str() {
-        Some(text) if value.kind() == ValueKind::String => {
-            Ok(text.chars().map(|c| Value::from(c.to_string())).collect())
-        }
-        _ if value.is_undefined() => Ok(value),
-        _ => super::filters::ensure_iterable(&value).map(|()| value),
-    }
-}
 
 /// A rewritten template and the way back from its byte offsets to the original's.
 #[derive(Debug, Clone, Default)]
@@ -50,6 +36,9 @@ pub struct Rewritten {
     /// The text MiniJinja compiles.
     pub text: String,
     shifts: Vec<Shift>,
+    /// The deepest expression nesting in the template (a chain of `n` operators is `n`
+    /// deep), which MiniJinja's compiler recurses through.
+    pub depth: usize,
 }
 
 /// Where one top-level edit landed: `new` is its range in the rewritten text, `original`
@@ -90,15 +79,27 @@ impl Rewritten {
 
 /// Applies the rewrites to `source`; returns it unchanged when it does not parse (the
 /// real compile then reports the syntax error).
-pub fn rewrite(source: &str, syntax: &minijinja::syntax::SyntaxConfig) -> Rewritten {
+pub fn rewrite(
+    source: &str,
+    syntax: &minijinja::syntax::SyntaxConfig,
+    helpers: &Helpers,
+) -> Rewritten {
     let Ok(ast) = minijinja::machinery::parse(source, "<template>", syntax.clone()) else {
         return Rewritten {
             text: source.to_string(),
             shifts: Vec::new(),
+            depth: 0,
         };
     };
-    let mut edits = Vec::new();
-    walk_stmt(&ast, source, &mut edits);
+    let mut cx = Cx {
+        source,
+        helpers,
+        edits: Vec::new(),
+        depth: 0,
+    };
+    walk_stmt(&ast, &mut cx);
+    let cx_depth = cx.depth;
+    let mut edits = cx.edits;
     // Outer edits first where two start together, so a wrap encloses what it contains.
     edits.sort_by_key(|edit| (edit.start, std::cmp::Reverse(edit.end)));
     let mut shifts = Vec::with_capacity(edits.len());
@@ -109,7 +110,20 @@ pub fn rewrite(source: &str, syntax: &minijinja::syntax::SyntaxConfig) -> Rewrit
         &mut edits.as_slice(),
         Some(&mut shifts),
     );
-    Rewritten { text, shifts }
+    Rewritten {
+        text,
+        shifts,
+        depth: cx_depth,
+    }
+}
+
+/// The walk's state: the source, the helper names and the edits found so far.
+struct Cx<'s> {
+    source: &'s str,
+    helpers: &'s Helpers,
+    edits: Vec<Edit>,
+    /// The deepest expression nesting seen.
+    depth: usize,
 }
 
 /// One rewrite: the byte range it covers and how its new text is made.
@@ -123,7 +137,7 @@ enum EditKind {
     /// Replace the range with this text.
     Replace(String),
     /// Wrap the range, with any edits inside it applied, in a call to this function.
-    Wrap(&'static str),
+    Wrap(String),
 }
 
 /// Writes `source[start..end]` with the edits inside that range applied. `edits` is
@@ -172,98 +186,136 @@ fn apply_edits(
     out
 }
 
-fn walk_stmts(stmts: &[Stmt], source: &str, edits: &mut Vec<Edit>) {
+fn walk_stmts(stmts: &[Stmt], cx: &mut Cx) {
     for stmt in stmts {
-        walk_stmt(stmt, source, edits);
+        walk_stmt(stmt, cx);
     }
 }
 
-fn walk_stmt(stmt: &Stmt, source: &str, edits: &mut Vec<Edit>) {
+fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
     match stmt {
-        Stmt::Template(t) => walk_stmts(&t.children, source, edits),
-        Stmt::EmitExpr(e) => walk_expr(&e.expr, source, edits),
+        Stmt::Template(t) => walk_stmts(&t.children, cx),
+        Stmt::EmitExpr(e) => walk_expr(&e.expr, cx),
         Stmt::ForLoop(f) => {
-            let (start, end) = extent(&f.iter, source);
+            let (start, end) = extent(&f.iter, cx.source);
             // Pushed before the iterable's own edits so that, once sorted, it encloses them.
-            edits.push(Edit {
+            cx.edits.push(Edit {
                 start,
                 end,
-                kind: EditKind::Wrap(LOOP_ITERABLE),
+                kind: EditKind::Wrap(cx.helpers.loop_iterable()),
             });
-            walk_expr(&f.iter, source, edits);
+            walk_expr(&f.iter, cx);
             if let Some(filter) = &f.filter_expr {
-                walk_expr(filter, source, edits);
+                walk_expr(filter, cx);
             }
-            walk_stmts(&f.body, source, edits);
-            walk_stmts(&f.else_body, source, edits);
+            walk_stmts(&f.body, cx);
+            walk_stmts(&f.else_body, cx);
         }
         Stmt::IfCond(i) => {
-            walk_expr(&i.expr, source, edits);
-            walk_stmts(&i.true_body, source, edits);
-            walk_stmts(&i.false_body, source, edits);
+            walk_expr(&i.expr, cx);
+            walk_stmts(&i.true_body, cx);
+            walk_stmts(&i.false_body, cx);
         }
         Stmt::WithBlock(w) => {
             for (_, value) in &w.assignments {
-                walk_expr(value, source, edits);
+                walk_expr(value, cx);
             }
-            walk_stmts(&w.body, source, edits);
+            walk_stmts(&w.body, cx);
         }
-        Stmt::Set(s) => walk_expr(&s.expr, source, edits),
-        Stmt::SetBlock(s) => walk_stmts(&s.body, source, edits),
-        Stmt::AutoEscape(a) => walk_stmts(&a.body, source, edits),
-        Stmt::FilterBlock(f) => walk_stmts(&f.body, source, edits),
-        Stmt::Block(b) => walk_stmts(&b.body, source, edits),
+        Stmt::Set(s) => {
+            let (mut start, end) = extent(&s.expr, cx.source);
+            // Some expression spans (comparisons) begin before the `=`.
+            let (_, target_end) = extent(&s.target, cx.source);
+            if let Some(equals) = cx.source.get(target_end..).and_then(|t| t.find('=')) {
+                start = start.max(target_end + equals + 1);
+            }
+            let helper = match s.target {
+                Expr::GetAttr(_) => cx.helpers.namespace_value(),
+                _ => cx.helpers.set_value(),
+            };
+            cx.edits.push(Edit {
+                start,
+                end,
+                kind: EditKind::Wrap(helper),
+            });
+            walk_expr(&s.expr, cx)
+        }
+        Stmt::SetBlock(s) => walk_stmts(&s.body, cx),
+        Stmt::AutoEscape(a) => walk_stmts(&a.body, cx),
+        Stmt::FilterBlock(f) => walk_stmts(&f.body, cx),
+        Stmt::Block(b) => walk_stmts(&b.body, cx),
         Stmt::Macro(m) => {
             for default in &m.defaults {
-                walk_expr(default, source, edits);
+                walk_expr(default, cx);
             }
-            walk_stmts(&m.body, source, edits);
+            walk_stmts(&m.body, cx);
         }
         Stmt::CallBlock(c) => {
-            walk_args(&c.call.args, source, edits);
-            walk_stmts(&c.macro_decl.body, source, edits);
+            walk_args(&c.call.args, cx);
+            walk_stmts(&c.macro_decl.body, cx);
         }
-        Stmt::Do(d) => walk_args(&d.call.args, source, edits),
+        Stmt::Do(d) => walk_args(&d.call.args, cx),
         _ => {}
     }
 }
 
-fn walk_args(args: &[CallArg], source: &str, edits: &mut Vec<Edit>) {
+fn walk_args(args: &[CallArg], cx: &mut Cx) {
     for arg in args {
         let (CallArg::Pos(e)
         | CallArg::Kwarg(_, e)
         | CallArg::PosSplat(e)
         | CallArg::KwargSplat(e)) = arg;
-        walk_expr(e, source, edits);
+        walk_expr(e, cx);
     }
 }
 
-fn walk_expr(expr: &Expr, source: &str, edits: &mut Vec<Edit>) {
-    if let Some((format, args)) = string_percent(expr) {
-        let (start, end) = extent(expr, source);
-        let text = format!(
-            "{PERCENT_FORMAT}({}, {})",
-            emit(format, source),
-            emit(args, source)
-        );
-        edits.push(Edit {
-            start,
-            end,
-            kind: EditKind::Replace(text),
-        });
-        return;
-    }
-    if is_markup_add(expr) {
-        let (start, end) = extent(expr, source);
-        edits.push(Edit {
-            start,
-            end,
-            kind: EditKind::Replace(emit(expr, source)),
-        });
-        return;
-    }
-    for child in children(expr) {
-        walk_expr(child, source, edits);
+fn walk_expr(expr: &Expr, cx: &mut Cx) {
+    walk_expr_at(expr, 1, cx)
+}
+
+/// Walks `expr`, nested `depth` deep. Long operator chains (`a ~ b ~ c ~ ...`) are
+/// left-deep trees: their left spine is walked in a loop, so the walk costs neither
+/// stack nor time per level beyond the level itself.
+fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
+    let (mut current, mut depth, mut known_plain) = (expr, depth, false);
+    loop {
+        cx.depth = cx.depth.max(depth);
+        if let Some((format, args)) = string_percent(current) {
+            let (start, end) = extent(current, cx.source);
+            let text = format!(
+                "{}({}, {})",
+                cx.helpers.percent_format(),
+                emit(format, cx),
+                emit(args, cx)
+            );
+            cx.edits.push(Edit {
+                start,
+                end,
+                kind: EditKind::Replace(text),
+            });
+            return;
+        }
+        if !known_plain && is_markup_add(current) {
+            let (start, end) = extent(current, cx.source);
+            let text = emit(current, cx);
+            cx.edits.push(Edit {
+                start,
+                end,
+                kind: EditKind::Replace(text),
+            });
+            return;
+        }
+        let Expr::BinOp(b) = current else {
+            for child in children(current) {
+                walk_expr_at(child, depth + 1, cx);
+            }
+            return;
+        };
+        walk_expr_at(&b.right, depth + 1, cx);
+        // A `+` that is not a Markup `+` has no Markup `+` on its left either.
+        known_plain = matches!(b.op, BinOpKind::Add);
+        current = &b.left;
+        depth += 1;
     }
 }
 
@@ -354,14 +406,6 @@ pub(crate) fn expression_source<'s>(expr: &Expr, source: &'s str) -> &'s str {
     source.get(start..end).unwrap_or_default()
 }
 
-/// Statically a Markup value: a `|safe`-like filter or a Markup `+`.
-fn is_markup(expr: &Expr) -> bool {
-    match expr {
-        Expr::Filter(f) => MARKUP_FILTERS.contains(&f.name),
-        _ => is_markup_add(expr),
-    }
-}
-
 /// `'literal' % args`: Python string formatting, the operands.
 fn string_percent<'e, 'a>(expr: &'e Expr<'a>) -> Option<(&'e Expr<'a>, &'e Expr<'a>)> {
     match expr {
@@ -373,22 +417,48 @@ fn string_percent<'e, 'a>(expr: &'e Expr<'a>) -> Option<(&'e Expr<'a>, &'e Expr<
     }
 }
 
+/// Longest chain of `+` searched for a Markup operand; beyond it the chain is left as
+/// it is (real templates add a handful of strings; a machine-made chain of a million
+/// would otherwise make the rewrite quadratic).
+const MAX_MARKUP_CHAIN: usize = 1000;
+
 fn is_markup_add(expr: &Expr) -> bool {
-    matches!(expr, Expr::BinOp(b) if matches!(b.op, BinOpKind::Add) && (is_markup(&b.left) || is_markup(&b.right)))
+    let mut current = expr;
+    for _ in 0..MAX_MARKUP_CHAIN {
+        let Expr::BinOp(b) = current else {
+            return false;
+        };
+        if !matches!(b.op, BinOpKind::Add) {
+            return false;
+        }
+        if is_markup_filter(&b.right) || is_markup_filter(&b.left) {
+            return true;
+        }
+        if matches!(&b.right, Expr::BinOp(_)) && is_markup_add(&b.right) {
+            return true;
+        }
+        current = &b.left;
+    }
+    false
+}
+
+fn is_markup_filter(expr: &Expr) -> bool {
+    matches!(expr, Expr::Filter(f) if MARKUP_FILTERS.contains(&f.name))
 }
 
 /// The replacement text for an expression: Markup `+` becomes a helper call, anything
 /// else keeps its source text.
-fn emit(expr: &Expr, source: &str) -> String {
+fn emit(expr: &Expr, cx: &Cx) -> String {
     if let Expr::BinOp(b) = expr {
         if is_markup_add(expr) {
             return format!(
-                "{MARKUP_ADD}({}, {})",
-                emit(&b.left, source),
-                emit(&b.right, source)
+                "{}({}, {})",
+                cx.helpers.markup_add(),
+                emit(&b.left, cx),
+                emit(&b.right, cx)
             );
         }
     }
-    let (start, end) = extent(expr, source);
-    format!("({})", source.get(start..end).unwrap_or_default())
+    let (start, end) = extent(expr, cx.source);
+    format!("({})", cx.source.get(start..end).unwrap_or_default())
 }

@@ -3,9 +3,9 @@
 //! `wordcount`.
 
 use minijinja::value::{Kwargs, Rest, Value, ValueKind};
-use minijinja::Error;
+use minijinja::{Error, State};
 
-use super::pyrepr::to_str;
+use super::pyrepr::to_str_in;
 
 /// Registers the filters on `env`.
 pub fn register(env: &mut minijinja::Environment<'static>) {
@@ -13,7 +13,9 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("float", float);
     env.add_filter("center", center);
     env.add_filter("truncate", truncate);
-    env.add_filter("wordcount", |value: Value| wordcount(&to_str(&value)));
+    env.add_filter("wordcount", |state: &State, value: Value| {
+        to_str_in(Some(state), &value).map(|text| wordcount(&text))
+    });
 }
 
 /// A positional-or-keyword argument, as Python binds them.
@@ -36,7 +38,7 @@ fn int(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> 
         .unwrap_or(10);
     kwargs.assert_all_used()?;
     let converted = match value.kind() {
-        ValueKind::Bool => Some(i64::from(value.is_true())),
+        ValueKind::Bool => Some(i128::from(value.is_true())),
         ValueKind::Number if value.is_integer() => return Ok(value),
         ValueKind::Number => f64::try_from(value.clone()).ok().and_then(float_to_int),
         ValueKind::String => {
@@ -48,13 +50,14 @@ fn int(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error> 
     Ok(converted.map_or(default, Value::from))
 }
 
-fn float_to_int(float: f64) -> Option<i64> {
-    (float.is_finite() && float.abs() < 9.2e18).then_some(float.trunc() as i64)
+fn float_to_int(float: f64) -> Option<i128> {
+    (float.is_finite() && float.abs() < 1.7e38).then_some(float.trunc() as i128)
 }
 
 /// Python's `int(text, base)`: surrounding whitespace, a sign, underscores between digits
-/// and a matching `0x`/`0o`/`0b` prefix are accepted.
-fn parse_int(text: &str, base: u32) -> Option<i64> {
+/// and a matching `0x`/`0o`/`0b` prefix are accepted. Values up to 128 bits stay
+/// integers (Python's are unbounded).
+fn parse_int(text: &str, base: u32) -> Option<i128> {
     let text = text.trim();
     let (negative, digits) = match text.strip_prefix('-') {
         Some(rest) => (true, rest),
@@ -88,7 +91,7 @@ fn parse_int(text: &str, base: u32) -> Option<i64> {
     {
         return None;
     }
-    let magnitude = i64::from_str_radix(&digits.replace('_', ""), base).ok()?;
+    let magnitude = i128::from_str_radix(&digits.replace('_', ""), base).ok()?;
     Some(if negative { -magnitude } else { magnitude })
 }
 
@@ -114,13 +117,22 @@ fn float(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<Value, Error
     Ok(converted.map_or(default, Value::from))
 }
 
-/// Python's `str.center(width)`, including where it puts the odd space.
-fn center(value: Value, width: Option<usize>) -> String {
-    let text = to_str(&value);
-    let width = width.unwrap_or(80);
+/// Python's `str.center(width)`, including where it puts the odd space. The width is
+/// the template's: it is checked against the byte budget before any padding is made.
+fn center(state: &State, value: Value, width: Option<Value>) -> Result<String, Error> {
+    let text = to_str_in(Some(state), &value)?;
+    let width = match width {
+        Some(width) => super::filters::checked_count(state, &width, 1)?,
+        None => 80,
+    };
+    Ok(center_text(&text, width))
+}
+
+/// `text.center(width)` for a width known to be affordable.
+pub fn center_text(text: &str, width: usize) -> String {
     let len = text.chars().count();
     if len >= width {
-        return text;
+        return text.to_string();
     }
     let margin = width - len;
     let left = margin / 2 + (margin & width & 1);
@@ -128,19 +140,27 @@ fn center(value: Value, width: Option<usize>) -> String {
 }
 
 /// Jinja2's `truncate(length=255, killwords=False, end='...', leeway=5)`.
-fn truncate(value: Value, args: Rest<Value>, kwargs: Kwargs) -> Result<String, Error> {
-    let text = to_str(&value);
+fn truncate(
+    state: &State,
+    value: Value,
+    args: Rest<Value>,
+    kwargs: Kwargs,
+) -> Result<String, Error> {
+    let text = to_str_in(Some(state), &value)?;
     let length = arg(&args, &kwargs, 0, "length")?
         .and_then(|v| v.as_usize())
         .unwrap_or(255);
     let killwords = arg(&args, &kwargs, 1, "killwords")?.is_some_and(|v| v.is_true());
-    let end = arg(&args, &kwargs, 2, "end")?.map_or_else(|| "...".to_string(), |v| to_str(&v));
+    let end = match arg(&args, &kwargs, 2, "end")? {
+        Some(end) => to_str_in(Some(state), &end)?,
+        None => "...".to_string(),
+    };
     let leeway = arg(&args, &kwargs, 3, "leeway")?
         .and_then(|v| v.as_usize())
         .unwrap_or(5);
     kwargs.assert_all_used()?;
     let chars: Vec<char> = text.chars().collect();
-    if chars.len() <= length + leeway {
+    if chars.len() <= length.saturating_add(leeway) {
         return Ok(text);
     }
     let keep: String = chars[..length.saturating_sub(end.chars().count())]

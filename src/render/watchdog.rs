@@ -1,48 +1,147 @@
-//! A wall-clock bound on one render, the safety net behind fuel.
+//! Renders on a thread of their own, so the caller always gets an answer in time.
 //!
-//! Fuel stops loops and large allocations, but a few MiniJinja internals walk data
-//! without charging it (repeatedly doubling a list with `l + l` builds a lazy chain
-//! that is later walked item by item, uncharged). Running the render on a worker
-//! thread with a deadline keeps the caller responsive whatever the template does: past
-//! the deadline the caller gets a limit error, and the abandoned worker is left to
-//! finish or be ended with the process.
+//! The render checks at every checkpoint (see [`super::scope`]) whether it was
+//! cancelled, ran past its deadline or went over its byte budget, and stops there,
+//! freeing what it built. The caller does not wait for that: it returns as soon as the
+//! render finishes or the control says stop, so even a render stuck in an engine loop
+//! without checkpoints cannot hold it up. Such a render is still bounded by its step
+//! budget, and on this thread by the memory meter's hard cap (see [`super::memory`]).
+//!
+//! The thread has a large stack: deeply nested templates and data recurse in the
+//! parser and the engine, and an overflow would abort the process. The memory is only
+//! reserved; what is used is all that is ever touched.
 
-use std::sync::mpsc;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use super::{CompiledTemplate, Conversation, RenderError, RenderErrorKind};
+use jiff::civil::DateTime;
+use minijinja::value::Value;
 
-/// Renders `conversation` on a worker thread, giving up after `deadline`.
+use super::memory;
+use super::scope::{Shared, Stop};
+use super::{CompiledTemplate, Conversation, RenderControl, RenderError};
+
+/// Stack reserved for each render thread.
+pub const RENDER_STACK_BYTES: usize = 256 << 20;
+
+/// How often a waiting caller looks at the cancel token.
+const POLL: Duration = Duration::from_millis(10);
+
+/// Render threads that have not finished yet.
+static ACTIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// How many render threads are still running, including renders whose caller has
+/// stopped waiting (they end at their next checkpoint).
+pub fn active_renders() -> usize {
+    ACTIVE.load(Ordering::SeqCst)
+}
+
+/// Renders `conversation` on a thread of its own, giving up after `deadline`: the
+/// caller gets [`super::RenderErrorKind::Timeout`] then, and the render stops at its
+/// next checkpoint.
 pub fn render_with_deadline(
     template: &Arc<CompiledTemplate>,
     conversation: Conversation,
     deadline: Duration,
 ) -> Result<String, RenderError> {
+    let control = RenderControl::default().with_deadline(deadline);
+    template.render_controlled(&conversation, &control)
+}
+
+/// Counts a render thread from its start to its end.
+struct Active;
+
+impl Active {
+    fn start() -> Self {
+        ACTIVE.fetch_add(1, Ordering::SeqCst);
+        Active
+    }
+}
+
+impl Drop for Active {
+    fn drop(&mut self) {
+        ACTIVE.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Runs the render on its own thread and waits for it, the control's token and its
+/// deadline, whichever comes first.
+pub(super) fn run_on_own_thread(
+    template: &CompiledTemplate,
+    context: Value,
+    items: usize,
+    clock: DateTime,
+    control: &RenderControl,
+) -> Result<String, RenderError> {
+    let shared = Arc::new(Shared::default());
     let (sender, receiver) = mpsc::channel();
-    let worker = Arc::clone(template);
+    let worker = template.clone();
+    let worker_shared = Arc::clone(&shared);
+    let worker_control = control.clone();
+    let hard_cap = hard_cap(template.limits().max_memory_bytes);
     let spawned = std::thread::Builder::new()
         .name("chatplate-render".into())
+        .stack_size(RENDER_STACK_BYTES)
         .spawn(move || {
-            // The receiver may be gone after a timeout; nothing to report then.
-            let _ = sender.send(worker.render(&conversation));
+            let _active = Active::start();
+            memory::watch_this_thread(hard_cap, worker_shared.flag());
+            let result = catch_unwind(AssertUnwindSafe(|| {
+                worker.run(context, items, clock, &worker_control, &worker_shared)
+            }))
+            .unwrap_or_else(|payload| Err(panicked(&*payload)));
+            memory::unwatch_this_thread();
+            // The caller may have stopped waiting; nothing to report then.
+            let _ = sender.send(result);
         });
     if spawned.is_err() {
         return Err(RenderError::input("could not start a render thread"));
     }
-    match receiver.recv_timeout(deadline) {
-        Ok(result) => result,
-        Err(mpsc::RecvTimeoutError::Timeout) => Err(RenderError {
-            kind: RenderErrorKind::Timeout,
-            message: format!(
-                "the template did not finish within {:.1} s and was abandoned",
-                deadline.as_secs_f64()
-            ),
-            position: None,
-        }),
-        // The worker ended without answering: it panicked, which is a chatplate bug.
-        Err(mpsc::RecvTimeoutError::Disconnected) => Err(RenderError::input(
-            "internal error while rendering (please report this template and input)",
-        )),
+    loop {
+        let wait = match control.deadline {
+            Some(deadline) => deadline.saturating_duration_since(Instant::now()).min(POLL),
+            None => POLL,
+        };
+        match receiver.recv_timeout(wait) {
+            Ok(result) => return result,
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(RenderError::input(
+                    "internal error while rendering (please report this template and input)",
+                ))
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+        }
+        let stop = if control.cancel.is_cancelled() {
+            Some(Stop::Cancelled)
+        } else if control.deadline.is_some_and(|d| Instant::now() >= d) {
+            Some(Stop::Deadline)
+        } else {
+            shared.stop().filter(|s| *s == Stop::Memory)
+        };
+        if let Some(stop) = stop {
+            // Tell the render (it stops at its next checkpoint) and answer now.
+            shared.set_stop(stop);
+            return Err(template.stopped(stop, &shared, items));
+        }
     }
+}
+
+/// How much a render thread may hold before the allocator parks it: its byte budget,
+/// plus as much again for what the budget does not see (the prompt being written,
+/// the engine's own bookkeeping).
+fn hard_cap(max_memory: usize) -> usize {
+    max_memory.saturating_mul(2).max(64 << 20)
+}
+
+fn panicked(payload: &(dyn std::any::Any + Send)) -> RenderError {
+    let message = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    RenderError::input(format!(
+        "internal error while rendering: {message} (please report this template and input)"
+    ))
 }

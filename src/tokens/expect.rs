@@ -28,7 +28,8 @@ pub fn session_tokenizer(
     if let Some(path) = &session.tokenizer {
         return TokenizerFiles::locate(&session_dir.join(path));
     }
-    let template = catalog::resolve(&session.template, session_dir).ok();
+    let access = catalog::TemplateAccess::within(session_dir);
+    let template = catalog::resolve(&session.template, session_dir, &access).ok();
     template
         .as_ref()
         .and_then(|t| t.watched_path())

@@ -30,9 +30,6 @@ use crate::worker::Worker;
 /// How often the template file is checked for changes.
 const WATCH_INTERVAL: Duration = Duration::from_millis(500);
 
-/// How long one render may run before it is cut off and reported as timed out.
-pub const RENDER_DEADLINE: Duration = Duration::from_secs(2);
-
 /// Focus and terminal size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Screen {
@@ -91,7 +88,8 @@ impl App {
     /// When the operating system refuses to start the worker thread; the terminal app
     /// uses [`App::with_worker`] to report that as an error instead.
     pub fn new(workspace: Workspace, catalog: Vec<TemplateSource>) -> Self {
-        let worker = Worker::spawn(RENDER_DEADLINE).expect("start the render worker thread");
+        let worker = Worker::spawn(super::preview::app_limits().deadline)
+            .expect("start the render worker thread");
         Self::with_worker(workspace, catalog, worker)
     }
 
@@ -260,7 +258,7 @@ impl App {
     pub(super) fn take_expected(&mut self) {
         let expected = match &self.preview.output {
             Ok(prompt) => Expected::Prompt(prompt.to_string()),
-            Err(err) => Expected::Error(err.message.clone()),
+            Err(err) => Expected::Error(err.summary()),
         };
         let what = match expected {
             Expected::Prompt(_) => "prompt",

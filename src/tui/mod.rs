@@ -52,7 +52,7 @@ pub struct TuiOptions {
 /// (0, or 129 / 130 / 131 / 143 after a hang-up or signal, 101 after a crash).
 pub fn run(options: TuiOptions) -> anyhow::Result<i32> {
     let opened = startup::open(&options)?;
-    let worker = crate::worker::Worker::spawn(app::RENDER_DEADLINE)?;
+    let worker = crate::worker::Worker::spawn(preview::app_limits().deadline)?;
     let mut app = app::App::with_worker(opened.workspace, opened.catalog, worker);
     app.theme = theme::Theme::from_env();
     if let Some(notice) = opened.notice {

@@ -7,10 +7,34 @@
 //! is shown, marked stale, until the newer one arrives.
 
 use std::ops::Range;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
 
 use crate::render::{Limits, RenderError};
 use crate::worker::{Job, Output, Reply, Template};
+
+/// The app's render bounds: the engine's, with a 2 s deadline (a keystroke must never
+/// wait long for a render, whatever the template does; the deadline still grows with the
+/// conversation, so a long real one is never cut off).
+pub fn app_default_limits() -> Limits {
+    Limits {
+        deadline: Duration::from_secs(2),
+        ..Limits::default()
+    }
+}
+
+static APP_LIMITS: OnceLock<Limits> = OnceLock::new();
+
+/// Sets the app's render bounds (the command line's `--fuel`, `--deadline`, ...), once,
+/// before the first render.
+pub fn set_app_limits(limits: Limits) {
+    let _ = APP_LIMITS.set(limits);
+}
+
+/// The app's render bounds (see [`set_app_limits`]).
+pub fn app_limits() -> Limits {
+    APP_LIMITS.get().copied().unwrap_or_else(app_default_limits)
+}
 
 /// The template, the last render and where messages are in it.
 #[derive(Debug)]
@@ -31,7 +55,7 @@ pub struct Preview {
 impl Preview {
     /// A preview on `source`; it is compiled on the worker with the first render.
     pub fn new(source: &str) -> Self {
-        let template = Template::new(source, Limits::default());
+        let template = Template::new(source, app_limits());
         Preview {
             source: template.prepared_source(),
             template: Ok(template),

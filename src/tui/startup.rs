@@ -35,14 +35,15 @@ pub struct Opened {
 /// Opens what `options` names. Runs before the terminal is taken over, so fetching a
 /// model from the Hub reports its progress on stderr.
 pub fn open(options: &TuiOptions) -> anyhow::Result<Opened> {
+    let _ = TEMPLATE_ROOTS.set(options.template_dirs.clone());
     let sessions_dir = PathBuf::from(SESSIONS_DIR);
     let mut catalog = catalog::bundled();
     let mut notices = Vec::new();
     for dir in &options.template_dirs {
-        match catalog::load_path(dir) {
-            Ok(found) => catalog.extend(found),
-            Err(err) => notices.push(err.to_string()),
-        }
+        // A folder keeps its good templates; each unusable file is a warning.
+        let loaded = catalog::load_all(dir);
+        catalog.extend(loaded.templates);
+        notices.extend(loaded.problems.iter().map(|p| p.to_string()));
     }
     if let Some(path) = &options.file {
         refuse_special_file(path)?;
@@ -187,13 +188,36 @@ fn load_session(
     ))
 }
 
+/// The `--templates` folders, where sessions' template paths may also lead.
+static TEMPLATE_ROOTS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+
+/// Folders the user allowed with `--template-root`.
+static EXTRA_ROOTS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+
+/// Allows sessions' template paths to lead into these folders too (the command line's
+/// `--template-root`); call once, before the app starts.
+pub fn allow_template_roots(roots: Vec<PathBuf>) {
+    let _ = EXTRA_ROOTS.set(roots);
+}
+
+/// Where a session's template path may lead: its own folder, the folder the app was
+/// started in, the `--templates` folders and any `--template-root` (see
+/// [`catalog::TemplateAccess`]).
+pub(super) fn template_access(session_dir: &Path) -> catalog::TemplateAccess {
+    let mut roots = vec![session_dir.to_path_buf(), PathBuf::from(".")];
+    roots.extend(TEMPLATE_ROOTS.get().into_iter().flatten().cloned());
+    roots.extend(EXTRA_ROOTS.get().into_iter().flatten().cloned());
+    catalog::TemplateAccess::Within(roots)
+}
+
 /// The session's template, fetched from the Hub first when `fetch` allows it.
 fn template_for(
     session: &Session,
     dir: &Path,
     fetch: &mut dyn Fetch,
 ) -> Result<TemplateSource, catalog::CatalogError> {
-    catalog::prefetch(&session.template, fetch).and_then(|()| catalog::resolve_for(session, dir))
+    catalog::prefetch(&session.template, fetch)
+        .and_then(|()| catalog::resolve_for(session, dir, &template_access(dir)))
 }
 
 fn workspace_for(

@@ -148,7 +148,7 @@ fn status_line(app: &App) -> Line<'static> {
         (Some(Expected::Prompt(want)), Ok(got)) if want.as_str() == &**got => {
             Span::styled("matches expected", app.theme.added())
         }
-        (Some(Expected::Error(want)), Err(err)) if err.message.contains(want.as_str()) => {
+        (Some(Expected::Error(want)), Err(err)) if err.matches_expected(want) => {
             Span::styled("fails as expected", app.theme.added())
         }
         (Some(_), _) => Span::styled("differs from expected", app.theme.error()),

@@ -291,7 +291,12 @@ impl Workspace {
         watch.stamp = now;
         let path = watch.path.clone();
         if self.missing_template.is_some() {
-            let found = catalog::resolve(&self.session.template, &self.session_dir());
+            let dir = self.session_dir();
+            let found = catalog::resolve(
+                &self.session.template,
+                &dir,
+                &super::startup::template_access(&dir),
+            );
             if let Ok(template) = &found {
                 self.template = template.clone();
                 self.missing_template = None;

@@ -11,7 +11,7 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crate::render::{CancelToken, RenderError, RenderErrorKind};
+use crate::render::{CancelToken, Limits, RenderError, RenderErrorKind};
 
 use super::runner::{self, Runner};
 use super::{Job, JobKind, Output, Reply, Update};
@@ -49,6 +49,8 @@ struct Running {
     template: Option<usize>,
     token: CancelToken,
     deadline: Instant,
+    /// How long it was allowed: the base deadline, grown with the conversation.
+    allowed: Duration,
     /// Reported as timed out, but not abandoned (another runner already is).
     timed_out: bool,
 }
@@ -175,13 +177,9 @@ impl Dispatcher {
         };
         running.token.cancel();
         running.timed_out = true;
-        let (kind, generation) = (running.kind, running.generation);
+        let (kind, generation, allowed) = (running.kind, running.generation, running.allowed);
         let can_abandon = self.abandoned.is_none();
-        self.reply(
-            kind,
-            generation,
-            Err(timeout_error(self.deadline, can_abandon)),
-        );
+        self.reply(kind, generation, Err(timeout_error(allowed, can_abandon)));
         if can_abandon {
             self.abandon_running();
         }
@@ -246,6 +244,7 @@ impl Dispatcher {
             }
         };
         let token = CancelToken::new();
+        let allowed = self.allowed();
         runner.run(queued.job, Arc::clone(&self.conversation), token.clone());
         self.running = Some(Running {
             runner,
@@ -253,9 +252,21 @@ impl Dispatcher {
             generation: queued.generation,
             template,
             token,
-            deadline: Instant::now() + self.deadline,
+            deadline: Instant::now() + allowed,
+            allowed,
             timed_out: false,
         });
+    }
+
+    /// The time a job on the current conversation may take: like the engine's own
+    /// deadline, it grows with the square of the input, so a long real conversation on
+    /// a template that rescans it per message is never cut off.
+    fn allowed(&self) -> Duration {
+        let conversation = &self.conversation;
+        let items = conversation.messages.len()
+            + conversation.tools.as_ref().map_or(0, Vec::len)
+            + conversation.documents.as_ref().map_or(0, Vec::len);
+        self.deadline + Limits::default().deadline_extension(items)
     }
 }
 

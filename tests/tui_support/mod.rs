@@ -25,8 +25,8 @@ pub fn example_app(dir: &Path) -> App {
 
 /// An app on `session` (default template unless the session names another).
 pub fn app_for(session: Session, dir: &Path) -> App {
-    let template =
-        catalog::resolve(&session.template, dir).unwrap_or_else(|_| catalog::default_template());
+    let template = catalog::resolve(&session.template, dir, &catalog::TemplateAccess::Anywhere)
+        .unwrap_or_else(|_| catalog::default_template());
     let workspace = Workspace::new(session, None, template, dir.to_path_buf());
     let mut app = App::new(workspace, catalog::bundled());
     app.update(Action::Resize(80, 24));

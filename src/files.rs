@@ -1,0 +1,256 @@
+//! Reading files that strangers may have put in place: fixtures and templates arrive in
+//! pull requests, so a path may name a FIFO, a device, a huge file or a folder that
+//! links to itself.
+//!
+//! * [`read_bytes`] / [`read_text`] read regular files only, up to a size cap. The file
+//!   is opened without blocking (a FIFO would otherwise wait forever in `open`) and
+//!   checked on the opened handle, so what is read is what was checked.
+//! * [`walk`] lists the files under a folder in name order, following folder links
+//!   only while they stay inside the folder and never into a cycle, each file once.
+
+use std::collections::HashSet;
+use std::fs::{self, File};
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+/// Largest template file (`.jinja`): real chat templates are a few to a few dozen KB.
+pub const MAX_TEMPLATE_BYTES: u64 = 1 << 20;
+
+/// Largest JSON file holding templates (`tokenizer_config.json`), which can carry
+/// thousands of added-token entries beside the template.
+pub const MAX_CONFIG_BYTES: u64 = 64 << 20;
+
+/// Largest fixture, session or messages file: long conversations are large, but not
+/// this large.
+pub const MAX_SESSION_BYTES: u64 = 256 << 20;
+
+/// Why a file could not be read.
+#[derive(Debug, thiserror::Error)]
+pub enum FileError {
+    /// The operating system refused (missing file, no permission, ...).
+    #[error("{}: {cause}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The OS error (shown in the message, so not chained as a `source` too).
+        cause: std::io::Error,
+    },
+    /// A FIFO, device, socket or folder where a file was expected.
+    #[error("{}: is a {kind}, not a regular file", path.display())]
+    NotRegular {
+        /// The path.
+        path: PathBuf,
+        /// What it is instead.
+        kind: &'static str,
+    },
+    /// Larger than the cap for this kind of file.
+    #[error("{}: {size} bytes is more than the {limit} bytes allowed for this kind of file", path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size (at least this many bytes).
+        size: u64,
+        /// The cap.
+        limit: u64,
+    },
+    /// Not valid UTF-8; `line`/`column` (1-based) point at the first bad byte.
+    #[error("{}:{line}:{column}: not valid UTF-8 (byte 0x{byte:02x})", path.display())]
+    NotUtf8 {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column, in characters.
+        column: usize,
+        /// The first byte that is not valid UTF-8.
+        byte: u8,
+    },
+}
+
+/// Opens a regular file for reading (never blocking on a FIFO), with its size; for
+/// files read in part (a GGUF header), which have no overall cap.
+pub fn open_regular(path: &Path) -> Result<(File, u64), FileError> {
+    let io = |cause| FileError::Io {
+        path: path.to_path_buf(),
+        cause,
+    };
+    let file = open_nonblocking(path).map_err(io)?;
+    let metadata = file.metadata().map_err(io)?;
+    if !metadata.is_file() {
+        return Err(FileError::NotRegular {
+            path: path.to_path_buf(),
+            kind: kind_of(&metadata.file_type()),
+        });
+    }
+    Ok((file, metadata.len()))
+}
+
+/// Reads a regular file of at most `limit` bytes.
+pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
+    let io = |cause| FileError::Io {
+        path: path.to_path_buf(),
+        cause,
+    };
+    let (file, size) = open_regular(path)?;
+    if size > limit {
+        return Err(too_large(path, size, limit));
+    }
+    let mut bytes = Vec::with_capacity(size as usize);
+    // The file may grow between the check and the read: never read past the cap.
+    file.take(limit.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(io)?;
+    if bytes.len() as u64 > limit {
+        return Err(too_large(path, bytes.len() as u64, limit));
+    }
+    Ok(bytes)
+}
+
+/// Reads a regular UTF-8 text file of at most `limit` bytes.
+pub fn read_text(path: &Path, limit: u64) -> Result<String, FileError> {
+    utf8_text(path, read_bytes(path, limit)?)
+}
+
+/// `bytes` as text, or where the first invalid UTF-8 byte is.
+pub fn utf8_text(path: &Path, bytes: Vec<u8>) -> Result<String, FileError> {
+    String::from_utf8(bytes).map_err(|err| {
+        let valid = err.utf8_error().valid_up_to();
+        let bytes = err.as_bytes();
+        let before = std::str::from_utf8(&bytes[..valid]).unwrap_or_default();
+        let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+        FileError::NotUtf8 {
+            path: path.to_path_buf(),
+            line: before.matches('\n').count() + 1,
+            column: before[line_start..].chars().count() + 1,
+            byte: bytes[valid],
+        }
+    })
+}
+
+fn too_large(path: &Path, size: u64, limit: u64) -> FileError {
+    FileError::TooLarge {
+        path: path.to_path_buf(),
+        size,
+        limit,
+    }
+}
+
+#[cfg(unix)]
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+    fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(path)
+}
+
+#[cfg(not(unix))]
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    File::open(path)
+}
+
+fn kind_of(file_type: &fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if file_type.is_fifo() {
+            return "FIFO";
+        }
+        if file_type.is_char_device() || file_type.is_block_device() {
+            return "device";
+        }
+        if file_type.is_socket() {
+            return "socket";
+        }
+    }
+    if file_type.is_dir() {
+        "folder"
+    } else {
+        "special file"
+    }
+}
+
+/// What [`walk`] found under a folder.
+#[derive(Debug, Default)]
+pub struct Walk {
+    /// Regular files (and links to regular files inside the folder), in name order,
+    /// each file once.
+    pub files: Vec<PathBuf>,
+    /// Entries left out, with why (a link cycle, a link leading out of the folder, an
+    /// unreadable folder).
+    pub skipped: Vec<(PathBuf, String)>,
+}
+
+/// Every file under `root` for which `wanted` says yes, depth first in name order.
+/// Folder links are followed only while they stay inside `root`; a link back to a
+/// folder being walked is skipped, and a file reached by two paths is listed once.
+/// `descend` decides which folders to enter.
+pub fn walk(root: &Path, descend: impl Fn(&Path) -> bool, wanted: impl Fn(&Path) -> bool) -> Walk {
+    let boundary = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
+    let inside = |path: &Path| fs::canonicalize(path).is_ok_and(|real| real.starts_with(&boundary));
+    let skipped = std::cell::RefCell::new(Vec::new());
+    let outside = |path: &Path| {
+        let why = format!("leads outside {} (not followed)", root.display());
+        skipped.borrow_mut().push((path.to_path_buf(), why));
+    };
+    let entries = walkdir::WalkDir::new(root)
+        .follow_links(true)
+        .sort_by_file_name()
+        .into_iter()
+        .filter_entry(|entry| {
+            if entry.depth() == 0 || !entry.file_type().is_dir() {
+                return true;
+            }
+            if entry.path_is_symlink() && !inside(entry.path()) {
+                outside(entry.path());
+                return false;
+            }
+            descend(entry.path())
+        });
+    let mut files = Vec::new();
+    let mut seen = HashSet::new();
+    for entry in entries {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(err) => {
+                let path = err.path().unwrap_or(root).to_path_buf();
+                let why = match err.loop_ancestor() {
+                    Some(_) => "a link back to a folder above it (not followed)".to_string(),
+                    None => err.to_string(),
+                };
+                skipped.borrow_mut().push((path, why));
+                continue;
+            }
+        };
+        if entry.file_type().is_dir() || !wanted(entry.path()) {
+            continue;
+        }
+        match fs::canonicalize(entry.path()) {
+            Ok(real) if !real.starts_with(&boundary) => outside(entry.path()),
+            Ok(real) => {
+                if seen.insert(real) {
+                    files.push(entry.into_path());
+                }
+            }
+            Err(err) => skipped
+                .borrow_mut()
+                .push((entry.into_path(), err.to_string())),
+        }
+    }
+    Walk {
+        files,
+        skipped: skipped.into_inner(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn utf8_errors_point_at_the_bad_byte() {
+        let err = utf8_text(Path::new("f"), b"ab\ncd\xffe".to_vec()).unwrap_err();
+        assert_eq!(err.to_string(), "f:2:3: not valid UTF-8 (byte 0xff)");
+    }
+}

@@ -1,0 +1,86 @@
+//! The MiniJinja environment a template is compiled into: transformers' settings
+//! (trim_blocks, lstrip_blocks, lenient undefined, no autoescape), Python's printing,
+//! chatplate's filters, tests, methods and helpers, and none of MiniJinja's extras that
+//! Jinja2 lacks. Also the output writer with its size cap.
+
+use std::io;
+
+use minijinja::{Environment, UndefinedBehavior};
+
+use super::{
+    filters, generators, globals, helpers, loops, markup, methods, percent, predicates, pyrepr,
+    scope, sized, textfilters, Limits,
+};
+
+/// MiniJinja's filters that Jinja2 does not have: a template must not see them.
+const FILTERS_NOT_IN_JINJA2: [&str; 5] = ["split", "lines", "bool", "chain", "zip"];
+
+/// A fresh environment for one template, its helpers registered under `helpers`.
+pub fn build(limits: Limits, helpers: &helpers::Helpers) -> Environment<'static> {
+    let mut env = Environment::new();
+    env.set_syntax(super::syntax_config());
+    env.set_undefined_behavior(UndefinedBehavior::Lenient);
+    env.set_fuel(Some(limits.fuel));
+    env.set_recursion_limit(limits.recursion);
+    env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
+    env.set_formatter(|out, state, value| {
+        // Every `{{ }}` is a checkpoint where a stopped render ends.
+        scope::tick(Some(state))?;
+        // Strings are written as they are; everything else the way Python's str() prints.
+        match value.as_str() {
+            Some(text) if value.kind() == minijinja::value::ValueKind::String => {
+                out.write_str(text)?
+            }
+            _ if value.is_undefined() => {}
+            _ => out.write_str(&pyrepr::to_str_in(Some(state), value)?)?,
+        }
+        Ok(())
+    });
+    env.set_unknown_method_callback(methods::call_method);
+    for name in FILTERS_NOT_IN_JINJA2 {
+        env.remove_filter(name);
+    }
+    filters::register(&mut env);
+    generators::register(&mut env);
+    textfilters::register(&mut env);
+    sized::register(&mut env);
+    predicates::register(&mut env);
+    globals::register(&mut env, helpers);
+    markup::register(&mut env, helpers);
+    percent::register(&mut env, helpers);
+    loops::register(&mut env, helpers);
+    env
+}
+
+/// An `io::Write` that refuses to grow past a byte budget.
+pub struct LimitedWriter {
+    /// What was written.
+    pub buffer: Vec<u8>,
+    budget: usize,
+}
+
+impl LimitedWriter {
+    /// A writer refusing to grow past `budget` bytes.
+    pub fn new(budget: usize) -> Self {
+        LimitedWriter {
+            buffer: Vec::new(),
+            budget,
+        }
+    }
+}
+
+impl io::Write for LimitedWriter {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if self.buffer.len() + bytes.len() > self.budget {
+            return Err(io::Error::other("output limit"));
+        }
+        // A checkpoint: a stopped render ends at its next output.
+        scope::tick(None).map_err(|_| io::Error::other("render stopped"))?;
+        self.buffer.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}

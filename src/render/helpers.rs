@@ -1,0 +1,80 @@
+//! The names of chatplate's hidden helpers, which the source rewrites call
+//! (`{% generation %}` blocks, Markup `+`, `'...' % x`, loop iterables, namespace
+//! assignments).
+//!
+//! A template must see only what transformers' environment has, so it must not be
+//! able to call a helper by name. The helpers are registered per template under a
+//! prefix that does not occur anywhere in that template's source: the rewrites can
+//! name them, the template cannot.
+
+/// The helper names for one template.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Helpers {
+    prefix: String,
+}
+
+impl Helpers {
+    /// Names that `source` cannot mention: `__chatplate_` unless the source contains
+    /// it, else `__chatplate1_`, `__chatplate2_`, ...
+    pub fn for_source(source: &str) -> Self {
+        let mut prefix = "__chatplate_".to_string();
+        let mut attempt = 0u64;
+        while source.contains(&prefix) {
+            attempt += 1;
+            prefix = format!("__chatplate{attempt}_");
+        }
+        Helpers { prefix }
+    }
+
+    fn name(&self, helper: &str) -> String {
+        format!("{}{helper}", self.prefix)
+    }
+
+    /// Body of a `{% generation %}` block.
+    pub fn generation(&self) -> String {
+        self.name("generation")
+    }
+
+    /// `left + right` with markupsafe semantics.
+    pub fn markup_add(&self) -> String {
+        self.name("markup_add")
+    }
+
+    /// `'format' % args`.
+    pub fn percent_format(&self) -> String {
+        self.name("percent_format")
+    }
+
+    /// Every `for` loop's iterable.
+    pub fn loop_iterable(&self) -> String {
+        self.name("loop_iterable")
+    }
+
+    /// The value of every `{% set ns.attr = value %}`.
+    pub fn namespace_value(&self) -> String {
+        self.name("namespace_value")
+    }
+
+    /// The value of every other `{% set ... = value %}`.
+    pub fn set_value(&self) -> String {
+        self.name("set_value")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_avoid_the_source() {
+        assert_eq!(
+            Helpers::for_source("").loop_iterable(),
+            "__chatplate_loop_iterable"
+        );
+        let crafted = "{{ __chatplate_loop_iterable(x) }}{{ __chatplate1_x }}";
+        assert_eq!(
+            Helpers::for_source(crafted).loop_iterable(),
+            "__chatplate2_loop_iterable"
+        );
+    }
+}

@@ -1,0 +1,145 @@
+//! Counting the memory a render holds, so the byte budget covers everything the
+//! template makes MiniJinja allocate, not only what chatplate's own filters charge.
+//!
+//! [`MeteredAllocator`] wraps the system allocator and keeps, per thread, the bytes
+//! allocated minus the bytes freed on that thread. A render runs on one thread, so the
+//! growth of that number during the render is what the template holds; the render's
+//! checkpoints (every loop item, every `{{ }}`, every chatplate filter) compare it with
+//! the budget and stop the render cleanly.
+//!
+//! A few MiniJinja operations allocate in a loop of their own without a checkpoint
+//! (materialising a list doubled with `l + l` dozens of times). On a render thread
+//! started by chatplate (see [`super::CompiledTemplate::render_controlled`]) the
+//! allocator is the last line of defence: once such a thread holds more than its hard
+//! cap, the allocation does not happen at all and the thread is parked for good,
+//! holding what it has (at most the cap) until the process ends, while its caller
+//! reports the error. That keeps the process alive where the alternative is an
+//! out-of-memory abort.
+//!
+//! The allocator only counts when installed as the global allocator; the chatplate
+//! binary does that. Without it the budget is enforced by the explicit checks alone.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
+
+/// The system allocator, counting live bytes per thread (see the module docs).
+///
+/// ```ignore
+/// #[global_allocator]
+/// static ALLOCATOR: chatplate::render::MeteredAllocator = chatplate::render::MeteredAllocator;
+/// ```
+pub struct MeteredAllocator;
+
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// Bytes allocated minus bytes freed on this thread.
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    /// The highest [`LIVE`] since [`reset_thread_peak`].
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+    /// Hard cap on [`LIVE`] for a chatplate render thread (0: none).
+    static HARD_CAP: Cell<isize> = const { Cell::new(0) };
+    /// Where to report that the hard cap was hit (a render's stop flag).
+    static ON_CAP: Cell<*const AtomicU8> = const { Cell::new(std::ptr::null()) };
+}
+
+/// The value written to the [`ON_CAP`] flag when the hard cap is hit.
+pub const STOPPED_AT_CAP: u8 = u8::MAX;
+
+unsafe impl GlobalAlloc for MeteredAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        grow(layout.size());
+        System.alloc(layout)
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        grow(layout.size());
+        System.alloc_zeroed(layout)
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        shrink(layout.size());
+        System.dealloc(ptr, layout)
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        if new_size > layout.size() {
+            grow(new_size - layout.size());
+        } else {
+            shrink(layout.size() - new_size);
+        }
+        System.realloc(ptr, layout, new_size)
+    }
+}
+
+fn grow(bytes: usize) {
+    if !INSTALLED.load(Ordering::Relaxed) {
+        INSTALLED.store(true, Ordering::Relaxed);
+    }
+    let _ = LIVE.try_with(|live| {
+        let now = live.get().saturating_add(bytes as isize);
+        live.set(now);
+        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
+        let cap = HARD_CAP.try_with(Cell::get).unwrap_or(0);
+        if cap > 0 && now > cap {
+            park_for_good();
+        }
+    });
+}
+
+fn shrink(bytes: usize) {
+    let _ = LIVE.try_with(|live| live.set(live.get().saturating_sub(bytes as isize)));
+}
+
+/// The render thread went over its hard cap inside MiniJinja: report it and never
+/// return (returning would mean allocating; failing would abort the process).
+#[cold]
+fn park_for_good() -> ! {
+    let flag = ON_CAP.try_with(Cell::get).unwrap_or(std::ptr::null());
+    if !flag.is_null() {
+        // SAFETY: set by `watch_this_thread` from an `Arc` the render thread keeps alive
+        // for as long as it runs, and this thread never returns from here.
+        unsafe { (*flag).store(STOPPED_AT_CAP, Ordering::SeqCst) };
+    }
+    loop {
+        // `sleep` makes a system call and allocates nothing.
+        std::thread::sleep(std::time::Duration::from_secs(3600));
+    }
+}
+
+/// Whether [`MeteredAllocator`] is the global allocator (it has counted something).
+pub fn is_metered() -> bool {
+    INSTALLED.load(Ordering::Relaxed)
+}
+
+/// Bytes allocated minus bytes freed on this thread so far (0 when not metered).
+pub fn thread_live_bytes() -> isize {
+    LIVE.try_with(Cell::get).unwrap_or(0)
+}
+
+/// The most this thread held since the last [`reset_thread_peak`], counted like
+/// [`thread_live_bytes`] (for measuring what a render on this thread needed).
+pub fn thread_peak_bytes() -> isize {
+    PEAK.try_with(Cell::get).unwrap_or(0)
+}
+
+/// Starts a new peak measurement at what this thread holds now.
+pub fn reset_thread_peak() {
+    let _ = PEAK.try_with(|peak| peak.set(thread_live_bytes()));
+}
+
+/// Makes this thread a render thread with a hard cap: past `cap` live bytes (counted
+/// from now) it is parked for good and `flag` is set to [`STOPPED_AT_CAP`]. `flag`
+/// must outlive the thread (keep the `Arc` it lives in on this thread's stack).
+pub(super) fn watch_this_thread(cap: usize, flag: &AtomicU8) {
+    let limit = thread_live_bytes().saturating_add(isize::try_from(cap).unwrap_or(isize::MAX));
+    let _ = ON_CAP.try_with(|f| f.set(flag as *const AtomicU8));
+    let _ = HARD_CAP.try_with(|c| c.set(limit.max(1)));
+}
+
+/// Ends [`watch_this_thread`] (the render finished normally).
+pub(super) fn unwatch_this_thread() {
+    let _ = HARD_CAP.try_with(|c| c.set(0));
+    let _ = ON_CAP.try_with(|f| f.set(std::ptr::null()));
+}

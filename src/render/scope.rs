@@ -1,0 +1,208 @@
+//! The render in progress on this thread: its cancel token, deadline, byte budget and
+//! clock, reachable from chatplate's filters, functions and loop helper without
+//! passing anything through MiniJinja.
+//!
+//! MiniJinja's fuel meter is internal: nothing outside can drain it. Instead every
+//! checkpoint ([`tick`]) asks whether the render should stop (cancelled, past its
+//! deadline, over its byte budget) and, if so, fails with an error and exhausts the
+//! fuel so the engine stops at its very next instruction. Checkpoints run for every
+//! loop item, every `{{ }}` and every chatplate filter, method and helper call, which is
+//! everything a long or large render does. The reason is kept in a [`Shared`] the
+//! caller can see, so the final error says what happened rather than "out of fuel".
+
+use std::cell::{Cell, RefCell};
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Instant;
+
+use jiff::civil::DateTime;
+use minijinja::{Error, ErrorKind, State};
+
+use super::memory;
+use super::CancelToken;
+
+/// Why a render was stopped from outside the template's own logic.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Its cancel token was cancelled.
+    Cancelled = 1,
+    /// It ran past its deadline.
+    Deadline = 2,
+    /// It held more memory than its byte budget.
+    Memory = 3,
+}
+
+/// What the render thread and whoever waits for it share.
+#[derive(Debug, Default)]
+pub struct Shared {
+    stop: AtomicU8,
+    /// The largest allocation refused or the memory held when stopped, for the message.
+    memory: AtomicUsize,
+}
+
+impl Shared {
+    /// Why the render stopped, if it was stopped.
+    pub fn stop(&self) -> Option<Stop> {
+        match self.stop.load(Ordering::SeqCst) {
+            1 => Some(Stop::Cancelled),
+            2 => Some(Stop::Deadline),
+            3 | memory::STOPPED_AT_CAP => Some(Stop::Memory),
+            _ => None,
+        }
+    }
+
+    /// Records the first reason only.
+    pub fn set_stop(&self, stop: Stop) {
+        let _ = self
+            .stop
+            .compare_exchange(0, stop as u8, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    /// The flag the allocator sets when a render thread hits its hard cap.
+    pub fn flag(&self) -> &AtomicU8 {
+        &self.stop
+    }
+
+    /// Bytes involved in a memory stop.
+    pub fn memory(&self) -> usize {
+        self.memory.load(Ordering::Relaxed)
+    }
+}
+
+/// One render's bounds, as the checkpoints see them.
+pub struct Scope {
+    /// Shared with the caller.
+    pub shared: Arc<Shared>,
+    /// Asks the render to stop.
+    pub cancel: CancelToken,
+    /// When the render must have finished.
+    pub deadline: Option<Instant>,
+    /// Byte budget for what the template holds.
+    pub max_memory: usize,
+    /// The render's "now" for `strftime_now`.
+    pub clock: DateTime,
+    live_at_start: isize,
+    ticks: Cell<u32>,
+}
+
+impl Scope {
+    /// A scope starting now on this thread.
+    pub fn new(
+        shared: Arc<Shared>,
+        cancel: CancelToken,
+        deadline: Option<Instant>,
+        max_memory: usize,
+        clock: DateTime,
+    ) -> Self {
+        Scope {
+            shared,
+            cancel,
+            deadline,
+            max_memory,
+            clock,
+            live_at_start: memory::thread_live_bytes(),
+            ticks: Cell::new(0),
+        }
+    }
+
+    fn held(&self) -> usize {
+        usize::try_from(memory::thread_live_bytes() - self.live_at_start).unwrap_or(0)
+    }
+
+    /// Whether the render must stop now, and why (recorded in `shared`).
+    fn should_stop(&self) -> Option<Stop> {
+        if let Some(stop) = self.shared.stop() {
+            return Some(stop);
+        }
+        let ticks = self.ticks.get().wrapping_add(1);
+        self.ticks.set(ticks);
+        let stop = if self.cancel.is_cancelled() {
+            Some(Stop::Cancelled)
+        } else if self.held() > self.max_memory {
+            self.shared.memory.store(self.held(), Ordering::Relaxed);
+            Some(Stop::Memory)
+        } else if ticks.is_multiple_of(64) && self.deadline.is_some_and(|d| Instant::now() >= d) {
+            Some(Stop::Deadline)
+        } else {
+            None
+        };
+        if let Some(stop) = stop {
+            self.shared.set_stop(stop);
+        }
+        stop
+    }
+}
+
+thread_local! {
+    static CURRENT: RefCell<Option<Scope>> = const { RefCell::new(None) };
+}
+
+/// Makes `scope` the current render on this thread until the guard is dropped.
+pub fn enter(scope: Scope) -> ScopeGuard {
+    let previous = CURRENT.with(|c| c.replace(Some(scope)));
+    ScopeGuard { previous }
+}
+
+/// Restores the previous scope (normally none) when dropped.
+pub struct ScopeGuard {
+    previous: Option<Scope>,
+}
+
+impl Drop for ScopeGuard {
+    fn drop(&mut self) {
+        let previous = self.previous.take();
+        let _ = CURRENT.try_with(|c| c.replace(previous));
+    }
+}
+
+/// The error a stopped render fails with; the caller replaces it with the real
+/// reason from [`Shared::stop`].
+fn stopped(state: Option<&State>) -> Error {
+    if let Some(state) = state {
+        // Exhaust the fuel: whatever catches this error, the engine stops at its next
+        // instruction.
+        let _ = state.consume_fuel(u64::MAX);
+    }
+    Error::new(ErrorKind::InvalidOperation, "the render was stopped")
+}
+
+/// A checkpoint: fails when the current render must stop.
+pub fn tick(state: Option<&State>) -> Result<(), Error> {
+    let stop = CURRENT.with(|c| c.borrow().as_ref().and_then(Scope::should_stop));
+    match stop {
+        Some(_) => Err(stopped(state)),
+        None => Ok(()),
+    }
+}
+
+/// Checks, before allocating `bytes`, that the render may hold them; fails (and stops
+/// the render) when they would take it over its byte budget. Outside a render the
+/// default budget applies, so no single allocation can be absurd.
+pub fn reserve(state: Option<&State>, bytes: usize) -> Result<(), Error> {
+    let over = CURRENT.with(|c| match c.borrow().as_ref() {
+        Some(scope) => {
+            let total = scope.held().saturating_add(bytes);
+            if total > scope.max_memory {
+                scope.shared.memory.store(total, Ordering::Relaxed);
+                scope.shared.set_stop(Stop::Memory);
+                return true;
+            }
+            scope.should_stop().is_some()
+        }
+        None => bytes > super::Limits::default().max_memory_bytes,
+    });
+    if over {
+        return Err(stopped(state));
+    }
+    Ok(())
+}
+
+/// [`reserve`] for `count` items of `each` bytes.
+pub fn reserve_items(state: Option<&State>, count: usize, each: usize) -> Result<(), Error> {
+    reserve(state, count.saturating_mul(each))
+}
+
+/// The current render's clock, if a render is in progress.
+pub fn clock() -> Option<DateTime> {
+    CURRENT.with(|c| c.borrow().as_ref().map(|s| s.clock))
+}
