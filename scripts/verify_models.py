@@ -98,7 +98,10 @@ def processor_render(folder, name, tokenizer, messages, options, kwargs):
 
 
 def chatplate_render(binary, path):
-    result = subprocess.run([binary, "render", path], capture_output=True)
+    # The model sessions name folders beside their own (`../models/...`); chatplate only
+    # reads templates inside a session's folder unless told, so allow the fixtures tree.
+    root = os.path.dirname(os.path.dirname(os.path.abspath(path)))
+    result = subprocess.run([binary, "render", "--template-root", root, path], capture_output=True)
     if result.returncode == 0:
         return result.stdout.decode("utf-8"), None
     return None, result.stderr.decode("utf-8", "replace")
