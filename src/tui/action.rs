@@ -118,6 +118,10 @@ pub enum PromptAction {
     NextMatch(Direction),
     /// Copy to the clipboard.
     Copy(CopyTarget),
+    /// Move the cursor one character (token, in token mode) left (`Up`) or right.
+    Column(Direction),
+    /// Select the message that produced the bytes under the cursor.
+    JumpToSource,
 }
 
 /// What `y` and its siblings copy.

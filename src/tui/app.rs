@@ -15,11 +15,13 @@ use crate::render::RenderError;
 use crate::session::Expected;
 
 use super::action::{Action, Effect, Pane};
+use super::attribution::Explanation;
 use super::dialog::{Confirm, Overlay};
 use super::editor::FieldEditor;
 use super::keymap::{self, Scope};
 use super::messages_pane::MessagesPane;
 use super::preview::Preview;
+use super::prompt_cursor::PromptCursor;
 use super::prompt_pane::PromptPane;
 use super::rendering::{Deferred, Pending};
 use super::templates_pane::TemplatesPane;
@@ -78,6 +80,10 @@ pub struct App {
     last_watch: Option<Instant>,
     /// The render worker and what the app is waiting for from it.
     pub(super) pending: Pending,
+    /// Exact attribution of the prompt (from the worker).
+    pub explanation: Explanation,
+    /// The prompt pane's cursor.
+    pub prompt_cursor: PromptCursor,
 }
 
 impl App {
@@ -113,6 +119,8 @@ impl App {
             theme: Theme { color: true },
             last_watch: None,
             pending: Pending::new(worker),
+            explanation: Explanation::default(),
+            prompt_cursor: PromptCursor::default(),
         };
         app.invalidate();
         app.offer_recovery();

@@ -17,12 +17,14 @@ use super::theme::Theme;
 const MAX_TOKEN: usize = 64;
 
 /// What to highlight on a line, in prompt byte offsets.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Marks<'a> {
     /// Literal special tokens (bos / eos).
     pub specials: &'a [String],
-    /// The selected message's span.
-    pub selected: Option<&'a Range<usize>>,
+    /// The selected message's part of the prompt (sorted ranges).
+    pub selected: &'a [Range<usize>],
+    /// The prompt cursor (a character, or a token in token mode), when shown.
+    pub cursor: Option<Range<usize>>,
     /// Search matches, sorted.
     pub matches: &'a [Range<usize>],
     /// Show whitespace marks.
@@ -51,20 +53,27 @@ pub fn prompt_line(text: &str, start: usize, newline: bool, marks: &Marks) -> Li
         style = overlay(style, start + offset, marks);
         push(&mut spans, shown, style);
     }
+    let end = start + text.len();
     if newline && marks.whitespace {
-        let style = overlay(marks.theme.whitespace(), start + text.len(), marks);
+        let style = overlay(marks.theme.whitespace(), end, marks);
         push(&mut spans, "␊".into(), style);
+    } else if marks.cursor.as_ref().is_some_and(|c| c.start == end) {
+        // The cursor on a line break (or the end) that is not drawn.
+        push(&mut spans, " ".into(), marks.theme.cursor());
     }
     Line::from(spans)
 }
 
 fn overlay(style: Style, offset: usize, marks: &Marks) -> Style {
     let mut style = style;
-    if marks.selected.is_some_and(|r| r.contains(&offset)) {
+    if marks.selected.iter().any(|r| r.contains(&offset)) {
         style = style.patch(marks.theme.selected_span());
     }
     if marks.matches.iter().any(|m| m.contains(&offset)) {
         style = style.patch(marks.theme.search_match());
+    }
+    if marks.cursor.as_ref().is_some_and(|c| c.contains(&offset)) {
+        style = style.patch(marks.theme.cursor());
     }
     style
 }

@@ -8,6 +8,9 @@
 
 pub mod action;
 pub mod app;
+pub mod attribution;
+mod attribution_view;
+mod background;
 pub mod burst;
 pub mod clipboard;
 pub mod conversation;
@@ -23,6 +26,7 @@ pub mod keymap;
 pub mod messages_pane;
 mod messages_view;
 pub mod preview;
+pub mod prompt_cursor;
 pub mod prompt_pane;
 mod prompt_view;
 pub mod recovery;

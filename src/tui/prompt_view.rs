@@ -61,6 +61,8 @@ fn title(app: &App) -> String {
     if app.is_stale() {
         // The text changed since this render; the new one is on its way.
         title.push_str(" · stale");
+    } else if app.preview.error().is_none() {
+        title.push_str(super::attribution_view::title_note(app));
     }
     title
 }
@@ -83,9 +85,11 @@ fn prompt_lines(app: &App, width: u16, height: u16) -> Vec<Line<'static>> {
         .search
         .as_ref()
         .map_or(&[][..], |s| s.matches.as_slice());
+    let selected = app.selected_ranges();
     let marks = Marks {
         specials: &specials,
-        selected: preview.span(app.messages.selected),
+        selected: &selected,
+        cursor: app.cursor_range(),
         matches,
         whitespace: app.prompt.whitespace,
         theme: app.theme,

@@ -24,6 +24,7 @@
 //! other change.
 
 mod dispatch;
+pub mod inspection;
 pub mod locate;
 mod runner;
 
@@ -133,6 +134,15 @@ pub enum Job {
         /// The template.
         template: Arc<Template>,
     },
+    /// Attribute every prompt byte to the message (or other part) that produced it,
+    /// reusing what still holds from `previous` (see [`inspection`]). A newer render
+    /// or attribution request cancels a running one.
+    Attribute {
+        /// The template.
+        template: Arc<Template>,
+        /// An earlier result by the same template.
+        previous: Option<Arc<inspection::Attributed>>,
+    },
 }
 
 /// The kinds of job; each has its own coalescing slot.
@@ -140,16 +150,26 @@ pub enum Job {
 pub enum JobKind {
     /// [`Job::Render`].
     Render,
+    /// [`Job::Attribute`].
+    Attribute,
 }
 
 impl JobKind {
     /// Every kind, in the order the dispatcher prefers when several are queued.
-    pub const ALL: [JobKind; 1] = [JobKind::Render];
+    pub const ALL: [JobKind; 2] = [JobKind::Render, JobKind::Attribute];
 
     fn index(self) -> usize {
         match self {
             JobKind::Render => 0,
+            JobKind::Attribute => 1,
         }
+    }
+
+    /// Background work: a running job of this kind is cancelled when a render or a
+    /// newer job of its kind is submitted (it answers an older conversation), and it
+    /// may run longer than a render.
+    pub fn background(self) -> bool {
+        !matches!(self, JobKind::Render)
     }
 }
 
@@ -158,6 +178,7 @@ impl Job {
     pub fn kind(&self) -> JobKind {
         match self {
             Job::Render { .. } => JobKind::Render,
+            Job::Attribute { .. } => JobKind::Attribute,
         }
     }
 }
@@ -178,6 +199,8 @@ pub struct Rendered {
 pub enum Output {
     /// From [`Job::Render`].
     Rendered(Rendered),
+    /// From [`Job::Attribute`].
+    Attributed(Arc<inspection::Attributed>),
 }
 
 /// The answer to one request.

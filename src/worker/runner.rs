@@ -46,7 +46,11 @@ pub(super) fn spawn(id: u64, done: Sender<Command>) -> std::io::Result<Runner> {
     Ok(Runner { id, jobs })
 }
 
-fn run(job: Job, conversation: &Conversation, token: &CancelToken) -> Result<Output, RenderError> {
+fn run(
+    job: Job,
+    conversation: &Arc<Conversation>,
+    token: &CancelToken,
+) -> Result<Output, RenderError> {
     match job {
         Job::Render { template } => {
             #[cfg(debug_assertions)]
@@ -59,6 +63,9 @@ fn run(job: Job, conversation: &Conversation, token: &CancelToken) -> Result<Out
                 spans: locate::locate_messages(&prompt, &conversation.messages),
                 prompt: prompt.into(),
             }))
+        }
+        Job::Attribute { template, previous } => {
+            super::inspection::attribute(&template, conversation, previous.as_deref(), token)
         }
     }
 }
