@@ -192,6 +192,12 @@ pub enum Action {
     Save,
     /// Open the session picker.
     OpenPicker,
+    /// Start a new, empty session on the current template.
+    NewSession,
+    /// Ask for a path, model folder, model id or `.gguf` to open.
+    OpenTarget,
+    /// Save the session under a new name.
+    SaveAs,
     /// Store the current render (or error) as the session's expected outcome.
     SaveExpected,
     /// Edit the current field in `$VISUAL` / `$EDITOR`.

@@ -20,6 +20,7 @@ use super::dialog::{Confirm, Overlay};
 use super::editor::FieldEditor;
 use super::keymap::{self, Scope};
 use super::messages_pane::MessagesPane;
+use super::open_dialog::Opening;
 use super::preview::Preview;
 use super::prompt_cursor::PromptCursor;
 use super::prompt_pane::PromptPane;
@@ -84,6 +85,8 @@ pub struct App {
     pub explanation: Explanation,
     /// The prompt pane's cursor.
     pub prompt_cursor: PromptCursor,
+    /// What the open dialog opened or is waiting for.
+    pub opening: Opening,
 }
 
 impl App {
@@ -121,6 +124,7 @@ impl App {
             pending: Pending::new(worker),
             explanation: Explanation::default(),
             prompt_cursor: PromptCursor::default(),
+            opening: Opening::default(),
         };
         app.invalidate();
         app.offer_recovery();
@@ -169,6 +173,9 @@ impl App {
             Action::Quit => return self.request_quit(),
             Action::Save => return self.save(None),
             Action::OpenPicker => self.open_picker(),
+            Action::NewSession => self.new_session(),
+            Action::OpenTarget => self.ask_open(),
+            Action::SaveAs => self.ask_save_as(),
             Action::SaveExpected => return self.when_current(Deferred::Expected),
             Action::ExternalEdit => return self.external_edit(),
             Action::ExternalEdited(text) => self.external_edited(&text),
@@ -219,6 +226,7 @@ impl App {
     /// After any change to the session: mark it dirty and ask for a new render.
     pub fn edited(&mut self) {
         self.workspace.touch();
+        self.rechoose_for_tools();
         self.invalidate();
     }
 

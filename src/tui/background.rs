@@ -10,12 +10,14 @@ impl App {
     pub(super) fn receive_background(&mut self, reply: Reply) -> bool {
         match reply.kind {
             JobKind::Attribute => self.receive_attribution(reply),
+            JobKind::Open => self.receive_opened(reply),
+            JobKind::ScanCache => self.receive_cached(reply),
             JobKind::Render => false,
         }
     }
 
     /// Whether a background result for the shown render is still on its way.
     pub fn background_pending(&self) -> bool {
-        self.attribution_pending()
+        self.attribution_pending() || self.open_pending()
     }
 }

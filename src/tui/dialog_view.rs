@@ -150,6 +150,7 @@ fn draw_input(frame: &mut Frame, area: Rect, input: &InputDialog, theme: Theme) 
         InputKind::SavePath { .. } => "Save session as",
         InputKind::Role => "Role",
         InputKind::Search => "Search the prompt",
+        InputKind::Open => "Open: a session, template, model folder, model id or .gguf",
     };
     let inner = dialog_box(frame, area, 60, 4, title, theme);
     let lines = vec![

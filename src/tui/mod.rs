@@ -25,6 +25,7 @@ pub mod highlight;
 pub mod keymap;
 pub mod messages_pane;
 mod messages_view;
+pub mod open_dialog;
 pub mod preview;
 pub mod prompt_cursor;
 pub mod prompt_pane;
@@ -32,6 +33,7 @@ mod prompt_view;
 pub mod recovery;
 pub mod rendering;
 pub mod startup;
+pub mod template_origin;
 pub mod templates_pane;
 mod terminal;
 pub mod theme;
@@ -59,6 +61,7 @@ pub fn run(options: TuiOptions) -> anyhow::Result<i32> {
     let worker = crate::worker::Worker::spawn(preview::app_limits().deadline)?;
     let mut app = app::App::with_worker(opened.workspace, opened.catalog, worker);
     app.theme = theme::Theme::from_env();
+    app.scan_cache();
     if let Some(notice) = opened.notice {
         app.warn(notice);
     }

@@ -12,6 +12,7 @@ use crate::catalog::TemplateSource;
 use super::action::{Direction, Step, TemplateAction};
 use super::app::App;
 use super::messages_view::{pane_block, truncate, window_start};
+use super::template_origin;
 
 /// Lines the source view scrolls per page key.
 const SOURCE_PAGE: usize = 10;
@@ -155,29 +156,40 @@ fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {
     let height = usize::from(area.height);
     let start = window_start(pane.cursor, visible.len(), height);
     let in_use = &app.workspace.template;
-    visible
-        .iter()
-        .enumerate()
-        .skip(start)
-        .take(height)
-        .map(|(row, &index)| {
-            let template = &pane.catalog[index];
-            let mark = if template.name == in_use.name && template.origin == in_use.origin {
-                "● "
-            } else {
-                "  "
-            };
-            let line = Line::raw(truncate(
-                &format!("{mark}{}", template.name),
-                usize::from(area.width),
-            ));
-            if focused && row == pane.cursor {
-                line.patch_style(app.theme.cursor())
-            } else {
-                line
-            }
-        })
-        .collect()
+    let mut lines = Vec::new();
+    let mut cursor_line = None;
+    for (row, &index) in visible.iter().enumerate().skip(start) {
+        let template = &pane.catalog[index];
+        let section = template_origin::section(template);
+        let first_of_section = match row.checked_sub(1).map(|r| visible[r]) {
+            Some(before) => template_origin::section(&pane.catalog[before]) != section,
+            None => section != "Bundled",
+        };
+        if first_of_section {
+            lines.push(Line::styled(format!("─ {section}"), app.theme.dim()));
+        }
+        let mark = if template.name == in_use.name && template.origin == in_use.origin {
+            "● "
+        } else {
+            "  "
+        };
+        let label = template_origin::label(&pane.catalog, index);
+        let line = Line::raw(truncate(&format!("{mark}{label}"), usize::from(area.width)));
+        if row == pane.cursor {
+            cursor_line = Some(lines.len());
+        }
+        lines.push(if focused && row == pane.cursor {
+            line.patch_style(app.theme.cursor())
+        } else {
+            line
+        });
+    }
+    // Headings can push the cursor row below the window: scroll it back into view.
+    if let Some(at) = cursor_line.filter(|&at| at >= height) {
+        lines.drain(..=at - height);
+    }
+    lines.truncate(height);
+    lines
 }
 
 /// The selected template's source with line numbers; the error line is marked when the
@@ -187,7 +199,7 @@ fn draw_source(frame: &mut Frame, area: Rect, app: &App) {
         return;
     };
     let block = Block::default().borders(Borders::TOP).title(Span::styled(
-        format!(" {} ", template.name),
+        format!(" {} · {} ", template.name, template.origin_label()),
         app.theme.dim(),
     ));
     let inner = block.inner(area);

@@ -106,6 +106,7 @@ fn template_of(job: &Job) -> Option<usize> {
         Job::Render { template } | Job::Attribute { template, .. } => {
             Some(Arc::as_ptr(template) as usize)
         }
+        Job::Open { .. } | Job::ScanCache => None,
     }
 }
 
@@ -182,7 +183,7 @@ impl Dispatcher {
     fn cancel_background(&mut self, submitted: JobKind) {
         if let Some(running) = self.running.as_ref() {
             let stale = submitted == JobKind::Render || submitted == running.kind;
-            if running.kind.background() && stale {
+            if running.kind == JobKind::Attribute && stale {
                 running.token.cancel();
             }
         }

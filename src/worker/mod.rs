@@ -26,6 +26,7 @@
 mod dispatch;
 pub mod inspection;
 pub mod locate;
+mod opening;
 mod runner;
 
 use std::ops::Range;
@@ -143,6 +144,13 @@ pub enum Job {
         /// An earlier result by the same template.
         previous: Option<Arc<inspection::Attributed>>,
     },
+    /// Resolve what the user typed in an open dialog ([`crate::target::open`]).
+    Open {
+        /// A path, a model folder, a model id, a `.gguf`, ...
+        target: String,
+    },
+    /// List the local Hugging Face cache's models that have a chat template.
+    ScanCache,
 }
 
 /// The kinds of job; each has its own coalescing slot.
@@ -152,16 +160,27 @@ pub enum JobKind {
     Render,
     /// [`Job::Attribute`].
     Attribute,
+    /// [`Job::Open`].
+    Open,
+    /// [`Job::ScanCache`].
+    ScanCache,
 }
 
 impl JobKind {
     /// Every kind, in the order the dispatcher prefers when several are queued.
-    pub const ALL: [JobKind; 2] = [JobKind::Render, JobKind::Attribute];
+    pub const ALL: [JobKind; 4] = [
+        JobKind::Render,
+        JobKind::Open,
+        JobKind::ScanCache,
+        JobKind::Attribute,
+    ];
 
     fn index(self) -> usize {
         match self {
             JobKind::Render => 0,
             JobKind::Attribute => 1,
+            JobKind::Open => 2,
+            JobKind::ScanCache => 3,
         }
     }
 
@@ -179,6 +198,8 @@ impl Job {
         match self {
             Job::Render { .. } => JobKind::Render,
             Job::Attribute { .. } => JobKind::Attribute,
+            Job::Open { .. } => JobKind::Open,
+            Job::ScanCache => JobKind::ScanCache,
         }
     }
 }
@@ -201,6 +222,10 @@ pub enum Output {
     Rendered(Rendered),
     /// From [`Job::Attribute`].
     Attributed(Arc<inspection::Attributed>),
+    /// From [`Job::Open`].
+    Opened(Box<crate::target::Opened>),
+    /// From [`Job::ScanCache`].
+    Cached(Vec<crate::catalog::TemplateSet>),
 }
 
 /// The answer to one request.

@@ -67,6 +67,8 @@ fn run(
         Job::Attribute { template, previous } => {
             super::inspection::attribute(&template, conversation, previous.as_deref(), token)
         }
+        Job::Open { target } => super::opening::open(&target),
+        Job::ScanCache => Ok(super::opening::scan_cache()),
     }
 }
 
