@@ -130,6 +130,8 @@ impl App {
                 let notes = chosen.metadata.notes.join("; ");
                 let label = chosen.origin_label();
                 self.use_template(chosen);
+                // The session now names another template: an unsaved change.
+                self.workspace.touch();
                 self.opening.set = (set.entries.len() > 1).then_some(set);
                 if notes.is_empty() {
                     self.notify(format!("opened {text}: {label}"));
@@ -169,6 +171,7 @@ impl App {
         if chosen.name != current.name || chosen.origin != current.origin {
             let name = chosen.entry().unwrap_or(&chosen.name).to_string();
             self.use_template(chosen);
+            self.workspace.touch();
             self.notify(format!("template {name} chosen for this conversation"));
         }
     }
