@@ -16,16 +16,21 @@ pub fn cycle_role(role: &str) -> &'static str {
     ROLES[next % ROLES.len()]
 }
 
-/// A sensible role for a message that follows `previous`.
+/// A sensible role for a message that follows `previous`: the model answers a user
+/// and a tool result.
 pub fn role_after(previous: Option<&str>) -> &'static str {
     match previous {
-        Some("user") => "assistant",
+        Some("user" | "tool") => "assistant",
         _ => "user",
     }
 }
 
-/// A new empty message for position `at`, its role guessed from the message before.
+/// A new empty message for position `at`, its role guessed from the message before; the
+/// first message of an empty session is the system prompt (one `r` makes it a user's).
 pub fn blank_message(session: &Session, at: usize) -> Message {
+    if session.messages.is_empty() {
+        return Message::new("system", "");
+    }
     let previous = at.checked_sub(1).and_then(|i| session.messages.get(i));
     Message::new(role_after(previous.map(Message::role)), "")
 }

@@ -42,6 +42,8 @@ impl FieldEditor {
         let text = fields::read(session, row, field);
         let mut textarea = TextArea::new(text.split('\n').map(String::from).collect());
         textarea.set_max_histories(500);
+        // Tab types a real tab: a template may care about the difference.
+        textarea.set_hard_tab_indent(true);
         // Message content is prose: wrap it instead of scrolling sideways in a narrow pane.
         if text.len() <= WRAP_LIMIT {
             textarea.set_wrap_mode(WrapMode::WordOrGlyph);

@@ -278,6 +278,10 @@ pub fn summary(session: &Session, row: Row, field: Field) -> String {
             format!("({form}) {}", one_line(&text))
         }
         Field::NewToolCall => String::new(),
+        Field::Content => match message(session, row).map(super::workbench::ContentState::of) {
+            Some(state) if state.mark().is_some() => state.mark().unwrap_or_default().into(),
+            _ => one_line(&text),
+        },
         _ if text.is_empty() => "-".into(),
         _ => one_line(&text),
     }

@@ -92,6 +92,7 @@ impl App {
             MessageAction::EditField => self.edit_field(),
             MessageAction::RemoveField => self.remove_field(),
             MessageAction::ToggleArgumentsForm => self.toggle_arguments(),
+            other => self.update_workbench(other),
         }
     }
 
