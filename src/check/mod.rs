@@ -9,6 +9,7 @@
 mod discover;
 pub mod isolate;
 mod pool;
+mod marks;
 mod report;
 
 use std::path::{Path, PathBuf};
@@ -24,7 +25,8 @@ use crate::tokens::{self, expect::TokenCheckError};
 
 pub use discover::{collect_fixtures, is_fixture_shaped, Discovery, Fixture};
 pub use pool::check_all;
-pub use report::{line_diff, report};
+pub use marks::{marked_diff, prompt_head};
+pub use report::{line_diff, report, report_with};
 
 /// What checking one fixture found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -34,6 +34,7 @@ pub mod rendering;
 pub mod startup;
 pub mod template_source;
 pub mod templates_pane;
+pub mod sgr;
 mod terminal;
 pub mod theme;
 pub mod ui;
