@@ -146,7 +146,9 @@ mod tests {
     #[test]
     fn a_long_diff_is_fast_and_complete() {
         let old: String = (0..20_000).map(|i| format!("line {i}\n")).collect();
-        let new: String = (0..20_000).map(|i| format!("line {}\n", i * 7 % 20_000)).collect();
+        let new: String = (0..20_000)
+            .map(|i| format!("line {}\n", i * 7 % 20_000))
+            .collect();
         let diff = diff_lines(&old, &new);
         let removed = diff.iter().filter(|l| matches!(l, Removed(_))).count();
         let kept = diff.iter().filter(|l| matches!(l, Same(_))).count();
@@ -157,11 +159,17 @@ mod tests {
     fn the_changed_characters_are_marked() {
         let (old, new) = inline_pieces("say hello\n", "say  hallo\n");
         let changed = |pieces: &[super::Piece]| -> String {
-            pieces.iter().filter(|p| p.changed).map(|p| p.text.as_str()).collect()
+            pieces
+                .iter()
+                .filter(|p| p.changed)
+                .map(|p| p.text.as_str())
+                .collect()
         };
         assert_eq!(changed(&old), "e");
         assert_eq!(changed(&new), " a");
-        let all = |pieces: &[super::Piece]| -> String { pieces.iter().map(|p| p.text.as_str()).collect() };
+        let all = |pieces: &[super::Piece]| -> String {
+            pieces.iter().map(|p| p.text.as_str()).collect()
+        };
         assert_eq!(all(&new), "say  hallo\n");
     }
 

@@ -59,11 +59,17 @@ fn paging_go_to_and_find_in_a_long_list() {
     assert_eq!(app.messages.selected, 776);
     app.handle_key(key(KeyCode::Char(':')));
     type_line(&mut app, "5000");
-    assert_eq!(app.messages.selected, 776, "an impossible number changes nothing");
+    assert_eq!(
+        app.messages.selected, 776,
+        "an impossible number changes nothing"
+    );
     assert!(app.status.as_ref().is_some_and(|s| s.error));
     app.handle_key(key(KeyCode::Char('/')));
     type_line(&mut app, "number 99");
-    assert_eq!(app.messages.selected, 989, "the next match after 777 is 990");
+    assert_eq!(
+        app.messages.selected, 989,
+        "the next match after 777 is 990"
+    );
     app.handle_key(key(KeyCode::Char('n')));
     assert_eq!(app.messages.selected, 990);
     app.handle_key(key(KeyCode::Char('N')));
@@ -78,7 +84,10 @@ fn find_matches_tool_names() {
     let mut app = example_app(dir.path());
     app.handle_key(key(KeyCode::Char('/')));
     type_line(&mut app, "GET_WEATHER");
-    assert_eq!(app.messages.selected, 2, "the assistant's call, case-insensitive");
+    assert_eq!(
+        app.messages.selected, 2,
+        "the assistant's call, case-insensitive"
+    );
 }
 
 #[test]
@@ -97,11 +106,18 @@ fn list_edits_undo_and_redo() {
     assert_eq!(app.workspace.session, original);
     assert_eq!(app.messages.selected, 0);
     app.handle_key(key(KeyCode::Char('U')));
-    assert_eq!(app.workspace.session.messages.len(), 3, "the delete is redone");
+    assert_eq!(
+        app.workspace.session.messages.len(),
+        3,
+        "the delete is redone"
+    );
     app.handle_key(ctrl('z'));
     assert_eq!(app.workspace.session, original);
     app.handle_key(key(KeyCode::Char('u')));
-    assert!(app.status.as_ref().is_some_and(|s| s.error), "nothing to undo");
+    assert!(
+        app.status.as_ref().is_some_and(|s| s.error),
+        "nothing to undo"
+    );
 }
 
 #[test]
@@ -117,9 +133,21 @@ fn an_editor_visit_is_one_undo_step_and_tool_calls_are_undoable() {
     app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
     app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
     app.handle_key(key(KeyCode::Char('t')));
-    assert_eq!(app.workspace.session.messages[2].0["tool_calls"].as_array().unwrap().len(), 2);
+    assert_eq!(
+        app.workspace.session.messages[2].0["tool_calls"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
     app.handle_key(key(KeyCode::Char('x')));
-    assert_eq!(app.workspace.session.messages[2].0["tool_calls"].as_array().unwrap().len(), 1);
+    assert_eq!(
+        app.workspace.session.messages[2].0["tool_calls"]
+            .as_array()
+            .unwrap()
+            .len(),
+        1
+    );
     app.handle_key(key(KeyCode::Char('u')));
     app.handle_key(key(KeyCode::Char('u')));
     assert_eq!(app.workspace.session, original);
@@ -130,13 +158,19 @@ fn content_can_be_empty_null_or_missing() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
     app.handle_key(key(KeyCode::Char('0')));
-    assert_eq!(app.workspace.session.messages[0].0.get("content"), Some(&Json::Null));
+    assert_eq!(
+        app.workspace.session.messages[0].0.get("content"),
+        Some(&Json::Null)
+    );
     app.handle_key(key(KeyCode::Char('0')));
     assert_eq!(app.workspace.session.messages[0].0.get("content"), None);
     let shown = screen(&mut app, 80, 24);
     assert!(shown.contains("1 sys   (no content)"), "{shown}");
     app.handle_key(key(KeyCode::Char('0')));
-    assert_eq!(app.workspace.session.messages[0].0.get("content"), Some(&json!("")));
+    assert_eq!(
+        app.workspace.session.messages[0].0.get("content"),
+        Some(&json!(""))
+    );
     let shown = screen(&mut app, 80, 24);
     assert!(shown.contains("1 sys   \"\""), "{shown}");
 }
@@ -148,7 +182,9 @@ fn tab_types_a_real_tab_in_the_editor() {
     app.handle_key(key(KeyCode::Char('e')));
     app.handle_key(key(KeyCode::Tab));
     type_text(&mut app, "x");
-    let content = app.workspace.session.messages[0].0["content"].as_str().unwrap();
+    let content = app.workspace.session.messages[0].0["content"]
+        .as_str()
+        .unwrap();
     assert!(content.ends_with("\tx"), "{content:?}");
 }
 
@@ -159,12 +195,20 @@ fn new_message_roles_follow_the_conversation() {
     app.handle_key(key(KeyCode::Char('G')));
     app.handle_key(key(KeyCode::Char('k')));
     app.handle_key(key(KeyCode::Char('a')));
-    assert_eq!(app.workspace.session.messages[4].role(), "assistant", "after a tool result");
+    assert_eq!(
+        app.workspace.session.messages[4].role(),
+        "assistant",
+        "after a tool result"
+    );
     let mut empty = Session::new(app.workspace.session.template.clone());
     empty.messages.clear();
     let mut app = app_for(empty, dir.path());
     app.handle_key(key(KeyCode::Char('a')));
-    assert_eq!(app.workspace.session.messages[0].role(), "system", "one key to a system prompt");
+    assert_eq!(
+        app.workspace.session.messages[0].role(),
+        "system",
+        "one key to a system prompt"
+    );
 }
 
 #[test]
@@ -174,12 +218,19 @@ fn template_letters_are_commands_and_the_filter_starts_with_a_slash() {
     app.handle_key(key(KeyCode::Char('1')));
     assert_eq!(app.scope(), Scope::Templates);
     app.handle_key(key(KeyCode::Char('2')));
-    assert_eq!(app.screen.focus, Pane::Messages, "2 is a focus key, not filter text");
+    assert_eq!(
+        app.screen.focus,
+        Pane::Messages,
+        "2 is a focus key, not filter text"
+    );
     app.handle_key(key(KeyCode::Char('1')));
     app.handle_key(key(KeyCode::Char('/')));
     assert_eq!(app.scope(), Scope::Filter);
     type_text(&mut app, "q2");
-    assert_eq!(app.templates.filter, "q2", "while filtering, letters are text");
+    assert_eq!(
+        app.templates.filter, "q2",
+        "while filtering, letters are text"
+    );
     app.handle_key(key(KeyCode::Esc));
     assert_eq!(app.scope(), Scope::Templates);
     assert!(app.templates.filter.is_empty());
@@ -194,14 +245,21 @@ fn template_source_scrolling_stops_at_the_end() {
     let mut app = example_app(dir.path());
     app.update(Action::Focus(Pane::Templates));
     for _ in 0..200 {
-        app.update(Action::Template(TemplateAction::ScrollSource(Direction::Down)));
+        app.update(Action::Template(TemplateAction::ScrollSource(
+            Direction::Down,
+        )));
     }
     let at_end = app.templates.source_top;
-    app.update(Action::Template(TemplateAction::ScrollSource(Direction::Down)));
+    app.update(Action::Template(TemplateAction::ScrollSource(
+        Direction::Down,
+    )));
     assert_eq!(app.templates.source_top, at_end);
     let shown = screen(&mut app, 80, 24);
     let last = app.workspace.template.source.lines().count();
-    assert!(shown.contains(&format!("│ {last} ")), "the last line is on screen:\n{shown}");
+    assert!(
+        shown.contains(&format!("│ {last} ")),
+        "the last line is on screen:\n{shown}"
+    );
 }
 
 #[test]
@@ -213,13 +271,22 @@ fn help_starts_with_the_focused_pane_and_stops_at_its_end() {
     let shown = screen(&mut app, 80, 24);
     assert!(shown.contains("│Prompt pane"), "{shown}");
     app.handle_key(key(KeyCode::End));
-    let Some(Overlay::Help { scroll: end, .. }) = app.overlay else { panic!("help closed") };
+    let Some(Overlay::Help { scroll: end, .. }) = app.overlay else {
+        panic!("help closed")
+    };
     app.handle_key(key(KeyCode::PageDown));
     app.handle_key(key(KeyCode::Down));
-    let Some(Overlay::Help { scroll, .. }) = app.overlay else { panic!("help closed") };
+    let Some(Overlay::Help { scroll, .. }) = app.overlay else {
+        panic!("help closed")
+    };
     assert_eq!(scroll, end, "no scrolling into blank space");
     let shown = screen(&mut app, 80, 24);
-    assert!(!shown.contains("│                                                                              │\n└"), "{shown}");
+    assert!(
+        !shown.contains(
+            "│                                                                              │\n└"
+        ),
+        "{shown}"
+    );
     app.update(Action::Dialog(DialogAction::Cancel));
     app.update(Action::Focus(Pane::Messages));
     app.handle_key(key(KeyCode::Char('e')));
@@ -268,7 +335,10 @@ fn diff_hunks_and_change_keys() {
     app.handle_key(key(KeyCode::Char(']')));
     assert!(app.prompt.top > first, "to the second change");
     app.handle_key(key(KeyCode::Char(']')));
-    assert!(app.status.as_ref().is_some_and(|s| s.error), "no third change");
+    assert!(
+        app.status.as_ref().is_some_and(|s| s.error),
+        "no third change"
+    );
     app.handle_key(key(KeyCode::Char('[')));
     assert_eq!(app.prompt.top, first);
     assert_snapshot!("diff_hunks_80x24", screen(&mut app, 80, 24));
@@ -298,7 +368,10 @@ fn footer_fits_and_shows_only_what_applies() {
     let shown = screen(&mut app, 80, 24);
     let footer = shown.lines().last().unwrap();
     assert!(footer.contains("? help"), "{footer}");
-    assert!(!footer.contains("obj/str") && !footer.contains("remove"), "{footer}");
+    assert!(
+        !footer.contains("obj/str") && !footer.contains("remove"),
+        "{footer}"
+    );
     app.update(msg(MessageAction::LeaveFields));
     app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
     app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));

@@ -81,7 +81,10 @@ fn render_line(lines: &[DiffLine], index: usize, partner: Option<usize>, color: 
         _ => None,
     };
     let Some(pieces) = pieces else {
-        return format!("{}\n", paint(&format!("{mark} {}", shown(text)), code, color));
+        return format!(
+            "{}\n",
+            paint(&format!("{mark} {}", shown(text)), code, color)
+        );
     };
     let (mut body, mut carets) = (String::new(), String::new());
     for piece in &pieces {
@@ -136,7 +139,10 @@ mod tests {
     #[test]
     fn colour_uses_basic_sgr_codes_only() {
         let diff = marked_diff("x\n", "y\n", true);
-        assert!(diff.contains("\x1b[31m- \x1b[7mx\x1b[27m␊\x1b[0m"), "{diff:?}");
+        assert!(
+            diff.contains("\x1b[31m- \x1b[7mx\x1b[27m␊\x1b[0m"),
+            "{diff:?}"
+        );
         assert!(!diff.contains("38;5"));
     }
 
@@ -145,6 +151,9 @@ mod tests {
         let prompt = "line\n".repeat(30_000);
         let head = prompt_head(&prompt);
         assert!(head.len() < 200, "{head}");
-        assert!(head.ends_with("… (150000 bytes, 30000 lines in all)"), "{head}");
+        assert!(
+            head.ends_with("… (150000 bytes, 30000 lines in all)"),
+            "{head}"
+        );
     }
 }

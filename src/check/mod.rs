@@ -8,8 +8,8 @@
 
 mod discover;
 pub mod isolate;
-mod pool;
 mod marks;
+mod pool;
 mod report;
 
 use std::path::{Path, PathBuf};
@@ -24,8 +24,8 @@ use crate::session::{Expected, Session, TemplateRef};
 use crate::tokens::{self, expect::TokenCheckError};
 
 pub use discover::{collect_fixtures, is_fixture_shaped, Discovery, Fixture};
-pub use pool::check_all;
 pub use marks::{marked_diff, prompt_head};
+pub use pool::check_all;
 pub use report::{line_diff, report, report_with};
 
 /// What checking one fixture found.

@@ -96,7 +96,11 @@ impl App {
         let Some(expected) = self.expected_prompt() else {
             return;
         };
-        let count = rows(&diff_lines(expected, self.preview.text()), self.workbench.hunks).len();
+        let count = rows(
+            &diff_lines(expected, self.preview.text()),
+            self.workbench.hunks,
+        )
+        .len();
         let height = self.diff_height();
         let last = count.saturating_sub(height);
         let top = self.prompt.top.unwrap_or(0).min(last);
@@ -165,19 +169,31 @@ pub fn view(app: &App, height: usize) -> Vec<Line<'static>> {
     let rows = rows(&lines, app.workbench.hunks);
     let partner = pairs(&lines);
     let changed = lines.iter().filter(|d| d.is_change()).count();
-    let mode = if app.workbench.hunks { "hunks" } else { "whole" };
+    let mode = if app.workbench.hunks {
+        "hunks"
+    } else {
+        "whole"
+    };
     let summary = match (changed, &app.preview.output) {
         (_, Err(_)) => outcome_line(app),
         (0, _) => Line::styled("✓ matches the expected prompt", theme.added()),
         (n, _) => Line::styled(
             format!(
                 "✗ {n} {} (- expected, + rendered) · {mode}",
-                if n == 1 { "line differs" } else { "lines differ" }
+                if n == 1 {
+                    "line differs"
+                } else {
+                    "lines differ"
+                }
             ),
             theme.error(),
         ),
     };
-    let top = app.prompt.top.unwrap_or(0).min(rows.len().saturating_sub(1));
+    let top = app
+        .prompt
+        .top
+        .unwrap_or(0)
+        .min(rows.len().saturating_sub(1));
     let body = rows.iter().skip(top).take(height).map(|row| match *row {
         DiffRow::Gap(n) => Line::styled(format!("  ⋯ {n} unchanged lines"), theme.dim()),
         DiffRow::Line(index) => diff_line(&lines, index, partner[index], theme),
@@ -185,7 +201,12 @@ pub fn view(app: &App, height: usize) -> Vec<Line<'static>> {
     std::iter::once(summary).chain(body).collect()
 }
 
-fn diff_line(lines: &[DiffLine], index: usize, partner: Option<usize>, theme: Theme) -> Line<'static> {
+fn diff_line(
+    lines: &[DiffLine],
+    index: usize,
+    partner: Option<usize>,
+    theme: Theme,
+) -> Line<'static> {
     let (sign, text, style) = match lines[index] {
         DiffLine::Same(t) => {
             return Line::from(vec![

@@ -48,9 +48,15 @@ impl FieldEditor {
         if text.len() <= WRAP_LIMIT {
             textarea.set_wrap_mode(WrapMode::WordOrGlyph);
         }
-        // Start at the end: the common edit is adding to what is there.
+        // Start at the end: the common edit is adding to what is there. An empty JSON
+        // placeholder is selected instead, so typing replaces it.
         textarea.move_cursor(CursorMove::Bottom);
         textarea.move_cursor(CursorMove::End);
+        if field.kind(session, row) == FieldKind::Json
+            && matches!(text.trim(), "{}" | "[]" | "null")
+        {
+            textarea.select_all();
+        }
         textarea.set_cursor_line_style(ratatui::style::Style::new());
         textarea.set_block(
             Block::default()

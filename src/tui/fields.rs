@@ -177,14 +177,15 @@ pub fn fields(session: &Session, row: Row) -> Vec<Field> {
 
 fn settings_fields(row: Row) -> Vec<Field> {
     match row {
+        // The ones most sessions set first.
         Row::Settings => vec![
             Field::Tools,
-            Field::BosToken,
-            Field::EosToken,
             Field::AddGenerationPrompt,
+            Field::Variables,
             Field::ContinueFinal,
             Field::Clock,
-            Field::Variables,
+            Field::BosToken,
+            Field::EosToken,
             Field::Documents,
         ],
         Row::Message(_) => Vec::new(),

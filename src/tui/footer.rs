@@ -26,10 +26,12 @@ fn applies(app: &App, action: &Action) -> bool {
         }
         Action::Message(MessageAction::RemoveField) => matches!(
             field,
-            Some(Field::CallArguments(_) | Field::CallName(_) | Field::CallId(_) | Field::Reasoning)
+            Some(
+                Field::CallArguments(_) | Field::CallName(_) | Field::CallId(_) | Field::Reasoning
+            )
         ),
         Action::Message(MessageAction::AddToolCall) => {
-            selected.is_some_and(|m| m.role() == "assistant")
+            selected.is_some_and(|m| m.role() != "system")
         }
         Action::Message(MessageAction::AddToolResult) => {
             super::conversation::tool_result(session, app.messages.selected).is_some()
@@ -57,7 +59,10 @@ pub fn line(app: &App, width: u16) -> Line<'static> {
         .map(|(keys, label, _)| (keys, label))
         .collect();
     // `? help` goes last but is never pushed out by the others.
-    let help = hints.iter().position(|(k, _)| k == "?").map(|i| hints.remove(i));
+    let help = hints
+        .iter()
+        .position(|(k, _)| k == "?")
+        .map(|i| hints.remove(i));
     let reserve = help
         .as_ref()
         .map_or(0, |(k, l)| k.chars().count() + l.chars().count() + 2);

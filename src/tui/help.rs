@@ -24,10 +24,16 @@ pub const TEXT_KEYS: &[(&str, &str)] = &[
     ("PgUp PgDn Alt+V Ctrl+V", "A page up / down"),
     ("Enter", "New line"),
     ("Tab", "A real tab character"),
-    ("Bksp Del Ctrl+H Ctrl+D", "Delete a character before / after"),
+    (
+        "Bksp Del Ctrl+H Ctrl+D",
+        "Delete a character before / after",
+    ),
     ("Ctrl+W Alt+Bksp / Alt+D", "Delete a word before / after"),
     ("Ctrl+K / Ctrl+J", "Delete to the end / start of the line"),
-    ("Ctrl+X", "Cut the selection (Ctrl+U / Ctrl+R also undo / redo)"),
+    (
+        "Ctrl+X",
+        "Cut the selection (Ctrl+U / Ctrl+R also undo / redo)",
+    ),
 ];
 
 /// One row of the overlay.

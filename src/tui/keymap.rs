@@ -266,7 +266,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Messages, &[ch('a')], msg(MessageAction::Add), "add", "Add a message after this one"),
     bind(S::Messages, &[ch('e')], msg(MessageAction::EditContent), "edit", "Edit the content"),
     bind(S::Messages, &[ch('r')], msg(MessageAction::CycleRole), "role", "Cycle role: system, user, assistant, tool"),
-    bind(S::Messages, &[ch('t')], msg(MessageAction::AddToolCall), "call", "Add a tool call (assistant)"),
+    bind(S::Messages, &[ch('t')], msg(MessageAction::AddToolCall), "call", "Add a tool call (on a user or tool message: in a new assistant message after it)"),
     bind(S::Messages, &[ch('T')], msg(MessageAction::AddToolResult), "result", "Add the tool result for the next unanswered call"),
     bind(S::Messages, &[ch('u'), ctrl('z')], msg(MessageAction::Undo), "undo", "Undo the last change to the conversation"),
     bind(S::Messages, &[key(K::Enter), ch('l'), key(K::Right)], msg(MessageAction::EnterFields), "fields", "Show the message's fields"),
@@ -291,6 +291,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Messages, &[ch('0')], msg(MessageAction::CycleContentKind), "", "Content: text, null, or no content key"),
     bind(S::Fields, &[key(K::Enter), ch('e')], msg(MessageAction::EditField), "edit", "Edit (or toggle) the field"),
     bind(S::Fields, &[key(K::Esc), ch('h'), key(K::Left)], msg(MessageAction::LeaveFields), "back", "Back to the message list"),
+    bind(S::Fields, &[ch('t')], msg(MessageAction::AddToolCall), "call", "Add a tool call"),
     bind(S::Fields, &[ch('0')], msg(MessageAction::CycleContentKind), "null/none", "Content: text, null, or no content key"),
     bind(S::Fields, &[ch('o')], msg(MessageAction::ToggleArgumentsForm), "obj/str", "Arguments as object or string"),
     bind(S::Fields, &[ch('x')], msg(MessageAction::RemoveField), "remove", "Remove a tool call / reasoning"),
@@ -406,9 +407,7 @@ fn fallback(scope: Scope, chord: Chord, event: &KeyEvent) -> Option<Action> {
     };
     match (scope, chord.code) {
         (Scope::Editor, _) => Some(Action::Editor(EditorAction::Input((*event).into()))),
-        (Scope::Filter, KeyCode::Char(c)) => {
-            plain(c).map(|c| tpl(TemplateAction::FilterPush(c)))
-        }
+        (Scope::Filter, KeyCode::Char(c)) => plain(c).map(|c| tpl(TemplateAction::FilterPush(c))),
         (Scope::Input, KeyCode::Char(c)) => plain(c).map(|c| dialog(DialogAction::Type(c))),
         _ => None,
     }

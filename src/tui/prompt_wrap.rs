@@ -186,7 +186,10 @@ mod tests {
     #[test]
     fn spaces_at_a_wrap_point_stay_visible() {
         let lines = vec![(0, Line::raw("ab   cd"))];
-        assert_eq!(text(&wrap(lines.clone(), &options(false, None))), vec!["ab   c", "↪d"]);
+        assert_eq!(
+            text(&wrap(lines.clone(), &options(false, None))),
+            vec!["ab   c", "↪d"]
+        );
         let lines = vec![(0, Line::raw("abcd   ef"))];
         assert_eq!(
             text(&wrap(lines, &options(true, None))),

@@ -28,7 +28,10 @@ impl<W: Write> BasicColors<W> {
 
     fn finish_sequence(&mut self) -> io::Result<()> {
         let sequence = std::mem::take(&mut self.pending);
-        match sequence.strip_prefix(b"\x1b[").and_then(|s| s.strip_suffix(b"m")) {
+        match sequence
+            .strip_prefix(b"\x1b[")
+            .and_then(|s| s.strip_suffix(b"m"))
+        {
             Some(params) => {
                 let rewritten = rewrite(params);
                 self.inner.write_all(b"\x1b[")?;

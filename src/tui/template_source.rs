@@ -182,7 +182,9 @@ impl App {
                 None
             }
             _ => {
-                self.warn("only a template file can be edited here (not a model's or an inline one)");
+                self.warn(
+                    "only a template file can be edited here (not a model's or an inline one)",
+                );
                 None
             }
         }

@@ -9,8 +9,8 @@ use ratatui::Frame;
 
 use crate::catalog::TemplateSource;
 
-use super::action::{Pane, TemplateAction};
 use super::action::Effect;
+use super::action::{Pane, TemplateAction};
 use super::app::App;
 use super::messages_view::{pane_block, truncate, window_start};
 

@@ -33,7 +33,9 @@ pub fn run(mut app: App) -> anyhow::Result<i32> {
     let events = Events::start()?;
     let hook = PanicHook::install();
     enter()?;
-    let mut terminal = match Terminal::new(CrosstermBackend::new(super::sgr::BasicColors::new(io::stdout()))) {
+    let mut terminal = match Terminal::new(CrosstermBackend::new(super::sgr::BasicColors::new(
+        io::stdout(),
+    ))) {
         Ok(terminal) => terminal,
         Err(err) => {
             leave();
