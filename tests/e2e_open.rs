@@ -57,7 +57,9 @@ fn a_model_folder_and_a_gguf_open_in_the_running_app() {
     assert!(tui.screen().contains("(tool_use file)"), "template kept");
 
     open(&mut tui, &fixture("gguf/chat.gguf"));
-    tui.wait_for("the GGUF's template", |s| s.contains("opened") && s.contains("GGUF"));
+    tui.wait_for("the GGUF's template", |s| {
+        s.contains("opened") && s.contains("GGUF")
+    });
     assert!(!tui.screen().contains("(tool_use file)"));
 
     tui.send("\x11"); // Ctrl+Q

@@ -6,25 +6,27 @@
 //! further and runs fixtures in child processes ([`isolate`]), so even an abort or a
 //! stack overflow is only the failure of the fixture that caused it.
 
+mod compiled;
 mod discover;
 pub mod isolate;
+mod marks;
 mod pool;
 mod report;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{self, CatalogError, Origin, TemplateAccess, TemplateSource};
 use crate::inspect::check_prefix_stable;
-use crate::render::{prepare_source, render_with_deadline, CompiledTemplate, Limits, RenderError};
+use crate::render::{prepare_source, render_with_deadline, Limits, RenderError};
 use crate::session::{Expected, Session, TemplateRef};
 use crate::tokens::{self, expect::TokenCheckError};
 
 pub use discover::{collect_fixtures, is_fixture_shaped, Discovery, Fixture};
+pub use marks::{marked_diff, prompt_head};
 pub use pool::check_all;
-pub use report::{line_diff, report};
+pub use report::{line_diff, report, report_with};
 
 /// What checking one fixture found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -183,10 +185,8 @@ pub fn render_with(
 ) -> Result<String, RenderFailure> {
     let conversation = catalog::conversation_for(session, template)
         .map_err(|e| RenderFailure::load(e.to_string()))?;
-    CompiledTemplate::compile(&template.source, limits)
-        .and_then(|compiled| {
-            render_with_deadline(&Arc::new(compiled), conversation, limits.deadline)
-        })
+    compiled::shared(&template.source, limits)
+        .and_then(|compiled| render_with_deadline(&compiled, conversation, limits.deadline))
         .map_err(|err| RenderFailure::render(&err, &template.source))
 }
 

@@ -33,6 +33,7 @@ mod scope;
 mod sized;
 mod source;
 mod textfilters;
+mod threads;
 mod watchdog;
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -44,6 +44,8 @@ pub struct Screen {
     pub width: u16,
     /// Terminal height.
     pub height: u16,
+    /// The focused pane alone on the whole screen.
+    pub zoom: bool,
 }
 
 /// A one-line message in the status bar.
@@ -87,6 +89,8 @@ pub struct App {
     pub prompt_cursor: PromptCursor,
     /// What the open dialog opened or is waiting for.
     pub opening: Opening,
+    /// Undo / redo of list edits, go-to and find in the message list.
+    pub workbench: super::workbench::Workbench,
 }
 
 impl App {
@@ -117,6 +121,7 @@ impl App {
                 left: Pane::Messages,
                 width: 80,
                 height: 24,
+                zoom: false,
             },
             status: None,
             theme: Theme { color: true },
@@ -125,6 +130,7 @@ impl App {
             explanation: Explanation::default(),
             prompt_cursor: PromptCursor::default(),
             opening: Opening::default(),
+            workbench: Default::default(),
         };
         app.invalidate();
         app.offer_recovery();
@@ -135,6 +141,7 @@ impl App {
     pub fn scope(&self) -> Scope {
         match (&self.overlay, self.screen.focus) {
             (Some(overlay), _) => overlay.scope(),
+            (None, Pane::Templates) if self.templates.filtering => Scope::Filter,
             (None, Pane::Templates) => Scope::Templates,
             (None, Pane::Prompt) => Scope::Prompt,
             (None, Pane::Messages) if self.editor.is_some() => Scope::Editor,
@@ -169,7 +176,8 @@ impl App {
             Action::FocusNext => self.cycle_focus(1),
             Action::FocusPrev => self.cycle_focus(Pane::ALL.len() - 1),
             Action::Focus(pane) => self.focus(pane),
-            Action::Help => self.overlay = Some(Overlay::Help { scroll: 0 }),
+            Action::Help => self.open_help(),
+            Action::Zoom => self.screen.zoom = !self.screen.zoom,
             Action::Quit => return self.request_quit(),
             Action::Save => return self.save(None),
             Action::OpenPicker => self.open_picker(),
@@ -183,10 +191,13 @@ impl App {
             Action::Resize(width, height) => {
                 (self.screen.width, self.screen.height) = (width, height)
             }
-            Action::Message(action) => self.update_messages(action),
-            Action::Editor(action) => self.update_editor(action),
+            Action::Message(action) => self.update_messages_recorded(action),
+            Action::Editor(action) => {
+                self.update_editor(action);
+                self.editor_closed();
+            }
             Action::Prompt(action) => return self.update_prompt(action),
-            Action::Template(action) => self.update_templates(action),
+            Action::Template(action) => return self.update_templates(action),
             Action::Dialog(action) => return self.update_dialog(action),
         }
         None
@@ -200,7 +211,15 @@ impl App {
         self.focus(Pane::ALL[(index + by) % Pane::ALL.len()]);
     }
 
+    /// Focuses `pane` (as the focus keys do).
+    pub(super) fn focus_pane(&mut self, pane: Pane) {
+        self.focus(pane);
+    }
+
     fn focus(&mut self, pane: Pane) {
+        if pane == Pane::Templates && self.screen.focus != Pane::Templates {
+            self.templates.came_from = self.screen.focus;
+        }
         self.screen.focus = pane;
         if pane != Pane::Prompt {
             self.screen.left = pane;
@@ -299,7 +318,7 @@ impl App {
                 }
                 self.apply_editor();
             }
-            (None, Scope::Templates) => self.templates.filter_paste(text),
+            (None, Scope::Filter) => self.templates.filter_paste(text),
             _ => {}
         }
     }

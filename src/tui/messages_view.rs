@@ -144,8 +144,16 @@ fn preview_text(msg: &Message) -> String {
             format!("→{name}()")
         })
         .collect();
+    let state = super::workbench::ContentState::of(msg);
+    let content = match state.mark() {
+        // A content that is not text says which of "", null or absent it is.
+        Some(mark) if calls.is_empty() || state != super::workbench::ContentState::Empty => {
+            mark.to_string()
+        }
+        _ => content,
+    };
     match (content.is_empty(), calls.is_empty()) {
-        (true, true) => "(empty)".into(),
+        (true, true) => "\"\"".into(),
         (true, false) => calls.join(" "),
         (false, true) => content,
         (false, false) => format!("{} {content}", calls.join(" ")),
@@ -204,12 +212,23 @@ fn draw_fields(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-/// Cuts `text` to `width` characters, marking the cut with `…`.
+/// Cuts `text` to `width` display columns (a CJK character takes two), marking the cut
+/// with `…`.
 pub fn truncate(text: &str, width: usize) -> String {
-    if text.chars().nth(width).is_none() {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    if text.width() <= width {
         return text.to_string();
     }
-    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
     if width > 0 {
         out.push('…');
     }

@@ -9,8 +9,6 @@ use super::app::App;
 use super::dialog::Overlay;
 use super::preview::Preview;
 use super::rendering::Deferred;
-use crate::diff::{diff_lines, DiffLine};
-use crate::session::Expected;
 
 /// A search term and where it occurs in the prompt.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -101,9 +99,15 @@ impl App {
     /// Handles a prompt-pane action.
     pub(super) fn update_prompt(&mut self, action: PromptAction) -> Option<Effect> {
         match action {
+            PromptAction::Scroll(step) if self.prompt.diff => self.scroll_diff(step),
             PromptAction::Scroll(step) => self.move_prompt_cursor(step),
             PromptAction::Column(direction) => self.move_prompt_column(direction),
             PromptAction::JumpToSource => self.jump_to_source(),
+            PromptAction::ToggleLineNumbers => {
+                self.workbench.numbers = !self.workbench.numbers;
+            }
+            PromptAction::NextChange(direction) => self.next_change(direction),
+            PromptAction::ToggleHunks => self.toggle_hunks(),
             PromptAction::ToggleWhitespace => self.prompt.whitespace = !self.prompt.whitespace,
             PromptAction::ToggleDiff => self.toggle_diff(),
             PromptAction::StartSearch => self.overlay = Some(Overlay::search()),
@@ -127,13 +131,7 @@ impl App {
     /// The diff row to open diff mode at: two lines above the first change, so the user
     /// lands on what differs instead of a long identical preamble.
     pub(super) fn first_difference(&self) -> usize {
-        let Some(Expected::Prompt(expected)) = &self.workspace.session.expected else {
-            return 0;
-        };
-        diff_lines(expected, self.preview.text())
-            .iter()
-            .position(|line| !matches!(line, DiffLine::Same(_)))
-            .map_or(0, |index| index.saturating_sub(2))
+        self.first_change_row()
     }
 
     /// Starts a search for `term` and jumps to the first match.

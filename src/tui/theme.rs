@@ -85,6 +85,11 @@ impl Theme {
         self.paint(Color::Green, Modifier::BOLD)
     }
 
+    /// The changed characters inside a changed diff line.
+    pub fn changed(self) -> Style {
+        Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD)
+    }
+
     /// Secondary text: labels, line numbers, hints.
     pub fn dim(self) -> Style {
         self.paint(Color::DarkGray, Modifier::DIM)
