@@ -102,7 +102,7 @@ fn author_the_goal_fixture_in_at_most_35_command_keys() {
     keys.type_text(
         "Weather in Paris, and the time in Tokyo?",
         "the text",
-        |s| s.contains("time in Tokyo"),
+        |s| s.contains("Tokyo?"),
     );
     keys.press(ESC, "the editor closed", |s| !s.contains("· content"));
     keys.press("t", "an assistant with a call", |s| {
@@ -137,7 +137,7 @@ fn author_the_goal_fixture_in_at_most_35_command_keys() {
         s.contains("#6 assistant · content")
     });
     keys.type_text("18 °C in Paris; 09:30 in Tokyo.", "the text", |s| {
-        s.contains("in Tokyo.")
+        s.contains("Tokyo.")
     });
     keys.press(ESC, "the editor closed", |s| !s.contains("· content"));
     keys.press("E", "expected set", |s| s.contains("expected prompt set"));

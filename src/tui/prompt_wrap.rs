@@ -29,6 +29,8 @@ pub struct WrapOptions {
 }
 
 /// Builds rows of at most `options.width` columns from `(line index, styled line)`.
+/// Rows break after the last space that fits (else inside the word); the space stays at
+/// the end of its row.
 pub fn wrap(lines: Vec<(usize, Line<'static>)>, options: &WrapOptions) -> Vec<Line<'static>> {
     let gutter = options
         .numbers
@@ -39,13 +41,12 @@ pub fn wrap(lines: Vec<(usize, Line<'static>)>, options: &WrapOptions) -> Vec<Li
         if rows.len() >= options.height {
             break;
         }
-        let mut builder = RowBuilder::new(room, options);
-        for span in &line.spans {
-            for c in span.content.chars() {
-                builder.push(c, span.style);
-            }
-        }
-        for (n, row) in builder.finish().into_iter().enumerate() {
+        let cells: Vec<(char, Style)> = line
+            .spans
+            .iter()
+            .flat_map(|span| span.content.chars().map(move |c| (c, span.style)))
+            .collect();
+        for (n, row) in split_rows(&cells, room, options).into_iter().enumerate() {
             let mut spans = Vec::new();
             if gutter > 0 {
                 let label = if n == 0 {
@@ -63,101 +64,77 @@ pub fn wrap(lines: Vec<(usize, Line<'static>)>, options: &WrapOptions) -> Vec<Li
     rows
 }
 
-/// Rows of one prompt line under construction.
-struct RowBuilder<'o> {
-    rows: Vec<Vec<Span<'static>>>,
-    used: usize,
+fn width(c: char) -> usize {
+    c.width().unwrap_or(0)
+}
+
+/// Where each row of `cells` ends: as much as fits in `room` columns (one less after a
+/// wrap marker), cut after the last space when there is one.
+fn breaks(cells: &[(char, Style)], room: usize) -> Vec<usize> {
+    let mut ends = Vec::new();
+    let mut start = 0;
+    while start < cells.len() {
+        let room = if start == 0 { room } else { room - 1 };
+        let mut used = 0;
+        let mut end = start;
+        while end < cells.len() && (used + width(cells[end].0) <= room || end == start) {
+            used += width(cells[end].0);
+            end += 1;
+        }
+        if end < cells.len() {
+            let space = (start + 1..end).rev().find(|&i| cells[i - 1].0 == ' ');
+            end = space.unwrap_or(end);
+        }
+        ends.push(end);
+        start = end;
+    }
+    ends
+}
+
+fn split_rows(
+    cells: &[(char, Style)],
     room: usize,
-    options: &'o WrapOptions,
-    /// Only spaces so far on this continuation row (they get marks).
-    leading: bool,
-}
-
-impl<'o> RowBuilder<'o> {
-    fn new(room: usize, options: &'o WrapOptions) -> Self {
-        RowBuilder {
-            rows: vec![Vec::new()],
-            used: 0,
-            room,
-            options,
-            leading: false,
+    options: &WrapOptions,
+) -> Vec<Vec<Span<'static>>> {
+    let ends = breaks(cells, room);
+    let mut rows = Vec::new();
+    let mut start = 0;
+    for (n, &end) in ends.iter().enumerate() {
+        let mut row: Vec<Span<'static>> = Vec::new();
+        if n > 0 {
+            row.push(Span::styled(WRAP_MARK, options.theme.dim()));
         }
-    }
-
-    fn push(&mut self, c: char, style: Style) {
-        let width = c.width().unwrap_or(0);
-        if self.used + width > self.room {
-            self.break_row();
-        }
-        let (c, style) = if c == ' ' && self.leading && self.options.whitespace {
-            ('·', style.patch(self.options.theme.whitespace()))
-        } else {
-            (c, style)
-        };
-        if c != '·' {
-            self.leading = false;
-        }
-        push_char(self.rows.last_mut(), c, style);
-        self.used += width;
-    }
-
-    fn break_row(&mut self) {
-        if self.options.whitespace {
-            if let Some(row) = self.rows.last_mut() {
-                mark_trailing_spaces(row, self.options.theme);
+        let wrapped_after = n + 1 < ends.len();
+        let wrapped_before = n > 0;
+        let last_text = cells[start..end]
+            .iter()
+            .rposition(|(c, _)| *c != ' ')
+            .map_or(start, |i| start + i + 1);
+        let first_text = cells[start..end]
+            .iter()
+            .position(|(c, _)| *c != ' ')
+            .map_or(end, |i| start + i);
+        for (i, &(c, style)) in cells.iter().enumerate().take(end).skip(start) {
+            let at_wrap = (wrapped_after && i >= last_text) || (wrapped_before && i < first_text);
+            let (c, style) = if c == ' ' && at_wrap && options.whitespace {
+                ('·', style.patch(options.theme.whitespace()))
+            } else {
+                (c, style)
+            };
+            match row.last_mut() {
+                Some(last) if last.style == style && last.content != WRAP_MARK => {
+                    last.content.to_mut().push(c)
+                }
+                _ => row.push(Span::styled(c.to_string(), style)),
             }
         }
-        let marker = Span::styled(WRAP_MARK, self.options.theme.dim());
-        self.rows.push(vec![marker]);
-        self.used = 1;
-        self.leading = true;
+        rows.push(row);
+        start = end;
     }
-
-    fn finish(self) -> Vec<Vec<Span<'static>>> {
-        self.rows
+    if rows.is_empty() {
+        rows.push(Vec::new());
     }
-}
-
-fn push_char(row: Option<&mut Vec<Span<'static>>>, c: char, style: Style) {
-    let Some(row) = row else { return };
-    match row.last_mut() {
-        Some(last) if last.style == style && last.content != WRAP_MARK => {
-            last.content.to_mut().push(c)
-        }
-        _ => row.push(Span::styled(c.to_string(), style)),
-    }
-}
-
-/// Spaces at the end of a row that wrapped become `·`, so they stay visible.
-fn mark_trailing_spaces(row: &mut Vec<Span<'static>>, theme: Theme) {
-    let mut tail = 0;
-    'outer: for span in row.iter().rev() {
-        for c in span.content.chars().rev() {
-            if c != ' ' {
-                break 'outer;
-            }
-            tail += 1;
-        }
-    }
-    if tail == 0 {
-        return;
-    }
-    let mut kept: Vec<Span<'static>> = Vec::new();
-    let mut remaining = tail;
-    while remaining > 0 {
-        let Some(mut span) = row.pop() else { break };
-        let len = span.content.chars().count();
-        if len <= remaining {
-            remaining -= len;
-            continue;
-        }
-        let keep: String = span.content.chars().take(len - remaining).collect();
-        span.content = keep.into();
-        kept.push(span);
-        remaining = 0;
-    }
-    row.extend(kept);
-    row.push(Span::styled("·".repeat(tail), theme.whitespace()));
+    rows
 }
 
 #[cfg(test)]
@@ -188,12 +165,17 @@ mod tests {
         let lines = vec![(0, Line::raw("ab   cd"))];
         assert_eq!(
             text(&wrap(lines.clone(), &options(false, None))),
-            vec!["ab   c", "↪d"]
+            vec!["ab   ", "↪cd"]
         );
-        let lines = vec![(0, Line::raw("abcd   ef"))];
         assert_eq!(
             text(&wrap(lines, &options(true, None))),
-            vec!["abcd··", "↪·ef"]
+            vec!["ab···", "↪cd"]
+        );
+        let lines = vec![(0, Line::raw("abcdefgh"))];
+        assert_eq!(
+            text(&wrap(lines, &options(true, None))),
+            vec!["abcdef", "↪gh"],
+            "a word longer than the row is cut"
         );
     }
 
