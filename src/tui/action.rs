@@ -122,6 +122,8 @@ pub enum PromptAction {
     Scroll(Step),
     /// Show or hide whitespace marks.
     ToggleWhitespace,
+    /// Token mode on or off (the session's tokenizer).
+    ToggleTokens,
     /// Show the line diff against the expected prompt.
     ToggleDiff,
     /// Ask for a search term.

@@ -87,6 +87,8 @@ pub struct App {
     pub explanation: Explanation,
     /// The prompt pane's cursor.
     pub prompt_cursor: PromptCursor,
+    /// Token mode in the prompt pane (tokens from the worker).
+    pub token_mode: super::token_mode::TokenMode,
     /// What the open dialog opened or is waiting for.
     pub opening: Opening,
     /// Undo / redo of list edits, go-to and find in the message list.
@@ -129,6 +131,7 @@ impl App {
             pending: Pending::new(worker),
             explanation: Explanation::default(),
             prompt_cursor: PromptCursor::default(),
+            token_mode: Default::default(),
             opening: Opening::default(),
             workbench: Default::default(),
         };

@@ -12,12 +12,13 @@ impl App {
             JobKind::Attribute => self.receive_attribution(reply),
             JobKind::Open => self.receive_opened(reply),
             JobKind::ScanCache => self.receive_cached(reply),
+            JobKind::Tokenize => self.receive_tokens(reply),
             JobKind::Render => false,
         }
     }
 
     /// Whether a background result for the shown render is still on its way.
     pub fn background_pending(&self) -> bool {
-        self.attribution_pending() || self.open_pending()
+        self.attribution_pending() || self.open_pending() || self.tokens_pending()
     }
 }

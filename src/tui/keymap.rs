@@ -312,6 +312,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Editor, &[ctrl('y')], Action::Editor(EditorAction::Redo), "redo", "Redo"),
     bind(S::Editor, &[ctrl('g')], Action::ExternalEdit, "$EDITOR", "Edit in $VISUAL / $EDITOR"),
     bind(S::Prompt, &[ch('w')], prompt(PromptAction::ToggleWhitespace), "ws", "Show / hide whitespace"),
+    bind(S::Prompt, &[ch('t')], prompt(PromptAction::ToggleTokens), "", "Token mode: the prompt as the session's tokenizer sees it"),
     bind(S::Prompt, &[ch('/')], prompt(PromptAction::StartSearch), "search", "Search"),
     bind(S::Prompt, &[ch('D')], prompt(PromptAction::ToggleDiff), "diff", "Diff against the expected prompt"),
     bind(S::Prompt, &[ch(']')], prompt(PromptAction::NextChange(Down)), "change", "Diff: next change"),

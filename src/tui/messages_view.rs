@@ -78,7 +78,11 @@ fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {
             let selected = row == app.messages.selected;
             let line = match session.messages.get(row) {
                 Some(msg) => {
-                    let size = bytes_column(bytes.as_deref(), row);
+                    // Token mode counts tokens (`12t`) where the list counts bytes.
+                    let size = match app.message_tokens(row) {
+                        Some(tokens) => Some(format!("{tokens}t")),
+                        None => bytes_column(bytes.as_deref(), row),
+                    };
                     message_line(row, digits, msg, width, size, app.theme)
                 }
                 None => settings_line(session, app.theme),

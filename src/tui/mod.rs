@@ -43,6 +43,7 @@ pub mod template_source;
 pub mod templates_pane;
 mod terminal;
 pub mod theme;
+pub mod token_mode;
 pub mod ui;
 pub mod workbench;
 pub mod workspace;

@@ -43,8 +43,8 @@ impl App {
     }
 
     /// The token at `offset` in token mode.
-    fn token_range_at(&self, _offset: usize) -> Option<std::ops::Range<usize>> {
-        None
+    fn token_range_at(&self, offset: usize) -> Option<std::ops::Range<usize>> {
+        self.token_range(offset)
     }
 
     fn view_height(&self) -> usize {
@@ -178,8 +178,8 @@ impl App {
     }
 
     /// The next token boundary in token mode (`None`: move by character).
-    fn token_step(&self, _offset: usize, _direction: Direction) -> Option<usize> {
-        None
+    fn token_step(&self, offset: usize, direction: Direction) -> Option<usize> {
+        self.token_boundary(offset, direction)
     }
 
     /// Selects the message that produced the byte under the cursor (or, without a

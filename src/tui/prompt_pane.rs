@@ -109,6 +109,7 @@ impl App {
             PromptAction::NextChange(direction) => self.next_change(direction),
             PromptAction::ToggleHunks => self.toggle_hunks(),
             PromptAction::ToggleWhitespace => self.prompt.whitespace = !self.prompt.whitespace,
+            PromptAction::ToggleTokens => self.toggle_tokens(),
             PromptAction::ToggleDiff => self.toggle_diff(),
             PromptAction::StartSearch => self.overlay = Some(Overlay::search()),
             PromptAction::NextMatch(direction) => self.next_match(direction),

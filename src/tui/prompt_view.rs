@@ -73,6 +73,8 @@ fn title(app: &App) -> String {
         title.push_str(" [diff]");
     }
     match &app.preview.output {
+        // Token mode's note (total, token under the cursor) takes the line count's room.
+        Ok(_) if app.token_mode.enabled => {}
         Ok(_) => title.push_str(&format!(" {} lines", app.preview.line_count())),
         Err(err) => title.push_str(&format!(" ✗ {}", error_label(app, err))),
     }
@@ -81,6 +83,7 @@ fn title(app: &App) -> String {
         title.push_str(" · stale");
     } else if app.preview.error().is_none() {
         title.push_str(super::attribution_view::title_note(app));
+        title.push_str(&app.token_note());
     }
     title
 }
@@ -111,6 +114,7 @@ fn prompt_lines(app: &App, width: u16, height: u16) -> Vec<(usize, Line<'static>
         matches,
         whitespace: app.prompt.whitespace,
         theme: app.theme,
+        tokens: super::token_mode::tokenized(app),
     };
     let text = preview.text();
     (top..preview.line_count().min(top + height))

@@ -202,6 +202,7 @@ impl App {
             self.prompt.after_render(&self.preview);
             effects.extend(self.run_deferred());
             self.request_attribution();
+            self.request_tokens();
         }
         changed
     }

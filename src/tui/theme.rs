@@ -42,6 +42,16 @@ impl Theme {
         self.paint(Color::Magenta, Modifier::BOLD)
     }
 
+    /// Every other token in token mode (without colour a `¦` mark separates them
+    /// instead, so this is plain).
+    pub fn alternate_token(self) -> Style {
+        if self.color {
+            Style::new().bg(Color::DarkGray)
+        } else {
+            Style::new()
+        }
+    }
+
     /// Whitespace marks.
     pub fn whitespace(self) -> Style {
         self.paint(Color::Blue, Modifier::DIM)

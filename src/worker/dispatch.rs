@@ -106,7 +106,7 @@ fn template_of(job: &Job) -> Option<usize> {
         Job::Render { template } | Job::Attribute { template, .. } => {
             Some(Arc::as_ptr(template) as usize)
         }
-        Job::Open { .. } | Job::ScanCache => None,
+        Job::Open { .. } | Job::ScanCache | Job::Tokenize { .. } => None,
     }
 }
 
@@ -183,7 +183,8 @@ impl Dispatcher {
     fn cancel_background(&mut self, submitted: JobKind) {
         if let Some(running) = self.running.as_ref() {
             let stale = submitted == JobKind::Render || submitted == running.kind;
-            if running.kind == JobKind::Attribute && stale {
+            let cancellable = matches!(running.kind, JobKind::Attribute | JobKind::Tokenize);
+            if cancellable && stale {
                 running.token.cancel();
             }
         }

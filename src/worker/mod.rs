@@ -28,6 +28,7 @@ pub mod inspection;
 pub mod locate;
 mod opening;
 mod runner;
+pub mod tokenizing;
 
 use std::ops::Range;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -151,6 +152,14 @@ pub enum Job {
     },
     /// List the local Hugging Face cache's models that have a chat template.
     ScanCache,
+    /// Tokenize a prompt with the session's tokenizer (see [`tokenizing`]). A newer
+    /// render or tokenize request cancels a running one.
+    Tokenize {
+        /// Where the tokenizer is.
+        choice: tokenizing::TokenizerChoice,
+        /// The prompt (the app's shown render).
+        prompt: Arc<str>,
+    },
 }
 
 /// The kinds of job; each has its own coalescing slot.
@@ -164,14 +173,17 @@ pub enum JobKind {
     Open,
     /// [`Job::ScanCache`].
     ScanCache,
+    /// [`Job::Tokenize`].
+    Tokenize,
 }
 
 impl JobKind {
     /// Every kind, in the order the dispatcher prefers when several are queued.
-    pub const ALL: [JobKind; 4] = [
+    pub const ALL: [JobKind; 5] = [
         JobKind::Render,
         JobKind::Open,
         JobKind::ScanCache,
+        JobKind::Tokenize,
         JobKind::Attribute,
     ];
 
@@ -181,6 +193,7 @@ impl JobKind {
             JobKind::Attribute => 1,
             JobKind::Open => 2,
             JobKind::ScanCache => 3,
+            JobKind::Tokenize => 4,
         }
     }
 
@@ -200,6 +213,7 @@ impl Job {
             Job::Attribute { .. } => JobKind::Attribute,
             Job::Open { .. } => JobKind::Open,
             Job::ScanCache => JobKind::ScanCache,
+            Job::Tokenize { .. } => JobKind::Tokenize,
         }
     }
 }
@@ -226,6 +240,8 @@ pub enum Output {
     Opened(Box<crate::target::Opened>),
     /// From [`Job::ScanCache`].
     Cached(Vec<crate::catalog::TemplateSet>),
+    /// From [`Job::Tokenize`].
+    Tokens(Arc<tokenizing::TokenizedPrompt>),
 }
 
 /// The answer to one request.

@@ -69,6 +69,7 @@ fn run(
         }
         Job::Open { target } => super::opening::open(&target),
         Job::ScanCache => Ok(super::opening::scan_cache()),
+        Job::Tokenize { choice, prompt } => super::tokenizing::tokenize(&choice, &prompt, token),
     }
 }
 
