@@ -180,6 +180,8 @@ pub enum TemplateAction {
     ToggleWrap,
     /// Open the template file in `$VISUAL` / `$EDITOR`.
     EditFile,
+    /// Show the selected template's capabilities instead of its source, or back.
+    ToggleInfo,
 }
 
 /// Intents for whatever dialog is open.

@@ -89,6 +89,8 @@ pub struct App {
     pub prompt_cursor: PromptCursor,
     /// Token mode in the prompt pane (tokens from the worker).
     pub token_mode: super::token_mode::TokenMode,
+    /// The templates pane's capability view and its per-template cache.
+    pub info: super::info_view::InfoView,
     /// What the open dialog opened or is waiting for.
     pub opening: Opening,
     /// Undo / redo of list edits, go-to and find in the message list.
@@ -132,6 +134,7 @@ impl App {
             explanation: Explanation::default(),
             prompt_cursor: PromptCursor::default(),
             token_mode: Default::default(),
+            info: Default::default(),
             opening: Opening::default(),
             workbench: Default::default(),
         };

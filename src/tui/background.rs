@@ -13,12 +13,16 @@ impl App {
             JobKind::Open => self.receive_opened(reply),
             JobKind::ScanCache => self.receive_cached(reply),
             JobKind::Tokenize => self.receive_tokens(reply),
+            JobKind::Capabilities => self.receive_info(reply),
             JobKind::Render => false,
         }
     }
 
     /// Whether a background result for the shown render is still on its way.
     pub fn background_pending(&self) -> bool {
-        self.attribution_pending() || self.open_pending() || self.tokens_pending()
+        self.attribution_pending()
+            || self.open_pending()
+            || self.tokens_pending()
+            || self.info_pending()
     }
 }

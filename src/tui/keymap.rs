@@ -259,6 +259,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Templates, &[ch('>')], tpl(TemplateAction::ScrollSourceSideways(Down)), "", "Scroll the source right (unwrapped)"),
     bind(S::Templates, &[ch('<')], tpl(TemplateAction::ScrollSourceSideways(Up)), "", "Scroll the source left"),
     bind(S::Templates, &[ch('w')], tpl(TemplateAction::ToggleWrap), "wrap", "Wrap long source lines, or scroll sideways"),
+    bind(S::Templates, &[ch('i')], tpl(TemplateAction::ToggleInfo), "info", "Show what the selected template can render (probed), or its source again"),
     bind(S::Templates, &[key(K::Esc)], tpl(TemplateAction::FilterClear), "", "Clear the filter"),
     bind(S::Filter, &[key(K::Enter)], tpl(TemplateAction::Choose), "use", "Use the selected template"),
     bind(S::Filter, &[key(K::Esc)], tpl(TemplateAction::FilterClear), "clear", "Clear the filter and stop typing"),

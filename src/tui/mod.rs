@@ -25,6 +25,7 @@ pub mod fields;
 mod footer;
 pub mod help;
 pub mod highlight;
+pub mod info_view;
 pub mod keymap;
 pub mod messages_pane;
 mod messages_view;

@@ -94,6 +94,7 @@ impl App {
                 let pane = &mut self.templates;
                 pane.cursor = super::help::step(pane.cursor, pane.visible().len(), page, step);
                 pane.source_top = None;
+                self.info.top = 0;
             }
             TemplateAction::Choose => self.choose_template(),
             TemplateAction::FilterPush(c) => {
@@ -108,13 +109,19 @@ impl App {
                 pane.filter.clear();
                 pane.filtering = false;
             }
+            TemplateAction::ScrollSource(direction) if self.info.open => {
+                let page = usize::from(self.screen.height / 3).max(1);
+                self.scroll_info(direction, page);
+            }
             TemplateAction::ScrollSource(direction) => self.scroll_source(direction),
             TemplateAction::StartFilter => pane.filtering = true,
             TemplateAction::EndFilter => pane.filtering = false,
             TemplateAction::ScrollSourceSideways(direction) => self.scroll_sideways(direction),
             TemplateAction::ToggleWrap => self.toggle_source_wrap(),
             TemplateAction::EditFile => return self.edit_template_file(),
+            TemplateAction::ToggleInfo => self.info.open = !self.info.open,
         }
+        self.request_info();
         None
     }
 
@@ -159,7 +166,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
         Paragraph::new(list_lines(app, list_area, focused)),
         list_area,
     );
-    super::template_source::draw(frame, source_area, app);
+    if app.info.open {
+        super::info_view::draw(frame, source_area, app);
+    } else {
+        super::template_source::draw(frame, source_area, app);
+    }
 }
 
 fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {

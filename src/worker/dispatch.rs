@@ -103,9 +103,9 @@ pub(super) fn start(
 /// The identity of the template a render job uses.
 fn template_of(job: &Job) -> Option<usize> {
     match job {
-        Job::Render { template } | Job::Attribute { template, .. } => {
-            Some(Arc::as_ptr(template) as usize)
-        }
+        Job::Render { template }
+        | Job::Attribute { template, .. }
+        | Job::Capabilities { template, .. } => Some(Arc::as_ptr(template) as usize),
         Job::Open { .. } | Job::ScanCache | Job::Tokenize { .. } => None,
     }
 }
@@ -184,7 +184,9 @@ impl Dispatcher {
         if let Some(running) = self.running.as_ref() {
             let stale = submitted == JobKind::Render || submitted == running.kind;
             let cancellable = matches!(running.kind, JobKind::Attribute | JobKind::Tokenize);
-            if cancellable && stale {
+            // Capability probes ignore the conversation: only a newer request replaces them.
+            let replaced = running.kind == JobKind::Capabilities && submitted == running.kind;
+            if (cancellable && stale) || replaced {
                 running.token.cancel();
             }
         }

@@ -23,6 +23,7 @@
 //! [`Output`] variant, and run against the same conversation; the dispatcher needs no
 //! other change.
 
+pub mod capabilities;
 mod dispatch;
 pub mod inspection;
 pub mod locate;
@@ -160,6 +161,14 @@ pub enum Job {
         /// The prompt (the app's shown render).
         prompt: Arc<str>,
     },
+    /// Probe what a template can render (see [`capabilities`]). Only a newer request of
+    /// this kind cancels a running one: the probes do not read the conversation.
+    Capabilities {
+        /// The template.
+        template: Arc<Template>,
+        /// Variables and clock for the probes.
+        settings: crate::inspect::ProbeSettings,
+    },
 }
 
 /// The kinds of job; each has its own coalescing slot.
@@ -175,15 +184,18 @@ pub enum JobKind {
     ScanCache,
     /// [`Job::Tokenize`].
     Tokenize,
+    /// [`Job::Capabilities`].
+    Capabilities,
 }
 
 impl JobKind {
     /// Every kind, in the order the dispatcher prefers when several are queued.
-    pub const ALL: [JobKind; 5] = [
+    pub const ALL: [JobKind; 6] = [
         JobKind::Render,
         JobKind::Open,
         JobKind::ScanCache,
         JobKind::Tokenize,
+        JobKind::Capabilities,
         JobKind::Attribute,
     ];
 
@@ -194,6 +206,7 @@ impl JobKind {
             JobKind::Open => 2,
             JobKind::ScanCache => 3,
             JobKind::Tokenize => 4,
+            JobKind::Capabilities => 5,
         }
     }
 
@@ -214,6 +227,7 @@ impl Job {
             Job::Open { .. } => JobKind::Open,
             Job::ScanCache => JobKind::ScanCache,
             Job::Tokenize { .. } => JobKind::Tokenize,
+            Job::Capabilities { .. } => JobKind::Capabilities,
         }
     }
 }
@@ -242,6 +256,8 @@ pub enum Output {
     Cached(Vec<crate::catalog::TemplateSet>),
     /// From [`Job::Tokenize`].
     Tokens(Arc<tokenizing::TokenizedPrompt>),
+    /// From [`Job::Capabilities`].
+    Capabilities(Arc<capabilities::TemplateInfo>),
 }
 
 /// The answer to one request.

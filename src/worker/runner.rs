@@ -70,6 +70,9 @@ fn run(
         Job::Open { target } => super::opening::open(&target),
         Job::ScanCache => Ok(super::opening::scan_cache()),
         Job::Tokenize { choice, prompt } => super::tokenizing::tokenize(&choice, &prompt, token),
+        Job::Capabilities { template, settings } => {
+            super::capabilities::probe(&template, &settings, token)
+        }
     }
 }
 
