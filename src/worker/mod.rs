@@ -26,6 +26,7 @@
 mod dispatch;
 pub mod locate;
 mod runner;
+mod values;
 
 use std::ops::Range;
 use std::sync::mpsc::{self, Receiver, Sender};
