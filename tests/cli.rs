@@ -248,8 +248,25 @@ fn check_mismatch_shows_a_diff_with_visible_whitespace() {
     assert_eq!(output.status.code(), Some(1));
     let out = stdout(&output);
     assert!(out.contains("FAIL bad.json: prompt differs"), "{out}");
-    assert!(out.contains("@@ line 1 @@\n  a b␊\n- c·␊\n+ c␊\n"), "{out}");
+    // The removed trailing space is marked under the line (no colour off a terminal).
+    assert!(
+        out.contains("@@ line 1 @@\n  a b␊\n- c·␊\n   ^\n+ c␊\n"),
+        "{out}"
+    );
     assert!(out.ends_with("0 passed, 1 failed\n"), "{out}");
+    assert!(
+        !out.contains('\x1b'),
+        "no colour when not a terminal: {out}"
+    );
+    // --color always paints with basic SGR codes only, and the changed character in
+    // reverse video.
+    let output = chatplate(&["check", "--color", "always", "bad.json"], dir.path());
+    let out = stdout(&output);
+    assert!(
+        out.contains("\x1b[31m- c\x1b[7m·\x1b[27m␊\x1b[0m"),
+        "{out:?}"
+    );
+    assert!(!out.contains("38;5"), "{out:?}");
 }
 
 #[test]

@@ -9,6 +9,7 @@
 mod compiled;
 mod discover;
 pub mod isolate;
+mod marks;
 mod pool;
 mod report;
 
@@ -23,8 +24,9 @@ use crate::session::{Expected, Session, TemplateRef};
 use crate::tokens::{self, expect::TokenCheckError};
 
 pub use discover::{collect_fixtures, is_fixture_shaped, Discovery, Fixture};
+pub use marks::{marked_diff, prompt_head};
 pub use pool::check_all;
-pub use report::{line_diff, report};
+pub use report::{line_diff, report, report_with};
 
 /// What checking one fixture found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -35,8 +35,36 @@ pub(super) struct CheckArgs {
     /// that crashes chatplate ends the run).
     #[arg(long, hide = true)]
     in_process: bool,
+    /// Colour the diffs: `auto` (a terminal, and `NO_COLOR` unset), `always` or `never`.
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    color: ColorChoice,
     #[command(flatten)]
     limits: LimitArgs,
+}
+
+/// When `check` colours its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorChoice {
+    fn enabled(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stdout().is_terminal()
+            }
+        }
+    }
 }
 
 /// `chatplate check`: every fixture under `paths`; exit 1 when any fails, 2 when there
@@ -77,7 +105,7 @@ pub(super) fn run(args: &CheckArgs) -> Result<i32> {
         .iter()
         .filter(|r| matches!(r.outcome, Outcome::Skipped(_)))
         .chain(failed.iter().copied())
-        .map(check::report)
+        .map(|result| check::report_with(result, args.color.enabled()))
         .collect();
     if skipped > 0 && passed + failed.len() == 0 {
         lines.push(format!(

@@ -42,6 +42,16 @@ impl Theme {
         self.paint(Color::Magenta, Modifier::BOLD)
     }
 
+    /// Every other token in token mode (without colour a `¦` mark separates them
+    /// instead, so this is plain).
+    pub fn alternate_token(self) -> Style {
+        if self.color {
+            Style::new().bg(Color::DarkGray)
+        } else {
+            Style::new()
+        }
+    }
+
     /// Whitespace marks.
     pub fn whitespace(self) -> Style {
         self.paint(Color::Blue, Modifier::DIM)
@@ -83,6 +93,11 @@ impl Theme {
     /// Lines only in the actual prompt.
     pub fn added(self) -> Style {
         self.paint(Color::Green, Modifier::BOLD)
+    }
+
+    /// The changed characters inside a changed diff line.
+    pub fn changed(self) -> Style {
+        Style::new().add_modifier(Modifier::REVERSED | Modifier::BOLD)
     }
 
     /// Secondary text: labels, line numbers, hints.

@@ -33,6 +33,9 @@ pub(super) enum Command {
     Shutdown,
 }
 
+/// How many times a render's deadline a background job (many renders) may take.
+const BACKGROUND_FACTOR: u32 = 30;
+
 /// Hands a reply to the caller (and wakes it).
 pub(super) type Notify = Box<dyn Fn(Reply) + Send>;
 
@@ -104,7 +107,10 @@ pub(super) fn start(
 /// The identity of the template a render job uses.
 fn template_of(job: &Job) -> Option<usize> {
     match job {
-        Job::Render { template } => Some(Arc::as_ptr(template) as usize),
+        Job::Render { template } | Job::Attribute { template, .. } => {
+            Some(Arc::as_ptr(template) as usize)
+        }
+        Job::Open { .. } | Job::ScanCache | Job::Tokenize { .. } => None,
     }
 }
 
@@ -132,6 +138,7 @@ impl Dispatcher {
                     update.apply(Arc::make_mut(&mut self.conversation));
                 }
                 Some(Command::Submit { generation, job }) => {
+                    self.cancel_background(job.kind());
                     let slot = job.kind().index();
                     self.queued[slot] = Some(Queued {
                         generation,
@@ -171,6 +178,19 @@ impl Dispatcher {
             self.abandoned = None;
             if self.running.as_ref().is_some_and(|r| r.timed_out) {
                 self.abandon_running();
+            }
+        }
+    }
+
+    /// A running background job answers an older conversation once a render or a
+    /// newer job of its kind is asked for: it is cancelled (it ends at its next
+    /// checkpoint and its cancellation is reported), so typing never waits for it.
+    fn cancel_background(&mut self, submitted: JobKind) {
+        if let Some(running) = self.running.as_ref() {
+            let stale = submitted == JobKind::Render || submitted == running.kind;
+            let cancellable = matches!(running.kind, JobKind::Attribute | JobKind::Tokenize);
+            if cancellable && stale {
+                running.token.cancel();
             }
         }
     }
@@ -249,7 +269,11 @@ impl Dispatcher {
             }
         };
         let token = CancelToken::new();
-        let allowed = self.allowed();
+        let allowed = if kind.background() {
+            self.allowed() * BACKGROUND_FACTOR
+        } else {
+            self.allowed()
+        };
         let values = self.values.current(&self.conversation);
         runner.run(
             queued.job,

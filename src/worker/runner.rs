@@ -57,7 +57,7 @@ pub(super) fn spawn(id: u64, done: Sender<Command>) -> std::io::Result<Runner> {
 
 fn run(
     job: Job,
-    conversation: &Conversation,
+    conversation: &Arc<Conversation>,
     values: &PreparedMessages,
     token: &CancelToken,
 ) -> Result<Output, RenderError> {
@@ -74,6 +74,12 @@ fn run(
                 prompt: prompt.into(),
             }))
         }
+        Job::Attribute { template, previous } => {
+            super::inspection::attribute(&template, conversation, previous.as_deref(), token)
+        }
+        Job::Open { target } => super::opening::open(&target),
+        Job::ScanCache => Ok(super::opening::scan_cache()),
+        Job::Tokenize { choice, prompt } => super::tokenizing::tokenize(&choice, &prompt, token),
     }
 }
 
