@@ -145,7 +145,10 @@ impl<'a> Slot<'a> {
             };
             let deadline = answer_deadline(self.options);
             let answered = child.send(&rest[..sendable]).and_then(|()| {
-                (0..sendable).try_for_each(|_| Ok(verdicts.push(child.receive(deadline)?)))
+                (0..sendable).try_for_each(|_| {
+                    verdicts.push(child.receive(deadline)?);
+                    Ok(())
+                })
             });
             if let Err(why) = answered {
                 let crashed = self.child.take().map(|c| c.end(why.clone()));

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use crate::render::{CancelToken, Limits, RenderError, RenderErrorKind};
 
 use super::runner::{self, Runner};
+use super::values::MessageValues;
 use super::{Job, JobKind, Output, Reply, Update};
 use crate::render::Conversation;
 
@@ -69,6 +70,8 @@ struct Dispatcher {
     notify: Notify,
     /// The conversation jobs run on; a running job holds a snapshot (copy on write).
     conversation: Arc<Conversation>,
+    /// Its messages as template values, kept in step with the updates.
+    values: MessageValues,
     queued: [Option<Queued>; JobKind::ALL.len()],
     running: Option<Running>,
     idle: Option<Runner>,
@@ -88,6 +91,7 @@ pub(super) fn start(
         commands,
         notify,
         conversation: Arc::default(),
+        values: MessageValues::default(),
         queued: Default::default(),
         running: None,
         idle: None,
@@ -130,6 +134,7 @@ impl Dispatcher {
             match command {
                 None => self.time_out(),
                 Some(Command::Update(update)) => {
+                    self.values.note(&update);
                     update.apply(Arc::make_mut(&mut self.conversation));
                 }
                 Some(Command::Submit { generation, job }) => {
@@ -271,7 +276,13 @@ impl Dispatcher {
         } else {
             self.allowed()
         };
-        runner.run(queued.job, Arc::clone(&self.conversation), token.clone());
+        let values = self.values.current(&self.conversation);
+        runner.run(
+            queued.job,
+            Arc::clone(&self.conversation),
+            values,
+            token.clone(),
+        );
         self.running = Some(Running {
             runner,
             kind,

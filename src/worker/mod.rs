@@ -30,6 +30,7 @@ pub mod locate;
 mod opening;
 mod runner;
 pub mod tokenizing;
+mod values;
 
 use std::ops::Range;
 use std::sync::mpsc::{self, Receiver, Sender};
