@@ -145,7 +145,7 @@ impl<'a> Slot<'a> {
             };
             let deadline = answer_deadline(self.options);
             let answered = child.send(&rest[..sendable]).and_then(|()| {
-                (0..sendable).try_for_each(|_| Ok(verdicts.push(child.receive(deadline)?)))
+                (0..sendable).try_for_each(|_| child.receive(deadline).map(|v| verdicts.push(v)))
             });
             if let Err(why) = answered {
                 let crashed = self.child.take().map(|c| c.end(why.clone()));

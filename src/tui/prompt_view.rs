@@ -73,7 +73,11 @@ fn title(app: &App) -> String {
         title.push_str(" [diff]");
     }
     match &app.preview.output {
-        Ok(_) => title.push_str(&format!(" {} lines", app.preview.line_count())),
+        Ok(_) => {
+            let count = app.preview.line_count();
+            let noun = if count == 1 { "line" } else { "lines" };
+            title.push_str(&format!(" {count} {noun}"));
+        }
         Err(err) => title.push_str(&format!(" ✗ {}", error_label(app, err))),
     }
     if app.is_stale() {
