@@ -122,7 +122,10 @@ fn token_mode_snapshots() {
     right(&mut app, 6);
     assert_snapshot!("tokens_80x24", screen(&mut app, 80, 24));
     assert_snapshot!("tokens_120x40", screen(&mut app, 120, 40));
-    app.theme = Theme { color: false };
+    app.theme = Theme {
+        color: false,
+        ..Theme::colored()
+    };
     assert_snapshot!("tokens_no_color", screen(&mut app, 80, 24));
 }
 

@@ -8,6 +8,7 @@
 
 mod compiled;
 mod discover;
+pub mod excerpt;
 pub mod isolate;
 mod marks;
 mod pool;
@@ -192,11 +193,18 @@ pub fn render_with(
 
 /// An error message with its template excerpt, as the CLI prints it.
 pub fn describe_error(err: &RenderError, source: &str) -> String {
-    let prepared = prepare_source(source);
-    match err.excerpt(&prepared, 2) {
+    match error_excerpt(err, source) {
         Some(excerpt) => format!("{err}\n{excerpt}"),
         None => err.to_string(),
     }
+}
+
+/// The template lines around the error, laid out for an 80-column terminal (see
+/// [`excerpt::fit`]), when the error has a position.
+pub fn error_excerpt(err: &RenderError, source: &str) -> Option<String> {
+    let prepared = prepare_source(source);
+    let excerpt = err.excerpt(&prepared, 2)?;
+    Some(excerpt::fit(&excerpt, excerpt::EXCERPT_COLUMNS))
 }
 
 /// Checks one fixture file.

@@ -55,6 +55,10 @@ fn outcome_report(result: &CaseResult, color: bool) -> String {
         Outcome::NoExpectation => {
             format!("FAIL {path}: no \"expected\" (run with --bless to record it)")
         }
+        // A session error names the file itself (`FILE:LINE:COL: ...`): not twice.
+        Outcome::Broken(err) if err.starts_with(&format!("{}:", result.path.display())) => {
+            format!("FAIL {}", text(err))
+        }
         Outcome::Broken(err) => format!("FAIL {path}: {}", text(err)),
         Outcome::TokensDiffer(difference) => {
             format!("FAIL {path}: tokens differ: {}", text(difference))

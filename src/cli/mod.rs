@@ -3,6 +3,7 @@
 
 mod bench;
 mod check;
+mod diagnostic;
 mod export;
 mod fetching;
 mod import;

@@ -128,7 +128,7 @@ impl App {
                 zoom: false,
             },
             status: None,
-            theme: Theme { color: true },
+            theme: Theme::colored(),
             last_watch: None,
             pending: Pending::new(worker),
             explanation: Explanation::default(),

@@ -195,7 +195,10 @@ pub fn view(app: &App, height: usize) -> Vec<Line<'static>> {
         .unwrap_or(0)
         .min(rows.len().saturating_sub(1));
     let body = rows.iter().skip(top).take(height).map(|row| match *row {
-        DiffRow::Gap(n) => Line::styled(format!("  ⋯ {n} unchanged lines"), theme.dim()),
+        DiffRow::Gap(n) => {
+            let noun = if n == 1 { "line" } else { "lines" };
+            Line::styled(format!("  ⋯ {n} unchanged {noun}"), theme.dim())
+        }
         DiffRow::Line(index) => diff_line(&lines, index, partner[index], theme),
     });
     std::iter::once(summary).chain(body).collect()

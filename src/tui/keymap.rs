@@ -366,6 +366,24 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Help, &[key(K::End), ch('G')], dialog(DialogAction::Select(Step::Last)), "", "Bottom"),
 ];
 
+thread_local! {
+    /// The table in use on this thread: [`BINDINGS`] with the config file's overrides
+    /// (see [`install`]). Per thread, so tests with their own overrides don't meet.
+    static ACTIVE: std::cell::Cell<&'static [Binding]> = const { std::cell::Cell::new(BINDINGS) };
+}
+
+/// The key table in use: the default one, or the one [`install`]ed.
+pub fn table() -> &'static [Binding] {
+    ACTIVE.with(std::cell::Cell::get)
+}
+
+/// Uses `bindings` (the default table with the user's overrides) on this thread from now
+/// on: for keys, footer and help alike. Leaked: it lives as long as the app.
+pub fn install(bindings: Vec<Binding>) {
+    let table: &'static [Binding] = Box::leak(bindings.into_boxed_slice());
+    ACTIVE.with(|active| active.set(table));
+}
+
 /// The action for `event` in `scope`, or `None` when the key means nothing there.
 pub fn resolve(scope: Scope, event: &KeyEvent) -> Option<Action> {
     if event.kind == KeyEventKind::Release {
@@ -373,7 +391,7 @@ pub fn resolve(scope: Scope, event: &KeyEvent) -> Option<Action> {
     }
     let chord = Chord::from_event(event);
     let lookup = |scope: Scope| {
-        BINDINGS
+        table()
             .iter()
             .find(|b| b.scope == scope && b.keys.contains(&chord))
             .map(|b| b.action.clone())
@@ -397,7 +415,7 @@ pub fn split_escape(scope: Scope, event: &KeyEvent) -> Option<KeyEvent> {
         std::iter::once(scope)
             .chain(scope.inherits().iter().copied())
             .any(|s| {
-                BINDINGS
+                table()
                     .iter()
                     .any(|b| b.scope == s && b.keys.contains(&chord))
             })
@@ -427,8 +445,8 @@ pub fn hints(scope: Scope) -> Vec<(String, &'static str)> {
     scopes.extend_from_slice(scope.inherits());
     scopes
         .iter()
-        .flat_map(|&s| BINDINGS.iter().filter(move |b| b.scope == s))
-        .filter(|b| !b.hint.is_empty())
+        .flat_map(|&s| table().iter().filter(move |b| b.scope == s))
+        .filter(|b| !b.hint.is_empty() && !b.keys.is_empty())
         .map(|b| (b.keys[0].label(), b.hint))
         .collect()
 }
@@ -439,8 +457,8 @@ pub fn hints_with_actions(scope: Scope) -> Vec<(String, &'static str, Action)> {
     scopes.extend_from_slice(scope.inherits());
     scopes
         .iter()
-        .flat_map(|&s| BINDINGS.iter().filter(move |b| b.scope == s))
-        .filter(|b| !b.hint.is_empty())
+        .flat_map(|&s| table().iter().filter(move |b| b.scope == s))
+        .filter(|b| !b.hint.is_empty() && !b.keys.is_empty())
         .map(|b| (b.keys[0].label(), b.hint, b.action.clone()))
         .collect()
 }
@@ -450,7 +468,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
     Scope::ALL
         .iter()
         .map(|&scope| {
-            let rows = BINDINGS
+            let rows = table()
                 .iter()
                 .filter(|b| b.scope == scope)
                 .map(|b| {

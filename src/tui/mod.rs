@@ -13,6 +13,7 @@ mod attribution_view;
 mod background;
 pub mod burst;
 pub mod clipboard;
+pub mod config;
 pub mod conversation;
 pub mod dialog;
 mod dialog_view;
@@ -69,10 +70,19 @@ pub fn run(options: TuiOptions) -> anyhow::Result<i32> {
     let opened = startup::open(&options)?;
     let worker = crate::worker::Worker::spawn(preview::app_limits().deadline)?;
     let mut app = app::App::with_worker(opened.workspace, opened.catalog, worker);
-    app.theme = theme::Theme::from_env();
+    // The config file is read on this thread, which handles keys and draws: the key
+    // table is per thread (see `keymap::install`).
+    let config = config::load();
+    keymap::install(config.bindings);
+    app.theme = theme::Theme {
+        palette: config.palette,
+        ..theme::Theme::from_env()
+    };
     app.scan_cache();
-    if let Some(notice) = opened.notice {
-        app.warn(notice);
+    let mut notices = config.problems;
+    notices.extend(opened.notice);
+    if !notices.is_empty() {
+        app.warn(notices.join("; "));
     }
     terminal::run(app)
 }

@@ -75,7 +75,11 @@ fn title(app: &App) -> String {
     match &app.preview.output {
         // Token mode's note (total, token under the cursor) takes the line count's room.
         Ok(_) if app.token_mode.enabled => {}
-        Ok(_) => title.push_str(&format!(" {} lines", app.preview.line_count())),
+        Ok(_) => {
+            let count = app.preview.line_count();
+            let noun = if count == 1 { "line" } else { "lines" };
+            title.push_str(&format!(" {count} {noun}"));
+        }
         Err(err) => title.push_str(&format!(" ✗ {}", error_label(app, err))),
     }
     if app.is_stale() {

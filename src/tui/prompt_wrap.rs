@@ -156,7 +156,10 @@ mod tests {
             height: 10,
             numbers,
             whitespace,
-            theme: Theme { color: false },
+            theme: Theme {
+                color: false,
+                ..Theme::colored()
+            },
         }
     }
 
