@@ -122,6 +122,8 @@ pub enum PromptAction {
     Scroll(Step),
     /// Show or hide whitespace marks.
     ToggleWhitespace,
+    /// Token mode on or off (the session's tokenizer).
+    ToggleTokens,
     /// Show the line diff against the expected prompt.
     ToggleDiff,
     /// Ask for a search term.
@@ -130,6 +132,10 @@ pub enum PromptAction {
     NextMatch(Direction),
     /// Copy to the clipboard.
     Copy(CopyTarget),
+    /// Move the cursor one character (token, in token mode) left (`Up`) or right.
+    Column(Direction),
+    /// Select the message that produced the bytes under the cursor.
+    JumpToSource,
     /// Show or hide line numbers.
     ToggleLineNumbers,
     /// In the diff: jump to the next / previous change.
@@ -174,6 +180,8 @@ pub enum TemplateAction {
     ToggleWrap,
     /// Open the template file in `$VISUAL` / `$EDITOR`.
     EditFile,
+    /// Show the selected template's capabilities instead of its source, or back.
+    ToggleInfo,
 }
 
 /// Intents for whatever dialog is open.
@@ -216,6 +224,12 @@ pub enum Action {
     Save,
     /// Open the session picker.
     OpenPicker,
+    /// Start a new, empty session on the current template.
+    NewSession,
+    /// Ask for a path, model folder, model id or `.gguf` to open.
+    OpenTarget,
+    /// Save the session under a new name.
+    SaveAs,
     /// Store the current render (or error) as the session's expected outcome.
     SaveExpected,
     /// Edit the current field in `$VISUAL` / `$EDITOR`.

@@ -15,11 +15,14 @@ use crate::render::RenderError;
 use crate::session::Expected;
 
 use super::action::{Action, Effect, Pane};
+use super::attribution::Explanation;
 use super::dialog::{Confirm, Overlay};
 use super::editor::FieldEditor;
 use super::keymap::{self, Scope};
 use super::messages_pane::MessagesPane;
+use super::open_dialog::Opening;
 use super::preview::Preview;
+use super::prompt_cursor::PromptCursor;
 use super::prompt_pane::PromptPane;
 use super::rendering::{Deferred, Pending};
 use super::templates_pane::TemplatesPane;
@@ -80,6 +83,16 @@ pub struct App {
     last_watch: Option<Instant>,
     /// The render worker and what the app is waiting for from it.
     pub(super) pending: Pending,
+    /// Exact attribution of the prompt (from the worker).
+    pub explanation: Explanation,
+    /// The prompt pane's cursor.
+    pub prompt_cursor: PromptCursor,
+    /// Token mode in the prompt pane (tokens from the worker).
+    pub token_mode: super::token_mode::TokenMode,
+    /// The templates pane's capability view and its per-template cache.
+    pub info: super::info_view::InfoView,
+    /// What the open dialog opened or is waiting for.
+    pub opening: Opening,
     /// Undo / redo of list edits, go-to and find in the message list.
     pub workbench: super::workbench::Workbench,
 }
@@ -118,6 +131,11 @@ impl App {
             theme: Theme::colored(),
             last_watch: None,
             pending: Pending::new(worker),
+            explanation: Explanation::default(),
+            prompt_cursor: PromptCursor::default(),
+            token_mode: Default::default(),
+            info: Default::default(),
+            opening: Opening::default(),
             workbench: Default::default(),
         };
         app.invalidate();
@@ -169,6 +187,9 @@ impl App {
             Action::Quit => return self.request_quit(),
             Action::Save => return self.save(None),
             Action::OpenPicker => self.open_picker(),
+            Action::NewSession => self.new_session(),
+            Action::OpenTarget => self.ask_open(),
+            Action::SaveAs => self.ask_save_as(),
             Action::SaveExpected => return self.when_current(Deferred::Expected),
             Action::ExternalEdit => return self.external_edit(),
             Action::ExternalEdited(text) => self.external_edited(&text),
@@ -230,6 +251,7 @@ impl App {
     /// After any change to the session: mark it dirty and ask for a new render.
     pub fn edited(&mut self) {
         self.workspace.touch();
+        self.rechoose_for_tools();
         self.invalidate();
     }
 

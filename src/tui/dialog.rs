@@ -35,6 +35,8 @@ pub enum InputKind {
     Role,
     /// A prompt search term.
     Search,
+    /// Something to open: a path, a model folder, a model id, a `.gguf`.
+    Open,
     /// A message number to go to.
     GoTo,
     /// Text to find in the message list.
@@ -250,6 +252,7 @@ impl App {
             InputKind::SavePath { then_quit } => return self.save_to(&input.text, then_quit),
             InputKind::Role => self.set_role(&input.text),
             InputKind::Search => self.start_search(input.text),
+            InputKind::Open => self.open_target(&input.text),
             InputKind::GoTo => self.go_to(&input.text),
             InputKind::FindMessage => self.find_message(&input.text),
         }

@@ -123,6 +123,7 @@ fn draw_input(frame: &mut Frame, area: Rect, input: &InputDialog, theme: Theme) 
         InputKind::SavePath { .. } => "Save session as",
         InputKind::Role => "Role",
         InputKind::Search => "Search the prompt",
+        InputKind::Open => "Open: a session, template, model folder, model id or .gguf",
         InputKind::GoTo => "Go to message number",
         InputKind::FindMessage => "Find a message (role, content, tool names)",
     };

@@ -11,6 +11,7 @@ use serde_json::Value as Json;
 use crate::session::{Message, Session};
 
 use super::app::App;
+use super::attribution_view::bytes_column;
 use super::editor;
 use super::fields::{self, Row};
 use super::theme::Theme;
@@ -71,11 +72,19 @@ fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {
     let width = usize::from(area.width);
     // Wide enough for the largest number, so rows stay aligned past 999 messages.
     let digits = session.messages.len().to_string().len().max(3);
+    let bytes = app.message_bytes();
     (start..count.min(start + height))
         .map(|row| {
             let selected = row == app.messages.selected;
             let line = match session.messages.get(row) {
-                Some(msg) => message_line(row, digits, msg, width, app.theme),
+                Some(msg) => {
+                    // Token mode counts tokens (`12t`) where the list counts bytes.
+                    let size = match app.message_tokens(row) {
+                        Some(tokens) => Some(format!("{tokens}t")),
+                        None => bytes_column(bytes.as_deref(), row),
+                    };
+                    message_line(row, digits, msg, width, size, app.theme)
+                }
                 None => settings_line(session, app.theme),
             };
             match (selected, focused) {
@@ -94,6 +103,7 @@ fn message_line(
     digits: usize,
     msg: &Message,
     width: usize,
+    size: Option<String>,
     theme: Theme,
 ) -> Line<'static> {
     let role = msg.role();
@@ -103,12 +113,21 @@ fn message_line(
         other => other.chars().take(BADGE - 1).collect(),
     };
     let preview = preview_text(msg);
-    let room = width.saturating_sub(digits + 1 + BADGE + 1);
+    // The byte column only where the text keeps room to be recognised.
+    let fixed = digits + 1 + BADGE + 1;
+    let size = size
+        .filter(|_| width >= fixed + 6 + 14)
+        .map(|s| format!(" {s:>5}"))
+        .unwrap_or_default();
+    let room = width.saturating_sub(digits + 1 + BADGE + 1 + size.chars().count());
+    let text = truncate(&preview, room);
+    let pad = room.saturating_sub(text.chars().count());
     Line::from(vec![
         Span::raw(format!("{:>digits$} ", index + 1)),
         Span::styled(format!("{badge:<BADGE$}"), theme.role(role)),
         Span::raw(" "),
-        Span::raw(truncate(&preview, room)),
+        Span::raw(text),
+        Span::styled(format!("{:pad$}{size}", ""), theme.dim()),
     ])
 }
 

@@ -8,6 +8,9 @@
 
 pub mod action;
 pub mod app;
+pub mod attribution;
+mod attribution_view;
+mod background;
 pub mod burst;
 pub mod clipboard;
 pub mod config;
@@ -23,10 +26,13 @@ pub mod fields;
 mod footer;
 pub mod help;
 pub mod highlight;
+pub mod info_view;
 pub mod keymap;
 pub mod messages_pane;
 mod messages_view;
+pub mod open_dialog;
 pub mod preview;
+pub mod prompt_cursor;
 pub mod prompt_pane;
 mod prompt_view;
 mod prompt_wrap;
@@ -34,10 +40,12 @@ pub mod recovery;
 pub mod rendering;
 pub mod sgr;
 pub mod startup;
+pub mod template_origin;
 pub mod template_source;
 pub mod templates_pane;
 mod terminal;
 pub mod theme;
+pub mod token_mode;
 pub mod ui;
 pub mod workbench;
 pub mod workspace;
@@ -70,6 +78,7 @@ pub fn run(options: TuiOptions) -> anyhow::Result<i32> {
         palette: config.palette,
         ..theme::Theme::from_env()
     };
+    app.scan_cache();
     let mut notices = config.problems;
     notices.extend(opened.notice);
     if !notices.is_empty() {

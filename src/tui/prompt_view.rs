@@ -73,6 +73,8 @@ fn title(app: &App) -> String {
         title.push_str(" [diff]");
     }
     match &app.preview.output {
+        // Token mode's note (total, token under the cursor) takes the line count's room.
+        Ok(_) if app.token_mode.enabled => {}
         Ok(_) => {
             let count = app.preview.line_count();
             let noun = if count == 1 { "line" } else { "lines" };
@@ -83,6 +85,9 @@ fn title(app: &App) -> String {
     if app.is_stale() {
         // The text changed since this render; the new one is on its way.
         title.push_str(" · stale");
+    } else if app.preview.error().is_none() {
+        title.push_str(super::attribution_view::title_note(app));
+        title.push_str(&app.token_note());
     }
     title
 }
@@ -105,12 +110,15 @@ fn prompt_lines(app: &App, width: u16, height: u16) -> Vec<(usize, Line<'static>
         .search
         .as_ref()
         .map_or(&[][..], |s| s.matches.as_slice());
+    let selected = app.selected_ranges();
     let marks = Marks {
         specials: &specials,
-        selected: preview.span(app.messages.selected),
+        selected: &selected,
+        cursor: app.cursor_range(),
         matches,
         whitespace: app.prompt.whitespace,
         theme: app.theme,
+        tokens: super::token_mode::tokenized(app),
     };
     let text = preview.text();
     (top..preview.line_count().min(top + height))

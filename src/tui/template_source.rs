@@ -199,7 +199,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let view = app.templates.source_view;
     let mode = if view.wrap { "wrap" } else { "cut" };
     let block = Block::default().borders(Borders::TOP).title(Span::styled(
-        format!(" {} · {mode} ", template.name),
+        format!(" {} · {} · {mode} ", template.name, template.origin_label()),
         app.theme.dim(),
     ));
     let inner = block.inner(area);

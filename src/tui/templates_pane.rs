@@ -13,6 +13,7 @@ use super::action::Effect;
 use super::action::{Pane, TemplateAction};
 use super::app::App;
 use super::messages_view::{pane_block, truncate, window_start};
+use super::template_origin;
 
 /// The template list and its filter.
 #[derive(Debug, Clone)]
@@ -93,6 +94,7 @@ impl App {
                 let pane = &mut self.templates;
                 pane.cursor = super::help::step(pane.cursor, pane.visible().len(), page, step);
                 pane.source_top = None;
+                self.info.top = 0;
             }
             TemplateAction::Choose => self.choose_template(),
             TemplateAction::FilterPush(c) => {
@@ -107,13 +109,19 @@ impl App {
                 pane.filter.clear();
                 pane.filtering = false;
             }
+            TemplateAction::ScrollSource(direction) if self.info.open => {
+                let page = usize::from(self.screen.height / 3).max(1);
+                self.scroll_info(direction, page);
+            }
             TemplateAction::ScrollSource(direction) => self.scroll_source(direction),
             TemplateAction::StartFilter => pane.filtering = true,
             TemplateAction::EndFilter => pane.filtering = false,
             TemplateAction::ScrollSourceSideways(direction) => self.scroll_sideways(direction),
             TemplateAction::ToggleWrap => self.toggle_source_wrap(),
             TemplateAction::EditFile => return self.edit_template_file(),
+            TemplateAction::ToggleInfo => self.info.open = !self.info.open,
         }
+        self.request_info();
         None
     }
 
@@ -158,7 +166,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
         Paragraph::new(list_lines(app, list_area, focused)),
         list_area,
     );
-    super::template_source::draw(frame, source_area, app);
+    if app.info.open {
+        super::info_view::draw(frame, source_area, app);
+    } else {
+        super::template_source::draw(frame, source_area, app);
+    }
 }
 
 fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {
@@ -170,27 +182,38 @@ fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {
     let height = usize::from(area.height);
     let start = window_start(pane.cursor, visible.len(), height);
     let in_use = &app.workspace.template;
-    visible
-        .iter()
-        .enumerate()
-        .skip(start)
-        .take(height)
-        .map(|(row, &index)| {
-            let template = &pane.catalog[index];
-            let mark = if template.name == in_use.name && template.origin == in_use.origin {
-                "● "
-            } else {
-                "  "
-            };
-            let line = Line::raw(truncate(
-                &format!("{mark}{}", template.name),
-                usize::from(area.width),
-            ));
-            if focused && row == pane.cursor {
-                line.patch_style(app.theme.cursor())
-            } else {
-                line
-            }
-        })
-        .collect()
+    let mut lines = Vec::new();
+    let mut cursor_line = None;
+    for (row, &index) in visible.iter().enumerate().skip(start) {
+        let template = &pane.catalog[index];
+        let section = template_origin::section(template);
+        let first_of_section = match row.checked_sub(1).map(|r| visible[r]) {
+            Some(before) => template_origin::section(&pane.catalog[before]) != section,
+            None => section != "Bundled",
+        };
+        if first_of_section {
+            lines.push(Line::styled(format!("─ {section}"), app.theme.dim()));
+        }
+        let mark = if template.name == in_use.name && template.origin == in_use.origin {
+            "● "
+        } else {
+            "  "
+        };
+        let label = template_origin::label(&pane.catalog, index);
+        let line = Line::raw(truncate(&format!("{mark}{label}"), usize::from(area.width)));
+        if row == pane.cursor {
+            cursor_line = Some(lines.len());
+        }
+        lines.push(if focused && row == pane.cursor {
+            line.patch_style(app.theme.cursor())
+        } else {
+            line
+        });
+    }
+    // Headings can push the cursor row below the window: scroll it back into view.
+    if let Some(at) = cursor_line.filter(|&at| at >= height) {
+        lines.drain(..=at - height);
+    }
+    lines.truncate(height);
+    lines
 }

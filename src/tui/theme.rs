@@ -150,6 +150,16 @@ impl Theme {
         self.paint(self.palette.token, Modifier::BOLD)
     }
 
+    /// Every other token in token mode (without colour a `¦` mark separates them
+    /// instead, so this is plain).
+    pub fn alternate_token(self) -> Style {
+        if self.color {
+            Style::new().bg(Color::DarkGray)
+        } else {
+            Style::new()
+        }
+    }
+
     /// Whitespace marks.
     pub fn whitespace(self) -> Style {
         self.paint(self.palette.whitespace, Modifier::DIM)
