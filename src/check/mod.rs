@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::{self, CatalogError, Origin, TemplateAccess, TemplateSource};
 use crate::inspect::check_prefix_stable;
-use crate::render::{prepare_source, render_with_deadline, CompiledTemplate, Limits, RenderError};
+use crate::render::{render_with_deadline, CompiledTemplate, Limits, RenderError};
 use crate::session::{Expected, Session, TemplateRef};
 use crate::tokens::{self, expect::TokenCheckError};
 
@@ -190,10 +190,10 @@ pub fn render_with(
         .map_err(|err| RenderFailure::render(&err, &template.source))
 }
 
-/// An error message with its template excerpt, as the CLI prints it.
+/// An error message with its template excerpt, as the CLI prints it. `source` is the
+/// template as the user wrote it.
 pub fn describe_error(err: &RenderError, source: &str) -> String {
-    let prepared = prepare_source(source);
-    match err.excerpt(&prepared, 2) {
+    match err.excerpt(source, 2) {
         Some(excerpt) => format!("{err}\n{excerpt}"),
         None => err.to_string(),
     }

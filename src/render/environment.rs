@@ -22,6 +22,9 @@ pub fn build(limits: Limits, helpers: &helpers::Helpers) -> Environment<'static>
     env.set_undefined_behavior(UndefinedBehavior::Lenient);
     env.set_fuel(Some(limits.fuel));
     env.set_recursion_limit(limits.recursion);
+    // Debug mode makes undefined values remember the expression that produced them, which
+    // Jinja2's error hints are built from; release builds would otherwise turn it off.
+    env.set_debug(true);
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     env.set_formatter(|out, state, value| {
         // Every `{{ }}` is a checkpoint where a stopped render ends.

@@ -121,12 +121,9 @@ fn items(state: &State, value: Value) -> Result<Value, Error> {
         return Ok(generator(Vec::new()));
     }
     if value.kind() != ValueKind::Map || is_python_none(&value) {
-        return Err(Error::new(
-            minijinja::ErrorKind::InvalidOperation,
-            format!(
-                "TypeError: can only get item pairs from a mapping, not {}",
-                super::pytype::type_name(&value)
-            ),
+        return Err(super::pyerror::raise(
+            "TypeError",
+            "Can only get item pairs from a mapping.",
         ));
     }
     let pairs = value

@@ -7,8 +7,11 @@
 use minijinja::value::{Value, ValueKind};
 use minijinja::{Error, ErrorKind, State};
 
+use super::generators::is_generator;
 use super::none::is_python_none;
+use super::pyerror::repr;
 use super::pytype::type_name;
+use super::undefined::object_type_repr;
 
 /// The unknown-method callback installed on the environment.
 pub fn call_method(
@@ -41,11 +44,45 @@ pub fn call_method(
     )
 }
 
+/// Calling a method the value lacks. Jinja2 looks the method up first, which gives an
+/// undefined value (or, for methods that modify a list, dict or set, the immutable
+/// sandbox's refusal) that fails when called.
 fn no_attribute(value: &Value, method: &str) -> Error {
-    Error::new(
-        ErrorKind::UnknownMethod,
-        format!("'{}' object has no attribute '{method}'", type_name(value)),
+    // Kept as `UnknownMethod`: MiniJinja then notes which undefined value (if the
+    // receiver is one) the call failed on.
+    let error = |class: &str, message: String| {
+        Error::new(ErrorKind::UnknownMethod, format!("{class}: {message}"))
+    };
+    if modifies_known_mutable(value, method) {
+        return error(
+            "SecurityError",
+            format!(
+                "access to attribute {} of {} object is unsafe.",
+                repr(method),
+                repr(type_name(value))
+            ),
+        );
+    }
+    error(
+        "UndefinedError",
+        format!(
+            "{} has no attribute {}",
+            repr(&object_type_repr(value)),
+            repr(method)
+        ),
     )
+}
+
+/// The methods Jinja2's immutable sandbox refuses: the ones that modify a list or dict.
+fn modifies_known_mutable(value: &Value, method: &str) -> bool {
+    let unsafe_methods: &[&str] = match value.kind() {
+        ValueKind::Seq | ValueKind::Iterable if !value.is_tuple() && !is_generator(value) => &[
+            "append", "clear", "pop", "reverse", "insert", "sort", "extend", "remove",
+        ],
+        ValueKind::Map => &["clear", "pop", "popitem", "setdefault", "update"],
+        _ => &[],
+    };
+    unsafe_methods.contains(&method)
 }
 
 /// Python's `list.index(x)`: the first position of `x`, or `ValueError`.

@@ -4,6 +4,7 @@
 //! Compile once with [`CompiledTemplate::compile`], render many times with
 //! [`CompiledTemplate::render`]. Nothing here knows about terminals or files.
 
+mod assertions;
 mod cancel;
 mod conversation;
 mod data;
@@ -20,9 +21,11 @@ mod markup;
 mod memory;
 mod methods;
 mod none;
+mod offsets;
 mod percent;
 mod predicates;
 mod prefix;
+mod pyerror;
 mod pyfloat;
 mod pyjson;
 mod pyrepr;
@@ -32,13 +35,17 @@ pub(crate) mod rewrite;
 mod scope;
 mod sized;
 mod source;
+mod syntax;
+mod tags;
 mod textfilters;
+mod undefined;
 mod watchdog;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use jiff::civil::DateTime;
+use minijinja::syntax::SyntaxConfig;
 use minijinja::value::Value;
 use minijinja::Environment;
 
@@ -51,7 +58,7 @@ pub use memory::{
 };
 pub use prefix::PreparedMessages;
 pub use pyjson::{dumps as python_json_dumps, DumpOptions};
-pub use source::prepare as prepare_source;
+pub use source::normalize_newlines;
 pub use watchdog::{active_renders, render_with_deadline};
 
 use data::json_to_value;
@@ -75,7 +82,9 @@ pub struct CompiledTemplate {
 
 struct Compiled {
     env: Environment<'static>,
-    prepared_source: String,
+    /// The user's source, newlines normalized: what error positions refer to.
+    source: String,
+    prepared: source::Prepared,
     rewritten: rewrite::Rewritten,
     limits: Limits,
     last_fuel: AtomicU64,
@@ -114,9 +123,10 @@ impl CompiledTemplate {
     }
 
     fn compile_here(source: &str, limits: Limits) -> Result<Self, RenderError> {
-        let (prepared_source, helpers) = source::prepare_with_helpers(source);
+        let source = source::normalize_newlines(source);
+        let (prepared, helpers) = source::prepare(&source);
         let mut env = environment::build(limits, &helpers);
-        let rewritten = rewrite::rewrite(&prepared_source, env.syntax(), &helpers);
+        let rewritten = rewrite::rewrite(&prepared.text, env.syntax(), &helpers);
         if rewritten.depth > MAX_EXPRESSION_DEPTH {
             return Err(RenderError::limit(
                 RenderErrorKind::Syntax,
@@ -127,15 +137,37 @@ impl CompiledTemplate {
                 ),
             ));
         }
-        env.add_template_owned(TEMPLATE_NAME, rewritten.text.clone())
-            .map_err(|err| {
-                let to_original = |offset| rewritten.original_offset(offset);
-                RenderError::from_minijinja(&err, &prepared_source, &to_original, None)
-            })?;
+        let structure = tags::check(&source);
+        if let Err(err) = env.add_template_owned(TEMPLATE_NAME, rewritten.text.clone()) {
+            let error = map_error(&err, &source, &prepared, &rewritten, None);
+            return Err(match structure {
+                // Jinja2 reports whichever problem its parser meets first.
+                Some(found)
+                    if error.kind == RenderErrorKind::Syntax
+                        && (!error.is_before(&source, found.offset)
+                            || err
+                                .detail()
+                                .is_some_and(|d| d.starts_with("unexpected end of input"))) =>
+                {
+                    RenderError::syntax(found.message, &source, found.offset)
+                }
+                _ => error,
+            });
+        }
+        if let Some(found) = structure {
+            return Err(RenderError::syntax(found.message, &source, found.offset));
+        }
+        if let Some((message, offset)) = unknown_names(&prepared, env.syntax()) {
+            return Err(RenderError {
+                exception: Some("TemplateAssertionError"),
+                ..RenderError::syntax(message, &source, offset)
+            });
+        }
         Ok(CompiledTemplate {
             inner: Arc::new(Compiled {
                 env,
-                prepared_source,
+                source,
+                prepared,
                 rewritten,
                 limits,
                 last_fuel: AtomicU64::new(0),
@@ -257,8 +289,7 @@ impl CompiledTemplate {
             });
         };
         let mut messages = effective_messages(&conversation.messages);
-        let continued =
-            continuation::tag_final_message(&mut messages, field, &self.inner.prepared_source)?;
+        let continued = continuation::tag_final_message(&mut messages, field, &self.inner.source)?;
         Ok(Input {
             context: build_context(
                 conversation,
@@ -296,6 +327,7 @@ impl CompiledTemplate {
             .get_template(TEMPLATE_NAME)
             .map_err(|err| self.error(&err, items, shared))?;
         let mut output = environment::LimitedWriter::new(limits.max_output_bytes);
+        undefined::reset();
         let rendered = template.render_captured_to(context, &mut output);
         if let Some(stop) = shared.stop() {
             return Err(self.stopped(stop, shared, items));
@@ -322,11 +354,12 @@ impl CompiledTemplate {
             _ if err.to_string().contains("recursion limit") => Some(limits.recursion_exceeded()),
             _ => None,
         };
-        let to_original = |offset| self.inner.rewritten.original_offset(offset);
-        RenderError::from_minijinja(
+        let inner = &self.inner;
+        map_error(
             err,
-            &self.inner.prepared_source,
-            &to_original,
+            &inner.source,
+            &inner.prepared,
+            &inner.rewritten,
             hint.as_deref(),
         )
     }
@@ -356,10 +389,38 @@ impl CompiledTemplate {
         self.inner.limits
     }
 
-    /// The source as compiled (newlines normalized), which error positions refer to.
+    /// The source as MiniJinja parses it, before the AST-guided rewrites: literals
+    /// decoded, `{% generation %}` turned into a call block. What the inspector analyses.
     pub fn prepared_source(&self) -> &str {
-        &self.inner.prepared_source
+        &self.inner.prepared.text
     }
+
+    /// The template as the user wrote it, newlines normalized: the text error positions
+    /// refer to.
+    pub fn source(&self) -> &str {
+        &self.inner.source
+    }
+}
+
+/// Jinja2's compile-time check for unknown filters and tests (see [`assertions`]), with
+/// the offset mapped to the user's source.
+fn unknown_names(prepared: &source::Prepared, syntax: &SyntaxConfig) -> Option<(String, usize)> {
+    let ast = minijinja::machinery::parse(&prepared.text, TEMPLATE_NAME, syntax.clone()).ok()?;
+    let (message, offset) = assertions::check(&ast)?;
+    Some((message, prepared.original_offset(offset)))
+}
+
+/// Converts a MiniJinja error, mapping its position back through both rewrites to the
+/// user's own source.
+fn map_error(
+    err: &minijinja::Error,
+    source: &str,
+    prepared: &source::Prepared,
+    rewritten: &rewrite::Rewritten,
+    limit_hint: Option<&str>,
+) -> RenderError {
+    let to_original = |offset| prepared.original_offset(rewritten.original_offset(offset));
+    RenderError::from_minijinja(err, source, &to_original, limit_hint)
 }
 
 /// The prompt, cut where the continued message ends when one is continued.

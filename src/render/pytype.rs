@@ -9,6 +9,10 @@ pub fn type_name(value: &Value) -> &'static str {
     if is_python_none(value) {
         return "NoneType";
     }
+    if super::loops::is_namespace(value) {
+        // transformers' sandbox creates namespaces from its own class of that name.
+        return "TemplateNamespace";
+    }
     match value.kind() {
         ValueKind::Undefined => "Undefined",
         ValueKind::None => "NoneType",

@@ -27,6 +27,7 @@ use minijinja::machinery::ast::{BinOpKind, CallArg, Expr, Stmt};
 use minijinja::value::ValueKind;
 
 use super::helpers::Helpers;
+use super::offsets::OffsetMap;
 
 const MARKUP_FILTERS: [&str; 4] = ["safe", "escape", "e", "forceescape"];
 
@@ -35,45 +36,18 @@ const MARKUP_FILTERS: [&str; 4] = ["safe", "escape", "e", "forceescape"];
 pub struct Rewritten {
     /// The text MiniJinja compiles.
     pub text: String,
-    shifts: Vec<Shift>,
+    /// Where the edits landed.
+    pub map: OffsetMap,
     /// The deepest expression nesting in the template (a chain of `n` operators is `n`
     /// deep), which MiniJinja's compiler recurses through.
     pub depth: usize,
-}
-
-/// Where one top-level edit landed: `new` is its range in the rewritten text, `original`
-/// the range it replaced, `prefix` the length of text inserted before the original
-/// (for wraps, `function((`).
-#[derive(Debug, Clone, Copy)]
-struct Shift {
-    new: (usize, usize),
-    original: (usize, usize),
-    prefix: Option<usize>,
 }
 
 impl Rewritten {
     /// Maps a byte offset in the rewritten text to the original source, so error
     /// positions point at what the user wrote.
     pub fn original_offset(&self, offset: usize) -> usize {
-        let mut growth: isize = 0;
-        for shift in &self.shifts {
-            if offset < shift.new.0 {
-                break;
-            }
-            if offset < shift.new.1 {
-                let inside = offset - shift.new.0;
-                let original_len = shift.original.1 - shift.original.0;
-                return match shift.prefix {
-                    Some(prefix) if inside >= prefix && inside - prefix < original_len => {
-                        shift.original.0 + inside - prefix
-                    }
-                    _ => shift.original.0,
-                };
-            }
-            growth += (shift.new.1 - shift.new.0) as isize
-                - (shift.original.1 - shift.original.0) as isize;
-        }
-        offset.saturating_add_signed(-growth)
+        self.map.original_offset(offset)
     }
 }
 
@@ -87,7 +61,7 @@ pub fn rewrite(
     let Ok(ast) = minijinja::machinery::parse(source, "<template>", syntax.clone()) else {
         return Rewritten {
             text: source.to_string(),
-            shifts: Vec::new(),
+            map: OffsetMap::default(),
             depth: 0,
         };
     };
@@ -102,17 +76,17 @@ pub fn rewrite(
     let mut edits = cx.edits;
     // Outer edits first where two start together, so a wrap encloses what it contains.
     edits.sort_by_key(|edit| (edit.start, std::cmp::Reverse(edit.end)));
-    let mut shifts = Vec::with_capacity(edits.len());
+    let mut map = OffsetMap::default();
     let text = apply_edits(
         source,
         0,
         source.len(),
         &mut edits.as_slice(),
-        Some(&mut shifts),
+        Some(&mut map),
     );
     Rewritten {
         text,
-        shifts,
+        map,
         depth: cx_depth,
     }
 }
@@ -142,13 +116,13 @@ enum EditKind {
 
 /// Writes `source[start..end]` with the edits inside that range applied. `edits` is
 /// sorted by start and consumed as it is used; nested edits are applied inside `Wrap`s.
-/// Top-level edits are recorded in `shifts` when given.
+/// Top-level edits are recorded in `map` when given.
 fn apply_edits(
     source: &str,
     start: usize,
     end: usize,
     edits: &mut &[Edit],
-    mut shifts: Option<&mut Vec<Shift>>,
+    mut map: Option<&mut OffsetMap>,
 ) -> String {
     let mut out = String::with_capacity(end - start + 32);
     let mut cursor = start;
@@ -173,12 +147,12 @@ fn apply_edits(
                 Some(function.len() + 2)
             }
         };
-        if let Some(shifts) = shifts.as_deref_mut() {
-            shifts.push(Shift {
-                new: (new_start, start + out.len()),
-                original: (edit.start, edit.end),
+        if let Some(map) = map.as_deref_mut() {
+            map.record(
+                (new_start, start + out.len()),
+                (edit.start, edit.end),
                 prefix,
-            });
+            );
         }
         cursor = edit.end;
     }
