@@ -33,6 +33,7 @@ mod pystr;
 mod pytype;
 pub(crate) mod rewrite;
 mod scope;
+mod scopes;
 mod sized;
 mod source;
 mod syntax;

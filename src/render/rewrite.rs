@@ -65,10 +65,19 @@ pub fn rewrite(
             depth: 0,
         };
     };
+    // Pushed first so that, once sorted, they enclose the edits inside the values.
+    let edits: Vec<Edit> = super::scopes::namespace_sets(&ast, source)
+        .into_iter()
+        .map(|set| Edit {
+            start: set.value.0,
+            end: set.value.1,
+            kind: EditKind::Around("((".into(), format!("), {})[0]", set.namespace)),
+        })
+        .collect();
     let mut cx = Cx {
         source,
         helpers,
-        edits: Vec::new(),
+        edits,
         depth: 0,
     };
     walk_stmt(&ast, &mut cx);
@@ -112,6 +121,8 @@ enum EditKind {
     Replace(String),
     /// Wrap the range, with any edits inside it applied, in a call to this function.
     Wrap(String),
+    /// Put text before and after the range, with any edits inside it applied.
+    Around(String, String),
 }
 
 /// Writes `source[start..end]` with the edits inside that range applied. `edits` is
@@ -145,6 +156,11 @@ fn apply_edits(
                 let inner = apply_edits(source, edit.start, edit.end, edits, None);
                 out.push_str(&format!("{function}(({inner}))"));
                 Some(function.len() + 2)
+            }
+            EditKind::Around(before, after) => {
+                let inner = apply_edits(source, edit.start, edit.end, edits, None);
+                out.push_str(&format!("{before}{inner}{after}"));
+                Some(before.len())
             }
         };
         if let Some(map) = map.as_deref_mut() {
@@ -329,11 +345,16 @@ pub(crate) fn children<'e, 'a>(expr: &'e Expr<'a>) -> Vec<&'e Expr<'a>> {
 }
 
 /// Byte range of the whole expression text. MiniJinja's filter and test spans cover
-/// only `|name(args)`, so the range is the union with every sub-expression, widened to
+/// only `|name(args)` (and an operator expression's can start early), so the range is
+/// the union with every sub-expression, widened to
 /// take in parentheses the parser consumed.
-fn extent(expr: &Expr, source: &str) -> (usize, usize) {
+pub(super) fn extent(expr: &Expr, source: &str) -> (usize, usize) {
     let span = expr.span();
     let (mut start, mut end) = (span.start_offset as usize, span.end_offset as usize);
+    if let Expr::IfExpr(_) | Expr::Compare(_) | Expr::BinOp(_) = expr {
+        // Their own spans can start at the token before them; their operands are exact.
+        (start, end) = (usize::MAX, 0);
+    }
     for child in children(expr) {
         let (child_start, child_end) = extent(child, source);
         start = start.min(child_start);
