@@ -8,8 +8,8 @@ use std::io;
 use minijinja::{Environment, UndefinedBehavior};
 
 use super::{
-    filters, generators, globals, helpers, loops, markup, methods, percent, predicates, pyrepr,
-    scope, sized, textfilters, Limits,
+    filters, generators, globals, groups, helpers, htmlfilters, humanize, loops, markup, methods,
+    percent, predicates, pyrepr, scope, sized, strmethods, textfilters, Limits,
 };
 
 /// MiniJinja's filters that Jinja2 does not have: a template must not see them.
@@ -52,6 +52,10 @@ pub fn build(limits: Limits, helpers: &helpers::Helpers) -> Environment<'static>
     markup::register(&mut env, helpers);
     percent::register(&mut env, helpers);
     loops::register(&mut env, helpers);
+    strmethods::register(&mut env);
+    groups::register(&mut env);
+    htmlfilters::register(&mut env);
+    humanize::register(&mut env);
     env
 }
 

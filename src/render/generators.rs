@@ -130,7 +130,7 @@ fn items(state: &State, value: Value) -> Result<Value, Error> {
         .try_iter()?
         .map(|key| {
             let item = value.get_item(&key).unwrap_or_default();
-            Value::from(vec![key, item])
+            Value::from(minijinja::value::Tuple::from(vec![key, item]))
         })
         .collect();
     Ok(generator(pairs))

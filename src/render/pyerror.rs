@@ -14,7 +14,7 @@ use super::pyrepr::write_str_repr;
 use super::undefined;
 
 /// The Python exception classes the layer raises or translates to.
-const CLASSES: [&str; 12] = [
+const CLASSES: [&str; 15] = [
     "TypeError",
     "ValueError",
     "KeyError",
@@ -22,6 +22,9 @@ const CLASSES: [&str; 12] = [
     "AttributeError",
     "ZeroDivisionError",
     "OverflowError",
+    "LookupError",
+    "UnicodeEncodeError",
+    "UnicodeDecodeError",
     "UndefinedError",
     "SecurityError",
     "TemplateError",
