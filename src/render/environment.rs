@@ -8,8 +8,9 @@ use std::io;
 use minijinja::{Environment, UndefinedBehavior};
 
 use super::{
-    filters, generators, globals, groups, helpers, htmlfilters, humanize, loops, markup, methods,
-    percent, predicates, pyrepr, scope, sized, strmethods, textfilters, Limits,
+    boundmethods, filters, generators, globals, groups, helpers, htmlfilters, humanize, loops,
+    markup, methods, percent, predicates, pyrepr, scope, sized, strmethods, textfilters, wordwrap,
+    Limits,
 };
 
 /// MiniJinja's filters that Jinja2 does not have: a template must not see them.
@@ -56,6 +57,8 @@ pub fn build(limits: Limits, helpers: &helpers::Helpers) -> Environment<'static>
     groups::register(&mut env);
     htmlfilters::register(&mut env);
     humanize::register(&mut env);
+    wordwrap::register(&mut env);
+    boundmethods::register(&mut env, helpers);
     env
 }
 

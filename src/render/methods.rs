@@ -37,10 +37,21 @@ pub fn call_method(
         }
     }
     if let (Some(bytes), "decode") = (value.as_bytes(), method) {
-        return super::strmethods::decode(bytes, args);
+        return super::bytes::decode(bytes, args);
     }
     if value.kind() == ValueKind::Seq && method == "index" {
         return list_index(state, value, args);
+    }
+    if value.kind() == ValueKind::Map && method == "copy" && args.is_empty() {
+        // A shallow copy, in the same key order.
+        let pairs = value
+            .try_iter()?
+            .map(|key| {
+                let item = value.get_item(&key).unwrap_or_default();
+                (key, item)
+            })
+            .collect();
+        return Ok(super::data::dict(pairs));
     }
     minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args).map_err(
         |err| match err.kind() {

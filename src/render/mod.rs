@@ -5,8 +5,11 @@
 //! [`CompiledTemplate::render`]. Nothing here knows about terminals or files.
 
 mod assertions;
+mod boundmethods;
+mod bytes;
 mod cancel;
 mod conversation;
+mod conversions;
 mod data;
 mod environment;
 mod error;
@@ -21,6 +24,7 @@ mod limits;
 mod literals;
 mod loops;
 mod markup;
+mod markupvars;
 mod memory;
 mod methods;
 mod none;
@@ -28,6 +32,7 @@ mod offsets;
 mod percent;
 mod predicates;
 mod prefix;
+mod printf;
 mod pyerror;
 mod pyfloat;
 mod pyjson;
@@ -45,6 +50,7 @@ mod tags;
 mod textfilters;
 mod undefined;
 mod watchdog;
+mod wordwrap;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;

@@ -171,9 +171,10 @@ fn zero_division(operation: &str) -> Option<PyError> {
     if right.parse::<f64>().ok()? != 0.0 {
         return None;
     }
+    // MiniJinja prints floats with a point or an exponent, booleans as words.
     let float = [left, right]
         .iter()
-        .any(|n| n.contains(['.', 'e', 'n', 'i']));
+        .any(|n| !matches!(*n, "true" | "false" | "True" | "False") && n.parse::<i128>().is_err());
     let message = match (op, float) {
         ("/", false) => "division by zero",
         ("/", true) => "float division by zero",

@@ -43,6 +43,18 @@ pub fn to_str(value: &Value) -> String {
     to_str_in(None, value).unwrap_or_else(|err| format!("<{err}>"))
 }
 
+/// Python's `repr(value)` (strings quoted), for state-less callers like [`to_str`].
+pub fn repr(value: &Value) -> String {
+    match value.as_str() {
+        Some(text) if value.kind() == ValueKind::String => {
+            let mut out = String::new();
+            write_str_repr(&mut out, text);
+            out
+        }
+        _ => to_str(value),
+    }
+}
+
 struct Repr<'s, 'a, 'b> {
     out: String,
     state: Option<&'s State<'a, 'b>>,

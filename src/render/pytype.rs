@@ -26,6 +26,9 @@ pub fn type_name(value: &Value) -> &'static str {
         ValueKind::Map => "dict",
         ValueKind::Iterable if super::generators::is_generator(value) => "generator",
         ValueKind::Iterable => "list",
+        ValueKind::Plain if super::boundmethods::is_bound_method(value) => {
+            "builtin_function_or_method"
+        }
         _ => "object",
     }
 }

@@ -7,10 +7,14 @@
 //!   one (markupsafe's `Markup.__add__` / `__radd__`), even though transformers renders
 //!   with autoescape off; functionary v3.1 builds its tool list this way. Every `+` with
 //!   an operand that is statically Markup (`x|safe`, `x|escape`, or another such `+`)
-//!   becomes a call to the Markup helper ([`super::markup`]). Not covered: Markup stored in a variable first
-//!   (`{% set m = x|safe %}{{ m + y }}`), whose type the parser cannot know.
-//! * **`'...' % args`**: Python's string formatting, where the left operand is a string
-//!   literal (so numeric `%` is untouched), becomes a call to the formatting helper ([`super::percent`]).
+//!   becomes a call to the Markup helper ([`super::markup`]); so does `+` on a variable
+//!   some `{% set %}` assigns Markup to (see [`super::markupvars`]).
+//! * **`x % args`**: Python's string formatting or modulo, decided at run time, for
+//!   every `%` whose left operand is not plainly numeric (those keep MiniJinja's own
+//!   `%`, which has Python's floor semantics), becomes a call to the formatting helper
+//!   ([`super::percent`]).
+//! * **Dict methods**: `d.items` (not called) and `d['items']` go through a helper
+//!   ([`super::boundmethods`]) that finds the method as Python does.
 //! * **Looping over a string**: Jinja2 knows the length, so `loop.length`, `loop.last`
 //!   and `loop.revindex` work; MiniJinja's character iterator has none. Every `for`
 //!   loop's iterable is wrapped in the loop helper ([`super::loops`]), which gives a
@@ -23,13 +27,13 @@
 //! The helpers' names are chosen per template ([`Helpers`]), so the template itself
 //! cannot call them.
 
-use minijinja::machinery::ast::{BinOpKind, CallArg, Expr, Stmt};
+use minijinja::machinery::ast::{BinOpKind, CallArg, Expr, Stmt, UnaryOpKind};
 use minijinja::value::ValueKind;
+
+use super::boundmethods::{dict_lookup, Lookup};
 
 use super::helpers::Helpers;
 use super::offsets::OffsetMap;
-
-const MARKUP_FILTERS: [&str; 4] = ["safe", "escape", "e", "forceescape"];
 
 /// A rewritten template and the way back from its byte offsets to the original's.
 #[derive(Debug, Clone, Default)]
@@ -80,7 +84,7 @@ pub fn rewrite(
         edits,
         depth: 0,
     };
-    walk_stmt(&ast, &mut cx);
+    super::markupvars::with_names(&ast, || walk_stmt(&ast, &mut cx));
     let cx_depth = cx.depth;
     let mut edits = cx.edits;
     // Outer edits first where two start together, so a wrap encloses what it contains.
@@ -296,9 +300,7 @@ fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
             return;
         }
         let Expr::BinOp(b) = current else {
-            for child in children(current) {
-                walk_expr_at(child, depth + 1, cx);
-            }
+            walk_other(current, depth, cx);
             return;
         };
         walk_expr_at(&b.right, depth + 1, cx);
@@ -306,6 +308,43 @@ fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
         known_plain = matches!(b.op, BinOpKind::Add);
         current = &b.left;
         depth += 1;
+    }
+}
+
+/// Walks an expression that is not an operator: dict-method lookups are rewritten
+/// (see [`super::boundmethods`]); everything else is walked part by part.
+fn walk_other(expr: &Expr, depth: usize, cx: &mut Cx) {
+    if let Expr::Call(call) = expr {
+        // `d.items()` is a method call, not a lookup: only its parts are walked.
+        if let Expr::GetAttr(callee) = &call.expr {
+            walk_expr_at(&callee.expr, depth + 1, cx);
+            walk_args(&call.args, cx);
+            return;
+        }
+    }
+    if let Some((base, lookup, name)) = dict_lookup(expr) {
+        // `helper((base), 'name')`: the base keeps its own edits, the lookup goes.
+        let (base_start, base_end) = extent(base, cx.source);
+        let (_, end) = extent(expr, cx.source);
+        let helper = match lookup {
+            Lookup::Attr => cx.helpers.dict_attr(),
+            Lookup::Item => cx.helpers.dict_item(),
+        };
+        cx.edits.push(Edit {
+            start: base_start,
+            end: base_end,
+            kind: EditKind::Around(format!("{helper}(("), format!("), {name:?})")),
+        });
+        cx.edits.push(Edit {
+            start: base_end,
+            end,
+            kind: EditKind::Replace(String::new()),
+        });
+        walk_expr_at(base, depth + 1, cx);
+        return;
+    }
+    for child in children(expr) {
+        walk_expr_at(child, depth + 1, cx);
     }
 }
 
@@ -404,11 +443,38 @@ pub(crate) fn expression_source<'s>(expr: &Expr, source: &'s str) -> &'s str {
 /// `'literal' % args`: Python string formatting, the operands.
 fn string_percent<'e, 'a>(expr: &'e Expr<'a>) -> Option<(&'e Expr<'a>, &'e Expr<'a>)> {
     match expr {
-        Expr::BinOp(b) if matches!(b.op, BinOpKind::Rem) => match &b.left {
-            Expr::Const(c) if c.value.kind() == ValueKind::String => Some((&b.left, &b.right)),
-            _ => None,
-        },
+        Expr::BinOp(b) if matches!(b.op, BinOpKind::Rem) && !is_numeric(&b.left) => {
+            Some((&b.left, &b.right))
+        }
         _ => None,
+    }
+}
+
+/// Plainly a number: a number literal, a `loop` counter, a counting filter, or
+/// arithmetic on those. Such `%` stays MiniJinja's own (it has Python's floor modulo).
+fn is_numeric(expr: &Expr) -> bool {
+    match expr {
+        Expr::Const(c) => matches!(c.value.kind(), ValueKind::Number | ValueKind::Bool),
+        Expr::GetAttr(g) => {
+            matches!(&g.expr, Expr::Var(v) if v.id == "loop")
+                && matches!(
+                    g.name,
+                    "index" | "index0" | "revindex" | "revindex0" | "length" | "depth" | "depth0"
+                )
+        }
+        Expr::Filter(f) => matches!(
+            f.name,
+            "length" | "count" | "int" | "float" | "abs" | "round" | "sum" | "wordcount"
+        ),
+        Expr::BinOp(b) => {
+            !matches!(
+                b.op,
+                BinOpKind::Concat | BinOpKind::ScAnd | BinOpKind::ScOr | BinOpKind::In
+            ) && is_numeric(&b.left)
+                && is_numeric(&b.right)
+        }
+        Expr::UnaryOp(u) => matches!(u.op, UnaryOpKind::Neg) && is_numeric(&u.expr),
+        _ => false,
     }
 }
 
@@ -426,7 +492,9 @@ fn is_markup_add(expr: &Expr) -> bool {
         if !matches!(b.op, BinOpKind::Add) {
             return false;
         }
-        if is_markup_filter(&b.right) || is_markup_filter(&b.left) {
+        if super::markupvars::is_markup_operand(&b.right)
+            || super::markupvars::is_markup_operand(&b.left)
+        {
             return true;
         }
         if matches!(&b.right, Expr::BinOp(_)) && is_markup_add(&b.right) {
@@ -435,10 +503,6 @@ fn is_markup_add(expr: &Expr) -> bool {
         current = &b.left;
     }
     false
-}
-
-fn is_markup_filter(expr: &Expr) -> bool {
-    matches!(expr, Expr::Filter(f) if MARKUP_FILTERS.contains(&f.name))
 }
 
 /// The replacement text for an expression: Markup `+` becomes a helper call, anything

@@ -9,8 +9,9 @@
 //! * **`title()`** capitalises after every uncased character (`"they're"` ->
 //!   `"They'Re"`), while the `|title` filter is Jinja2's own, which starts words only
 //!   after whitespace, `-` and opening brackets (`"They're"`).
+//! * **`capitalize()`** and `str.title()` use title case (`ß` -> `Ss`, `ǆ` -> `ǅ`).
 //! * **`index` / `rindex`** are `find` / `rfind` that raise `ValueError`.
-//! * **`encode`** gives bytes, printed `b'...'`; `bytes.decode` turns them back.
+//! * **`encode`** gives bytes (see [`super::bytes`]).
 
 use minijinja::value::{from_args, Kwargs, Value, ValueKind};
 use minijinja::Error;
@@ -30,6 +31,9 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
         jinja_title(&super::pyrepr::to_str(&value))
     });
     env.add_filter("trim", trim);
+    env.add_filter("capitalize", |value: Value| {
+        capitalize(&super::pyrepr::to_str(&value))
+    });
 }
 
 /// The string methods this module implements, or `None` to let pycompat answer.
@@ -41,38 +45,19 @@ pub fn call(text: &str, method: &str, args: &[Value]) -> Option<Result<Value, Er
         "splitlines" => lines(text, args),
         "isspace" => Ok(Value::from(!text.is_empty() && text.chars().all(is_space))),
         "index" | "rindex" => index(text, method == "rindex", args),
-        "encode" => encode(text, args),
+        "encode" => super::bytes::encode(text, args),
         "title" => Ok(Value::from(python_title(text))),
+        "capitalize" => Ok(Value::from(capitalize(text))),
+        "format" => super::conversions::str_format(text, args)?.and_then(|(format, args)| {
+            minijinja::formatting::format(
+                minijinja::formatting::FormatStyle::StrFormat,
+                &format,
+                &args,
+            )
+            .map(Value::from)
+        }),
         _ => return None,
     })
-}
-
-/// `bytes.decode(encoding='utf-8')`.
-pub fn decode(bytes: &[u8], args: &[Value]) -> Result<Value, Error> {
-    let (encoding,): (Option<String>,) = from_args(args)?;
-    match codec(encoding.as_deref())? {
-        Codec::Utf8 => String::from_utf8(bytes.to_vec()).map(Value::from).map_err(|err| {
-            let at = err.utf8_error().valid_up_to();
-            raise(
-                "UnicodeDecodeError",
-                format!(
-                    "'utf-8' codec can't decode byte 0x{:02x} in position {at}: invalid start byte",
-                    bytes[at]
-                ),
-            )
-        }),
-        Codec::Latin1 => Ok(Value::from(bytes.iter().map(|&b| char::from(b)).collect::<String>())),
-        Codec::Ascii => match bytes.iter().position(|b| !b.is_ascii()) {
-            None => Ok(Value::from(String::from_utf8_lossy(bytes).into_owned())),
-            Some(at) => Err(raise(
-                "UnicodeDecodeError",
-                format!(
-                    "'ascii' codec can't decode byte 0x{:02x} in position {at}: ordinal not in range(128)",
-                    bytes[at]
-                ),
-            )),
-        },
-    }
 }
 
 /// `sep` and `maxsplit`, positional or by keyword.
@@ -221,61 +206,6 @@ fn index(text: &str, from_right: bool, args: &[Value]) -> Result<Value, Error> {
     }
 }
 
-enum Codec {
-    Utf8,
-    Ascii,
-    Latin1,
-}
-
-/// The codecs chat templates could reasonably name, spelled any way Python accepts.
-fn codec(name: Option<&str>) -> Result<Codec, Error> {
-    let normalized = name
-        .unwrap_or("utf-8")
-        .to_ascii_lowercase()
-        .replace('_', "-");
-    match normalized.as_str() {
-        "utf-8" | "utf8" => Ok(Codec::Utf8),
-        "ascii" | "us-ascii" => Ok(Codec::Ascii),
-        "latin-1" | "latin1" | "iso-8859-1" => Ok(Codec::Latin1),
-        _ => Err(raise(
-            "LookupError",
-            format!("unknown encoding: {}", name.unwrap_or_default()),
-        )),
-    }
-}
-
-/// `str.encode(encoding='utf-8')`.
-fn encode(text: &str, args: &[Value]) -> Result<Value, Error> {
-    let (encoding, kwargs): (Option<String>, Kwargs) = from_args(args)?;
-    let encoding = kwargs.get::<Option<String>>("encoding")?.or(encoding);
-    let _errors: Option<String> = kwargs.get("errors")?;
-    kwargs.assert_all_used()?;
-    let limit = match codec(encoding.as_deref())? {
-        Codec::Utf8 => return Ok(Value::from_bytes(text.as_bytes().to_vec())),
-        Codec::Ascii => (128, "ascii"),
-        Codec::Latin1 => (256, "latin-1"),
-    };
-    match text.chars().position(|c| (c as u32) >= limit.0) {
-        None => Ok(Value::from_bytes(text.chars().map(|c| c as u8).collect())),
-        Some(at) => {
-            let code = text.chars().nth(at).map_or(0, u32::from);
-            // Python writes the character as an escape, whatever it is.
-            let escaped = match code {
-                0..=0xff => format!("\\x{code:02x}"),
-                0x100..=0xffff => format!("\\u{code:04x}"),
-                _ => format!("\\U{code:08x}"),
-            };
-            Err(raise(
-                "UnicodeEncodeError",
-                format!(
-                    "'{}' codec can't encode character '{escaped}' in position {at}: ordinal not in range({})",
-                    limit.1, limit.0
-                ),
-            ))
-        }
-    }
-}
-
 /// Python's `str.title()`: a cased character after an uncased one is upper-cased, every
 /// other cased character lower-cased.
 fn python_title(text: &str) -> String {
@@ -286,13 +216,65 @@ fn python_title(text: &str) -> String {
         if cased && previous_cased {
             out.extend(ch.to_lowercase());
         } else if cased {
-            out.extend(ch.to_uppercase());
+            push_titlecase(&mut out, ch);
         } else {
             out.push(ch);
         }
         previous_cased = cased;
     }
     out
+}
+
+/// Python's `str.capitalize()` (and Jinja2's `|capitalize`): the first character in
+/// title case, the rest lower-cased.
+fn capitalize(text: &str) -> String {
+    let mut chars = text.chars();
+    let mut out = String::with_capacity(text.len());
+    if let Some(first) = chars.next() {
+        push_titlecase(&mut out, first);
+    }
+    out.extend(chars.flat_map(char::to_lowercase));
+    out
+}
+
+/// Appends `ch` in title case. Rust only knows upper case; the two differ for the
+/// Latin digraphs (`ǆ` -> `ǅ`), the ligatures (`ß` -> `Ss`, `ﬁ` -> `Fi`) and the Greek
+/// letters with iota subscript, which are mapped here.
+fn push_titlecase(out: &mut String, ch: char) {
+    let mapped = match ch {
+        '\u{1c4}'..='\u{1c6}' => "\u{1c5}",
+        '\u{1c7}'..='\u{1c9}' => "\u{1c8}",
+        '\u{1ca}'..='\u{1cc}' => "\u{1cb}",
+        '\u{1f1}'..='\u{1f3}' => "\u{1f2}",
+        'ß' => "Ss",
+        'ﬀ' => "Ff",
+        'ﬁ' => "Fi",
+        'ﬂ' => "Fl",
+        'ﬃ' => "Ffi",
+        'ﬄ' => "Ffl",
+        'ﬅ' | 'ﬆ' => "St",
+        'և' => "Եւ",
+        'ﬓ' => "Մն",
+        'ﬔ' => "Մե",
+        'ﬕ' => "Մի",
+        'ﬖ' => "Վն",
+        'ﬗ' => "Մխ",
+        _ => {
+            let code = ch as u32;
+            let greek = match code {
+                0x1f80..=0x1f87 | 0x1f90..=0x1f97 | 0x1fa0..=0x1fa7 => Some(code + 8),
+                0x1f88..=0x1f8f | 0x1f98..=0x1f9f | 0x1fa8..=0x1faf => Some(code),
+                0x1fb3 | 0x1fc3 | 0x1ff3 => Some(code + 9),
+                _ => None,
+            };
+            match greek.and_then(char::from_u32) {
+                Some(title) => out.push(title),
+                None => out.extend(ch.to_uppercase()),
+            }
+            return;
+        }
+    };
+    out.push_str(mapped);
 }
 
 /// Jinja2's `|title`: words start after whitespace, `-`, `(`, `{`, `[` or `<`; each
