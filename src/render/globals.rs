@@ -34,14 +34,54 @@ fn raise_exception(state: &State, message: Value) -> Result<Value, Error> {
     ))
 }
 
-/// Python's `datetime.strftime` in the C locale.
+/// Python's `datetime.strftime` in the C locale, for a naive datetime: glibc's
+/// directives, `%c`/`%x` in the C locale's layout, `%f` as microseconds, `%z`/`%Z` empty
+/// (no time zone), unknown directives kept as written.
 pub fn strftime(now: DateTime, format: &str) -> Result<String, Error> {
-    jiff::fmt::strtime::format(format, now).map_err(|err| {
+    let translated = c_locale_format(now, format);
+    jiff::fmt::strtime::format(&translated, now).map_err(|err| {
         Error::new(
             ErrorKind::InvalidOperation,
             format!("strftime_now: invalid format {format:?}: {err}"),
         )
     })
+}
+
+/// The directives jiff formats as glibc does.
+const JIFF_DIRECTIVES: &str = "aAbBCdDeGgHhIjklmMnpPrRSTtuUVwWXyY%";
+
+/// `format` rewritten for jiff.
+fn c_locale_format(now: DateTime, format: &str) -> String {
+    let mut out = String::with_capacity(format.len() + 16);
+    let mut chars = format.chars().peekable();
+    while let Some(ch) = chars.next() {
+        if ch != '%' {
+            out.push(ch);
+            continue;
+        }
+        let mut flags = String::new();
+        while let Some(flag) = chars.next_if(|c| "-_0^#".contains(*c)) {
+            flags.push(flag);
+        }
+        match chars.next() {
+            Some('c') => out.push_str("%a %b %e %H:%M:%S %Y"),
+            Some('x') => out.push_str("%m/%d/%y"),
+            Some('f') => out.push_str(&format!("{:06}", now.subsec_nanosecond() / 1000)),
+            Some('z' | 'Z') => {}
+            Some(directive) if JIFF_DIRECTIVES.contains(directive) => {
+                out.push('%');
+                out.push_str(&flags);
+                out.push(directive);
+            }
+            Some(other) => {
+                out.push_str("%%");
+                out.push_str(&flags);
+                out.push(other);
+            }
+            None => out.push_str("%%"),
+        }
+    }
+    out
 }
 
 /// Body of a `{% generation %}` block: transformers renders it as a call block whose
@@ -59,6 +99,17 @@ mod tests {
 
     // CPython: datetime(2026, 1, 15).strftime("%d %b %Y %A %-d %B %H:%M") ==
     // "15 Jan 2026 Thursday 15 January 00:00"
+    // CPython 3.11: datetime(2026, 1, 5).strftime("%c|%x|%f|%Z%z|%E|%-d") ==
+    // "Mon Jan  5 00:00:00 2026|01/05/26|000000||%E|5"
+    #[test]
+    fn strftime_follows_the_c_locale() {
+        let now = DateTime::constant(2026, 1, 5, 0, 0, 0, 0);
+        assert_eq!(
+            strftime(now, "%c|%x|%f|%Z%z|%E|%-d").unwrap(),
+            "Mon Jan  5 00:00:00 2026|01/05/26|000000||%E|5"
+        );
+    }
+
     #[test]
     fn strftime_uses_c_locale_names() {
         let now = DateTime::constant(2026, 1, 15, 0, 0, 0, 0);
