@@ -23,9 +23,10 @@ pub fn build(limits: Limits, helpers: &helpers::Helpers) -> Environment<'static>
     env.set_undefined_behavior(UndefinedBehavior::Lenient);
     env.set_fuel(Some(limits.fuel));
     env.set_recursion_limit(limits.recursion);
-    // Debug mode makes undefined values remember the expression that produced them, which
-    // Jinja2's error hints are built from; release builds would otherwise turn it off.
-    env.set_debug(true);
+    // Off even in debug builds (MiniJinja's default follows them): it records output
+    // spans and undefined origins on every render. Failed renders turn it on for a
+    // second run (see `CompiledTemplate::render_error`).
+    env.set_debug(false);
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     env.set_formatter(|out, state, value| {
         // Every `{{ }}` is a checkpoint where a stopped render ends.

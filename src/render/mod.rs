@@ -56,7 +56,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use jiff::civil::DateTime;
-use minijinja::syntax::SyntaxConfig;
 use minijinja::value::Value;
 use minijinja::Environment;
 
@@ -137,7 +136,11 @@ impl CompiledTemplate {
         let source = source::normalize_newlines(source);
         let (prepared, helpers) = source::prepare(&source);
         let mut env = environment::build(limits, &helpers);
-        let rewritten = rewrite::rewrite(&prepared.text, env.syntax(), &helpers);
+        // One parse serves the rewrites and Jinja2's compile-time checks; a template that
+        // does not parse is compiled as it is, so MiniJinja reports the syntax error.
+        let ast =
+            minijinja::machinery::parse(&prepared.text, TEMPLATE_NAME, env.syntax().clone()).ok();
+        let rewritten = rewrite::rewrite(&prepared.text, ast.as_ref(), &helpers);
         if rewritten.depth > MAX_EXPRESSION_DEPTH {
             return Err(RenderError::limit(
                 RenderErrorKind::Syntax,
@@ -168,7 +171,8 @@ impl CompiledTemplate {
         if let Some(found) = structure {
             return Err(RenderError::syntax(found.message, &source, found.offset));
         }
-        if let Some((message, offset)) = unknown_names(&prepared, env.syntax()) {
+        if let Some((message, offset)) = ast.as_ref().and_then(|ast| unknown_names(&prepared, ast))
+        {
             return Err(RenderError {
                 exception: Some("TemplateAssertionError"),
                 ..RenderError::syntax(message, &source, offset)
@@ -339,13 +343,13 @@ impl CompiledTemplate {
             .map_err(|err| self.error(&err, items, shared))?;
         let mut output = environment::LimitedWriter::new(limits.max_output_bytes);
         undefined::reset();
-        let rendered = template.render_captured_to(context, &mut output);
+        let rendered = template.render_captured_to(context.clone(), &mut output);
         if let Some(stop) = shared.stop() {
             return Err(self.stopped(stop, shared, items));
         }
         let fuel_used = match rendered {
             Ok(captured) => captured.state().fuel_levels().map_or(0, |(used, _)| used),
-            Err(err) => return Err(self.error(&err, items, shared)),
+            Err(err) => return Err(self.render_error(&env, &err, context, items, shared)),
         };
         self.inner.last_fuel.store(fuel_used, Ordering::Relaxed);
         String::from_utf8(output.buffer)
@@ -373,6 +377,38 @@ impl CompiledTemplate {
             &inner.rewritten,
             hint.as_deref(),
         )
+    }
+
+    /// The error of a failed render. A runtime error is rendered again with MiniJinja's
+    /// debug mode on, in which undefined values remember the expression that produced
+    /// them; Jinja2's hints (`'dict object' has no attribute 'content'`) are built from
+    /// that. Debug mode slows every render down, so only failed ones pay for it. The
+    /// second run stays inside the same render scope and bounds.
+    fn render_error(
+        &self,
+        env: &Environment<'static>,
+        err: &minijinja::Error,
+        context: Value,
+        items: usize,
+        shared: &Shared,
+    ) -> RenderError {
+        let first = self.error(err, items, shared);
+        if first.kind != RenderErrorKind::Runtime {
+            return first;
+        }
+        let mut env = env.clone();
+        env.set_debug(true);
+        undefined::reset();
+        let mut output = environment::LimitedWriter::new(self.inner.limits.max_output_bytes);
+        let again = env
+            .get_template(TEMPLATE_NAME)
+            .and_then(|template| template.render_captured_to(context, &mut output).map(drop));
+        match again {
+            Err(again) if again.kind() == err.kind() && shared.stop().is_none() => {
+                self.error(&again, items, shared)
+            }
+            _ => first,
+        }
     }
 
     /// The error for a render stopped from outside the template's logic.
@@ -415,9 +451,11 @@ impl CompiledTemplate {
 
 /// Jinja2's compile-time check for unknown filters and tests (see [`assertions`]), with
 /// the offset mapped to the user's source.
-fn unknown_names(prepared: &source::Prepared, syntax: &SyntaxConfig) -> Option<(String, usize)> {
-    let ast = minijinja::machinery::parse(&prepared.text, TEMPLATE_NAME, syntax.clone()).ok()?;
-    let (message, offset) = assertions::check(&ast)?;
+fn unknown_names(
+    prepared: &source::Prepared,
+    ast: &minijinja::machinery::ast::Stmt,
+) -> Option<(String, usize)> {
+    let (message, offset) = assertions::check(ast)?;
     Some((message, prepared.original_offset(offset)))
 }
 

@@ -57,12 +57,8 @@ impl Rewritten {
 
 /// Applies the rewrites to `source`; returns it unchanged when it does not parse (the
 /// real compile then reports the syntax error).
-pub fn rewrite(
-    source: &str,
-    syntax: &minijinja::syntax::SyntaxConfig,
-    helpers: &Helpers,
-) -> Rewritten {
-    let Ok(ast) = minijinja::machinery::parse(source, "<template>", syntax.clone()) else {
+pub fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Rewritten {
+    let Some(ast) = ast else {
         return Rewritten {
             text: source.to_string(),
             map: OffsetMap::default(),
@@ -70,7 +66,7 @@ pub fn rewrite(
         };
     };
     // Pushed first so that, once sorted, they enclose the edits inside the values.
-    let edits: Vec<Edit> = super::scopes::namespace_sets(&ast, source)
+    let edits: Vec<Edit> = super::scopes::namespace_sets(ast, source)
         .into_iter()
         .map(|set| Edit {
             start: set.value.0,
@@ -84,7 +80,7 @@ pub fn rewrite(
         edits,
         depth: 0,
     };
-    super::markupvars::with_names(&ast, || walk_stmt(&ast, &mut cx));
+    super::markupvars::with_names(ast, || walk_stmt(ast, &mut cx));
     let cx_depth = cx.depth;
     let mut edits = cx.edits;
     // Outer edits first where two start together, so a wrap encloses what it contains.
