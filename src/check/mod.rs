@@ -26,8 +26,9 @@ pub use discover::{collect_fixtures, is_fixture_shaped, Discovery, Fixture};
 pub use pool::check_all;
 pub use report::{line_diff, report};
 
-/// What checking one fixture found.
+/// What checking one fixture found. More outcomes may be added.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// The render matched `expected`.

@@ -114,6 +114,11 @@ const TESTS: [&str; 39] = [
     "upper",
 ];
 
+/// Whether Jinja2 (in transformers' environment) has a filter of this name.
+pub fn is_jinja2_filter(name: &str) -> bool {
+    FILTERS.contains(&name)
+}
+
 /// Jinja2's `TemplateAssertionError` for the first unknown filter or test outside a
 /// conditional: its message and byte offset.
 pub fn check(ast: &Stmt) -> Option<(String, usize)> {

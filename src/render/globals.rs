@@ -1,5 +1,6 @@
 //! The globals transformers adds to the template environment: `raise_exception`,
-//! `strftime_now`, plus the hidden helper behind `{% generation %}` blocks. MiniJinja's
+//! `strftime_now`, Jinja2's `cycler` and `joiner`, plus the hidden helper behind
+//! `{% generation %}` blocks. MiniJinja's
 //! own `debug()` (which prints the engine's internal state) is removed: a template sees
 //! only what transformers' environment has.
 
@@ -16,6 +17,9 @@ pub fn register(env: &mut minijinja::Environment<'static>, helpers: &super::help
     env.add_function("raise_exception", raise_exception);
     env.add_function("strftime_now", strftime_now);
     env.add_function(helpers.generation(), generation);
+    // Jinja2's own globals (transformers adds none of these, Jinja2 has them all).
+    env.add_function("cycler", cycler);
+    env.add_function("joiner", minijinja_contrib::globals::joiner);
 }
 
 /// `strftime_now(format)`: the render's clock, formatted like Python's `strftime`.
@@ -91,6 +95,59 @@ fn generation(state: &mut State, kwargs: Kwargs) -> Result<Value, Error> {
     let caller: Value = kwargs.get("caller")?;
     kwargs.assert_all_used()?;
     caller.call(state, &[])
+}
+
+/// Jinja2's `cycler(*items)`: `next()` returns the items in turn, `reset()` starts
+/// over, `current` is the item `next()` returns next.
+fn cycler(items: minijinja::value::Rest<Value>) -> Result<Value, Error> {
+    if items.is_empty() {
+        return Err(super::pyerror::raise(
+            "RuntimeError",
+            "at least one item has to be provided",
+        ));
+    }
+    Ok(Value::from_object(Cycler {
+        items: items.0,
+        position: std::sync::atomic::AtomicUsize::new(0),
+    }))
+}
+
+#[derive(Debug)]
+struct Cycler {
+    items: Vec<Value>,
+    position: std::sync::atomic::AtomicUsize,
+}
+
+impl minijinja::value::Object for Cycler {
+    fn repr(self: &std::sync::Arc<Self>) -> minijinja::value::ObjectRepr {
+        minijinja::value::ObjectRepr::Plain
+    }
+
+    fn get_value(self: &std::sync::Arc<Self>, key: &Value) -> Option<Value> {
+        let at = self.position.load(std::sync::atomic::Ordering::Relaxed);
+        (key.as_str() == Some("current")).then(|| self.items[at].clone())
+    }
+
+    fn call_method(
+        self: &std::sync::Arc<Self>,
+        _state: &mut State<'_, '_>,
+        method: &str,
+        _args: &[Value],
+    ) -> Result<Value, Error> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let at = self.position.load(Relaxed);
+        match method {
+            "next" => {
+                self.position.store((at + 1) % self.items.len(), Relaxed);
+                Ok(self.items[at].clone())
+            }
+            "reset" => {
+                self.position.store(0, Relaxed);
+                Ok(Value::from(()))
+            }
+            _ => Err(Error::from(ErrorKind::UnknownMethod)),
+        }
+    }
 }
 
 #[cfg(test)]

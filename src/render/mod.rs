@@ -11,8 +11,10 @@ mod cancel;
 mod conversation;
 mod conversions;
 mod data;
+mod diagnose;
 mod environment;
 mod error;
+mod failure;
 mod filters;
 mod generators;
 mod globals;
@@ -358,7 +360,12 @@ impl CompiledTemplate {
 
     /// A MiniJinja error with its position mapped back to the user's source, and limit
     /// errors named with their limit.
-    fn error(&self, err: &minijinja::Error, items: usize, shared: &Shared) -> RenderError {
+    pub(super) fn error(
+        &self,
+        err: &minijinja::Error,
+        items: usize,
+        shared: &Shared,
+    ) -> RenderError {
         if let Some(stop) = shared.stop() {
             return self.stopped(stop, shared, items);
         }
@@ -377,38 +384,6 @@ impl CompiledTemplate {
             &inner.rewritten,
             hint.as_deref(),
         )
-    }
-
-    /// The error of a failed render. A runtime error is rendered again with MiniJinja's
-    /// debug mode on, in which undefined values remember the expression that produced
-    /// them; Jinja2's hints (`'dict object' has no attribute 'content'`) are built from
-    /// that. Debug mode slows every render down, so only failed ones pay for it. The
-    /// second run stays inside the same render scope and bounds.
-    fn render_error(
-        &self,
-        env: &Environment<'static>,
-        err: &minijinja::Error,
-        context: Value,
-        items: usize,
-        shared: &Shared,
-    ) -> RenderError {
-        let first = self.error(err, items, shared);
-        if first.kind != RenderErrorKind::Runtime {
-            return first;
-        }
-        let mut env = env.clone();
-        env.set_debug(true);
-        undefined::reset();
-        let mut output = environment::LimitedWriter::new(self.inner.limits.max_output_bytes);
-        let again = env
-            .get_template(TEMPLATE_NAME)
-            .and_then(|template| template.render_captured_to(context, &mut output).map(drop));
-        match again {
-            Err(again) if again.kind() == err.kind() && shared.stop().is_none() => {
-                self.error(&again, items, shared)
-            }
-            _ => first,
-        }
     }
 
     /// The error for a render stopped from outside the template's logic.

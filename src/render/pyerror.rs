@@ -14,7 +14,7 @@ use super::pyrepr::write_str_repr;
 use super::undefined;
 
 /// The Python exception classes the layer raises or translates to.
-const CLASSES: [&str; 15] = [
+const CLASSES: [&str; 16] = [
     "TypeError",
     "ValueError",
     "KeyError",
@@ -22,6 +22,7 @@ const CLASSES: [&str; 15] = [
     "AttributeError",
     "ZeroDivisionError",
     "OverflowError",
+    "RuntimeError",
     "LookupError",
     "UnicodeEncodeError",
     "UnicodeDecodeError",
@@ -63,8 +64,16 @@ pub fn translate(kind: ErrorKind, detail: &str) -> PyError {
         return found;
     }
     let translated = match kind {
-        ErrorKind::UnknownFilter => named_after("filter ", " is unknown", detail)
-            .map(|name| runtime(format!("No filter named {} found.", repr(name)))),
+        ErrorKind::UnknownFilter => named_after("filter ", " is unknown", detail).map(|name| {
+            if super::assertions::is_jinja2_filter(name) {
+                // Jinja2 has it; chatplate does not (see COMPATIBILITY.md).
+                return PyError {
+                    class: None,
+                    message: format!("the {} filter is not supported by chatplate", repr(name)),
+                };
+            }
+            runtime(format!("No filter named {} found.", repr(name)))
+        }),
         ErrorKind::UnknownTest => named_after("test ", " is unknown", detail)
             .map(|name| runtime(format!("No test named {} found.", repr(name)))),
         ErrorKind::UnknownFunction => named_after("", " is unknown", detail).map(|name| PyError {
@@ -205,17 +214,14 @@ fn python_type(kind: &str) -> Option<&'static str> {
 }
 
 /// Python's `TypeError` text for `left op right`.
-fn operator_error(op: &str, left: &str, right: &str) -> Option<PyError> {
+pub(super) fn operator_error(op: &str, left: &str, right: &str) -> Option<PyError> {
+    let sequence = |t: &str| matches!(t, "str" | "list" | "tuple");
     match op {
-        "+" if matches!(left, "str" | "list") && left != right => type_error(format!(
+        "+" if sequence(left) && left != right => type_error(format!(
             "can only concatenate {left} (not \"{right}\") to {left}"
         )),
-        "*" if matches!(left, "str" | "list") || matches!(right, "str" | "list") => {
-            let other = if matches!(left, "str" | "list") {
-                right
-            } else {
-                left
-            };
+        "*" if sequence(left) || sequence(right) => {
+            let other = if sequence(left) { right } else { left };
             type_error(format!(
                 "can't multiply sequence by non-int of type '{other}'"
             ))

@@ -45,11 +45,17 @@ pub fn check(source: &str) -> Option<TagError> {
         }
         let offset = span.start_offset as usize;
         let mut tag: Vec<Token> = Vec::new();
+        let mut closed = false;
         for (token, _) in tokens.by_ref() {
             if matches!(token, Token::BlockEnd) {
+                closed = true;
                 break;
             }
             tag.push(token);
+        }
+        if !closed {
+            // A tag the template ends inside: a lexical error, the compiler's to report.
+            return None;
         }
         let Some(Token::Ident(name)) = tag.first() else {
             continue;
