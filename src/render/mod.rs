@@ -510,3 +510,14 @@ fn build_context(
 }
 
 mod continuation;
+
+#[cfg(test)]
+mod tests {
+    /// Library users share one compiled template across threads.
+    #[test]
+    fn compiled_templates_are_send_and_sync() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<super::CompiledTemplate>();
+        shareable::<super::RenderError>();
+    }
+}
