@@ -153,10 +153,9 @@ impl CompiledTemplate {
                 ),
             ));
         }
-        let structure = tags::check(&source);
         if let Err(err) = env.add_template_owned(TEMPLATE_NAME, rewritten.text.clone()) {
             let error = map_error(&err, &source, &prepared, &rewritten, None);
-            return Err(match structure {
+            return Err(match tags::check(&source) {
                 // Jinja2 reports whichever problem its parser meets first.
                 Some(found)
                     if error.kind == RenderErrorKind::Syntax
@@ -170,7 +169,11 @@ impl CompiledTemplate {
                 _ => error,
             });
         }
-        if let Some(found) = structure {
+        // MiniJinja accepts one tag Jinja2 (as transformers sets it up) rejects: `do`.
+        if let Some(found) = tags::has_do_tag(&source)
+            .then(|| tags::check(&source))
+            .flatten()
+        {
             return Err(RenderError::syntax(found.message, &source, found.offset));
         }
         if let Some((message, offset)) = ast.as_ref().and_then(|ast| unknown_names(&prepared, ast))

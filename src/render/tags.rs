@@ -34,6 +34,16 @@ const STATEMENTS: [&str; 8] = [
     "extends", "include", "import", "from", "print", "break", "continue", "set",
 ];
 
+/// Whether `source` has a `{% do %}` tag (a quick textual test; [`check`] decides).
+pub fn has_do_tag(source: &str) -> bool {
+    source.match_indices("{%").any(|(at, _)| {
+        let rest = source[at + 2..].trim_start_matches(['-', '+']).trim_start();
+        rest.strip_prefix("do").is_some_and(|after| {
+            after.starts_with(|c: char| c.is_whitespace() || c == '%' || c == '-')
+        })
+    })
+}
+
 /// The first block-structure error in `source`, if any. Lexical errors are left to the
 /// compiler.
 pub fn check(source: &str) -> Option<TagError> {
