@@ -5,6 +5,13 @@
 //! it is measured at 1,000 and 10,000 messages on the default template, and at 1,000 on
 //! Gemma 4 (about a quarter of a second per render) when the corpus is present.
 //!
+//! `keystroke_to_result/*` and `ui_thread/*` (issue 13) cover the corpus' Llama 3.1,
+//! Qwen3 and Gemma 4 templates at 1,000 and 10,000 messages: a typed character until
+//! its render is shown (the worker's whole job: the update, converting the edited
+//! message, the render, locating the messages) and the UI thread's own part of it.
+//! Gemma 4 at 10,000 messages renders for seconds (its template is quadratic), so only
+//! its UI-thread figure is taken there.
+//!
 //! Conversations are generated here, not committed.
 
 use std::hint::black_box;
@@ -123,6 +130,56 @@ fn bench_after_huge_paste(c: &mut Criterion, mut app: App) {
     app.settle();
 }
 
+const CORPUS_TEMPLATES: [(&str, &str); 3] = [
+    ("llama-3.1", "meta-llama-Llama-3.1-8B-Instruct"),
+    ("qwen3", "Qwen-Qwen3-0.6B"),
+    ("gemma-4", "google-gemma-4-31B-it"),
+];
+
+/// A typed character until the render that includes it has been taken in and drawn.
+fn bench_to_result(c: &mut Criterion, name: &str, mut app: App) {
+    let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("backend");
+    let press = |code| KeyEvent::new(code, KeyModifiers::NONE);
+    app.handle_key(press(KeyCode::End));
+    app.handle_key(press(KeyCode::Up));
+    app.handle_key(press(KeyCode::Char('e')));
+    let mut group = c.benchmark_group("keystroke_to_result");
+    group.sample_size(10);
+    group.bench_function(name, |b| {
+        b.iter(|| {
+            app.handle_key(black_box(press(KeyCode::Char('x'))));
+            app.settle();
+            terminal.draw(|frame| ui::draw(frame, &app)).expect("draw");
+        })
+    });
+    group.finish();
+}
+
+/// Both figures for the corpus' Llama 3.1, Qwen3 and Gemma 4 templates.
+fn corpus_templates(c: &mut Criterion, dir: &Path) {
+    for (short, name) in CORPUS_TEMPLATES {
+        let path = format!("../shared/conformance/dev/templates/{name}.jinja");
+        let template = match catalog::load_path(Path::new(&path)) {
+            Ok(found) if !found.is_empty() => found[0].clone(),
+            _ => {
+                println!("SKIPPED {short} keystroke benches: {path} not found");
+                continue;
+            }
+        };
+        for count in [1000, 10_000] {
+            let id = format!("{short}_{count}_messages");
+            bench_typing(
+                c,
+                &format!("ui_thread/{id}"),
+                big_app(dir, template.clone(), count),
+            );
+            if short != "gemma-4" || count < 10_000 {
+                bench_to_result(c, &id, big_app(dir, template.clone(), count));
+            }
+        }
+    }
+}
+
 fn keystroke(c: &mut Criterion) {
     let dir: PathBuf = std::env::temp_dir().join(format!("chatplate-bench-{}", std::process::id()));
     let default = catalog::default_template();
@@ -139,6 +196,7 @@ fn keystroke(c: &mut Criterion) {
     }
     bench_burst(c, big_app(&dir, default.clone(), 1000));
     bench_after_huge_paste(c, big_app(&dir, default, 1000));
+    corpus_templates(c, &dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -170,15 +170,108 @@ fn render_error_shows_kind_position_and_excerpt() {
     assert_eq!(output.status.code(), Some(1));
     assert!(output.stdout.is_empty());
     let err = stderr(&output);
-    assert!(
-        err.contains("template raised: no user (line 3, column 4)"),
-        "{err}"
+    assert_eq!(
+        err,
+        "bad.jinja:3:4: template raised: no user\n \
+         1 | {% for m in messages %}\n \
+         2 | {{ m.content }}\n\
+         >3 | {{ raise_exception('no ' ~ m.role) }}\n        ^\n \
+         4 | {% endfor %}\n\n"
     );
-    assert!(
-        err.contains(">3 | {{ raise_exception('no ' ~ m.role) }}\n        ^"),
-        "{err}"
+}
+
+#[test]
+fn a_fixture_s_template_error_names_the_template_file_once() {
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join("t.jinja"), "{{ m.content | nosuch }}");
+    write(
+        &dir.path().join("s.json"),
+        r#"{"version": 1, "template": {"path": "t.jinja"}, "messages": [{"role": "user", "content": "Hi"}]}"#,
     );
-    assert!(err.contains(" 2 | {{ m.content }}"), "{err}");
+    let output = chatplate(&["render", "s.json"], dir.path());
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        stderr(&output),
+        "t.jinja:1:4: render error: `m` is undefined\n\
+         >1 | {{ m.content | nosuch }}\n        ^\n\n"
+    );
+    // An inline template has no file: its name stands in.
+    write(
+        &dir.path().join("i.json"),
+        r#"{"version": 1, "template": {"source": "{{ 'a' + 1 }}"}, "messages": [{"role": "user", "content": "Hi"}]}"#,
+    );
+    let output = chatplate(&["render", "i.json"], dir.path());
+    assert!(
+        stderr(&output).starts_with("<inline>:1:4: render error: "),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_long_line_s_excerpt_wraps_with_the_caret_under_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = format!("{{{{ \"{}\" }}}}{{{{ foo( }}}}", "x".repeat(100));
+    write(&dir.path().join("long.jinja"), &long);
+    write(&dir.path().join("m.json"), "[]");
+    let args = ["render", "--template", "long.jinja", "--messages", "m.json"];
+    let err = stderr(&chatplate(&args, dir.path()));
+    let rows: Vec<&str> = err.lines().collect();
+    assert_eq!(rows[0], "long.jinja:1:117: syntax error: unexpected `}`");
+    assert_eq!(rows[1], format!(">1 | {{{{ \"{}", "x".repeat(71)));
+    assert_eq!(
+        rows[2],
+        format!("   | {}\" }}}}{{{{ foo( }}}}", "x".repeat(29))
+    );
+    // Column 117 is the first `}` of the last tag: 116 - 75 = 41 into the second row.
+    assert_eq!(rows[3], format!("{}^", " ".repeat(5 + 41)));
+    assert_eq!(rows[2].chars().nth(5 + 41), Some('}'));
+    assert!(rows.iter().all(|row| row.chars().count() <= 80), "{err}");
+}
+
+#[test]
+fn a_tab_indented_line_s_caret_points_at_the_error() {
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join("tab.jinja"), "\t\t{{ x | nosuch }}");
+    write(
+        &dir.path().join("m.json"),
+        r#"[{"role": "user", "content": "Hi"}]"#,
+    );
+    let args = ["render", "--template", "tab.jinja", "--messages", "m.json"];
+    assert_eq!(
+        stderr(&chatplate(&args, dir.path())),
+        "tab.jinja:1:10: render error: filter nosuch is unknown\n\
+         >1 |         {{ x | nosuch }}\n                    ^\n\n"
+    );
+}
+
+#[test]
+fn json_and_session_errors_give_the_position_once() {
+    let dir = tempfile::tempdir().unwrap();
+    write(&dir.path().join("t.jinja"), "x");
+    write(&dir.path().join("broken.json"), "[{\"role\": ");
+    let args = [
+        "render",
+        "--template",
+        "t.jinja",
+        "--messages",
+        "broken.json",
+    ];
+    let output = chatplate(&args, dir.path());
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr(&output),
+        "chatplate: broken.json:1:10: EOF while parsing a value\n"
+    );
+    write(
+        &dir.path().join("old.json"),
+        r#"{"template": {"path": "t.jinja"}, "messages": []}"#,
+    );
+    let output = chatplate(&["check", "old.json"], dir.path());
+    assert_eq!(
+        stdout(&output),
+        "FAIL old.json:1:49: missing field `version`\n0 passed, 1 failed\n"
+    );
 }
 
 #[test]
@@ -190,8 +283,8 @@ fn syntax_error_is_reported_with_its_kind() {
     let output = chatplate(&args, dir.path());
     assert_eq!(output.status.code(), Some(1));
     let err = stderr(&output);
-    assert!(err.starts_with("syntax error: "), "{err}");
-    assert!(err.contains("(line 2, column "), "{err}");
+    assert!(err.starts_with("syn.jinja:2:"), "{err}");
+    assert!(err.contains(": syntax error: "), "{err}");
     assert!(err.contains(">2 | {% if %}\n"), "{err}");
     assert!(err.contains('^'), "{err}");
 }
@@ -248,8 +341,25 @@ fn check_mismatch_shows_a_diff_with_visible_whitespace() {
     assert_eq!(output.status.code(), Some(1));
     let out = stdout(&output);
     assert!(out.contains("FAIL bad.json: prompt differs"), "{out}");
-    assert!(out.contains("@@ line 1 @@\n  a b␊\n- c·␊\n+ c␊\n"), "{out}");
+    // The removed trailing space is marked under the line (no colour off a terminal).
+    assert!(
+        out.contains("@@ line 1 @@\n  a b␊\n- c·␊\n   ^\n+ c␊\n"),
+        "{out}"
+    );
     assert!(out.ends_with("0 passed, 1 failed\n"), "{out}");
+    assert!(
+        !out.contains('\x1b'),
+        "no colour when not a terminal: {out}"
+    );
+    // --color always paints with basic SGR codes only, and the changed character in
+    // reverse video.
+    let output = chatplate(&["check", "--color", "always", "bad.json"], dir.path());
+    let out = stdout(&output);
+    assert!(
+        out.contains("\x1b[31m- c\x1b[7m·\x1b[27m␊\x1b[0m"),
+        "{out:?}"
+    );
+    assert!(!out.contains("38;5"), "{out:?}");
 }
 
 #[test]

@@ -175,7 +175,8 @@ fn tokens_and_the_selected_message_are_styled() {
         Color::Blue,
         "selected message highlighted"
     );
-    let (x, y) = find_cell(&buffer, "<|im_start|>user").expect("token on screen");
+    // Outside the selected message (whose exact part includes its turn markers).
+    let (x, y) = find_cell(&buffer, "<|im_start|>assistant").expect("token on screen");
     assert_eq!(buffer[(x, y)].fg, Color::Magenta, "special token coloured");
     // NO_COLOR: modifiers only.
     app.theme.color = false;
@@ -184,6 +185,6 @@ fn tokens_and_the_selected_message_are_styled() {
         .content
         .iter()
         .all(|c| c.fg == Color::Reset && c.bg == Color::Reset));
-    let (x, y) = find_cell(&buffer, "<|im_start|>user").unwrap();
+    let (x, y) = find_cell(&buffer, "<|im_start|>assistant").unwrap();
     assert!(buffer[(x, y)].modifier.contains(Modifier::BOLD));
 }

@@ -242,11 +242,14 @@ fn focus_cycles_and_number_keys_jump() {
     assert_eq!(app.screen.focus, Pane::Prompt);
     app.handle_key(key(KeyCode::Char('1')));
     assert_eq!(app.screen.focus, Pane::Templates);
-    type_text(&mut app, "gemma");
+    // Letters are commands here; `/` starts the filter.
+    type_text(&mut app, "/gemma");
     assert_eq!(app.templates.visible().len(), 1);
     app.handle_key(key(KeyCode::Enter));
     app.settle();
     assert_eq!(app.workspace.template.name, "gemma-3-tools");
+    // Choosing a template returns focus to where the user was.
+    assert_eq!(app.screen.focus, Pane::Prompt);
     assert!(app.preview.text().contains("<start_of_turn>"));
 }
 

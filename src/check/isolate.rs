@@ -5,10 +5,13 @@
 //!
 //! The children are the chatplate binary itself, started with a hidden argument
 //! ([`WORKER_ARG`]); they live for the whole run (one per core), reading one request
-//! per line on stdin and answering one [`Outcome`] per line on stdout, so templates
-//! could later be compiled once per child and reused.
+//! per line on stdin and answering one [`Outcome`] per line on stdout. Each child
+//! compiles a template once and reuses it ([`super::compiled`]); the fixtures are handed
+//! out in runs from the same folder, so that a template's fixtures mostly reach one
+//! child.
 
 use std::io::{BufRead, BufReader, Read, Write};
+use std::ops::Range;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -46,20 +49,19 @@ pub fn check_all_isolated(
     let workers = std::thread::available_parallelism()
         .map_or(2, |n| n.get())
         .clamp(1, fixtures.len().max(1));
+    let batches = batches(fixtures);
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<Verdict>>> = Mutex::new(vec![None; fixtures.len()]);
     std::thread::scope(|scope| {
         for _ in 0..workers {
             scope.spawn(|| {
                 let mut slot = Slot::new(worker, options);
-                loop {
-                    let index = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(fixture) = fixtures.get(index) else {
-                        break;
-                    };
-                    let verdict = slot.check(fixture);
+                while let Some(batch) = batches.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let verdicts = slot.check_batch(&fixtures[batch.clone()]);
                     if let Ok(mut all) = results.lock() {
-                        all[index] = Some(verdict);
+                        for (index, verdict) in batch.clone().zip(verdicts) {
+                            all[index] = Some(verdict);
+                        }
                     }
                 }
                 slot.finish();
@@ -81,6 +83,29 @@ pub fn check_all_isolated(
         .collect()
 }
 
+/// Most fixtures one child takes at a time.
+const MAX_BATCH: usize = 16;
+
+/// The work split into runs of consecutive fixtures from the same folder (at most
+/// [`MAX_BATCH`]): fixtures beside each other usually share a template (the corpus keeps
+/// one folder per template), and each child compiles a template only once
+/// ([`super::compiled`]), so a run costs one compile instead of one per child.
+fn batches(fixtures: &[Fixture]) -> Vec<Range<usize>> {
+    let mut batches: Vec<Range<usize>> = Vec::new();
+    for (index, fixture) in fixtures.iter().enumerate() {
+        match batches.last_mut() {
+            Some(last)
+                if last.len() < MAX_BATCH
+                    && fixtures[last.start].path.parent() == fixture.path.parent() =>
+            {
+                last.end = index + 1;
+            }
+            _ => batches.push(index..index + 1),
+        }
+    }
+    batches
+}
+
 /// One worker's child process, restarted after a crash.
 struct Slot<'a> {
     worker: &'a (dyn Fn() -> Command + Sync),
@@ -97,31 +122,48 @@ impl<'a> Slot<'a> {
         }
     }
 
-    fn check(&mut self, fixture: &Fixture) -> Verdict {
-        let here = |fixture: &Fixture| {
-            let result = check_guarded(fixture, self.options);
-            Verdict {
-                outcome: result.outcome,
-                notes: result.notes,
+    /// One verdict per fixture of `batch`, in order. The whole batch is sent at once
+    /// (one round trip instead of one per fixture); after a crash, the fixtures the
+    /// child had not answered yet go to a new child.
+    fn check_batch(&mut self, batch: &[Fixture]) -> Vec<Verdict> {
+        let mut verdicts = Vec::with_capacity(batch.len());
+        while verdicts.len() < batch.len() {
+            let rest = &batch[verdicts.len()..];
+            let sendable = rest.iter().take_while(|f| travels(f)).count();
+            if sendable == 0 {
+                // The request travels as JSON text: a path that is not UTF-8 is checked here.
+                verdicts.push(self.here(&rest[0]));
+                continue;
             }
-        };
-        if fixture.path.to_str().is_none() || fixture.root.to_str().is_none() {
-            // The request travels as JSON text: a path that is not UTF-8 is checked here.
-            return here(fixture);
-        }
-        if self.child.is_none() {
-            self.child = Worker::start(self.worker, self.options).ok();
-        }
-        let Some(child) = self.child.as_mut() else {
-            // No child could be started: check here, still catching panics.
-            return here(fixture);
-        };
-        match child.ask(fixture, answer_deadline(self.options)) {
-            Ok(verdict) => verdict,
-            Err(why) => {
+            if self.child.is_none() {
+                self.child = Worker::start(self.worker, self.options).ok();
+            }
+            let Some(child) = self.child.as_mut() else {
+                // No child could be started: check here, still catching panics.
+                verdicts.push(self.here(&rest[0]));
+                continue;
+            };
+            let deadline = answer_deadline(self.options);
+            let answered = child.send(&rest[..sendable]).and_then(|()| {
+                (0..sendable).try_for_each(|_| {
+                    verdicts.push(child.receive(deadline)?);
+                    Ok(())
+                })
+            });
+            if let Err(why) = answered {
                 let crashed = self.child.take().map(|c| c.end(why.clone()));
-                Verdict::of(Outcome::Crashed(crashed.unwrap_or(why)))
+                verdicts.push(Verdict::of(Outcome::Crashed(crashed.unwrap_or(why))));
             }
+        }
+        verdicts
+    }
+
+    /// Checks `fixture` in this process, still catching panics.
+    fn here(&self, fixture: &Fixture) -> Verdict {
+        let result = check_guarded(fixture, self.options);
+        Verdict {
+            outcome: result.outcome,
+            notes: result.notes,
         }
     }
 
@@ -130,6 +172,11 @@ impl<'a> Slot<'a> {
             child.close();
         }
     }
+}
+
+/// Whether `fixture`'s paths can travel to a child as JSON text (they are UTF-8).
+fn travels(fixture: &Fixture) -> bool {
+    fixture.path.to_str().is_some() && fixture.root.to_str().is_some()
 }
 
 /// How long a child may take to answer for one fixture before it is stopped. A render
@@ -190,19 +237,26 @@ impl Worker {
         })
     }
 
-    fn ask(&mut self, fixture: &Fixture, deadline: Duration) -> Result<Verdict, String> {
-        let request = Request {
-            path: fixture.path.clone(),
-            root: fixture.root.clone(),
-            found_in_folder: fixture.found_in_folder,
-        };
-        let line = serde_json::to_string(&request).map_err(|e| e.to_string())?;
-        if writeln!(self.stdin, "{line}")
-            .and_then(|()| self.stdin.flush())
-            .is_err()
-        {
-            return Err("the checking process stopped accepting work".into());
+    /// Sends one request per fixture.
+    fn send(&mut self, fixtures: &[Fixture]) -> Result<(), String> {
+        let mut lines = String::new();
+        for fixture in fixtures {
+            let request = Request {
+                path: fixture.path.clone(),
+                root: fixture.root.clone(),
+                found_in_folder: fixture.found_in_folder,
+            };
+            lines.push_str(&serde_json::to_string(&request).map_err(|e| e.to_string())?);
+            lines.push('\n');
         }
+        self.stdin
+            .write_all(lines.as_bytes())
+            .and_then(|()| self.stdin.flush())
+            .map_err(|_| "the checking process stopped accepting work".to_string())
+    }
+
+    /// The next answer, waiting at most `deadline` for it.
+    fn receive(&mut self, deadline: Duration) -> Result<Verdict, String> {
         match self.answers.recv_timeout(deadline) {
             Ok(answer) => serde_json::from_str(&answer)
                 .map_err(|err| format!("unreadable answer from the checking process: {err}")),
@@ -311,4 +365,34 @@ fn serve_here(input: impl BufRead, mut output: impl Write) -> std::io::Result<()
         output.flush()?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(path: &str) -> Fixture {
+        Fixture {
+            path: PathBuf::from(path),
+            root: PathBuf::from("."),
+            found_in_folder: true,
+        }
+    }
+
+    #[test]
+    fn batches_are_runs_from_one_folder_of_at_most_max_batch() {
+        let mut fixtures = vec![
+            fixture("a/1.json"),
+            fixture("a/2.json"),
+            fixture("b/1.json"),
+        ];
+        fixtures.extend((0..MAX_BATCH + 1).map(|i| fixture(&format!("c/{i}.json"))));
+        fixtures.push(fixture("a/3.json"));
+        let c = 3 + MAX_BATCH;
+        assert_eq!(
+            batches(&fixtures),
+            vec![0..2, 2..3, 3..c, c..c + 1, c + 1..c + 2]
+        );
+        assert!(batches(&[]).is_empty());
+    }
 }

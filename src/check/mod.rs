@@ -7,25 +7,28 @@
 //! stack overflow is only the failure of the fixture that caused it.
 
 pub mod ci_report;
+mod compiled;
 mod discover;
+pub mod excerpt;
 pub mod isolate;
+mod marks;
 mod pool;
 mod report;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
 use crate::catalog::{self, CatalogError, Origin, TemplateAccess, TemplateSource};
 use crate::inspect::check_prefix_stable;
-use crate::render::{render_with_deadline, CompiledTemplate, Limits, RenderError};
+use crate::render::{render_with_deadline, Limits, RenderError};
 use crate::session::{Expected, Session, TemplateRef};
 use crate::tokens::{self, expect::TokenCheckError};
 
 pub use discover::{collect_fixtures, is_fixture_shaped, Discovery, Fixture};
+pub use marks::{marked_diff, prompt_head};
 pub use pool::check_all;
-pub use report::{line_diff, report};
+pub use report::{line_diff, report, report_with};
 
 /// What checking one fixture found. More outcomes may be added.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -185,20 +188,25 @@ pub fn render_with(
 ) -> Result<String, RenderFailure> {
     let conversation = catalog::conversation_for(session, template)
         .map_err(|e| RenderFailure::load(e.to_string()))?;
-    CompiledTemplate::compile(&template.source, limits)
-        .and_then(|compiled| {
-            render_with_deadline(&Arc::new(compiled), conversation, limits.deadline)
-        })
+    compiled::shared(&template.source, limits)
+        .and_then(|compiled| render_with_deadline(&compiled, conversation, limits.deadline))
         .map_err(|err| RenderFailure::render(&err, &template.source))
 }
 
 /// An error message with its template excerpt, as the CLI prints it. `source` is the
 /// template as the user wrote it.
 pub fn describe_error(err: &RenderError, source: &str) -> String {
-    match err.excerpt(source, 2) {
+    match error_excerpt(err, source) {
         Some(excerpt) => format!("{err}\n{excerpt}"),
         None => err.to_string(),
     }
+}
+
+/// The template lines around the error, laid out for an 80-column terminal (see
+/// [`excerpt::fit`]), when the error has a position.
+pub fn error_excerpt(err: &RenderError, source: &str) -> Option<String> {
+    let excerpt = err.excerpt(source, 2)?;
+    Some(excerpt::fit(&excerpt, excerpt::EXCERPT_COLUMNS))
 }
 
 /// Checks one fixture file.

@@ -10,14 +10,20 @@ use super::{CaseResult, Outcome};
 /// fixture or the template (error messages, paths, prompts) has its control characters
 /// escaped, so a fixture cannot send escape sequences to the terminal or a CI log.
 pub fn report(result: &CaseResult) -> String {
-    let mut text = outcome_report(result);
+    report_with(result, false)
+}
+
+/// Like [`report`]; `color` paints the diff with basic SGR codes (else the changed
+/// characters get a `^` line).
+pub fn report_with(result: &CaseResult, color: bool) -> String {
+    let mut text = outcome_report(result, color);
     for note in &result.notes {
         text.push_str(&format!("\nnote: {}", visible::message(note)));
     }
     text
 }
 
-fn outcome_report(result: &CaseResult) -> String {
+fn outcome_report(result: &CaseResult, color: bool) -> String {
     let path = visible::for_terminal(&result.path.display().to_string()).into_owned();
     let text = |t: &str| visible::message(t);
     match &result.outcome {
@@ -26,7 +32,7 @@ fn outcome_report(result: &CaseResult) -> String {
         Outcome::Mismatch { expected, actual } => {
             format!(
                 "FAIL {path}: prompt differs\n{}",
-                line_diff(expected, actual)
+                super::marks::marked_diff(expected, actual, color)
             )
         }
         Outcome::UnexpectedError(err) => {
@@ -37,7 +43,7 @@ fn outcome_report(result: &CaseResult) -> String {
         }
         Outcome::UnexpectedPrompt(got) => format!(
             "FAIL {path}: expected an error, got a prompt\n{}",
-            visible_whitespace(&visible::cut(got, visible::MAX_MESSAGE_CHARS))
+            super::marks::prompt_head(got)
         ),
         Outcome::WrongError { expected, actual } => {
             format!(
@@ -48,6 +54,10 @@ fn outcome_report(result: &CaseResult) -> String {
         }
         Outcome::NoExpectation => {
             format!("FAIL {path}: no \"expected\" (run with --bless to record it)")
+        }
+        // A session error names the file itself (`FILE:LINE:COL: ...`): not twice.
+        Outcome::Broken(err) if err.starts_with(&format!("{}:", result.path.display())) => {
+            format!("FAIL {}", text(err))
         }
         Outcome::Broken(err) => format!("FAIL {path}: {}", text(err)),
         Outcome::TokensDiffer(difference) => {

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::Result;
@@ -17,6 +17,7 @@ use super::fetching::ensure_cached;
 use super::limits::LimitArgs;
 use super::output;
 use crate::check::{self, ci_report, isolate, CaseResult, CheckOptions, Fixture, Outcome};
+use crate::files::{self, MAX_SESSION_BYTES};
 use crate::session::{Session, TemplateRef};
 use crate::visible;
 
@@ -39,6 +40,9 @@ pub(super) struct CheckArgs {
     /// How to report: human-readable text, a JSON document, or JUnit XML.
     #[arg(long, value_enum, default_value_t = Format::Text)]
     format: Format,
+    /// Colour the diffs: `auto` (a terminal, and `NO_COLOR` unset), `always` or `never`.
+    #[arg(long, value_name = "WHEN", default_value = "auto")]
+    color: ColorChoice,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -52,6 +56,31 @@ enum Format {
     Json,
     /// JUnit XML, for CI test dashboards.
     Junit,
+}
+
+/// When `check` colours its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(super) enum ColorChoice {
+    /// On a terminal, unless `NO_COLOR` is set.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+impl ColorChoice {
+    fn enabled(self) -> bool {
+        use std::io::IsTerminal;
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::stdout().is_terminal()
+            }
+        }
+    }
 }
 
 /// `chatplate check`: every fixture under `paths`; exit 1 when any fails, 2 when there
@@ -110,7 +139,7 @@ fn print_text(args: &CheckArgs, results: &[CaseResult]) -> Result<i32> {
         .iter()
         .filter(|r| matches!(r.outcome, Outcome::Skipped(_)))
         .chain(failed.iter().copied())
-        .map(check::report)
+        .map(|result| check::report_with(result, args.color.enabled()))
         .collect();
     if skipped > 0 && passed + failed.len() == 0 {
         lines.push(format!(
@@ -146,17 +175,29 @@ fn shown(paths: &[PathBuf]) -> String {
     visible::message(&names.join(", "))
 }
 
+/// The model a fixture's template names, if any. This runs in this process for every
+/// fixture before any child starts, so a fixture whose text never mentions `"model"`
+/// (nearly all of them) is not parsed: parsing every fixture here was a tenth of a
+/// corpus check. (A key spelled with JSON escapes is missed here; that fixture's model
+/// is then fetched, or reported missing, when the fixture itself is checked.)
+fn named_model(path: &Path) -> Option<(String, Option<String>)> {
+    let bytes = files::read_bytes(path, MAX_SESSION_BYTES).ok()?;
+    if !bytes.windows(7).any(|window| window == b"\"model\"") {
+        return None;
+    }
+    let text = String::from_utf8(bytes).ok()?;
+    match Session::parse(&text, path).ok()?.template {
+        TemplateRef::Model { id, revision, .. } => Some((id, revision)),
+        _ => None,
+    }
+}
+
 /// Fetches, once each, the models that fixtures name and the cache lacks (when online);
 /// a failure shows up again, per fixture, when it is checked.
 fn fetch_models(fixtures: &[Fixture]) {
     let models: BTreeSet<(String, Option<String>)> = fixtures
         .iter()
-        .filter_map(
-            |fixture| match Session::load(&fixture.path).ok()?.template {
-                TemplateRef::Model { id, revision, .. } => Some((id, revision)),
-                _ => None,
-            },
-        )
+        .filter_map(|fixture| named_model(&fixture.path))
         .collect();
     for (id, revision) in models {
         let reference = TemplateRef::Model {

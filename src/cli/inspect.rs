@@ -12,9 +12,8 @@ use serde_json::{Map, Value as Json};
 use super::fetching::with_hub;
 use super::render::parse_var;
 use crate::catalog::open_templates;
-use crate::check::describe_error;
 use crate::inspect::{self, ConversationReport, InspectError, ProbeSettings, TemplateReport};
-use crate::render::{CancelToken, CompiledTemplate, Conversation, Limits};
+use crate::render::{CancelToken, CompiledTemplate, Conversation, Limits, RenderError};
 
 /// How long a fixture's inspection may take: it renders every prefix and every changed
 /// value, about 2 s for 1,000 messages on two cores.
@@ -55,7 +54,7 @@ pub(super) fn run(args: InspectArgs) -> Result<i32> {
     let compiled = match CompiledTemplate::compile(&input.source, Limits::default()) {
         Ok(compiled) => Arc::new(compiled),
         Err(err) => {
-            eprintln!("{}", describe_error(&err, &input.source));
+            eprintln!("{}", input.error("", &err));
             return Ok(1);
         }
     };
@@ -64,10 +63,7 @@ pub(super) fn run(args: InspectArgs) -> Result<i32> {
     let conversation = match outcome.conversation {
         Some(Ok(found)) => Some(found),
         Some(Err(InspectError::Render(err))) => {
-            eprintln!(
-                "the fixture does not render: {}",
-                describe_error(&err, &input.source)
-            );
+            eprintln!("{}", input.error("the fixture does not render: ", &err));
             return Ok(1);
         }
         Some(Err(InspectError::Cancelled(cancelled))) => return Err(cancelled.into()),
@@ -102,6 +98,8 @@ pub(super) fn run(args: InspectArgs) -> Result<i32> {
 /// The template, its name, the probe settings and, for a fixture, its conversation.
 struct Input {
     name: String,
+    /// Where the template is, for error positions (see `diagnostic::place`).
+    place: String,
     source: String,
     settings: ProbeSettings,
     conversation: Option<Conversation>,
@@ -110,23 +108,35 @@ struct Input {
 }
 
 impl Input {
+    /// A render error of this template, as the CLI reports it, its message after `lead`.
+    fn error(&self, lead: &str, err: &RenderError) -> String {
+        super::diagnostic::located_error(err, lead, &self.place, &self.source)
+    }
+
     fn load(args: &InspectArgs) -> Result<Self> {
         let mut clock = None;
         let mut conversation = None;
-        let (name, source, mut variables) = match (&args.template, &args.fixture) {
+        let (name, place, source, mut variables) = match (&args.template, &args.fixture) {
             (Some(template), _) => {
                 // A model's named templates are chosen as transformers would for a
                 // conversation without tools; `TARGET#NAME` picks one.
                 let found = with_hub(|fetch| open_templates(template, fetch))?.choose(false)?;
                 let variables = found.token_variables();
-                (found.name, found.source, variables)
+                let place = super::diagnostic::place(&found);
+                (found.name, place, found.source, variables)
             }
             (None, Some(path)) => {
-                let (source, found) = super::render::fixture_input(path, None, None)?;
+                let (template, found) = super::render::fixture_template(path, None, None)?;
                 let variables = found.variables.clone();
                 clock = found.clock;
                 conversation = Some(found);
-                (path.display().to_string(), source, variables)
+                let place = super::diagnostic::place(&template);
+                (
+                    path.display().to_string(),
+                    place,
+                    template.source,
+                    variables,
+                )
             }
             (None, None) => return Err(anyhow!("give a TEMPLATE or --fixture FIXTURE")),
         };
@@ -147,6 +157,7 @@ impl Input {
             .collect();
         Ok(Input {
             name,
+            place,
             source,
             settings,
             conversation,

@@ -4,6 +4,7 @@
 mod bench;
 mod check;
 mod completions;
+mod diagnostic;
 mod export;
 mod fetching;
 mod import;

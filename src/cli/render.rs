@@ -6,12 +6,12 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::{Map, Value as Json};
 
+use super::diagnostic;
 use super::fetching::{ensure_cached, with_hub};
 use super::limits::LimitArgs;
 use super::output;
 use super::session_input::{load_session, read_json};
-use crate::catalog::{self, open_templates, TemplateAccess};
-use crate::check::describe_error;
+use crate::catalog::{self, open_templates, TemplateAccess, TemplateSource};
 use crate::render::{CompiledTemplate, Conversation, RenderControl};
 use crate::visible;
 
@@ -54,17 +54,18 @@ pub(super) struct RenderArgs {
 
 /// `chatplate render`: the prompt bytes on stdout, or the error on stderr (exit 1).
 pub(super) fn run(args: RenderArgs) -> Result<i32> {
-    let (source, conversation) = match &args.fixture {
-        Some(path) => fixture_input(
+    let (template, conversation) = match &args.fixture {
+        Some(path) => fixture_template(
             path,
             args.template_name.as_deref(),
             Some(&args.template_roots),
         )?,
         None => quick_input(&args)?,
     };
+    let source = &template.source;
     let limits = args.limits.limits();
     let control = RenderControl::default().with_deadline(limits.deadline);
-    let rendered = CompiledTemplate::compile(&source, limits)
+    let rendered = CompiledTemplate::compile(source, limits)
         .and_then(|compiled| compiled.render_controlled(&conversation, &control));
     match rendered {
         Ok(prompt) => {
@@ -72,7 +73,7 @@ pub(super) fn run(args: RenderArgs) -> Result<i32> {
             Ok(0)
         }
         Err(err) => {
-            eprintln!("{}", describe_error(&err, &source));
+            eprintln!("{}", diagnostic::template_error(&err, &template));
             Ok(1)
         }
     }
@@ -86,6 +87,16 @@ pub(super) fn fixture_input(
     name: Option<&str>,
     roots: Option<&[PathBuf]>,
 ) -> Result<(String, Conversation)> {
+    let (template, conversation) = fixture_template(path, name, roots)?;
+    Ok((template.source, conversation))
+}
+
+/// [`fixture_input`] with the whole template (where it came from, for error messages).
+pub(super) fn fixture_template(
+    path: &Path,
+    name: Option<&str>,
+    roots: Option<&[PathBuf]>,
+) -> Result<(TemplateSource, Conversation)> {
     let session = load_session(path)?;
     let dir = match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
@@ -103,10 +114,10 @@ pub(super) fn fixture_input(
     let set = catalog::resolve_set(&session.template, dir, &access)?.pin(name);
     let template = set.choose(session.tools.is_some())?;
     let conversation = catalog::conversation_for(&session, &template)?;
-    Ok((template.source, conversation))
+    Ok((template, conversation))
 }
 
-fn quick_input(args: &RenderArgs) -> Result<(String, Conversation)> {
+fn quick_input(args: &RenderArgs) -> Result<(TemplateSource, Conversation)> {
     let (Some(template), Some(messages_path)) = (&args.template, &args.messages) else {
         bail!("give a FIXTURE, or --template and --messages");
     };
@@ -145,7 +156,7 @@ fn quick_input(args: &RenderArgs) -> Result<(String, Conversation)> {
         clock,
         ..Conversation::default()
     };
-    Ok((template.source, conversation))
+    Ok((template, conversation))
 }
 
 /// A folder given as `--template` keeps its good templates; the files it skipped are

@@ -39,6 +39,17 @@ pub(super) fn is_request_body(path: &Path) -> bool {
 /// A JSON file, with the position of a syntax error.
 pub(super) fn read_json(path: &Path) -> Result<Json> {
     let text = catalog::read_text(path).with_context(|| format!("reading {}", path.display()))?;
-    serde_json::from_str(&text)
-        .map_err(|err| anyhow::anyhow!("{}:{}:{}: {err}", path.display(), err.line(), err.column()))
+    serde_json::from_str(&text).map_err(|err| {
+        // serde_json's message ends in " at line L column C": the position goes first.
+        let full = err.to_string();
+        let message = full
+            .rsplit_once(" at line ")
+            .map_or(full.as_str(), |(m, _)| m);
+        anyhow::anyhow!(
+            "{}:{}:{}: {message}",
+            path.display(),
+            err.line(),
+            err.column()
+        )
+    })
 }

@@ -10,7 +10,7 @@
 use std::time::Duration;
 
 /// Bounds on what an untrusted template may do in one render.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Limits {
     /// Base step budget (MiniJinja fuel: about one unit per instruction, plus one per 64
     /// bytes of data made). A render's budget is this plus [`STEPS_PER_ITEM_PAIR`] per

@@ -15,6 +15,13 @@
 //!   in 60 steps).
 //! * **Other assignments**: `{% set x = value %}` refuses only a list too large to
 //!   ever materialise (a length check, no walk).
+//! * **Lazy lists become lists when stored**: MiniJinja's slices (`messages[1:]`) and
+//!   list sums (`a + b`) are lazy iterables, and indexing one (`l[i]`) walks it from the
+//!   start, charging fuel per step: a loop over `range(l|length)` is quadratic (it ran
+//!   out of fuel at 8,000 messages). In Python both are lists, so every assignment
+//!   stores them as one ([`materialize`]): one pass per `set`, as Python copies a slice,
+//!   and O(1) indexing after it. Everything our layer does with them already treats them
+//!   as lists, so the output is unchanged.
 
 use std::sync::Arc;
 
@@ -56,7 +63,39 @@ fn set_value(state: &State, value: Value) -> Result<Value, Error> {
             }
         }
     }
-    Ok(value)
+    materialize(state, value)
+}
+
+/// Whether `value` is one of MiniJinja's own lazy iterables (a slice, a list sum,
+/// `range`), known only by its type name (its types are private); never our
+/// generators or loop iterables.
+fn is_lazy_list(value: &Value) -> bool {
+    value.kind() == ValueKind::Iterable
+        && value
+            .as_object()
+            .is_some_and(|object| object.type_name().starts_with("minijinja::"))
+}
+
+/// A lazy list as a real list (O(1) to index, see the module docs); anything else
+/// unchanged. The copy is charged to the byte budget and the fuel like a `|list`.
+pub fn materialize(state: &State, value: Value) -> Result<Value, Error> {
+    if !is_lazy_list(&value) {
+        return Ok(value);
+    }
+    let len = value.len().unwrap_or(0);
+    if len > MAX_STORED_ITEMS {
+        return Err(too_many_items());
+    }
+    scope::reserve_items(Some(state), len, SLOT_BYTES)?;
+    state.consume_fuel(1 + len as u64 / 2)?;
+    let mut items = Vec::with_capacity(len);
+    for item in value.try_iter()? {
+        if items.len() >= MAX_STORED_ITEMS {
+            return Err(too_many_items());
+        }
+        items.push(item);
+    }
+    Ok(Value::from(items))
 }
 
 /// `None` and numbers fail with Python's message; undefined iterates as nothing (as
@@ -142,7 +181,7 @@ impl<I: Iterator<Item = Value>> Iterator for Checked<I> {
 fn namespace_value(state: &State, value: Value) -> Result<Value, Error> {
     scope::tick(Some(state))?;
     check_storable(state, &value)?;
-    Ok(value)
+    materialize(state, value)
 }
 
 /// Whether `value` is a namespace (MiniJinja's own type, known here only by name).

@@ -50,6 +50,7 @@ mod strmethods;
 mod syntax;
 mod tags;
 mod textfilters;
+mod threads;
 mod undefined;
 mod watchdog;
 mod wordwrap;

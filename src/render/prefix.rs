@@ -37,6 +37,14 @@ impl PreparedMessages {
         PreparedMessages { values }
     }
 
+    /// Replaces message `index` by `message`, converted (no change when there is no
+    /// such message): the worker's way of taking in one edited message.
+    pub fn set(&mut self, index: usize, message: &serde_json::Value) {
+        if let Some(slot) = self.values.get_mut(index) {
+            *slot = conversation::message_value(message);
+        }
+    }
+
     /// The number of messages.
     pub fn len(&self) -> usize {
         self.values.len()

@@ -22,6 +22,7 @@ use minijinja::value::Value;
 
 use super::memory;
 use super::scope::{Shared, Stop};
+use super::threads;
 use super::{CompiledTemplate, Conversation, RenderControl, RenderError};
 
 /// Stack reserved for each render thread.
@@ -67,7 +68,8 @@ impl Drop for Active {
     }
 }
 
-/// Runs the render on its own thread and waits for it, the control's token and its
+/// Runs the render on a render thread of its own (a fresh one or one kept from an
+/// earlier render, see [`super::threads`]) and waits for it, the control's token and its
 /// deadline, whichever comes first.
 pub(super) fn run_on_own_thread(
     template: &CompiledTemplate,
@@ -82,21 +84,18 @@ pub(super) fn run_on_own_thread(
     let worker_shared = Arc::clone(&shared);
     let worker_control = control.clone();
     let hard_cap = hard_cap(template.limits().max_memory_bytes);
-    let spawned = std::thread::Builder::new()
-        .name("chatplate-render".into())
-        .stack_size(RENDER_STACK_BYTES)
-        .spawn(move || {
-            let _active = Active::start();
-            memory::watch_this_thread(hard_cap, worker_shared.flag());
-            let result = catch_unwind(AssertUnwindSafe(|| {
-                worker.run(context, items, clock, &worker_control, &worker_shared)
-            }))
-            .unwrap_or_else(|payload| Err(panicked(&*payload)));
-            memory::unwatch_this_thread();
-            // The caller may have stopped waiting; nothing to report then.
-            let _ = sender.send(result);
-        });
-    if spawned.is_err() {
+    let job = Box::new(move || {
+        let _active = Active::start();
+        memory::watch_this_thread(hard_cap, worker_shared.flag());
+        let result = catch_unwind(AssertUnwindSafe(|| {
+            worker.run(context, items, clock, &worker_control, &worker_shared)
+        }))
+        .unwrap_or_else(|payload| Err(panicked(&*payload)));
+        memory::unwatch_this_thread();
+        // The caller may have stopped waiting; nothing to report then.
+        let _ = sender.send(result);
+    });
+    if threads::run(job, RENDER_STACK_BYTES).is_err() {
         return Err(RenderError::input("could not start a render thread"));
     }
     loop {

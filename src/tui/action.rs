@@ -88,6 +88,18 @@ pub enum MessageAction {
     RemoveField,
     /// Switch tool-call arguments between a JSON object and a JSON string.
     ToggleArgumentsForm,
+    /// Ask for a message number and select it.
+    StartGoTo,
+    /// Ask for text and select the next message that contains it.
+    StartFind,
+    /// Select the next / previous message matching the find text.
+    FindNext(Direction),
+    /// Undo the last change to the conversation made from the lists.
+    Undo,
+    /// Redo the last undone list change.
+    Redo,
+    /// Cycle the content between text, `null` and no `content` key at all.
+    CycleContentKind,
 }
 
 /// Intents for the open field editor.
@@ -110,6 +122,8 @@ pub enum PromptAction {
     Scroll(Step),
     /// Show or hide whitespace marks.
     ToggleWhitespace,
+    /// Token mode on or off (the session's tokenizer).
+    ToggleTokens,
     /// Show the line diff against the expected prompt.
     ToggleDiff,
     /// Ask for a search term.
@@ -118,6 +132,16 @@ pub enum PromptAction {
     NextMatch(Direction),
     /// Copy to the clipboard.
     Copy(CopyTarget),
+    /// Move the cursor one character (token, in token mode) left (`Up`) or right.
+    Column(Direction),
+    /// Select the message that produced the bytes under the cursor.
+    JumpToSource,
+    /// Show or hide line numbers.
+    ToggleLineNumbers,
+    /// In the diff: jump to the next / previous change.
+    NextChange(Direction),
+    /// In the diff: changes with context only, or the whole prompt.
+    ToggleHunks,
 }
 
 /// What `y` and its siblings copy.
@@ -146,6 +170,18 @@ pub enum TemplateAction {
     FilterClear,
     /// Scroll the source view.
     ScrollSource(Direction),
+    /// Start typing a filter.
+    StartFilter,
+    /// Stop typing into the filter (it stays applied).
+    EndFilter,
+    /// Scroll the source sideways (when not wrapped).
+    ScrollSourceSideways(Direction),
+    /// Wrap long source lines, or scroll sideways.
+    ToggleWrap,
+    /// Open the template file in `$VISUAL` / `$EDITOR`.
+    EditFile,
+    /// Show the selected template's capabilities instead of its source, or back.
+    ToggleInfo,
 }
 
 /// Intents for whatever dialog is open.
@@ -188,6 +224,12 @@ pub enum Action {
     Save,
     /// Open the session picker.
     OpenPicker,
+    /// Start a new, empty session on the current template.
+    NewSession,
+    /// Ask for a path, model folder, model id or `.gguf` to open.
+    OpenTarget,
+    /// Save the session under a new name.
+    SaveAs,
     /// Store the current render (or error) as the session's expected outcome.
     SaveExpected,
     /// Edit the current field in `$VISUAL` / `$EDITOR`.
@@ -198,6 +240,8 @@ pub enum Action {
     Paste(String),
     /// The terminal changed size.
     Resize(u16, u16),
+    /// Show the focused pane alone on the whole screen, or go back.
+    Zoom,
     /// A message-pane intent.
     Message(MessageAction),
     /// A field-editor intent.
@@ -229,4 +273,7 @@ pub enum Effect {
         /// File name suffix, so the editor picks a mode (`.json`, `.txt`).
         suffix: &'static str,
     },
+    /// Suspend the UI and edit a file in place (the template); the file watch picks up
+    /// the saved change.
+    EditFile(std::path::PathBuf),
 }

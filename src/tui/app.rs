@@ -15,11 +15,14 @@ use crate::render::RenderError;
 use crate::session::Expected;
 
 use super::action::{Action, Effect, Pane};
+use super::attribution::Explanation;
 use super::dialog::{Confirm, Overlay};
 use super::editor::FieldEditor;
 use super::keymap::{self, Scope};
 use super::messages_pane::MessagesPane;
+use super::open_dialog::Opening;
 use super::preview::Preview;
+use super::prompt_cursor::PromptCursor;
 use super::prompt_pane::PromptPane;
 use super::rendering::{Deferred, Pending};
 use super::templates_pane::TemplatesPane;
@@ -41,6 +44,8 @@ pub struct Screen {
     pub width: u16,
     /// Terminal height.
     pub height: u16,
+    /// The focused pane alone on the whole screen.
+    pub zoom: bool,
 }
 
 /// A one-line message in the status bar.
@@ -78,6 +83,18 @@ pub struct App {
     last_watch: Option<Instant>,
     /// The render worker and what the app is waiting for from it.
     pub(super) pending: Pending,
+    /// Exact attribution of the prompt (from the worker).
+    pub explanation: Explanation,
+    /// The prompt pane's cursor.
+    pub prompt_cursor: PromptCursor,
+    /// Token mode in the prompt pane (tokens from the worker).
+    pub token_mode: super::token_mode::TokenMode,
+    /// The templates pane's capability view and its per-template cache.
+    pub info: super::info_view::InfoView,
+    /// What the open dialog opened or is waiting for.
+    pub opening: Opening,
+    /// Undo / redo of list edits, go-to and find in the message list.
+    pub workbench: super::workbench::Workbench,
 }
 
 impl App {
@@ -108,11 +125,18 @@ impl App {
                 left: Pane::Messages,
                 width: 80,
                 height: 24,
+                zoom: false,
             },
             status: None,
-            theme: Theme { color: true },
+            theme: Theme::colored(),
             last_watch: None,
             pending: Pending::new(worker),
+            explanation: Explanation::default(),
+            prompt_cursor: PromptCursor::default(),
+            token_mode: Default::default(),
+            info: Default::default(),
+            opening: Opening::default(),
+            workbench: Default::default(),
         };
         app.invalidate();
         app.offer_recovery();
@@ -123,6 +147,7 @@ impl App {
     pub fn scope(&self) -> Scope {
         match (&self.overlay, self.screen.focus) {
             (Some(overlay), _) => overlay.scope(),
+            (None, Pane::Templates) if self.templates.filtering => Scope::Filter,
             (None, Pane::Templates) => Scope::Templates,
             (None, Pane::Prompt) => Scope::Prompt,
             (None, Pane::Messages) if self.editor.is_some() => Scope::Editor,
@@ -157,10 +182,14 @@ impl App {
             Action::FocusNext => self.cycle_focus(1),
             Action::FocusPrev => self.cycle_focus(Pane::ALL.len() - 1),
             Action::Focus(pane) => self.focus(pane),
-            Action::Help => self.overlay = Some(Overlay::Help { scroll: 0 }),
+            Action::Help => self.open_help(),
+            Action::Zoom => self.screen.zoom = !self.screen.zoom,
             Action::Quit => return self.request_quit(),
             Action::Save => return self.save(None),
             Action::OpenPicker => self.open_picker(),
+            Action::NewSession => self.new_session(),
+            Action::OpenTarget => self.ask_open(),
+            Action::SaveAs => self.ask_save_as(),
             Action::SaveExpected => return self.when_current(Deferred::Expected),
             Action::ExternalEdit => return self.external_edit(),
             Action::ExternalEdited(text) => self.external_edited(&text),
@@ -168,10 +197,13 @@ impl App {
             Action::Resize(width, height) => {
                 (self.screen.width, self.screen.height) = (width, height)
             }
-            Action::Message(action) => self.update_messages(action),
-            Action::Editor(action) => self.update_editor(action),
+            Action::Message(action) => self.update_messages_recorded(action),
+            Action::Editor(action) => {
+                self.update_editor(action);
+                self.editor_closed();
+            }
             Action::Prompt(action) => return self.update_prompt(action),
-            Action::Template(action) => self.update_templates(action),
+            Action::Template(action) => return self.update_templates(action),
             Action::Dialog(action) => return self.update_dialog(action),
         }
         None
@@ -185,7 +217,15 @@ impl App {
         self.focus(Pane::ALL[(index + by) % Pane::ALL.len()]);
     }
 
+    /// Focuses `pane` (as the focus keys do).
+    pub(super) fn focus_pane(&mut self, pane: Pane) {
+        self.focus(pane);
+    }
+
     fn focus(&mut self, pane: Pane) {
+        if pane == Pane::Templates && self.screen.focus != Pane::Templates {
+            self.templates.came_from = self.screen.focus;
+        }
         self.screen.focus = pane;
         if pane != Pane::Prompt {
             self.screen.left = pane;
@@ -211,6 +251,7 @@ impl App {
     /// After any change to the session: mark it dirty and ask for a new render.
     pub fn edited(&mut self) {
         self.workspace.touch();
+        self.rechoose_for_tools();
         self.invalidate();
     }
 
@@ -283,7 +324,7 @@ impl App {
                 }
                 self.apply_editor();
             }
-            (None, Scope::Templates) => self.templates.filter_paste(text),
+            (None, Scope::Filter) => self.templates.filter_paste(text),
             _ => {}
         }
     }

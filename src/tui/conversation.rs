@@ -16,16 +16,21 @@ pub fn cycle_role(role: &str) -> &'static str {
     ROLES[next % ROLES.len()]
 }
 
-/// A sensible role for a message that follows `previous`.
+/// A sensible role for a message that follows `previous`: the model answers a user
+/// and a tool result.
 pub fn role_after(previous: Option<&str>) -> &'static str {
     match previous {
-        Some("user") => "assistant",
+        Some("user" | "tool") => "assistant",
         _ => "user",
     }
 }
 
-/// A new empty message for position `at`, its role guessed from the message before.
+/// A new empty message for position `at`, its role guessed from the message before; the
+/// first message of an empty session is the system prompt (one `r` makes it a user's).
 pub fn blank_message(session: &Session, at: usize) -> Message {
+    if session.messages.is_empty() {
+        return Message::new("system", "");
+    }
     let previous = at.checked_sub(1).and_then(|i| session.messages.get(i));
     Message::new(role_after(previous.map(Message::role)), "")
 }
@@ -44,14 +49,27 @@ pub fn move_message(session: &mut Session, index: usize, down: bool) -> Option<u
     Some(target)
 }
 
-/// Appends a tool call to `msg`, named after the first tool definition when there is
-/// one; returns the new call's index.
+/// Appends a tool call to `msg`, named after the first tool definition it does not call
+/// yet (else the first, else `my_tool`); returns the new call's index.
 pub fn add_tool_call(msg: &mut Message, tools: Option<&[Json]>) -> usize {
     let count = tool_calls(msg).len();
-    let name = tools
-        .and_then(|list| list.first())
-        .and_then(|tool| tool.pointer("/function/name").or_else(|| tool.get("name")))
-        .and_then(Json::as_str)
+    let used: Vec<&str> = tool_calls(msg)
+        .iter()
+        .filter_map(|call| call.pointer("/function/name").and_then(Json::as_str))
+        .collect();
+    let names: Vec<&str> = tools
+        .unwrap_or_default()
+        .iter()
+        .filter_map(|tool| tool.pointer("/function/name").or_else(|| tool.get("name")))
+        .filter_map(Json::as_str)
+        .collect();
+    // The first tool this message does not call yet: parallel calls are usually to
+    // different tools.
+    let name = names
+        .iter()
+        .find(|name| !used.contains(name))
+        .or(names.first())
+        .copied()
         .unwrap_or("my_tool")
         .to_string();
     let call = json!({

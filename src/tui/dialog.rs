@@ -3,7 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::action::{DialogAction, Direction, Effect, Step};
+use super::action::{DialogAction, Effect};
 use super::app::App;
 use super::keymap::Scope;
 use super::recovery::{self, Found};
@@ -35,6 +35,12 @@ pub enum InputKind {
     Role,
     /// A prompt search term.
     Search,
+    /// Something to open: a path, a model folder, a model id, a `.gguf`.
+    Open,
+    /// A message number to go to.
+    GoTo,
+    /// Text to find in the message list.
+    FindMessage,
 }
 
 /// A one-line text input.
@@ -62,6 +68,8 @@ pub enum Overlay {
     Help {
         /// Lines scrolled.
         scroll: u16,
+        /// The scope it was opened from: its keys come first.
+        from: Scope,
     },
     /// A question.
     Confirm(Confirm),
@@ -147,7 +155,7 @@ impl App {
     pub(super) fn update_dialog(&mut self, action: DialogAction) -> Option<Effect> {
         let overlay = self.overlay.take()?;
         match overlay {
-            Overlay::Help { scroll } => self.help_action(scroll, action),
+            Overlay::Help { scroll, from } => self.help_action(scroll, from, action),
             Overlay::Confirm(question) => return self.answer(question, action),
             Overlay::Input(input) => return self.input_action(input, action),
             Overlay::Picker(picker) => self.picker_action(picker, action),
@@ -155,13 +163,12 @@ impl App {
         None
     }
 
-    fn help_action(&mut self, scroll: u16, action: DialogAction) {
-        let scroll = match action {
-            DialogAction::Select(Step::Line(Direction::Up)) => scroll.saturating_sub(1),
-            DialogAction::Select(_) => scroll.saturating_add(1),
-            _ => return,
+    fn help_action(&mut self, scroll: u16, from: Scope, action: DialogAction) {
+        let DialogAction::Select(step) = action else {
+            return;
         };
-        self.overlay = Some(Overlay::Help { scroll });
+        let scroll = super::help::scroll(scroll, from, self.screen.height, step);
+        self.overlay = Some(Overlay::Help { scroll, from });
     }
 
     fn answer(&mut self, question: Confirm, action: DialogAction) -> Option<Effect> {
@@ -245,6 +252,9 @@ impl App {
             InputKind::SavePath { then_quit } => return self.save_to(&input.text, then_quit),
             InputKind::Role => self.set_role(&input.text),
             InputKind::Search => self.start_search(input.text),
+            InputKind::Open => self.open_target(&input.text),
+            InputKind::GoTo => self.go_to(&input.text),
+            InputKind::FindMessage => self.find_message(&input.text),
         }
         None
     }
@@ -273,11 +283,9 @@ impl App {
 
     fn picker_action(&mut self, mut picker: Picker, action: DialogAction) {
         match action {
-            DialogAction::Select(Step::Line(Direction::Up)) => {
-                picker.cursor = picker.cursor.saturating_sub(1)
-            }
-            DialogAction::Select(_) => {
-                picker.cursor = (picker.cursor + 1).min(picker.entries.len().saturating_sub(1))
+            DialogAction::Select(step) => {
+                let page = usize::from(self.screen.height.saturating_sub(2)).max(1);
+                picker.cursor = super::help::step(picker.cursor, picker.entries.len(), page, step)
             }
             DialogAction::Accept => return self.pick(picker),
             DialogAction::Cancel => return,

@@ -8,7 +8,6 @@ use ratatui::Frame;
 
 use super::app::App;
 use super::dialog::{Confirm, InputDialog, InputKind, Overlay, Picker};
-use super::keymap;
 use super::recovery::Found;
 use super::theme::Theme;
 
@@ -17,7 +16,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     let Some(overlay) = &app.overlay else { return };
     let area = frame.area();
     match overlay {
-        Overlay::Help { scroll } => draw_help(frame, area, *scroll, app.theme),
+        Overlay::Help { scroll, from } => super::help::draw(frame, area, *scroll, *from, app.theme),
         Overlay::Confirm(question) => draw_confirm(frame, area, question, app),
         Overlay::Input(input) => draw_input(frame, area, input, app.theme),
         Overlay::Picker(picker) => draw_picker(frame, area, picker, app.theme),
@@ -26,7 +25,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
 
 /// A box of at most `width` x `height`, centred in `area`, cleared and bordered; returns
 /// the inside.
-fn dialog_box(
+pub(super) fn dialog_box(
     frame: &mut Frame,
     area: Rect,
     width: u16,
@@ -48,32 +47,6 @@ fn dialog_box(
     frame.render_widget(Clear, rect);
     frame.render_widget(block, rect);
     inner
-}
-
-fn draw_help(frame: &mut Frame, area: Rect, scroll: u16, theme: Theme) {
-    let inner = dialog_box(
-        frame,
-        area,
-        76,
-        area.height,
-        "Keys (Esc closes, ↑↓ scroll)",
-        theme,
-    );
-    let mut lines = Vec::new();
-    for (title, rows) in keymap::help_sections() {
-        if rows.is_empty() {
-            continue;
-        }
-        lines.push(Line::styled(title, theme.focused()));
-        for (keys, help) in rows {
-            lines.push(Line::from(vec![
-                Span::styled(format!("  {keys:<22}"), theme.key()),
-                Span::raw(help),
-            ]));
-        }
-    }
-    let paragraph = Paragraph::new(lines).scroll((scroll, 0));
-    frame.render_widget(paragraph, inner);
 }
 
 fn draw_confirm(frame: &mut Frame, area: Rect, question: &Confirm, app: &App) {
@@ -150,6 +123,9 @@ fn draw_input(frame: &mut Frame, area: Rect, input: &InputDialog, theme: Theme) 
         InputKind::SavePath { .. } => "Save session as",
         InputKind::Role => "Role",
         InputKind::Search => "Search the prompt",
+        InputKind::Open => "Open: a session, template, model folder, model id or .gguf",
+        InputKind::GoTo => "Go to message number",
+        InputKind::FindMessage => "Find a message (role, content, tool names)",
     };
     let inner = dialog_box(frame, area, 60, 4, title, theme);
     let lines = vec![

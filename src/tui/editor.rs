@@ -42,13 +42,21 @@ impl FieldEditor {
         let text = fields::read(session, row, field);
         let mut textarea = TextArea::new(text.split('\n').map(String::from).collect());
         textarea.set_max_histories(500);
+        // Tab types a real tab: a template may care about the difference.
+        textarea.set_hard_tab_indent(true);
         // Message content is prose: wrap it instead of scrolling sideways in a narrow pane.
         if text.len() <= WRAP_LIMIT {
             textarea.set_wrap_mode(WrapMode::WordOrGlyph);
         }
-        // Start at the end: the common edit is adding to what is there.
+        // Start at the end: the common edit is adding to what is there. An empty JSON
+        // placeholder is selected instead, so typing replaces it.
         textarea.move_cursor(CursorMove::Bottom);
         textarea.move_cursor(CursorMove::End);
+        if field.kind(session, row) == FieldKind::Json
+            && matches!(text.trim(), "{}" | "[]" | "null")
+        {
+            textarea.select_all();
+        }
         textarea.set_cursor_line_style(ratatui::style::Style::new());
         textarea.set_block(
             Block::default()

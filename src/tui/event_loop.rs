@@ -146,6 +146,15 @@ fn perform(
             Ok(how) => app.notify(format!("{what} ({} B) → {how}", text.len())),
             Err(err) => app.warn(format!("not copied: {err}")),
         },
+        Effect::EditFile(path) => {
+            events.suspend_input();
+            let edited = edit_file(terminal, &path);
+            events.resume_input();
+            match edited {
+                Ok(()) => app.notify(format!("edited {}; reloaded when changed", path.display())),
+                Err(err) => app.warn(format!("external editor: {err:#}")),
+            }
+        }
         Effect::EditExternally { text, suffix } => {
             events.suspend_input();
             let edited = edit_externally(terminal, &text, suffix);
@@ -183,6 +192,21 @@ fn edit_externally(terminal: &mut Term, text: &str, suffix: &str) -> anyhow::Res
     match status {
         Ok(status) if status.success() => Ok(edited?),
         Ok(status) => anyhow::bail!("editor exited with {status}; edit ignored"),
+        Err(err) => anyhow::bail!("could not start the editor: {err}"),
+    }
+}
+
+/// Suspends the UI and runs `$VISUAL` / `$EDITOR` on `path` itself; the template watch
+/// notices the saved file.
+fn edit_file(terminal: &mut Term, path: &std::path::Path) -> anyhow::Result<()> {
+    terminal::leave();
+    let status = editor_command(path).status();
+    terminal::enter()?;
+    let size = terminal.size()?;
+    terminal.resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))?;
+    match status {
+        Ok(status) if status.success() => Ok(()),
+        Ok(status) => anyhow::bail!("editor exited with {status}"),
         Err(err) => anyhow::bail!("could not start the editor: {err}"),
     }
 }

@@ -177,14 +177,15 @@ pub fn fields(session: &Session, row: Row) -> Vec<Field> {
 
 fn settings_fields(row: Row) -> Vec<Field> {
     match row {
+        // The ones most sessions set first.
         Row::Settings => vec![
             Field::Tools,
-            Field::BosToken,
-            Field::EosToken,
             Field::AddGenerationPrompt,
+            Field::Variables,
             Field::ContinueFinal,
             Field::Clock,
-            Field::Variables,
+            Field::BosToken,
+            Field::EosToken,
             Field::Documents,
         ],
         Row::Message(_) => Vec::new(),
@@ -278,6 +279,10 @@ pub fn summary(session: &Session, row: Row, field: Field) -> String {
             format!("({form}) {}", one_line(&text))
         }
         Field::NewToolCall => String::new(),
+        Field::Content => match message(session, row).map(super::workbench::ContentState::of) {
+            Some(state) if state.mark().is_some() => state.mark().unwrap_or_default().into(),
+            _ => one_line(&text),
+        },
         _ if text.is_empty() => "-".into(),
         _ => one_line(&text),
     }

@@ -12,61 +12,108 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::theme::Theme;
+use crate::tokens::Tokenized;
 
 /// Longest special token recognised by shape, in bytes.
 const MAX_TOKEN: usize = 64;
 
 /// What to highlight on a line, in prompt byte offsets.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct Marks<'a> {
     /// Literal special tokens (bos / eos).
     pub specials: &'a [String],
-    /// The selected message's span.
-    pub selected: Option<&'a Range<usize>>,
+    /// The selected message's part of the prompt (sorted ranges).
+    pub selected: &'a [Range<usize>],
+    /// The prompt cursor (a character, or a token in token mode), when shown.
+    pub cursor: Option<Range<usize>>,
     /// Search matches, sorted.
     pub matches: &'a [Range<usize>],
     /// Show whitespace marks.
     pub whitespace: bool,
     /// The styles.
     pub theme: Theme,
+    /// The prompt's tokens in token mode: boundaries are shown, and specials are the
+    /// tokens the tokenizer marks special (instead of the shapes above).
+    pub tokens: Option<&'a Tokenized>,
 }
 
 /// Styles `text`, a prompt line starting at byte `start`; `newline` says whether a line
 /// break follows it.
 pub fn prompt_line(text: &str, start: usize, newline: bool, marks: &Marks) -> Line<'static> {
-    let tokens = special_tokens(text, marks.specials);
+    let tokens = match marks.tokens {
+        Some(_) => Vec::new(),
+        None => special_tokens(text, marks.specials),
+    };
     let trailing = text.trim_end_matches(' ').len();
     let mut spans: Vec<Span<'static>> = Vec::new();
     for (offset, ch) in text.char_indices() {
-        let in_token = tokens.iter().any(|t| t.contains(&offset));
+        let at = marks.tokens.and_then(|t| token_shade(t, start + offset));
+        let in_token = tokens.iter().any(|t| t.contains(&offset)) || at.is_some_and(|a| a.special);
         let (shown, is_mark) = display(ch, offset >= trailing, marks.whitespace);
         let mut style = if is_mark {
             marks.theme.whitespace()
         } else {
             Style::new()
         };
+        if let Some(at) = at {
+            if at.starts && offset > 0 && !marks.theme.color {
+                // NO_COLOR: shades cannot show, so a mark separates the tokens.
+                push(&mut spans, "¦".into(), marks.theme.dim());
+            }
+            if at.odd {
+                style = style.patch(marks.theme.alternate_token());
+            }
+        }
         if in_token {
             style = style.patch(marks.theme.token());
         }
         style = overlay(style, start + offset, marks);
         push(&mut spans, shown, style);
     }
+    let end = start + text.len();
     if newline && marks.whitespace {
-        let style = overlay(marks.theme.whitespace(), start + text.len(), marks);
+        let style = overlay(marks.theme.whitespace(), end, marks);
         push(&mut spans, "␊".into(), style);
+    } else if marks.cursor.as_ref().is_some_and(|c| c.start == end) {
+        // The cursor on a line break (or the end) that is not drawn.
+        push(&mut spans, " ".into(), marks.theme.cursor());
     }
     Line::from(spans)
 }
 
 fn overlay(style: Style, offset: usize, marks: &Marks) -> Style {
     let mut style = style;
-    if marks.selected.is_some_and(|r| r.contains(&offset)) {
+    if marks.selected.iter().any(|r| r.contains(&offset)) {
         style = style.patch(marks.theme.selected_span());
     }
     if marks.matches.iter().any(|m| m.contains(&offset)) {
         style = style.patch(marks.theme.search_match());
     }
+    if marks.cursor.as_ref().is_some_and(|c| c.contains(&offset)) {
+        style = style.patch(marks.theme.cursor());
+    }
     style
+}
+
+/// Where a prompt byte sits among the tokens.
+#[derive(Debug, Clone, Copy)]
+struct TokenShade {
+    /// An odd-numbered token (shaded differently from its neighbours).
+    odd: bool,
+    /// The byte starts its token.
+    starts: bool,
+    /// The tokenizer says the token is special.
+    special: bool,
+}
+
+fn token_shade(tokenized: &Tokenized, offset: usize) -> Option<TokenShade> {
+    let index = tokenized.token_at(offset)?;
+    let token = tokenized.tokens[index];
+    Some(TokenShade {
+        odd: index % 2 == 1,
+        starts: token.start == offset,
+        special: token.special,
+    })
 }
 
 /// Appends `text` to the last span when the style is the same.

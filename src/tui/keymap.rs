@@ -17,8 +17,10 @@ pub enum Scope {
     Everywhere,
     /// The message and prompt panes, where letters are commands.
     Browse,
-    /// The template pane (unbound characters go to the filter).
+    /// The template pane.
     Templates,
+    /// Typing the template filter (unbound characters go to the filter).
+    Filter,
     /// The message list.
     Messages,
     /// The field list of the selected message.
@@ -47,6 +49,7 @@ impl Scope {
             Scope::Everywhere => "Any pane and the editor",
             Scope::Browse => "Messages and Prompt panes",
             Scope::Templates => "Templates pane",
+            Scope::Filter => "Templates pane: typing the filter",
             Scope::Messages => "Messages pane: list",
             Scope::Fields => "Messages pane: fields",
             Scope::Editor => "Field editor",
@@ -62,21 +65,27 @@ impl Scope {
     /// Scopes that also see [`Scope::Global`] / [`Scope::Everywhere`] bindings.
     fn inherits(self) -> &'static [Scope] {
         match self {
-            Scope::Messages | Scope::Fields | Scope::Prompt => {
+            Scope::Messages | Scope::Fields | Scope::Prompt | Scope::Templates => {
                 &[Scope::Browse, Scope::Global, Scope::Everywhere]
             }
-            Scope::Templates => &[Scope::Global, Scope::Everywhere],
+            Scope::Filter => &[Scope::Everywhere],
             Scope::Editor => &[Scope::Everywhere],
             _ => &[],
         }
     }
 
+    /// The scopes whose bindings also apply here.
+    pub fn inherits_scopes(self) -> &'static [Scope] {
+        self.inherits()
+    }
+
     /// Every scope, in help order.
-    pub const ALL: [Scope; 13] = [
+    pub const ALL: [Scope; 14] = [
         Scope::Global,
         Scope::Everywhere,
         Scope::Browse,
         Scope::Templates,
+        Scope::Filter,
         Scope::Messages,
         Scope::Fields,
         Scope::Editor,
@@ -221,69 +230,114 @@ const fn tpl(action: TemplateAction) -> Action {
     Action::Template(action)
 }
 
-/// The default key table.
+/// The default key table. Within a scope, rows come in order of importance: the footer
+/// shows the first ones that fit.
 #[rustfmt::skip]
 pub static BINDINGS: &[Binding] = &[
     bind(S::Global, &[key(K::Tab)], Action::FocusNext, "pane", "Next pane"),
     bind(S::Global, &[key(K::BackTab)], Action::FocusPrev, "", "Previous pane"),
-    bind(S::Global, &[ch('?')], Action::Help, "help", "Show this help"),
+    bind(S::Global, &[ch('z')], Action::Zoom, "zoom", "Show this pane alone on the whole screen, or all panes again"),
+    bind(S::Global, &[ch('?')], Action::Help, "help", "Show the keys (this pane's first)"),
     bind(S::Everywhere, &[ctrl('s')], Action::Save, "save", "Save the session (asks for a name the first time)"),
     bind(S::Everywhere, &[ctrl('o')], Action::OpenPicker, "", "Open a saved session"),
+    bind(S::Global, &[ctrl('p')], Action::OpenTarget, "", "Open a path, model folder, model id (HF cache / Hub) or .gguf"),
+    bind(S::Global, &[ctrl('n')], Action::NewSession, "", "New empty session on the current template"),
+    bind(S::Global, &[ctrl('a')], Action::SaveAs, "", "Save the session under a new name"),
     bind(S::Everywhere, &[ctrl('q'), ctrl('c')], Action::Quit, "quit", "Quit (asks when there are unsaved changes)"),
-    bind(S::Everywhere, &[key(K::F(1))], Action::Help, "", "Show this help"),
-    bind(S::Templates, &[key(K::Up)], tpl(TemplateAction::Select(Step::Line(Up))), "", "Previous template"),
-    bind(S::Templates, &[key(K::Down)], tpl(TemplateAction::Select(Step::Line(Down))), "", "Next template"),
-    bind(S::Templates, &[key(K::Enter)], tpl(TemplateAction::Choose), "use", "Use the selected template"),
-    bind(S::Templates, &[key(K::Backspace)], tpl(TemplateAction::FilterPop), "", "Delete a filter character"),
-    bind(S::Templates, &[key(K::Esc)], tpl(TemplateAction::FilterClear), "clear", "Clear the filter (type to filter)"),
-    bind(S::Templates, &[key(K::PageUp)], tpl(TemplateAction::ScrollSource(Up)), "", "Scroll the source up"),
-    bind(S::Templates, &[key(K::PageDown)], tpl(TemplateAction::ScrollSource(Down)), "", "Scroll the source down"),
+    bind(S::Everywhere, &[key(K::F(1))], Action::Help, "", "Show the keys (this pane's first)"),
+    bind(S::Templates, &[key(K::Enter)], tpl(TemplateAction::Choose), "use", "Use the selected template (and go back to the pane you came from)"),
+    bind(S::Templates, &[ch('/')], tpl(TemplateAction::StartFilter), "filter", "Filter the list by name (type, then Enter or Esc)"),
+    bind(S::Templates, &[ch('k'), key(K::Up)], tpl(TemplateAction::Select(Step::Line(Up))), "", "Previous template"),
+    bind(S::Templates, &[ch('j'), key(K::Down)], tpl(TemplateAction::Select(Step::Line(Down))), "", "Next template"),
+    bind(S::Templates, &[key(K::PageUp)], tpl(TemplateAction::Select(Step::Page(Up))), "", "A page of templates up"),
+    bind(S::Templates, &[key(K::PageDown)], tpl(TemplateAction::Select(Step::Page(Down))), "", "A page of templates down"),
+    bind(S::Templates, &[ch('g'), key(K::Home)], tpl(TemplateAction::Select(Step::First)), "", "First template"),
+    bind(S::Templates, &[ch('G'), key(K::End)], tpl(TemplateAction::Select(Step::Last)), "", "Last template"),
+    bind(S::Templates, &[ch('e'), ctrl('g')], tpl(TemplateAction::EditFile), "$EDITOR", "Edit the template file in $VISUAL / $EDITOR (reloaded when saved)"),
+    bind(S::Templates, &[ch(']')], tpl(TemplateAction::ScrollSource(Down)), "", "Scroll the source down a page (a render error's line is marked)"),
+    bind(S::Templates, &[ch('[')], tpl(TemplateAction::ScrollSource(Up)), "", "Scroll the source up a page"),
+    bind(S::Templates, &[ch('>')], tpl(TemplateAction::ScrollSourceSideways(Down)), "", "Scroll the source right (unwrapped)"),
+    bind(S::Templates, &[ch('<')], tpl(TemplateAction::ScrollSourceSideways(Up)), "", "Scroll the source left"),
+    bind(S::Templates, &[ch('w')], tpl(TemplateAction::ToggleWrap), "wrap", "Wrap long source lines, or scroll sideways"),
+    bind(S::Templates, &[ch('i')], tpl(TemplateAction::ToggleInfo), "info", "Show what the selected template can render (probed), or its source again"),
+    bind(S::Templates, &[key(K::Esc)], tpl(TemplateAction::FilterClear), "", "Clear the filter"),
+    bind(S::Filter, &[key(K::Enter)], tpl(TemplateAction::Choose), "use", "Use the selected template"),
+    bind(S::Filter, &[key(K::Esc)], tpl(TemplateAction::FilterClear), "clear", "Clear the filter and stop typing"),
+    bind(S::Filter, &[key(K::Up)], tpl(TemplateAction::Select(Step::Line(Up))), "", "Previous template"),
+    bind(S::Filter, &[key(K::Down)], tpl(TemplateAction::Select(Step::Line(Down))), "", "Next template"),
+    bind(S::Filter, &[key(K::Backspace)], tpl(TemplateAction::FilterPop), "", "Delete a filter character"),
+    bind(S::Filter, &[key(K::Tab)], tpl(TemplateAction::EndFilter), "keep", "Stop typing, keep the filter"),
+    bind(S::Messages, &[ch('a')], msg(MessageAction::Add), "add", "Add a message after this one"),
+    bind(S::Messages, &[ch('e')], msg(MessageAction::EditContent), "edit", "Edit the content"),
+    bind(S::Messages, &[ch('r')], msg(MessageAction::CycleRole), "role", "Cycle role: system, user, assistant, tool"),
+    bind(S::Messages, &[ch('t')], msg(MessageAction::AddToolCall), "call", "Add a tool call (on a user or tool message: in a new assistant message after it)"),
+    bind(S::Messages, &[ch('T')], msg(MessageAction::AddToolResult), "result", "Add the tool result for the next unanswered call"),
+    bind(S::Messages, &[ch('u'), ctrl('z')], msg(MessageAction::Undo), "undo", "Undo the last change to the conversation"),
+    bind(S::Messages, &[key(K::Enter), ch('l'), key(K::Right)], msg(MessageAction::EnterFields), "fields", "Show the message's fields"),
+    bind(S::Messages, &[ch('d'), key(K::Delete)], msg(MessageAction::Delete), "del", "Delete the message"),
+    bind(S::Messages, &[ch('/')], msg(MessageAction::StartFind), "find", "Find a message by text (role, content, tool names)"),
+    bind(S::Messages, &[ch(':')], msg(MessageAction::StartGoTo), "go to", "Go to message number N"),
+    bind(S::Messages, &[ch('n')], msg(MessageAction::FindNext(Down)), "", "Next message found"),
+    bind(S::Messages, &[ch('N')], msg(MessageAction::FindNext(Up)), "", "Previous message found"),
+    bind(S::Messages, &[ch('U'), ctrl('y')], msg(MessageAction::Redo), "", "Redo"),
     bind(S::Messages, &[ch('k'), key(K::Up)], msg(MessageAction::Select(Step::Line(Up))), "", "Previous message"),
     bind(S::Messages, &[ch('j'), key(K::Down)], msg(MessageAction::Select(Step::Line(Down))), "", "Next message"),
+    bind(S::Messages, &[key(K::PageUp)], msg(MessageAction::Select(Step::Page(Up))), "", "A page up"),
+    bind(S::Messages, &[key(K::PageDown)], msg(MessageAction::Select(Step::Page(Down))), "", "A page down"),
     bind(S::Messages, &[ch('g'), key(K::Home)], msg(MessageAction::Select(Step::First)), "", "First message"),
     bind(S::Messages, &[ch('G'), key(K::End)], msg(MessageAction::Select(Step::Last)), "", "Settings row (last)"),
-    bind(S::Messages, &[ch('e')], msg(MessageAction::EditContent), "edit", "Edit the content"),
-    bind(S::Messages, &[key(K::Enter), ch('l'), key(K::Right)], msg(MessageAction::EnterFields), "fields", "Show the message's fields"),
     bind(S::Messages, &[ctrl('g')], Action::ExternalEdit, "", "Edit the content in $VISUAL / $EDITOR"),
-    bind(S::Messages, &[ch('a')], msg(MessageAction::Add), "add", "Add a message after this one"),
     bind(S::Messages, &[ch('i')], msg(MessageAction::Insert), "", "Insert a message before this one"),
-    bind(S::Messages, &[ch('d'), key(K::Delete)], msg(MessageAction::Delete), "del", "Delete the message"),
     bind(S::Messages, &[ch('c')], msg(MessageAction::Duplicate), "", "Duplicate the message"),
     bind(S::Messages, &[ch('K'), shift(K::Up)], msg(MessageAction::Move(Up)), "", "Move the message up"),
     bind(S::Messages, &[ch('J'), shift(K::Down)], msg(MessageAction::Move(Down)), "", "Move the message down"),
-    bind(S::Messages, &[ch('r')], msg(MessageAction::CycleRole), "role", "Cycle role: system, user, assistant, tool"),
     bind(S::Messages, &[ch('R')], msg(MessageAction::PromptRole), "", "Type a custom role"),
-    bind(S::Messages, &[ch('t')], msg(MessageAction::AddToolCall), "", "Add a tool call (assistant)"),
-    bind(S::Messages, &[ch('T')], msg(MessageAction::AddToolResult), "", "Add the tool result for the next unanswered call"),
+    bind(S::Messages, &[ch('0')], msg(MessageAction::CycleContentKind), "", "Content: text, null, or no content key"),
+    bind(S::Fields, &[key(K::Enter), ch('e')], msg(MessageAction::EditField), "edit", "Edit (or toggle) the field"),
+    bind(S::Fields, &[key(K::Esc), ch('h'), key(K::Left)], msg(MessageAction::LeaveFields), "back", "Back to the message list"),
+    bind(S::Fields, &[ch('t')], msg(MessageAction::AddToolCall), "call", "Add a tool call"),
+    bind(S::Fields, &[ch('0')], msg(MessageAction::CycleContentKind), "null/none", "Content: text, null, or no content key"),
+    bind(S::Fields, &[ch('o')], msg(MessageAction::ToggleArgumentsForm), "obj/str", "Arguments as object or string"),
+    bind(S::Fields, &[ch('x')], msg(MessageAction::RemoveField), "remove", "Remove a tool call / reasoning"),
+    bind(S::Fields, &[ch('u'), ctrl('z')], msg(MessageAction::Undo), "undo", "Undo the last change to the conversation"),
+    bind(S::Fields, &[ch('U'), ctrl('y')], msg(MessageAction::Redo), "", "Redo"),
+    bind(S::Fields, &[ctrl('g')], Action::ExternalEdit, "$EDITOR", "Edit the field in $VISUAL / $EDITOR"),
     bind(S::Fields, &[ch('k'), key(K::Up)], msg(MessageAction::Select(Step::Line(Up))), "", "Previous field"),
     bind(S::Fields, &[ch('j'), key(K::Down)], msg(MessageAction::Select(Step::Line(Down))), "", "Next field"),
-    bind(S::Fields, &[key(K::Enter), ch('e')], msg(MessageAction::EditField), "edit", "Edit (or toggle) the field"),
-    bind(S::Fields, &[ctrl('g')], Action::ExternalEdit, "$EDITOR", "Edit the field in $VISUAL / $EDITOR"),
-    bind(S::Fields, &[ch('x')], msg(MessageAction::RemoveField), "remove", "Remove a tool call / reasoning"),
-    bind(S::Fields, &[ch('o')], msg(MessageAction::ToggleArgumentsForm), "obj/str", "Arguments as object or string"),
-    bind(S::Fields, &[key(K::Esc), ch('h'), key(K::Left)], msg(MessageAction::LeaveFields), "back", "Back to the message list"),
+    bind(S::Fields, &[key(K::PageUp)], msg(MessageAction::Select(Step::Page(Up))), "", "A page up"),
+    bind(S::Fields, &[key(K::PageDown)], msg(MessageAction::Select(Step::Page(Down))), "", "A page down"),
+    bind(S::Fields, &[ch('g'), key(K::Home)], msg(MessageAction::Select(Step::First)), "", "First field"),
+    bind(S::Fields, &[ch('G'), key(K::End)], msg(MessageAction::Select(Step::Last)), "", "Last field"),
     bind(S::Editor, &[key(K::Esc)], Action::Editor(EditorAction::Close), "done", "Close the editor (twice to drop invalid text)"),
     bind(S::Editor, &[ctrl('z')], Action::Editor(EditorAction::Undo), "undo", "Undo"),
     bind(S::Editor, &[ctrl('y')], Action::Editor(EditorAction::Redo), "redo", "Redo"),
     bind(S::Editor, &[ctrl('g')], Action::ExternalEdit, "$EDITOR", "Edit in $VISUAL / $EDITOR"),
-    bind(S::Prompt, &[ch('k'), key(K::Up)], prompt(PromptAction::Scroll(Step::Line(Up))), "", "Scroll up"),
-    bind(S::Prompt, &[ch('j'), key(K::Down)], prompt(PromptAction::Scroll(Step::Line(Down))), "", "Scroll down"),
+    bind(S::Prompt, &[ch('w')], prompt(PromptAction::ToggleWhitespace), "ws", "Show / hide whitespace"),
+    bind(S::Prompt, &[ch('t')], prompt(PromptAction::ToggleTokens), "", "Token mode: the prompt as the session's tokenizer sees it"),
+    bind(S::Prompt, &[ch('/')], prompt(PromptAction::StartSearch), "search", "Search"),
+    bind(S::Prompt, &[ch('D')], prompt(PromptAction::ToggleDiff), "diff", "Diff against the expected prompt"),
+    bind(S::Prompt, &[ch(']')], prompt(PromptAction::NextChange(Down)), "change", "Diff: next change"),
+    bind(S::Prompt, &[ch('[')], prompt(PromptAction::NextChange(Up)), "", "Diff: previous change"),
+    bind(S::Prompt, &[ch('H')], prompt(PromptAction::ToggleHunks), "hunks", "Diff: changes with context only, or the whole prompt"),
+    bind(S::Prompt, &[ch('y')], prompt(PromptAction::Copy(CopyTarget::Prompt)), "copy", "Copy the prompt to the clipboard"),
+    bind(S::Prompt, &[ch('#')], prompt(PromptAction::ToggleLineNumbers), "", "Show / hide line numbers"),
+    bind(S::Prompt, &[ch('n')], prompt(PromptAction::NextMatch(Down)), "", "Next match"),
+    bind(S::Prompt, &[ch('N')], prompt(PromptAction::NextMatch(Up)), "", "Previous match"),
+    bind(S::Prompt, &[ch('k'), key(K::Up)], prompt(PromptAction::Scroll(Step::Line(Up))), "", "Cursor up (the view follows)"),
+    bind(S::Prompt, &[ch('j'), key(K::Down)], prompt(PromptAction::Scroll(Step::Line(Down))), "", "Cursor down (the view follows)"),
     bind(S::Prompt, &[key(K::PageUp), ch('b')], prompt(PromptAction::Scroll(Step::Page(Up))), "", "Page up"),
     bind(S::Prompt, &[key(K::PageDown), ch(' ')], prompt(PromptAction::Scroll(Step::Page(Down))), "", "Page down"),
     bind(S::Prompt, &[ch('g'), key(K::Home)], prompt(PromptAction::Scroll(Step::First)), "", "Top"),
     bind(S::Prompt, &[ch('G'), key(K::End)], prompt(PromptAction::Scroll(Step::Last)), "", "Bottom"),
-    bind(S::Prompt, &[ch('w')], prompt(PromptAction::ToggleWhitespace), "ws", "Show / hide whitespace"),
-    bind(S::Prompt, &[ch('/')], prompt(PromptAction::StartSearch), "search", "Search"),
-    bind(S::Prompt, &[ch('n')], prompt(PromptAction::NextMatch(Down)), "", "Next match"),
-    bind(S::Prompt, &[ch('N')], prompt(PromptAction::NextMatch(Up)), "", "Previous match"),
-    bind(S::Prompt, &[ch('D')], prompt(PromptAction::ToggleDiff), "diff", "Diff against the expected prompt"),
-    bind(S::Prompt, &[ch('y')], prompt(PromptAction::Copy(CopyTarget::Prompt)), "copy", "Copy the prompt to the clipboard"),
+    bind(S::Prompt, &[ch('h'), key(K::Left)], prompt(PromptAction::Column(Up)), "", "Cursor left (a token in token mode)"),
+    bind(S::Prompt, &[ch('l'), key(K::Right)], prompt(PromptAction::Column(Down)), "", "Cursor right (a token in token mode)"),
+    bind(S::Prompt, &[key(K::Enter)], prompt(PromptAction::JumpToSource), "", "Select the message that produced the byte under the cursor"),
     bind(S::Prompt, &[ch('Y')], prompt(PromptAction::Copy(CopyTarget::Message)), "", "Copy the selected message's part of the prompt"),
     bind(S::Prompt, &[ch('m')], prompt(PromptAction::Copy(CopyTarget::Match)), "", "Copy the line of the current search match"),
+    bind(S::Browse, &[ch('E')], Action::SaveExpected, "expect", "Save the render as the expected prompt"),
     bind(S::Browse, &[ch('1')], Action::Focus(Pane::Templates), "", "Templates pane"),
     bind(S::Browse, &[ch('2')], Action::Focus(Pane::Messages), "", "Messages pane"),
     bind(S::Browse, &[ch('3')], Action::Focus(Pane::Prompt), "", "Prompt pane"),
-    bind(S::Browse, &[ch('E')], Action::SaveExpected, "expect", "Save the render as the expected prompt"),
     bind(S::Browse, &[ch('q')], Action::Quit, "", "Quit"),
     bind(S::Confirm, &[ch('y'), ch('s'), key(K::Enter)], dialog(DialogAction::Accept), "yes", "Yes / save"),
     bind(S::Confirm, &[ch('n'), ch('d')], dialog(DialogAction::Discard), "no", "No / discard"),
@@ -295,14 +349,40 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Input, &[key(K::Enter)], dialog(DialogAction::Accept), "ok", "Accept"),
     bind(S::Input, &[key(K::Esc)], dialog(DialogAction::Cancel), "cancel", "Cancel"),
     bind(S::Input, &[key(K::Backspace)], dialog(DialogAction::Backspace), "", "Delete a character"),
-    bind(S::Picker, &[key(K::Up), ch('k')], dialog(DialogAction::Select(Step::Line(Up))), "", "Previous session"),
-    bind(S::Picker, &[key(K::Down), ch('j')], dialog(DialogAction::Select(Step::Line(Down))), "", "Next session"),
     bind(S::Picker, &[key(K::Enter)], dialog(DialogAction::Accept), "open", "Open the session"),
     bind(S::Picker, &[key(K::Esc), ch('q')], dialog(DialogAction::Cancel), "cancel", "Close"),
+    bind(S::Picker, &[key(K::Up), ch('k')], dialog(DialogAction::Select(Step::Line(Up))), "", "Previous session"),
+    bind(S::Picker, &[key(K::Down), ch('j')], dialog(DialogAction::Select(Step::Line(Down))), "", "Next session"),
+    bind(S::Picker, &[key(K::PageUp)], dialog(DialogAction::Select(Step::Page(Up))), "", "A page up"),
+    bind(S::Picker, &[key(K::PageDown)], dialog(DialogAction::Select(Step::Page(Down))), "", "A page down"),
+    bind(S::Picker, &[key(K::Home), ch('g')], dialog(DialogAction::Select(Step::First)), "", "First session"),
+    bind(S::Picker, &[key(K::End), ch('G')], dialog(DialogAction::Select(Step::Last)), "", "Last session"),
+    bind(S::Help, &[key(K::Esc), ch('?'), ch('q'), key(K::F(1))], dialog(DialogAction::Cancel), "close", "Close the help"),
     bind(S::Help, &[key(K::Up), ch('k')], dialog(DialogAction::Select(Step::Line(Up))), "", "Scroll up"),
     bind(S::Help, &[key(K::Down), ch('j')], dialog(DialogAction::Select(Step::Line(Down))), "", "Scroll down"),
-    bind(S::Help, &[key(K::Esc), ch('?'), ch('q'), key(K::F(1))], dialog(DialogAction::Cancel), "close", "Close the help"),
+    bind(S::Help, &[key(K::PageUp)], dialog(DialogAction::Select(Step::Page(Up))), "", "Page up"),
+    bind(S::Help, &[key(K::PageDown), ch(' ')], dialog(DialogAction::Select(Step::Page(Down))), "", "Page down"),
+    bind(S::Help, &[key(K::Home), ch('g')], dialog(DialogAction::Select(Step::First)), "", "Top"),
+    bind(S::Help, &[key(K::End), ch('G')], dialog(DialogAction::Select(Step::Last)), "", "Bottom"),
 ];
+
+thread_local! {
+    /// The table in use on this thread: [`BINDINGS`] with the config file's overrides
+    /// (see [`install`]). Per thread, so tests with their own overrides don't meet.
+    static ACTIVE: std::cell::Cell<&'static [Binding]> = const { std::cell::Cell::new(BINDINGS) };
+}
+
+/// The key table in use: the default one, or the one [`install`]ed.
+pub fn table() -> &'static [Binding] {
+    ACTIVE.with(std::cell::Cell::get)
+}
+
+/// Uses `bindings` (the default table with the user's overrides) on this thread from now
+/// on: for keys, footer and help alike. Leaked: it lives as long as the app.
+pub fn install(bindings: Vec<Binding>) {
+    let table: &'static [Binding] = Box::leak(bindings.into_boxed_slice());
+    ACTIVE.with(|active| active.set(table));
+}
 
 /// The action for `event` in `scope`, or `None` when the key means nothing there.
 pub fn resolve(scope: Scope, event: &KeyEvent) -> Option<Action> {
@@ -311,7 +391,7 @@ pub fn resolve(scope: Scope, event: &KeyEvent) -> Option<Action> {
     }
     let chord = Chord::from_event(event);
     let lookup = |scope: Scope| {
-        BINDINGS
+        table()
             .iter()
             .find(|b| b.scope == scope && b.keys.contains(&chord))
             .map(|b| b.action.clone())
@@ -335,7 +415,7 @@ pub fn split_escape(scope: Scope, event: &KeyEvent) -> Option<KeyEvent> {
         std::iter::once(scope)
             .chain(scope.inherits().iter().copied())
             .any(|s| {
-                BINDINGS
+                table()
                     .iter()
                     .any(|b| b.scope == s && b.keys.contains(&chord))
             })
@@ -353,9 +433,7 @@ fn fallback(scope: Scope, chord: Chord, event: &KeyEvent) -> Option<Action> {
     };
     match (scope, chord.code) {
         (Scope::Editor, _) => Some(Action::Editor(EditorAction::Input((*event).into()))),
-        (Scope::Templates, KeyCode::Char(c)) => {
-            plain(c).map(|c| tpl(TemplateAction::FilterPush(c)))
-        }
+        (Scope::Filter, KeyCode::Char(c)) => plain(c).map(|c| tpl(TemplateAction::FilterPush(c))),
         (Scope::Input, KeyCode::Char(c)) => plain(c).map(|c| dialog(DialogAction::Type(c))),
         _ => None,
     }
@@ -367,9 +445,21 @@ pub fn hints(scope: Scope) -> Vec<(String, &'static str)> {
     scopes.extend_from_slice(scope.inherits());
     scopes
         .iter()
-        .flat_map(|&s| BINDINGS.iter().filter(move |b| b.scope == s))
-        .filter(|b| !b.hint.is_empty())
+        .flat_map(|&s| table().iter().filter(move |b| b.scope == s))
+        .filter(|b| !b.hint.is_empty() && !b.keys.is_empty())
         .map(|b| (b.keys[0].label(), b.hint))
+        .collect()
+}
+
+/// Like [`hints`], with each hint's action (to leave out those that do not apply).
+pub fn hints_with_actions(scope: Scope) -> Vec<(String, &'static str, Action)> {
+    let mut scopes = vec![scope];
+    scopes.extend_from_slice(scope.inherits());
+    scopes
+        .iter()
+        .flat_map(|&s| table().iter().filter(move |b| b.scope == s))
+        .filter(|b| !b.hint.is_empty() && !b.keys.is_empty())
+        .map(|b| (b.keys[0].label(), b.hint, b.action.clone()))
         .collect()
 }
 
@@ -378,7 +468,7 @@ pub fn help_sections() -> Vec<(&'static str, Vec<(String, &'static str)>)> {
     Scope::ALL
         .iter()
         .map(|&scope| {
-            let rows = BINDINGS
+            let rows = table()
                 .iter()
                 .filter(|b| b.scope == scope)
                 .map(|b| {

@@ -92,6 +92,7 @@ impl App {
             MessageAction::EditField => self.edit_field(),
             MessageAction::RemoveField => self.remove_field(),
             MessageAction::ToggleArgumentsForm => self.toggle_arguments(),
+            other => self.update_workbench(other),
         }
     }
 
@@ -156,6 +157,17 @@ impl App {
     }
 
     fn add_tool_call(&mut self) {
+        let session = &self.workspace.session;
+        let selected = session.messages.get(self.messages.selected);
+        if selected.is_some_and(|m| m.role() != "assistant") {
+            // On a user or tool message: the model's answer is a new assistant message.
+            let at = self.messages.selected + 1;
+            self.workspace
+                .session
+                .messages
+                .insert(at, crate::session::Message::new("assistant", ""));
+            self.messages.selected = at;
+        }
         let tools = self.workspace.session.tools.clone();
         let mut call = None;
         self.with_message(|s, i| {

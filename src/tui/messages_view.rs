@@ -11,6 +11,7 @@ use serde_json::Value as Json;
 use crate::session::{Message, Session};
 
 use super::app::App;
+use super::attribution_view::bytes_column;
 use super::editor;
 use super::fields::{self, Row};
 use super::theme::Theme;
@@ -71,11 +72,19 @@ fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {
     let width = usize::from(area.width);
     // Wide enough for the largest number, so rows stay aligned past 999 messages.
     let digits = session.messages.len().to_string().len().max(3);
+    let bytes = app.message_bytes();
     (start..count.min(start + height))
         .map(|row| {
             let selected = row == app.messages.selected;
             let line = match session.messages.get(row) {
-                Some(msg) => message_line(row, digits, msg, width, app.theme),
+                Some(msg) => {
+                    // Token mode counts tokens (`12t`) where the list counts bytes.
+                    let size = match app.message_tokens(row) {
+                        Some(tokens) => Some(format!("{tokens}t")),
+                        None => bytes_column(bytes.as_deref(), row),
+                    };
+                    message_line(row, digits, msg, width, size, app.theme)
+                }
                 None => settings_line(session, app.theme),
             };
             match (selected, focused) {
@@ -94,6 +103,7 @@ fn message_line(
     digits: usize,
     msg: &Message,
     width: usize,
+    size: Option<String>,
     theme: Theme,
 ) -> Line<'static> {
     let role = msg.role();
@@ -103,12 +113,21 @@ fn message_line(
         other => other.chars().take(BADGE - 1).collect(),
     };
     let preview = preview_text(msg);
-    let room = width.saturating_sub(digits + 1 + BADGE + 1);
+    // The byte column only where the text keeps room to be recognised.
+    let fixed = digits + 1 + BADGE + 1;
+    let size = size
+        .filter(|_| width >= fixed + 6 + 14)
+        .map(|s| format!(" {s:>5}"))
+        .unwrap_or_default();
+    let room = width.saturating_sub(digits + 1 + BADGE + 1 + size.chars().count());
+    let text = truncate(&preview, room);
+    let pad = room.saturating_sub(text.chars().count());
     Line::from(vec![
         Span::raw(format!("{:>digits$} ", index + 1)),
         Span::styled(format!("{badge:<BADGE$}"), theme.role(role)),
         Span::raw(" "),
-        Span::raw(truncate(&preview, room)),
+        Span::raw(text),
+        Span::styled(format!("{:pad$}{size}", ""), theme.dim()),
     ])
 }
 
@@ -129,8 +148,16 @@ fn preview_text(msg: &Message) -> String {
             format!("→{name}()")
         })
         .collect();
+    let state = super::workbench::ContentState::of(msg);
+    let content = match state.mark() {
+        // A content that is not text says which of "", null or absent it is.
+        Some(mark) if calls.is_empty() || state != super::workbench::ContentState::Empty => {
+            mark.to_string()
+        }
+        _ => content,
+    };
     match (content.is_empty(), calls.is_empty()) {
-        (true, true) => "(empty)".into(),
+        (true, true) => "\"\"".into(),
         (true, false) => calls.join(" "),
         (false, true) => content,
         (false, false) => format!("{} {content}", calls.join(" ")),
@@ -189,12 +216,23 @@ fn draw_fields(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-/// Cuts `text` to `width` characters, marking the cut with `…`.
+/// Cuts `text` to `width` display columns (a CJK character takes two), marking the cut
+/// with `…`.
 pub fn truncate(text: &str, width: usize) -> String {
-    if text.chars().nth(width).is_none() {
+    use unicode_width::{UnicodeWidthChar, UnicodeWidthStr};
+    if text.width() <= width {
         return text.to_string();
     }
-    let mut out: String = text.chars().take(width.saturating_sub(1)).collect();
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = c.width().unwrap_or(0);
+        if used + w + 1 > width {
+            break;
+        }
+        out.push(c);
+        used += w;
+    }
     if width > 0 {
         out.push('…');
     }

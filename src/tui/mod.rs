@@ -8,30 +8,46 @@
 
 pub mod action;
 pub mod app;
+pub mod attribution;
+mod attribution_view;
+mod background;
 pub mod burst;
 pub mod clipboard;
+pub mod config;
 pub mod conversation;
 pub mod dialog;
 mod dialog_view;
+mod diff_view;
 pub mod editor;
 mod event_loop;
 mod events;
 pub mod field_write;
 pub mod fields;
+mod footer;
+pub mod help;
 pub mod highlight;
+pub mod info_view;
 pub mod keymap;
 pub mod messages_pane;
 mod messages_view;
+pub mod open_dialog;
 pub mod preview;
+pub mod prompt_cursor;
 pub mod prompt_pane;
 mod prompt_view;
+mod prompt_wrap;
 pub mod recovery;
 pub mod rendering;
+pub mod sgr;
 pub mod startup;
+pub mod template_origin;
+pub mod template_source;
 pub mod templates_pane;
 mod terminal;
 pub mod theme;
+pub mod token_mode;
 pub mod ui;
+pub mod workbench;
 pub mod workspace;
 
 use std::path::PathBuf;
@@ -54,9 +70,19 @@ pub fn run(options: TuiOptions) -> anyhow::Result<i32> {
     let opened = startup::open(&options)?;
     let worker = crate::worker::Worker::spawn(preview::app_limits().deadline)?;
     let mut app = app::App::with_worker(opened.workspace, opened.catalog, worker);
-    app.theme = theme::Theme::from_env();
-    if let Some(notice) = opened.notice {
-        app.warn(notice);
+    // The config file is read on this thread, which handles keys and draws: the key
+    // table is per thread (see `keymap::install`).
+    let config = config::load();
+    keymap::install(config.bindings);
+    app.theme = theme::Theme {
+        palette: config.palette,
+        ..theme::Theme::from_env()
+    };
+    app.scan_cache();
+    let mut notices = config.problems;
+    notices.extend(opened.notice);
+    if !notices.is_empty() {
+        app.warn(notices.join("; "));
     }
     terminal::run(app)
 }

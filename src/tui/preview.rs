@@ -107,6 +107,7 @@ impl Preview {
             }
             // Message locations of the last prompt stay for when it comes back.
             Err(error) => self.fail(reply.generation, error),
+            Ok(_) => return false,
         }
         true
     }

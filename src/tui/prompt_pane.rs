@@ -4,13 +4,11 @@
 
 use std::ops::Range;
 
-use super::action::{CopyTarget, Direction, Effect, PromptAction, Step};
+use super::action::{CopyTarget, Direction, Effect, PromptAction};
 use super::app::App;
 use super::dialog::Overlay;
 use super::preview::Preview;
 use super::rendering::Deferred;
-use crate::diff::{diff_lines, DiffLine};
-use crate::session::Expected;
 
 /// A search term and where it occurs in the prompt.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -85,6 +83,9 @@ impl App {
     /// The byte offset the prompt view follows: the selected message's span, or the
     /// nearest earlier message that was found in the prompt.
     pub fn prompt_anchor(&self) -> Option<usize> {
+        if let Some(first) = self.selected_ranges().first() {
+            return Some(first.start);
+        }
         (0..=self.messages.selected)
             .rev()
             .take(self.preview.spans.len() + 1)
@@ -98,30 +99,23 @@ impl App {
     /// Handles a prompt-pane action.
     pub(super) fn update_prompt(&mut self, action: PromptAction) -> Option<Effect> {
         match action {
-            PromptAction::Scroll(step) => self.scroll_prompt(step),
+            PromptAction::Scroll(step) if self.prompt.diff => self.scroll_diff(step),
+            PromptAction::Scroll(step) => self.move_prompt_cursor(step),
+            PromptAction::Column(direction) => self.move_prompt_column(direction),
+            PromptAction::JumpToSource => self.jump_to_source(),
+            PromptAction::ToggleLineNumbers => {
+                self.workbench.numbers = !self.workbench.numbers;
+            }
+            PromptAction::NextChange(direction) => self.next_change(direction),
+            PromptAction::ToggleHunks => self.toggle_hunks(),
             PromptAction::ToggleWhitespace => self.prompt.whitespace = !self.prompt.whitespace,
+            PromptAction::ToggleTokens => self.toggle_tokens(),
             PromptAction::ToggleDiff => self.toggle_diff(),
             PromptAction::StartSearch => self.overlay = Some(Overlay::search()),
             PromptAction::NextMatch(direction) => self.next_match(direction),
             PromptAction::Copy(target) => return self.when_current(Deferred::Copy(target)),
         }
         None
-    }
-
-    fn scroll_prompt(&mut self, step: Step) {
-        let height = self.prompt_height().max(1);
-        let top = self
-            .prompt
-            .top_line(&self.preview, self.prompt_anchor(), height);
-        let last = self.preview.line_count().saturating_sub(1);
-        self.prompt.top = Some(match step {
-            Step::Line(Direction::Up) => top.saturating_sub(1),
-            Step::Line(Direction::Down) => (top + 1).min(last),
-            Step::Page(Direction::Up) => top.saturating_sub(height),
-            Step::Page(Direction::Down) => (top + height).min(last),
-            Step::First => 0,
-            Step::Last => last.saturating_sub(height.saturating_sub(1)),
-        });
     }
 
     fn toggle_diff(&mut self) {
@@ -138,13 +132,7 @@ impl App {
     /// The diff row to open diff mode at: two lines above the first change, so the user
     /// lands on what differs instead of a long identical preamble.
     pub(super) fn first_difference(&self) -> usize {
-        let Some(Expected::Prompt(expected)) = &self.workspace.session.expected else {
-            return 0;
-        };
-        diff_lines(expected, self.preview.text())
-            .iter()
-            .position(|line| !matches!(line, DiffLine::Same(_)))
-            .map_or(0, |index| index.saturating_sub(2))
+        self.first_change_row()
     }
 
     /// Starts a search for `term` and jumps to the first match.
@@ -202,10 +190,7 @@ impl App {
         let text = self.preview.text();
         let (range, what) = match target {
             CopyTarget::Prompt => (Some(0..text.len()), "the prompt"),
-            CopyTarget::Message => (
-                self.preview.span(self.messages.selected).cloned(),
-                "the selected message",
-            ),
+            CopyTarget::Message => (self.selected_extent(), "the selected message"),
             CopyTarget::Match => (self.match_lines(), "the current match's line"),
         };
         let Some(text) = range.and_then(|r| text.get(r)) else {

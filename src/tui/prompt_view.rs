@@ -2,18 +2,15 @@
 //! in place of the prompt, or the diff against the expected prompt.
 
 use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
+use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
 use crate::render::RenderError;
-use crate::session::Expected;
-use crate::visible::visible_whitespace;
 
 use super::app::App;
 use super::highlight::{prompt_line, Marks};
 use super::messages_view::pane_block;
-use crate::diff::{diff_lines, DiffLine};
 
 /// Draws the pane into `area` (borders included).
 pub fn draw(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
@@ -21,9 +18,30 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let lines = match (&app.preview.output, app.prompt.diff) {
-        (_, true) => diff_view(app, usize::from(inner.height)),
+        (_, true) => super::prompt_wrap::wrap(
+            super::diff_view::view(app, usize::from(inner.height))
+                .into_iter()
+                .enumerate()
+                .collect(),
+            &super::prompt_wrap::WrapOptions {
+                width: usize::from(inner.width),
+                height: usize::from(inner.height),
+                numbers: None,
+                whitespace: false,
+                theme: app.theme,
+            },
+        ),
         (Err(err), false) => error_lines(app, err),
-        (Ok(_), false) => prompt_lines(app, inner.width, inner.height),
+        (Ok(_), false) => super::prompt_wrap::wrap(
+            prompt_lines(app, inner.width, inner.height),
+            &super::prompt_wrap::WrapOptions {
+                width: usize::from(inner.width),
+                height: usize::from(inner.height),
+                numbers: app.workbench.numbers.then(|| app.preview.line_count()),
+                whitespace: app.prompt.whitespace,
+                theme: app.theme,
+            },
+        ),
     };
     let [body, search_bar] =
         Layout::vertical([Constraint::Min(0), Constraint::Length(search_height(app))]).areas(inner);
@@ -55,19 +73,28 @@ fn title(app: &App) -> String {
         title.push_str(" [diff]");
     }
     match &app.preview.output {
-        Ok(_) => title.push_str(&format!(" {} lines", app.preview.line_count())),
+        // Token mode's note (total, token under the cursor) takes the line count's room.
+        Ok(_) if app.token_mode.enabled => {}
+        Ok(_) => {
+            let count = app.preview.line_count();
+            let noun = if count == 1 { "line" } else { "lines" };
+            title.push_str(&format!(" {count} {noun}"));
+        }
         Err(err) => title.push_str(&format!(" ✗ {}", error_label(app, err))),
     }
     if app.is_stale() {
         // The text changed since this render; the new one is on its way.
         title.push_str(" · stale");
+    } else if app.preview.error().is_none() {
+        title.push_str(super::attribution_view::title_note(app));
+        title.push_str(&app.token_note());
     }
     title
 }
 
 /// The visible prompt lines, styled. A line longer than the pane can show when wrapped
 /// is cut there, so a multi-megabyte single-line prompt costs no more than a short one.
-fn prompt_lines(app: &App, width: u16, height: u16) -> Vec<Line<'static>> {
+fn prompt_lines(app: &App, width: u16, height: u16) -> Vec<(usize, Line<'static>)> {
     let visible_chars = usize::from(width) * usize::from(height);
     let height = usize::from(height);
     let preview = &app.preview;
@@ -83,12 +110,15 @@ fn prompt_lines(app: &App, width: u16, height: u16) -> Vec<Line<'static>> {
         .search
         .as_ref()
         .map_or(&[][..], |s| s.matches.as_slice());
+    let selected = app.selected_ranges();
     let marks = Marks {
         specials: &specials,
-        selected: preview.span(app.messages.selected),
+        selected: &selected,
+        cursor: app.cursor_range(),
         matches,
         whitespace: app.prompt.whitespace,
         theme: app.theme,
+        tokens: super::token_mode::tokenized(app),
     };
     let text = preview.text();
     (top..preview.line_count().min(top + height))
@@ -100,7 +130,8 @@ fn prompt_lines(app: &App, width: u16, height: u16) -> Vec<Line<'static>> {
                 .char_indices()
                 .nth(visible_chars)
                 .map_or(line, |(cut, _)| &line[..cut]);
-            prompt_line(shown, start, newline && shown.len() == line.len(), &marks)
+            let styled = prompt_line(shown, start, newline && shown.len() == line.len(), &marks);
+            (index, styled)
         })
         .collect()
 }
@@ -143,61 +174,5 @@ fn error_label(app: &App, err: &RenderError) -> &'static str {
         "template not found"
     } else {
         err.kind.label()
-    }
-}
-
-fn diff_view(app: &App, height: usize) -> Vec<Line<'static>> {
-    let theme = app.theme;
-    let expected = match &app.workspace.session.expected {
-        Some(Expected::Prompt(text)) => text,
-        Some(Expected::Error(text)) => {
-            return vec![
-                Line::raw(format!("expected an error containing {text:?}")),
-                outcome_line(app),
-            ];
-        }
-        None => {
-            return vec![Line::styled(
-                "no expected prompt (press E to set it)",
-                theme.dim(),
-            )]
-        }
-    };
-    let diff = diff_lines(expected, app.preview.text());
-    let changed = diff
-        .iter()
-        .filter(|d| !matches!(d, DiffLine::Same(_)))
-        .count();
-    let summary = match (changed, &app.preview.output) {
-        (_, Err(_)) => outcome_line(app),
-        (0, _) => Line::styled("✓ matches the expected prompt", theme.added()),
-        (n, _) => Line::styled(
-            format!("✗ {n} lines differ (- expected, + rendered)"),
-            theme.error(),
-        ),
-    };
-    let top = app
-        .prompt
-        .top
-        .unwrap_or(0)
-        .min(diff.len().saturating_sub(1));
-    let body = diff.iter().skip(top).take(height).map(|line| {
-        let (sign, text, style) = match line {
-            DiffLine::Same(t) => (' ', t, theme.dim()),
-            DiffLine::Removed(t) => ('-', t, theme.removed()),
-            DiffLine::Added(t) => ('+', t, theme.added()),
-        };
-        Line::from(vec![
-            Span::styled(format!("{sign} "), style),
-            Span::styled(visible_whitespace(text), style),
-        ])
-    });
-    std::iter::once(summary).chain(body).collect()
-}
-
-fn outcome_line(app: &App) -> Line<'static> {
-    match &app.preview.output {
-        Ok(_) => Line::styled("✗ but the template rendered a prompt", app.theme.error()),
-        Err(err) => Line::styled(format!("render failed: {}", err.message), app.theme.error()),
     }
 }

@@ -14,7 +14,7 @@ use serde_json::Value as Json;
 
 use crate::render::RenderError;
 use crate::session::Session;
-use crate::worker::{MessageUpdate, Reply, Update, Worker};
+use crate::worker::{Job, JobKind, MessageUpdate, Reply, Update, Worker};
 
 use super::action::{CopyTarget, Effect};
 use super::app::App;
@@ -185,7 +185,7 @@ impl App {
         self.request_render();
         let mut effects = Vec::new();
         let patience = Instant::now() + Duration::from_secs(120);
-        while self.is_stale() && Instant::now() < patience {
+        while (self.is_stale() || self.background_pending()) && Instant::now() < patience {
             if let Some(reply) = self.pending.worker.recv_timeout(Duration::from_secs(1)) {
                 self.receive(reply, &mut effects);
             }
@@ -194,12 +194,22 @@ impl App {
     }
 
     fn receive(&mut self, reply: Reply, effects: &mut Vec<Effect>) -> bool {
+        if reply.kind != JobKind::Render {
+            return self.receive_background(reply);
+        }
         let changed = self.preview.accept(reply);
         if changed {
             self.prompt.after_render(&self.preview);
             effects.extend(self.run_deferred());
+            self.request_attribution();
+            self.request_tokens();
         }
         changed
+    }
+
+    /// Queues a background job (inspection, tokenizing) on the worker.
+    pub(super) fn submit_job(&self, generation: u64, job: Job) {
+        self.pending.worker.submit(generation, job);
     }
 
     /// Runs `action` now when the shown render is current, else once a render at least

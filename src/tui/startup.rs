@@ -150,6 +150,18 @@ fn from_request(
     workspace
 }
 
+/// A request body opened while the app runs: the workspace and what to tell the user
+/// (no model is fetched: nothing may print over the screen).
+pub(crate) fn request_workspace(
+    path: &Path,
+    imported: Imported,
+    sessions_dir: PathBuf,
+) -> (Workspace, Option<String>) {
+    let mut notices = Vec::new();
+    let workspace = from_request(path, imported, sessions_dir, &mut notices, &mut NoFetch);
+    (workspace, (!notices.is_empty()).then(|| notices.join("; ")))
+}
+
 fn file_name(path: &Path) -> String {
     path.file_name().map_or_else(
         || path.display().to_string(),

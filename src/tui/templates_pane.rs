@@ -4,20 +4,19 @@
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
-use ratatui::widgets::{Block, Borders, Paragraph};
+use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use crate::catalog::TemplateSource;
 
-use super::action::{Direction, Step, TemplateAction};
+use super::action::Effect;
+use super::action::{Pane, TemplateAction};
 use super::app::App;
 use super::messages_view::{pane_block, truncate, window_start};
-
-/// Lines the source view scrolls per page key.
-const SOURCE_PAGE: usize = 10;
+use super::template_origin;
 
 /// The template list and its filter.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct TemplatesPane {
     /// Every template on offer.
     pub catalog: Vec<TemplateSource>,
@@ -27,6 +26,12 @@ pub struct TemplatesPane {
     pub cursor: usize,
     /// First source line shown; `None` follows the error line.
     pub source_top: Option<usize>,
+    /// Keys go to the filter (after `/`).
+    pub filtering: bool,
+    /// Where focus returns once a template is chosen.
+    pub came_from: Pane,
+    /// How the source view shows long lines.
+    pub source_view: super::template_source::SourceView,
 }
 
 impl TemplatesPane {
@@ -34,7 +39,12 @@ impl TemplatesPane {
     pub fn new(catalog: Vec<TemplateSource>, current: Option<&TemplateSource>) -> Self {
         let mut pane = TemplatesPane {
             catalog,
-            ..Default::default()
+            filter: String::new(),
+            cursor: 0,
+            source_top: None,
+            filtering: false,
+            came_from: Pane::Messages,
+            source_view: Default::default(),
         };
         if let Some(current) = current {
             pane.remember(current);
@@ -76,18 +86,15 @@ impl TemplatesPane {
 
 impl App {
     /// Handles a template-pane action.
-    pub(super) fn update_templates(&mut self, action: TemplateAction) {
+    pub(super) fn update_templates(&mut self, action: TemplateAction) -> Option<Effect> {
         let pane = &mut self.templates;
         match action {
             TemplateAction::Select(step) => {
-                let last = pane.visible().len().saturating_sub(1);
-                pane.cursor = match step {
-                    Step::Line(Direction::Up) => pane.cursor.saturating_sub(1),
-                    Step::Line(Direction::Down) => (pane.cursor + 1).min(last),
-                    Step::Page(_) | Step::First => 0,
-                    Step::Last => last,
-                };
+                let page = super::template_source::list_height(self).max(1);
+                let pane = &mut self.templates;
+                pane.cursor = super::help::step(pane.cursor, pane.visible().len(), page, step);
                 pane.source_top = None;
+                self.info.top = 0;
             }
             TemplateAction::Choose => self.choose_template(),
             TemplateAction::FilterPush(c) => {
@@ -98,15 +105,24 @@ impl App {
                 pane.filter.pop();
                 pane.cursor = 0;
             }
-            TemplateAction::FilterClear => pane.filter.clear(),
-            TemplateAction::ScrollSource(direction) => {
-                let top = pane.source_top.unwrap_or(0);
-                pane.source_top = Some(match direction {
-                    Direction::Up => top.saturating_sub(SOURCE_PAGE),
-                    Direction::Down => top + SOURCE_PAGE,
-                });
+            TemplateAction::FilterClear => {
+                pane.filter.clear();
+                pane.filtering = false;
             }
+            TemplateAction::ScrollSource(direction) if self.info.open => {
+                let page = usize::from(self.screen.height / 3).max(1);
+                self.scroll_info(direction, page);
+            }
+            TemplateAction::ScrollSource(direction) => self.scroll_source(direction),
+            TemplateAction::StartFilter => pane.filtering = true,
+            TemplateAction::EndFilter => pane.filtering = false,
+            TemplateAction::ScrollSourceSideways(direction) => self.scroll_sideways(direction),
+            TemplateAction::ToggleWrap => self.toggle_source_wrap(),
+            TemplateAction::EditFile => return self.edit_template_file(),
+            TemplateAction::ToggleInfo => self.info.open = !self.info.open,
         }
+        self.request_info();
+        None
     }
 
     fn choose_template(&mut self) {
@@ -116,6 +132,9 @@ impl App {
         let name = template.name.clone();
         self.use_template(template);
         self.workspace.touch();
+        self.templates.filtering = false;
+        let back = self.templates.came_from;
+        self.focus_pane(back);
         self.notify(format!("using template {name}"));
     }
 }
@@ -126,24 +145,32 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let pane = &app.templates;
-    let list_height = (pane.catalog.len() as u16 + 1).min(inner.height / 3).max(2);
+    let list_height = super::template_source::list_rows(pane.catalog.len(), inner.height);
     let [filter_area, list_area, source_area] = Layout::vertical([
         Constraint::Length(1),
         Constraint::Length(list_height),
         Constraint::Min(0),
     ])
     .areas(inner);
-    let filter = Line::from(vec![
-        Span::styled("filter: ", app.theme.dim()),
-        Span::raw(pane.filter.clone()),
-        Span::styled(if focused { "▏" } else { "" }, app.theme.dim()),
-    ]);
+    let filter = if pane.filtering || !pane.filter.is_empty() {
+        Line::from(vec![
+            Span::styled("filter: ", app.theme.dim()),
+            Span::raw(pane.filter.clone()),
+            Span::styled(if pane.filtering { "▏" } else { "" }, app.theme.dim()),
+        ])
+    } else {
+        Line::styled("/ filters · Enter uses", app.theme.dim())
+    };
     frame.render_widget(Paragraph::new(filter), filter_area);
     frame.render_widget(
         Paragraph::new(list_lines(app, list_area, focused)),
         list_area,
     );
-    draw_source(frame, source_area, app);
+    if app.info.open {
+        super::info_view::draw(frame, source_area, app);
+    } else {
+        super::template_source::draw(frame, source_area, app);
+    }
 }
 
 fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {
@@ -155,80 +182,38 @@ fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {
     let height = usize::from(area.height);
     let start = window_start(pane.cursor, visible.len(), height);
     let in_use = &app.workspace.template;
-    visible
-        .iter()
-        .enumerate()
-        .skip(start)
-        .take(height)
-        .map(|(row, &index)| {
-            let template = &pane.catalog[index];
-            let mark = if template.name == in_use.name && template.origin == in_use.origin {
-                "● "
-            } else {
-                "  "
-            };
-            let line = Line::raw(truncate(
-                &format!("{mark}{}", template.name),
-                usize::from(area.width),
-            ));
-            if focused && row == pane.cursor {
-                line.patch_style(app.theme.cursor())
-            } else {
-                line
-            }
-        })
-        .collect()
-}
-
-/// The selected template's source with line numbers; the error line is marked when the
-/// selected template is the one in use.
-fn draw_source(frame: &mut Frame, area: Rect, app: &App) {
-    let Some(template) = app.templates.selected() else {
-        return;
-    };
-    let block = Block::default().borders(Borders::TOP).title(Span::styled(
-        format!(" {} ", template.name),
-        app.theme.dim(),
-    ));
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    let in_use = template.name == app.workspace.template.name
-        && template.origin == app.workspace.template.origin;
-    let error_line = app
-        .preview
-        .error()
-        .and_then(|e| e.position)
-        .filter(|_| in_use)
-        .map(|p| p.line);
-    let source = if in_use {
-        app.preview.source.as_str()
-    } else {
-        template.source.as_str()
-    };
-    let height = usize::from(inner.height);
-    let top = app
-        .templates
-        .source_top
-        .unwrap_or_else(|| error_line.map_or(0, |line| line.saturating_sub(height / 2 + 1)));
-    let lines: Vec<Line> = source
-        .lines()
-        .enumerate()
-        .skip(top)
-        .take(height)
-        .map(|(i, text)| source_line(i + 1, text, error_line == Some(i + 1), app))
-        .collect();
-    frame.render_widget(Paragraph::new(lines), inner);
-}
-
-fn source_line(number: usize, text: &str, is_error: bool, app: &App) -> Line<'static> {
-    let gutter = Span::styled(format!("{number:>3} "), app.theme.dim());
-    let body = text.replace('\t', "    ");
-    if is_error {
-        Line::from(vec![
-            Span::styled(format!("{number:>3}>"), app.theme.error()),
-            Span::styled(body, app.theme.error()),
-        ])
-    } else {
-        Line::from(vec![gutter, Span::raw(body)])
+    let mut lines = Vec::new();
+    let mut cursor_line = None;
+    for (row, &index) in visible.iter().enumerate().skip(start) {
+        let template = &pane.catalog[index];
+        let section = template_origin::section(template);
+        let first_of_section = match row.checked_sub(1).map(|r| visible[r]) {
+            Some(before) => template_origin::section(&pane.catalog[before]) != section,
+            None => section != "Bundled",
+        };
+        if first_of_section {
+            lines.push(Line::styled(format!("─ {section}"), app.theme.dim()));
+        }
+        let mark = if template.name == in_use.name && template.origin == in_use.origin {
+            "● "
+        } else {
+            "  "
+        };
+        let label = template_origin::label(&pane.catalog, index);
+        let line = Line::raw(truncate(&format!("{mark}{label}"), usize::from(area.width)));
+        if row == pane.cursor {
+            cursor_line = Some(lines.len());
+        }
+        lines.push(if focused && row == pane.cursor {
+            line.patch_style(app.theme.cursor())
+        } else {
+            line
+        });
     }
+    // Headings can push the cursor row below the window: scroll it back into view.
+    if let Some(at) = cursor_line.filter(|&at| at >= height) {
+        lines.drain(..=at - height);
+    }
+    lines.truncate(height);
+    lines
 }

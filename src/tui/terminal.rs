@@ -25,14 +25,17 @@ use super::event_loop::{self, Exit};
 use super::events::Events;
 
 /// The terminal the app draws on.
-pub type Term = Terminal<CrosstermBackend<io::Stdout>>;
+/// Colours go out as basic SGR codes (see [`super::sgr`]).
+pub type Term = Terminal<CrosstermBackend<super::sgr::BasicColors<io::Stdout>>>;
 
 /// Runs `app` until it exits; returns the process exit status.
 pub fn run(mut app: App) -> anyhow::Result<i32> {
     let events = Events::start()?;
     let hook = PanicHook::install();
     enter()?;
-    let mut terminal = match Terminal::new(CrosstermBackend::new(io::stdout())) {
+    let mut terminal = match Terminal::new(CrosstermBackend::new(super::sgr::BasicColors::new(
+        io::stdout(),
+    ))) {
         Ok(terminal) => terminal,
         Err(err) => {
             leave();

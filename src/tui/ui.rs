@@ -13,7 +13,6 @@ use crate::session::Expected;
 
 use super::action::Pane;
 use super::app::{App, Screen};
-use super::keymap;
 use super::messages_view::truncate;
 use super::{dialog_view, messages_view, prompt_view, templates_pane};
 
@@ -53,7 +52,9 @@ pub fn areas(screen: &Screen) -> Areas {
 }
 
 fn visible_panes(screen: &Screen) -> Vec<Pane> {
-    if screen.width >= 120 && screen.height >= 16 {
+    if screen.zoom {
+        vec![screen.focus]
+    } else if screen.width >= 120 && screen.height >= 16 {
         Pane::ALL.to_vec()
     } else if screen.width >= 70 && screen.height >= 12 {
         vec![screen.left, Pane::Prompt]
@@ -101,7 +102,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     }
     frame.render_widget(Paragraph::new(status_line(app)), areas.status);
     frame.render_widget(
-        Paragraph::new(footer_line(app, areas.footer.width)),
+        Paragraph::new(super::footer::line(app, areas.footer.width)),
         areas.footer,
     );
     dialog_view::draw(frame, app);
@@ -154,19 +155,4 @@ fn status_line(app: &App) -> Line<'static> {
         (Some(_), _) => Span::styled("differs from expected", app.theme.error()),
     };
     Line::from(vec![render, Span::raw(" · "), expected])
-}
-
-fn footer_line(app: &App, width: u16) -> Line<'static> {
-    let mut spans = Vec::new();
-    let mut used = 0;
-    for (keys, label) in keymap::hints(app.scope()) {
-        let cost = keys.chars().count() + label.chars().count() + 2;
-        if used + cost > usize::from(width) {
-            break;
-        }
-        used += cost;
-        spans.push(Span::styled(keys, app.theme.key()));
-        spans.push(Span::raw(format!(" {label} ")));
-    }
-    Line::from(spans)
 }

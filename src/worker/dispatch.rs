@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use crate::render::{CancelToken, Limits, RenderError, RenderErrorKind};
 
 use super::runner::{self, Runner};
+use super::values::MessageValues;
 use super::{Job, JobKind, Output, Reply, Update};
 use crate::render::Conversation;
 
@@ -31,6 +32,9 @@ pub(super) enum Command {
     /// The handle was dropped.
     Shutdown,
 }
+
+/// How many times a render's deadline a background job (many renders) may take.
+const BACKGROUND_FACTOR: u32 = 30;
 
 /// Hands a reply to the caller (and wakes it).
 pub(super) type Notify = Box<dyn Fn(Reply) + Send>;
@@ -66,6 +70,8 @@ struct Dispatcher {
     notify: Notify,
     /// The conversation jobs run on; a running job holds a snapshot (copy on write).
     conversation: Arc<Conversation>,
+    /// Its messages as template values, kept in step with the updates.
+    values: MessageValues,
     queued: [Option<Queued>; JobKind::ALL.len()],
     running: Option<Running>,
     idle: Option<Runner>,
@@ -85,6 +91,7 @@ pub(super) fn start(
         commands,
         notify,
         conversation: Arc::default(),
+        values: MessageValues::default(),
         queued: Default::default(),
         running: None,
         idle: None,
@@ -100,7 +107,10 @@ pub(super) fn start(
 /// The identity of the template a render job uses.
 fn template_of(job: &Job) -> Option<usize> {
     match job {
-        Job::Render { template } => Some(Arc::as_ptr(template) as usize),
+        Job::Render { template }
+        | Job::Attribute { template, .. }
+        | Job::Capabilities { template, .. } => Some(Arc::as_ptr(template) as usize),
+        Job::Open { .. } | Job::ScanCache | Job::Tokenize { .. } => None,
     }
 }
 
@@ -124,9 +134,11 @@ impl Dispatcher {
             match command {
                 None => self.time_out(),
                 Some(Command::Update(update)) => {
+                    self.values.note(&update);
                     update.apply(Arc::make_mut(&mut self.conversation));
                 }
                 Some(Command::Submit { generation, job }) => {
+                    self.cancel_background(job.kind());
                     let slot = job.kind().index();
                     self.queued[slot] = Some(Queued {
                         generation,
@@ -166,6 +178,21 @@ impl Dispatcher {
             self.abandoned = None;
             if self.running.as_ref().is_some_and(|r| r.timed_out) {
                 self.abandon_running();
+            }
+        }
+    }
+
+    /// A running background job answers an older conversation once a render or a
+    /// newer job of its kind is asked for: it is cancelled (it ends at its next
+    /// checkpoint and its cancellation is reported), so typing never waits for it.
+    fn cancel_background(&mut self, submitted: JobKind) {
+        if let Some(running) = self.running.as_ref() {
+            let stale = submitted == JobKind::Render || submitted == running.kind;
+            let cancellable = matches!(running.kind, JobKind::Attribute | JobKind::Tokenize);
+            // Capability probes ignore the conversation: only a newer request replaces them.
+            let replaced = running.kind == JobKind::Capabilities && submitted == running.kind;
+            if (cancellable && stale) || replaced {
+                running.token.cancel();
             }
         }
     }
@@ -244,8 +271,18 @@ impl Dispatcher {
             }
         };
         let token = CancelToken::new();
-        let allowed = self.allowed();
-        runner.run(queued.job, Arc::clone(&self.conversation), token.clone());
+        let allowed = if kind.background() {
+            self.allowed() * BACKGROUND_FACTOR
+        } else {
+            self.allowed()
+        };
+        let values = self.values.current(&self.conversation);
+        runner.run(
+            queued.job,
+            Arc::clone(&self.conversation),
+            values,
+            token.clone(),
+        );
         self.running = Some(Running {
             runner,
             kind,

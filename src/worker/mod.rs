@@ -23,9 +23,14 @@
 //! [`Output`] variant, and run against the same conversation; the dispatcher needs no
 //! other change.
 
+pub mod capabilities;
 mod dispatch;
+pub mod inspection;
 pub mod locate;
+mod opening;
 mod runner;
+pub mod tokenizing;
+mod values;
 
 use std::ops::Range;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -133,6 +138,38 @@ pub enum Job {
         /// The template.
         template: Arc<Template>,
     },
+    /// Attribute every prompt byte to the message (or other part) that produced it,
+    /// reusing what still holds from `previous` (see [`inspection`]). A newer render
+    /// or attribution request cancels a running one.
+    Attribute {
+        /// The template.
+        template: Arc<Template>,
+        /// An earlier result by the same template.
+        previous: Option<Arc<inspection::Attributed>>,
+    },
+    /// Resolve what the user typed in an open dialog ([`crate::target::open`]).
+    Open {
+        /// A path, a model folder, a model id, a `.gguf`, ...
+        target: String,
+    },
+    /// List the local Hugging Face cache's models that have a chat template.
+    ScanCache,
+    /// Tokenize a prompt with the session's tokenizer (see [`tokenizing`]). A newer
+    /// render or tokenize request cancels a running one.
+    Tokenize {
+        /// Where the tokenizer is.
+        choice: tokenizing::TokenizerChoice,
+        /// The prompt (the app's shown render).
+        prompt: Arc<str>,
+    },
+    /// Probe what a template can render (see [`capabilities`]). Only a newer request of
+    /// this kind cancels a running one: the probes do not read the conversation.
+    Capabilities {
+        /// The template.
+        template: Arc<Template>,
+        /// Variables and clock for the probes.
+        settings: crate::inspect::ProbeSettings,
+    },
 }
 
 /// The kinds of job; each has its own coalescing slot.
@@ -140,16 +177,45 @@ pub enum Job {
 pub enum JobKind {
     /// [`Job::Render`].
     Render,
+    /// [`Job::Attribute`].
+    Attribute,
+    /// [`Job::Open`].
+    Open,
+    /// [`Job::ScanCache`].
+    ScanCache,
+    /// [`Job::Tokenize`].
+    Tokenize,
+    /// [`Job::Capabilities`].
+    Capabilities,
 }
 
 impl JobKind {
     /// Every kind, in the order the dispatcher prefers when several are queued.
-    pub const ALL: [JobKind; 1] = [JobKind::Render];
+    pub const ALL: [JobKind; 6] = [
+        JobKind::Render,
+        JobKind::Open,
+        JobKind::ScanCache,
+        JobKind::Tokenize,
+        JobKind::Capabilities,
+        JobKind::Attribute,
+    ];
 
     fn index(self) -> usize {
         match self {
             JobKind::Render => 0,
+            JobKind::Attribute => 1,
+            JobKind::Open => 2,
+            JobKind::ScanCache => 3,
+            JobKind::Tokenize => 4,
+            JobKind::Capabilities => 5,
         }
+    }
+
+    /// Background work: a running job of this kind is cancelled when a render or a
+    /// newer job of its kind is submitted (it answers an older conversation), and it
+    /// may run longer than a render.
+    pub fn background(self) -> bool {
+        !matches!(self, JobKind::Render)
     }
 }
 
@@ -158,6 +224,11 @@ impl Job {
     pub fn kind(&self) -> JobKind {
         match self {
             Job::Render { .. } => JobKind::Render,
+            Job::Attribute { .. } => JobKind::Attribute,
+            Job::Open { .. } => JobKind::Open,
+            Job::ScanCache => JobKind::ScanCache,
+            Job::Tokenize { .. } => JobKind::Tokenize,
+            Job::Capabilities { .. } => JobKind::Capabilities,
         }
     }
 }
@@ -178,6 +249,16 @@ pub struct Rendered {
 pub enum Output {
     /// From [`Job::Render`].
     Rendered(Rendered),
+    /// From [`Job::Attribute`].
+    Attributed(Arc<inspection::Attributed>),
+    /// From [`Job::Open`].
+    Opened(Box<crate::target::Opened>),
+    /// From [`Job::ScanCache`].
+    Cached(Vec<crate::catalog::TemplateSet>),
+    /// From [`Job::Tokenize`].
+    Tokens(Arc<tokenizing::TokenizedPrompt>),
+    /// From [`Job::Capabilities`].
+    Capabilities(Arc<capabilities::TemplateInfo>),
 }
 
 /// The answer to one request.

@@ -6,7 +6,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
 
-use crate::render::{CancelToken, Conversation, RenderError, RenderErrorKind};
+use crate::render::{CancelToken, Conversation, PreparedMessages, RenderError, RenderErrorKind};
 
 use super::dispatch::Command;
 use super::{line_starts, locate, Job, Output, Rendered};
@@ -19,13 +19,20 @@ pub(super) struct Runner {
     jobs: Sender<Task>,
 }
 
-/// A job with the conversation snapshot it runs on and its cancel token.
-type Task = (Job, Arc<Conversation>, CancelToken);
+/// A job with the conversation snapshot it runs on (and its messages as template
+/// values) and its cancel token.
+type Task = (Job, Arc<Conversation>, Arc<PreparedMessages>, CancelToken);
 
 impl Runner {
     /// Hands the runner a job on `conversation`.
-    pub fn run(&self, job: Job, conversation: Arc<Conversation>, token: CancelToken) {
-        let _ = self.jobs.send((job, conversation, token));
+    pub fn run(
+        &self,
+        job: Job,
+        conversation: Arc<Conversation>,
+        values: Arc<PreparedMessages>,
+        token: CancelToken,
+    ) {
+        let _ = self.jobs.send((job, conversation, values, token));
     }
 }
 
@@ -35,9 +42,11 @@ pub(super) fn spawn(id: u64, done: Sender<Command>) -> std::io::Result<Runner> {
     std::thread::Builder::new()
         .name(format!("chatplate-render-{id}"))
         .spawn(move || {
-            for (job, conversation, token) in inbox {
-                let result = catch_unwind(AssertUnwindSafe(|| run(job, &conversation, &token)))
-                    .unwrap_or_else(|payload| Err(panic_error(payload.as_ref())));
+            for (job, conversation, values, token) in inbox {
+                let result = catch_unwind(AssertUnwindSafe(|| {
+                    run(job, &conversation, &values, &token)
+                }))
+                .unwrap_or_else(|payload| Err(panic_error(payload.as_ref())));
                 if done.send(Command::Done { runner: id, result }).is_err() {
                     return;
                 }
@@ -46,19 +55,33 @@ pub(super) fn spawn(id: u64, done: Sender<Command>) -> std::io::Result<Runner> {
     Ok(Runner { id, jobs })
 }
 
-fn run(job: Job, conversation: &Conversation, token: &CancelToken) -> Result<Output, RenderError> {
+fn run(
+    job: Job,
+    conversation: &Arc<Conversation>,
+    values: &PreparedMessages,
+    token: &CancelToken,
+) -> Result<Output, RenderError> {
     match job {
         Job::Render { template } => {
             #[cfg(debug_assertions)]
             test_panic(conversation);
             let prompt = template
                 .compiled()?
-                .render_cancellable(conversation, token)?;
+                .render_prepared(conversation, values, token)?;
             Ok(Output::Rendered(Rendered {
                 line_starts: line_starts(&prompt),
                 spans: locate::locate_messages(&prompt, &conversation.messages),
                 prompt: prompt.into(),
             }))
+        }
+        Job::Attribute { template, previous } => {
+            super::inspection::attribute(&template, conversation, previous.as_deref(), token)
+        }
+        Job::Open { target } => super::opening::open(&target),
+        Job::ScanCache => Ok(super::opening::scan_cache()),
+        Job::Tokenize { choice, prompt } => super::tokenizing::tokenize(&choice, &prompt, token),
+        Job::Capabilities { template, settings } => {
+            super::capabilities::probe(&template, &settings, token)
         }
     }
 }

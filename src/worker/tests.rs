@@ -92,6 +92,57 @@ fn updates_patch_the_workers_conversation() {
     assert_eq!(prompt(&next(&worker)), "a;B;!");
 }
 
+/// Edits after a render reuse the converted messages and patch only the edited one;
+/// the prompt is always the one a full render of the same conversation gives.
+#[test]
+fn edited_messages_render_like_a_full_render() {
+    let worker = Worker::spawn(PATIENCE).unwrap();
+    let source = "{% for m in messages %}{{ m.role }}:{{ m.content }}{{ m.thinking }};{% endfor %}";
+    let template = Template::new(source, Limits::default());
+    let mut whole = conversation("a");
+    whole
+        .messages
+        .push(json!({"role": "assistant", "content": "b", "reasoning_content": "r"}));
+    whole.messages.push(json!({"role": "user", "content": "c"}));
+    worker.update(Update::all(whole.clone()));
+    let render_now = |generation| {
+        worker.submit(
+            generation,
+            Job::Render {
+                template: Arc::clone(&template),
+            },
+        );
+        prompt(&next(&worker)).to_string()
+    };
+    let full = |conversation: &Conversation| {
+        crate::render::CompiledTemplate::compile(source, Limits::default())
+            .unwrap()
+            .render(conversation)
+            .unwrap()
+    };
+    assert_eq!(render_now(1), full(&whole));
+    for (generation, (index, text)) in [(1, "B"), (0, "A"), (1, "BB"), (2, "C")]
+        .into_iter()
+        .enumerate()
+    {
+        let message = json!({"role": whole.messages[index]["role"], "content": text});
+        whole.messages[index] = message.clone();
+        worker.update(Update {
+            settings: None,
+            messages: MessageUpdate::Some(vec![(index, message)]),
+        });
+        assert_eq!(
+            render_now(generation as u64 + 2),
+            full(&whole),
+            "after editing {index}"
+        );
+    }
+    // A new list replaces the converted values entirely.
+    whole.messages.truncate(1);
+    worker.update(Update::all(whole.clone()));
+    assert_eq!(render_now(9), full(&whole));
+}
+
 #[test]
 fn a_burst_of_requests_coalesces_to_the_newest() {
     let worker = Worker::spawn(PATIENCE).unwrap();

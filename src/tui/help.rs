@@ -1,0 +1,137 @@
+//! The `?` help overlay: the keys of the pane it was opened from first (then what that
+//! pane inherits, then everything else), including the field editor's own text keys.
+//! Scrolling stops at the last line.
+
+use ratatui::layout::Rect;
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use super::action::{Direction, Step};
+use super::app::App;
+use super::dialog::Overlay;
+use super::dialog_view::dialog_box;
+use super::keymap::{self, Scope};
+use super::theme::Theme;
+
+/// The text keys of the field editor (ratatui-textarea's own bindings, which the keymap
+/// table does not hold because unbound keys go to the text as they are).
+pub const TEXT_KEYS: &[(&str, &str)] = &[
+    ("← → ↑ ↓ Ctrl+B/F/P/N", "Move (with Shift: select)"),
+    ("Home End Ctrl+A Ctrl+E", "Start / end of the line"),
+    ("Ctrl+← Ctrl+→ Alt+B Alt+F", "A word back / forward"),
+    ("Alt+< Alt+>", "Start / end of the text"),
+    ("PgUp PgDn Alt+V Ctrl+V", "A page up / down"),
+    ("Enter", "New line"),
+    ("Tab", "A real tab character"),
+    (
+        "Bksp Del Ctrl+H Ctrl+D",
+        "Delete a character before / after",
+    ),
+    ("Ctrl+W Alt+Bksp / Alt+D", "Delete a word before / after"),
+    ("Ctrl+K / Ctrl+J", "Delete to the end / start of the line"),
+    (
+        "Ctrl+X",
+        "Cut the selection (Ctrl+U / Ctrl+R also undo / redo)",
+    ),
+];
+
+/// One row of the overlay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum HelpRow {
+    /// A section title.
+    Heading(&'static str),
+    /// Keys and what they do.
+    Key(String, &'static str),
+}
+
+/// The scopes in the order the overlay shows them when opened from `from`.
+fn order(from: Scope) -> Vec<Scope> {
+    let mut scopes = vec![from];
+    if from == Scope::Fields || from == Scope::Editor {
+        scopes.push(Scope::Messages);
+    }
+    scopes.extend_from_slice(from.inherits_scopes());
+    for scope in Scope::ALL {
+        if !scopes.contains(&scope) {
+            scopes.push(scope);
+        }
+    }
+    scopes
+}
+
+/// Every row of the overlay opened from `from`.
+pub fn rows(from: Scope) -> Vec<HelpRow> {
+    let sections = keymap::help_sections();
+    let mut rows = Vec::new();
+    for scope in order(from) {
+        let Some((title, keys)) = sections.iter().find(|(t, _)| *t == scope.title()) else {
+            continue;
+        };
+        if keys.is_empty() {
+            continue;
+        }
+        rows.push(HelpRow::Heading(title));
+        rows.extend(keys.iter().map(|(k, h)| HelpRow::Key(k.clone(), h)));
+        if scope == Scope::Editor {
+            rows.push(HelpRow::Heading("Field editor: text keys"));
+            rows.extend(TEXT_KEYS.iter().map(|(k, h)| HelpRow::Key((*k).into(), h)));
+        }
+    }
+    rows
+}
+
+/// A cursor or view moved by `step` in a list of `count` rows shown `page` at a time.
+pub fn step(current: usize, count: usize, page: usize, step: Step) -> usize {
+    let last = count.saturating_sub(1);
+    match step {
+        Step::Line(Direction::Up) => current.saturating_sub(1),
+        Step::Line(Direction::Down) => (current + 1).min(last),
+        Step::Page(Direction::Up) => current.saturating_sub(page),
+        Step::Page(Direction::Down) => (current + page).min(last),
+        Step::First => 0,
+        Step::Last => last,
+    }
+}
+
+/// The help scroll after `step` on a screen `height` rows tall: never past the point
+/// where the last row is at the bottom.
+pub fn scroll(scroll: u16, from: Scope, height: u16, how: Step) -> u16 {
+    let view = usize::from(height.saturating_sub(2)).max(1);
+    let max = rows(from).len().saturating_sub(view);
+    let top = step(usize::from(scroll), max + 1, view, how);
+    u16::try_from(top).unwrap_or(u16::MAX)
+}
+
+/// Draws the overlay.
+pub fn draw(frame: &mut Frame, area: Rect, scroll: u16, from: Scope, theme: Theme) {
+    let inner = dialog_box(
+        frame,
+        area,
+        84,
+        area.height,
+        "Keys (Esc closes, ↑↓ PgUp PgDn scroll)",
+        theme,
+    );
+    let lines: Vec<Line> = rows(from)
+        .into_iter()
+        .skip(usize::from(scroll))
+        .take(usize::from(inner.height))
+        .map(|row| match row {
+            HelpRow::Heading(title) => Line::styled(title, theme.focused()),
+            HelpRow::Key(keys, help) => Line::from(vec![
+                Span::styled(format!("  {keys:<26}"), theme.key()),
+                Span::raw(help),
+            ]),
+        })
+        .collect();
+    frame.render_widget(Paragraph::new(lines), inner);
+}
+
+impl App {
+    /// Opens the help on the focused pane's keys.
+    pub(super) fn open_help(&mut self) {
+        let from = self.scope();
+        self.overlay = Some(Overlay::Help { scroll: 0, from });
+    }
+}

@@ -1,0 +1,205 @@
+//! New, save-as and open-anything while the app runs (issue 8). `Ctrl+P` asks for a
+//! path, a model folder, a model id (Hugging Face cache or Hub) or a `.gguf`; the worker
+//! resolves it with [`crate::target::open`] and the reply switches the session or the
+//! template, so nothing is read on the UI thread and no restart is needed.
+//!
+//! Templates from a model join the picker and the current conversation moves to the
+//! chosen one (like transformers: the `tool_use` entry while the conversation has tools,
+//! unless a name was pinned). Sessions and request bodies replace the session, which is
+//! refused while there are unsaved changes. The local cache is scanned on the worker
+//! at start for the picker's "Hugging Face cache" section.
+
+use crate::catalog::{TemplateSet, TemplateSource};
+use crate::session::Session;
+use crate::target::Opened;
+use crate::worker::{Job, Output, Reply};
+
+use super::app::App;
+use super::conversation::example_session;
+use super::dialog::{InputDialog, InputKind, Overlay};
+use super::workspace::Workspace;
+
+/// What was opened last that can choose again when the conversation changes.
+#[derive(Debug, Clone, Default)]
+pub struct Opening {
+    /// The model's templates, when the session's template came from one.
+    pub set: Option<TemplateSet>,
+    /// What the open dialog is waiting for.
+    pub waiting: Option<String>,
+}
+
+impl App {
+    /// A new, empty, untitled session on the current template.
+    pub(super) fn new_session(&mut self) {
+        if self.workspace.dirty {
+            return self.warn("unsaved changes: save (Ctrl+S) before starting a new session");
+        }
+        let template = self.workspace.template.clone();
+        let dir = self.workspace.sessions_dir.clone();
+        let mut session = example_session(template.reference(&dir));
+        session.messages.clear();
+        session.tools = None;
+        self.load(untitled(session, template, dir));
+        self.notify("new session (press a to add a message)");
+    }
+
+    /// Asks for something to open.
+    pub(super) fn ask_open(&mut self) {
+        self.overlay = Some(Overlay::Input(InputDialog {
+            kind: InputKind::Open,
+            text: String::new(),
+        }));
+    }
+
+    /// Asks for a new file name for the session.
+    pub(super) fn ask_save_as(&mut self) {
+        self.overlay = Some(Overlay::save_as(&self.workspace.sessions_dir, false));
+    }
+
+    /// Hands `text` to the worker to resolve.
+    pub(super) fn open_target(&mut self, text: &str) {
+        let text = text.trim();
+        if text.is_empty() {
+            return self.warn("type a path, a model folder, a model id or a .gguf");
+        }
+        self.opening.waiting = Some(text.to_string());
+        let generation = self.generation();
+        self.submit_job(
+            generation,
+            Job::Open {
+                target: text.to_string(),
+            },
+        );
+        self.notify(format!("opening {text}…"));
+    }
+
+    /// Starts the cache scan for the picker.
+    pub fn scan_cache(&self) {
+        self.submit_job(0, Job::ScanCache);
+    }
+
+    /// Whether an open is still on its way (tests wait for it).
+    pub fn open_pending(&self) -> bool {
+        self.opening.waiting.is_some()
+    }
+
+    /// Takes the answer to an open request in.
+    pub(super) fn receive_opened(&mut self, reply: Reply) -> bool {
+        let Some(text) = self.opening.waiting.take() else {
+            return false;
+        };
+        match reply.result {
+            Ok(Output::Opened(opened)) => self.opened(&text, *opened),
+            Ok(_) => {}
+            Err(err) => self.warn(format!("could not open {text}: {}", err.message)),
+        }
+        // Not from a key, so the event loop would not send the new render until its next
+        // wake-up: send it now.
+        self.request_render();
+        true
+    }
+
+    fn opened(&mut self, text: &str, opened: Opened) {
+        match opened {
+            Opened::Templates(set) => self.use_set(text, set),
+            _ if self.workspace.dirty => {
+                self.warn("unsaved changes: save (Ctrl+S) before opening another session")
+            }
+            Opened::Session(path) => self.open_session(&path),
+            Opened::Request { path, imported } => {
+                let dir = self.workspace.sessions_dir.clone();
+                let (workspace, notices) = super::startup::request_workspace(&path, *imported, dir);
+                self.load(workspace);
+                self.opening.set = None;
+                match notices {
+                    Some(text) => self.warn(text),
+                    None => self.notify(format!("imported {}", path.display())),
+                }
+            }
+        }
+    }
+
+    /// A model's (or a file's) templates: all join the picker; the conversation moves to
+    /// the one transformers would choose for it.
+    fn use_set(&mut self, text: &str, set: TemplateSet) {
+        match set.choose(self.has_tools()) {
+            Ok(chosen) => {
+                for entry in &set.entries {
+                    self.templates.remember(entry);
+                }
+                let notes = chosen.metadata.notes.join("; ");
+                let label = chosen.origin_label();
+                self.use_template(chosen);
+                // The session now names another template: an unsaved change.
+                self.workspace.touch();
+                self.opening.set = (set.entries.len() > 1).then_some(set);
+                if notes.is_empty() {
+                    self.notify(format!("opened {text}: {label}"));
+                } else {
+                    self.warn(notes);
+                }
+            }
+            Err(err) => self.warn(format!("could not open {text}: {err}")),
+        }
+    }
+
+    fn has_tools(&self) -> bool {
+        self.workspace
+            .session
+            .tools
+            .as_ref()
+            .is_some_and(|t| !t.is_empty())
+    }
+
+    /// With tools added or removed, a model's named templates are chosen again (its
+    /// `tool_use` entry while there are tools), unless a name was pinned.
+    pub(super) fn rechoose_for_tools(&mut self) {
+        let Some(set) = &self.opening.set else {
+            return;
+        };
+        let current = &self.workspace.template;
+        let from_set = set
+            .entries
+            .iter()
+            .any(|t| t.name == current.name && t.origin == current.origin);
+        if !from_set || set.pinned.is_some() {
+            return;
+        }
+        let Ok(chosen) = set.choose(self.has_tools()) else {
+            return;
+        };
+        if chosen.name != current.name || chosen.origin != current.origin {
+            let name = chosen.entry().unwrap_or(&chosen.name).to_string();
+            self.use_template(chosen);
+            self.workspace.touch();
+            self.notify(format!("template {name} chosen for this conversation"));
+        }
+    }
+
+    /// Adds the cached models' templates to the picker.
+    pub(super) fn receive_cached(&mut self, reply: Reply) -> bool {
+        let Ok(Output::Cached(sets)) = reply.result else {
+            return false;
+        };
+        let cursor = self.templates.cursor;
+        for template in sets.into_iter().flat_map(|s| s.entries) {
+            let known = self
+                .templates
+                .catalog
+                .iter()
+                .any(|t| t.name == template.name && t.origin == template.origin);
+            if !known {
+                self.templates.catalog.push(template);
+            }
+        }
+        self.templates.cursor = cursor;
+        true
+    }
+}
+
+/// A new untitled workspace on `template`.
+fn untitled(session: Session, template: TemplateSource, dir: std::path::PathBuf) -> Workspace {
+    let mut workspace = Workspace::new(session, None, template.clone(), dir);
+    workspace.set_template(template);
+    workspace
+}

@@ -1,0 +1,297 @@
+//! Working in long sessions: undo / redo for edits made from the lists (delete, move,
+//! duplicate, role, tool calls, a whole field-editor visit), going to message N, finding
+//! messages by text, and the three states of `content` (text, `null`, absent), which
+//! templates tell apart with `is defined` / `is none`.
+
+use serde_json::Value as Json;
+
+use crate::session::{Message, Session};
+
+use super::action::{Direction, MessageAction};
+use super::app::App;
+use super::dialog::{InputDialog, InputKind, Overlay};
+use super::fields::{self, Field, Row};
+
+/// How many list edits can be undone.
+const HISTORY: usize = 200;
+
+/// One state of the conversation and the row that was selected in it.
+#[derive(Debug, Clone, PartialEq)]
+struct Snapshot {
+    session: Session,
+    selected: usize,
+}
+
+/// Undo and redo stacks, the last find text, and the state before an editor visit.
+#[derive(Debug, Clone, Default)]
+pub struct Workbench {
+    undo: Vec<Snapshot>,
+    redo: Vec<Snapshot>,
+    /// The state when the field editor opened; recorded when it closes changed.
+    before_editor: Option<Snapshot>,
+    /// The text `/` last looked for in the message list.
+    pub find: Option<String>,
+    /// Line numbers in the prompt pane.
+    pub numbers: bool,
+    /// The diff shows changes with context only.
+    pub hunks: bool,
+}
+
+impl Workbench {
+    /// Whether there is anything to undo.
+    pub fn can_undo(&self) -> bool {
+        !self.undo.is_empty()
+    }
+
+    fn record(&mut self, before: Snapshot) {
+        if self.undo.len() == HISTORY {
+            self.undo.remove(0);
+        }
+        self.undo.push(before);
+        self.redo.clear();
+    }
+}
+
+/// What a message's `content` is, as a template sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContentState {
+    /// A non-empty string or a list of parts.
+    Text,
+    /// `""`: defined, not none, empty.
+    Empty,
+    /// `null`: defined and none.
+    Null,
+    /// No `content` key: undefined.
+    Missing,
+}
+
+impl ContentState {
+    /// The state of `msg`'s content.
+    pub fn of(msg: &Message) -> Self {
+        match msg.0.get("content") {
+            None => ContentState::Missing,
+            Some(Json::Null) => ContentState::Null,
+            Some(Json::String(text)) if text.is_empty() => ContentState::Empty,
+            Some(_) => ContentState::Text,
+        }
+    }
+
+    /// How the list and the field list show a content that is not text.
+    pub fn mark(self) -> Option<&'static str> {
+        match self {
+            ContentState::Text => None,
+            ContentState::Empty => Some("\"\""),
+            ContentState::Null => Some("null"),
+            ContentState::Missing => Some("(no content)"),
+        }
+    }
+}
+
+/// Whether `action` can change the conversation (and so is recorded for undo).
+fn changes_conversation(action: MessageAction) -> bool {
+    matches!(
+        action,
+        MessageAction::Add
+            | MessageAction::Insert
+            | MessageAction::Delete
+            | MessageAction::Duplicate
+            | MessageAction::Move(_)
+            | MessageAction::CycleRole
+            | MessageAction::AddToolCall
+            | MessageAction::AddToolResult
+            | MessageAction::EditField
+            | MessageAction::RemoveField
+            | MessageAction::ToggleArgumentsForm
+    )
+}
+
+/// Whether `msg` matches `needle` (lower case): role, content text, tool names.
+fn message_matches(msg: &Message, needle: &str) -> bool {
+    let has = |text: &str| text.to_lowercase().contains(needle);
+    let content = match msg.0.get("content") {
+        Some(Json::String(text)) => has(text),
+        Some(parts @ Json::Array(_)) => has(&parts.to_string()),
+        _ => false,
+    };
+    let calls = fields::tool_calls(msg).iter().any(|call| {
+        call.pointer("/function/name")
+            .and_then(Json::as_str)
+            .is_some_and(has)
+    });
+    let name = msg.0.get("name").and_then(Json::as_str).is_some_and(has);
+    has(msg.role()) || content || calls || name
+}
+
+impl App {
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            session: self.workspace.session.clone(),
+            selected: self.messages.selected,
+        }
+    }
+
+    /// Message-pane actions, recording the ones that change the conversation.
+    pub(super) fn update_messages_recorded(&mut self, action: MessageAction) {
+        let before = changes_conversation(action).then(|| self.snapshot());
+        self.update_messages(action);
+        if let Some(before) = &before {
+            if before.session != self.workspace.session {
+                self.workbench.record(before.clone());
+            }
+        }
+        if self.editor.is_some() && self.workbench.before_editor.is_none() {
+            // An editor opened (edit, add, tool result): its visit is one undo step.
+            self.workbench.before_editor = Some(before.unwrap_or_else(|| self.snapshot()));
+        }
+    }
+
+    /// After the field editor closed: the visit becomes one undo step if it changed
+    /// anything.
+    pub(super) fn editor_closed(&mut self) {
+        if self.editor.is_some() {
+            return;
+        }
+        if let Some(before) = self.workbench.before_editor.take() {
+            let recorded = self.workbench.undo.last() == Some(&before);
+            if before.session != self.workspace.session && !recorded {
+                self.workbench.record(before);
+            }
+        }
+    }
+
+    /// The actions this module owns.
+    pub(super) fn update_workbench(&mut self, action: MessageAction) {
+        match action {
+            MessageAction::Undo => self.undo_list(),
+            MessageAction::Redo => self.redo_list(),
+            MessageAction::StartGoTo => self.ask(InputKind::GoTo),
+            MessageAction::StartFind => self.ask(InputKind::FindMessage),
+            MessageAction::FindNext(direction) => self.find_next(direction),
+            MessageAction::CycleContentKind => self.cycle_content_kind(),
+            _ => {}
+        }
+    }
+
+    fn ask(&mut self, kind: InputKind) {
+        self.overlay = Some(Overlay::Input(InputDialog {
+            kind,
+            text: String::new(),
+        }));
+    }
+
+    fn undo_list(&mut self) {
+        let Some(before) = self.workbench.undo.pop() else {
+            return self.warn("nothing to undo");
+        };
+        let now = self.snapshot();
+        self.workbench.redo.push(now);
+        self.restore_snapshot(before);
+        self.notify("undone (U or Ctrl+Y redoes)");
+    }
+
+    fn redo_list(&mut self) {
+        let Some(after) = self.workbench.redo.pop() else {
+            return self.warn("nothing to redo");
+        };
+        let now = self.snapshot();
+        self.workbench.undo.push(now);
+        self.restore_snapshot(after);
+        self.notify("redone");
+    }
+
+    fn restore_snapshot(&mut self, snapshot: Snapshot) {
+        self.workspace.session = snapshot.session;
+        self.messages.selected = snapshot.selected;
+        self.messages.clamp(&self.workspace.session);
+        self.prompt.follow();
+        self.edited();
+    }
+
+    /// Selects message `text` (1-based), from the go-to dialog.
+    pub fn go_to(&mut self, text: &str) {
+        let count = self.workspace.session.messages.len();
+        match text.trim().parse::<usize>() {
+            Ok(n) if (1..=count).contains(&n) => {
+                self.select_message(n - 1);
+                self.notify(format!("message {n} of {count}"));
+            }
+            _ => self.warn(format!("no message {:?} (1 to {count})", text.trim())),
+        }
+    }
+
+    fn select_message(&mut self, index: usize) {
+        self.messages.selected = index;
+        self.messages.in_fields = false;
+        self.messages.field = 0;
+        self.prompt.follow();
+    }
+
+    /// Finds the next message containing `text`, from the find dialog.
+    pub fn find_message(&mut self, text: &str) {
+        self.workbench.find = Some(text.to_string()).filter(|t| !t.is_empty());
+        self.find_next(Direction::Down);
+    }
+
+    fn find_next(&mut self, direction: Direction) {
+        let Some(needle) = self.workbench.find.as_ref().map(|t| t.to_lowercase()) else {
+            return self.warn("nothing to find: press / first");
+        };
+        let messages = &self.workspace.session.messages;
+        let count = messages.len();
+        let start = self.messages.selected.min(count);
+        let order: Vec<usize> = match direction {
+            Direction::Down => (1..=count).map(|k| (start + k) % (count + 1)).collect(),
+            Direction::Up => (1..=count)
+                .map(|k| (start + count + 1 - k) % (count + 1))
+                .collect(),
+        };
+        let found = order
+            .into_iter()
+            .filter(|&i| i < count)
+            .find(|&i| message_matches(&messages[i], &needle));
+        match found {
+            Some(index) => {
+                let total = messages
+                    .iter()
+                    .filter(|m| message_matches(m, &needle))
+                    .count();
+                self.select_message(index);
+                self.notify(format!(
+                    "message {} matches {needle:?} ({total} in all; n / N for more)",
+                    index + 1
+                ));
+            }
+            None => self.warn(format!("no message contains {needle:?}")),
+        }
+    }
+
+    /// Content: text or `""` → `null` → no `content` key → `""` (undo brings text back).
+    fn cycle_content_kind(&mut self) {
+        let Row::Message(index) = self.messages.row(&self.workspace.session) else {
+            return self.warn("select a message first (this is the settings row)");
+        };
+        let before = self.snapshot();
+        let msg = &mut self.workspace.session.messages[index];
+        let next = match ContentState::of(msg) {
+            ContentState::Text | ContentState::Empty => Some(Json::Null),
+            ContentState::Null => None,
+            ContentState::Missing => Some(Json::from("")),
+        };
+        let label = match &next {
+            Some(Json::Null) => "content is null (defined, none)",
+            Some(_) => "content is \"\" (defined, empty)",
+            None => "no content key (undefined)",
+        };
+        match next {
+            Some(value) => msg.0.insert("content".into(), value),
+            None => msg.0.shift_remove("content"),
+        };
+        self.workbench.record(before);
+        self.edited();
+        self.notify(format!("{label}; u undoes"));
+        if self.messages.in_fields {
+            let list = fields::fields(&self.workspace.session, Row::Message(index));
+            self.messages.field = list.iter().position(|f| *f == Field::Content).unwrap_or(0);
+        }
+    }
+}

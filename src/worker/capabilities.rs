@@ -1,0 +1,60 @@
+//! Capability jobs on the worker: what a template can render, decided by probe renders
+//! ([`crate::inspect::inspect_template`]), flattened into report rows so the app's info
+//! view only formats them. The probes do not read the conversation, so a render never
+//! cancels this job; only a newer capability request does (the user moved on).
+
+use std::sync::Arc;
+
+use serde_json::Value as Json;
+
+use crate::inspect::{inspect_template, Entry, ProbeSettings};
+use crate::render::{CancelToken, RenderError, RenderErrorKind};
+
+use super::{Output, Template};
+
+/// A template's capabilities as report rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TemplateInfo {
+    /// Every answer, in the order `chatplate inspect` prints them.
+    pub entries: Vec<Entry>,
+    /// Variables beyond the standard ones, with what setting them changes.
+    pub variables: Vec<(String, String)>,
+    /// Probes the template rejected, as `probe: error`.
+    pub failures: Vec<String>,
+}
+
+/// Probes `template` with `settings`.
+pub(super) fn probe(
+    template: &Template,
+    settings: &ProbeSettings,
+    token: &CancelToken,
+) -> Result<Output, RenderError> {
+    let compiled = template.compiled()?;
+    let report = inspect_template(compiled, settings, token).map_err(|_| RenderError {
+        exception: None,
+        kind: RenderErrorKind::Cancelled,
+        message: "cancelled: a newer request replaced it".into(),
+        position: None,
+    })?;
+    let capabilities = &report.capabilities;
+    Ok(Output::Capabilities(Arc::new(TemplateInfo {
+        entries: capabilities.entries(),
+        variables: (report.variables.iter())
+            .map(|v| (v.variable.name.clone(), v.effect.observed.clone()))
+            .collect(),
+        failures: (capabilities.failures.iter())
+            .map(|f| format!("{}: {}", f.probe, f.error.message))
+            .collect(),
+    })))
+}
+
+/// An answer as the info view shows it: `yes`, `no`, `-` or its text.
+pub fn value_text(value: &Json) -> String {
+    match value {
+        Json::Bool(true) => "yes".into(),
+        Json::Bool(false) => "no".into(),
+        Json::Null => "-".into(),
+        Json::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}

@@ -1,0 +1,70 @@
+//! End to end: the real binary in a pseudo-terminal opens a model folder and a `.gguf`
+//! through `Ctrl+P` while it runs (no restart), and reports a missing path and a broken
+//! GGUF without changing anything (issue 8).
+
+#![cfg(feature = "tui")]
+#![cfg(unix)]
+
+mod e2e_support;
+
+use std::path::PathBuf;
+
+use e2e_support::{weather_session, Launch, Tui};
+
+fn fixture(path: &str) -> String {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(path)
+        .display()
+        .to_string()
+}
+
+/// Types `target` into the open dialog and submits it.
+fn open(tui: &mut Tui, target: &str) {
+    tui.send("\x10"); // Ctrl+P
+    tui.wait_for("the open dialog", |s| s.contains("Open: a session"));
+    tui.send(target);
+    tui.send("\r");
+}
+
+#[test]
+fn a_model_folder_and_a_gguf_open_in_the_running_app() {
+    let dir = tempfile::tempdir().unwrap();
+    weather_session(dir.path());
+    let cache = dir.path().join("empty-hf-cache");
+    let cache = cache.display().to_string();
+    let env = [("HF_HUB_CACHE", cache.as_str()), ("HF_HUB_OFFLINE", "1")];
+    let args = ["sessions/weather.json"];
+    let mut tui = Tui::launch(
+        dir.path(),
+        &Launch {
+            env: &env,
+            ..Launch::args(&args)
+        },
+    );
+    tui.wait_for("the first frame", |s| s.contains("<|im_start|>"));
+
+    open(&mut tui, &fixture("models/additional"));
+    // The session has tools: the model's tool_use template renders it.
+    tui.wait_for("the model's template", |s| {
+        s.contains("additional#tool_use") && s.contains("(tool_use file)")
+    });
+
+    open(&mut tui, "/nonexistent/model");
+    tui.wait_for("the error", |s| s.contains("could not open /nonexistent"));
+    open(&mut tui, &fixture("gguf/truncated.gguf"));
+    tui.wait_for("the GGUF error", |s| s.contains("could not open"));
+    assert!(tui.screen().contains("(tool_use file)"), "template kept");
+
+    open(&mut tui, &fixture("gguf/chat.gguf"));
+    tui.wait_for("the GGUF's template", |s| {
+        s.contains("opened") && s.contains("GGUF")
+    });
+    assert!(!tui.screen().contains("(tool_use file)"));
+
+    tui.send("\x11"); // Ctrl+Q
+    tui.wait_for("the quit question", |s| s.contains("nsaved"));
+    tui.send("n");
+    assert_eq!(tui.wait_exit(), 0);
+    tui.wait_restored();
+}
