@@ -37,6 +37,7 @@ mod bundled {
 
 /// Why a template could not be loaded.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CatalogError {
     /// Reading failed.
     #[error("{path}: {cause}")]

@@ -15,6 +15,7 @@ pub const CORPUS_CLOCK: &str = "2026-01-15T00:00:00";
 
 /// Why the corpus could not be converted.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CorpusError {
     /// A corpus file is missing or unreadable.
     #[error("{path}: {cause}")]

@@ -294,6 +294,7 @@ impl Message {
 
 /// Why a session could not be read or written.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum SessionError {
     /// The file is not one chatplate will read (a FIFO, too large, not UTF-8, ...).
     #[error(transparent)]

@@ -1,6 +1,9 @@
 //! Python-compatibility rules, one small case each, with expectations recorded from
 //! transformers 5.23.0's own `render_jinja_template` by
 //! `scripts/python_compat_cases.py --write` (and verifiable with its `--check`).
+//!
+//! Where transformers raised, chatplate must raise the same exception class with the same
+//! message (`python_error`, "Class: message").
 
 use chatplate::render::{CompiledTemplate, ContinueFinal, Conversation, Limits};
 use serde_json::{json, Value as Json};
@@ -27,6 +30,11 @@ fn conversation(case: &Json) -> Conversation {
     }
 }
 
+/// The last line of Python's traceback for this error: `TypeError: ...`.
+fn python_style(err: &chatplate::render::RenderError) -> String {
+    format!("{}: {}", err.exception.unwrap_or("?"), err.message)
+}
+
 #[test]
 fn every_python_compat_case_matches_transformers() {
     let text = include_str!("python_compat/cases.json");
@@ -37,15 +45,17 @@ fn every_python_compat_case_matches_transformers() {
         let template = case["template"].as_str().expect("template");
         let result = CompiledTemplate::compile(template, Limits::default())
             .and_then(|compiled| compiled.render(&conversation(case)));
+        let python_error = case["python_error"].as_str().unwrap_or_default();
         match (case.get("expected").and_then(Json::as_str), result) {
             (Some(want), Ok(got)) if want == got => {}
-            (None, Err(_)) => {}
+            (None, Err(err)) if python_error == python_style(&err) => {}
             (want, got) => failures.push(format!(
-                "{name}\n  transformers: {}\n  chatplate:    {got:?}",
+                "{name}\n  transformers: {}\n  chatplate:    {:?}",
                 want.map_or_else(
                     || format!("error ({})", case["python_error"]),
                     |w| format!("{w:?}")
-                )
+                ),
+                got.map_err(|err| python_style(&err))
             )),
         }
     }

@@ -6,6 +6,7 @@
 //! further and runs fixtures in child processes ([`isolate`]), so even an abort or a
 //! stack overflow is only the failure of the fixture that caused it.
 
+pub mod ci_report;
 mod compiled;
 mod discover;
 pub mod excerpt;
@@ -20,7 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::catalog::{self, CatalogError, Origin, TemplateAccess, TemplateSource};
 use crate::inspect::check_prefix_stable;
-use crate::render::{prepare_source, render_with_deadline, Limits, RenderError};
+use crate::render::{render_with_deadline, Limits, RenderError};
 use crate::session::{Expected, Session, TemplateRef};
 use crate::tokens::{self, expect::TokenCheckError};
 
@@ -29,8 +30,9 @@ pub use marks::{marked_diff, prompt_head};
 pub use pool::check_all;
 pub use report::{line_diff, report, report_with};
 
-/// What checking one fixture found.
+/// What checking one fixture found. More outcomes may be added.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// The render matched `expected`.
@@ -191,7 +193,8 @@ pub fn render_with(
         .map_err(|err| RenderFailure::render(&err, &template.source))
 }
 
-/// An error message with its template excerpt, as the CLI prints it.
+/// An error message with its template excerpt, as the CLI prints it. `source` is the
+/// template as the user wrote it.
 pub fn describe_error(err: &RenderError, source: &str) -> String {
     match error_excerpt(err, source) {
         Some(excerpt) => format!("{err}\n{excerpt}"),
@@ -202,8 +205,7 @@ pub fn describe_error(err: &RenderError, source: &str) -> String {
 /// The template lines around the error, laid out for an 80-column terminal (see
 /// [`excerpt::fit`]), when the error has a position.
 pub fn error_excerpt(err: &RenderError, source: &str) -> Option<String> {
-    let prepared = prepare_source(source);
-    let excerpt = err.excerpt(&prepared, 2)?;
+    let excerpt = err.excerpt(source, 2)?;
     Some(excerpt::fit(&excerpt, excerpt::EXCERPT_COLUMNS))
 }
 

@@ -1,20 +1,22 @@
-//! `chatplate check`: fixtures as golden tests, with a summary line.
+//! `chatplate check`: fixtures as golden tests, reported as text (with a summary line),
+//! JSON or JUnit XML.
 //!
 //! Fixtures are checked in child processes of this binary (see
 //! `chatplate::check::isolate`), so a fixture that crashes the checker is only that
 //! fixture's failure, and the summary always counts every fixture found.
 
 use std::collections::BTreeSet;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::Result;
-use clap::Args;
+use clap::{Args, ValueEnum};
 
 use super::fetching::ensure_cached;
 use super::limits::LimitArgs;
 use super::output;
-use crate::check::{self, isolate, CheckOptions, Fixture, Outcome};
+use crate::check::{self, ci_report, isolate, CaseResult, CheckOptions, Fixture, Outcome};
 use crate::files::{self, MAX_SESSION_BYTES};
 use crate::session::{Session, TemplateRef};
 use crate::visible;
@@ -35,11 +37,25 @@ pub(super) struct CheckArgs {
     /// that crashes chatplate ends the run).
     #[arg(long, hide = true)]
     in_process: bool,
+    /// How to report: human-readable text, a JSON document, or JUnit XML.
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    format: Format,
     /// Colour the diffs: `auto` (a terminal, and `NO_COLOR` unset), `always` or `never`.
     #[arg(long, value_name = "WHEN", default_value = "auto")]
     color: ColorChoice,
     #[command(flatten)]
     limits: LimitArgs,
+}
+
+/// Report formats.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    /// Failures in detail, then "N passed, N failed".
+    Text,
+    /// `{"passed", "failed", "skipped", "cases": [...]}`.
+    Json,
+    /// JUnit XML, for CI test dashboards.
+    Junit,
 }
 
 /// When `check` colours its output.
@@ -95,6 +111,24 @@ pub(super) fn run(args: &CheckArgs) -> Result<i32> {
         }
         _ => check::check_all(&found.fixtures, &options),
     };
+    let failed = results.iter().any(|r| r.outcome.failed());
+    match args.format {
+        Format::Text => print_text(args, &results),
+        Format::Json => print_document(&ci_report::json(&results), failed),
+        Format::Junit => print_document(&ci_report::junit(&results, "chatplate check"), failed),
+    }
+}
+
+/// Prints a whole JSON or XML document; exit 1 when any fixture failed.
+fn print_document(text: &str, failed: bool) -> Result<i32> {
+    let mut stdout = std::io::stdout().lock();
+    stdout.write_all(text.as_bytes())?;
+    stdout.flush()?;
+    Ok(i32::from(failed))
+}
+
+/// The text report: failures and skipped files in detail, notes, then the summary.
+fn print_text(args: &CheckArgs, results: &[CaseResult]) -> Result<i32> {
     let skipped = results
         .iter()
         .filter(|r| matches!(r.outcome, Outcome::Skipped(_)))

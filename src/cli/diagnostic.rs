@@ -16,7 +16,7 @@ pub(super) fn template_error(err: &RenderError, template: &TemplateSource) -> St
 /// `err` of the template `source` found at `place` (see [`place`]), its message after
 /// `lead` (which says what failed, when the error alone does not).
 pub(super) fn located_error(err: &RenderError, lead: &str, place: &str, source: &str) -> String {
-    let mut text = format!("{lead}{}: {}", err.kind.label(), err.message);
+    let mut text = format!("{lead}{}: {}", err.kind.label(), err.traceback_line());
     if let Some(pos) = err.position {
         text = format!("{place}:{}:{}: {text}", pos.line, pos.column);
     }

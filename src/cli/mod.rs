@@ -3,6 +3,7 @@
 
 mod bench;
 mod check;
+mod completions;
 mod diagnostic;
 mod export;
 mod fetching;
@@ -90,6 +91,13 @@ enum Command {
     /// offsets; warns when user, tool or document text becomes a special token.
     #[cfg(feature = "tokens")]
     Tokens(tokens::TokensArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions {
+        /// The shell to complete for.
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff): `chatplate man > chatplate.1`.
+    Man,
     /// Internal: a `check` child process (see `chatplate::check::isolate`).
     #[command(name = "__check-worker", hide = true)]
     CheckWorker,
@@ -108,6 +116,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Some(Command::Render(args)) => render::run(args),
         Some(Command::Inspect(args)) => inspect::run(args),
         Some(Command::Check(args)) => check::run(&args),
+        Some(Command::Completions { shell }) => completions::completions(shell),
+        Some(Command::Man) => completions::man(),
         Some(Command::Bench(args)) => bench::run(&args),
         Some(Command::CheckWorker) => worker::run(),
         Some(Command::ImportCorpus { corpus, out }) => {

@@ -199,6 +199,7 @@ impl<'a> Prober<'a> {
     pub fn render(&self, probe: &Probe) -> Result<Result<String, RenderError>, Cancelled> {
         if self.limit_failures.get() >= LIMIT_FAILURES {
             return Ok(Err(RenderError {
+                exception: None,
                 kind: RenderErrorKind::Limit,
                 message: "not run: earlier probes exceeded the template's limits".into(),
                 position: None,

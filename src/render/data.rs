@@ -35,7 +35,11 @@ impl Object for PyDict {
         let index = match key.as_str() {
             Some(wanted) => self.keys.iter().position(|k| k.as_str() == Some(wanted)),
             None => self.keys.iter().position(|k| k == key),
-        }?;
+        };
+        let Some(index) = index else {
+            super::undefined::note_miss(key, "dict object");
+            return None;
+        };
         Some(self.values[index].clone())
     }
 

@@ -8,8 +8,9 @@ use std::io;
 use minijinja::{Environment, UndefinedBehavior};
 
 use super::{
-    filters, generators, globals, helpers, loops, markup, methods, percent, predicates, pyrepr,
-    scope, sized, textfilters, Limits,
+    boundmethods, filters, generators, globals, groups, helpers, htmlfilters, humanize, loops,
+    markup, methods, percent, predicates, pyrepr, scope, sized, strmethods, textfilters, wordwrap,
+    Limits,
 };
 
 /// MiniJinja's filters that Jinja2 does not have: a template must not see them.
@@ -22,6 +23,10 @@ pub fn build(limits: Limits, helpers: &helpers::Helpers) -> Environment<'static>
     env.set_undefined_behavior(UndefinedBehavior::Lenient);
     env.set_fuel(Some(limits.fuel));
     env.set_recursion_limit(limits.recursion);
+    // Off even in debug builds (MiniJinja's default follows them): it records output
+    // spans and undefined origins on every render. Failed renders turn it on for a
+    // second run (see `CompiledTemplate::render_error`).
+    env.set_debug(false);
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     env.set_formatter(|out, state, value| {
         // Every `{{ }}` is a checkpoint where a stopped render ends.
@@ -49,6 +54,12 @@ pub fn build(limits: Limits, helpers: &helpers::Helpers) -> Environment<'static>
     markup::register(&mut env, helpers);
     percent::register(&mut env, helpers);
     loops::register(&mut env, helpers);
+    strmethods::register(&mut env);
+    groups::register(&mut env);
+    htmlfilters::register(&mut env);
+    humanize::register(&mut env);
+    wordwrap::register(&mut env);
+    boundmethods::register(&mut env, helpers);
     env
 }
 

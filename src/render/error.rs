@@ -3,9 +3,12 @@
 use std::fmt;
 
 use super::globals::RAISED_PREFIX;
+use super::pyerror::translate;
+use super::source::normalize_newlines;
 
-/// What kind of failure a render ended with.
+/// What kind of failure a render ended with. More kinds may be added.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum RenderErrorKind {
     /// The template does not parse.
     Syntax,
@@ -48,11 +51,20 @@ pub struct SourcePosition {
 }
 
 /// A failed render or compile, with everything needed to show it in place.
+///
+/// Where transformers would raise too, [`RenderError::exception`] names the Python
+/// exception class and [`RenderError::message`] is what Python's `str(exception)` says
+/// (exactly, where Jinja2's wording is deterministic). Positions refer to the template as
+/// the user wrote it, with newlines normalized (see [`RenderError::excerpt`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct RenderError {
     /// The failure class.
     pub kind: RenderErrorKind,
-    /// The message, without position.
+    /// The Python exception class transformers raises for the same failure
+    /// (`TypeError`, `UndefinedError`, `TemplateSyntaxError`, ...), when there is one.
+    pub exception: Option<&'static str>,
+    /// The message, without position or exception class.
     pub message: String,
     /// Where in the template, when known.
     pub position: Option<SourcePosition>,
@@ -62,7 +74,7 @@ impl std::error::Error for RenderError {}
 
 impl fmt::Display for RenderError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.kind.label(), self.message)?;
+        write!(f, "{}: {}", self.kind.label(), self.traceback_line())?;
         if let Some(pos) = self.position {
             write!(f, " (line {}, column {})", pos.line, pos.column)?;
         }
@@ -71,53 +83,92 @@ impl fmt::Display for RenderError {
 }
 
 impl RenderError {
-    /// A render stopped through its cancel token.
-    pub fn cancelled() -> Self {
+    /// An error of `kind` with `message`, without position or Python class.
+    pub fn new(kind: RenderErrorKind, message: impl Into<String>) -> Self {
         RenderError {
-            kind: RenderErrorKind::Cancelled,
-            message: "the render was stopped".into(),
+            kind,
+            exception: None,
+            message: message.into(),
             position: None,
         }
     }
 
-    /// An error about the inputs, before any template code ran.
+    /// A render stopped through its cancel token.
+    pub fn cancelled() -> Self {
+        Self::new(RenderErrorKind::Cancelled, "the render was stopped")
+    }
+
+    /// An error about the inputs, before any template code ran (transformers raises
+    /// `ValueError` for these).
     pub fn input(message: impl Into<String>) -> Self {
         RenderError {
-            kind: RenderErrorKind::Input,
-            message: crate::visible::message(&message.into()),
-            position: None,
+            exception: Some("ValueError"),
+            ..Self::new(
+                RenderErrorKind::Input,
+                crate::visible::message(&message.into()),
+            )
         }
     }
 
     /// A bound was exceeded (`kind` is [`RenderErrorKind::Limit`] or
     /// [`RenderErrorKind::Timeout`]); `message` names the limit and how to raise it.
     pub fn limit(kind: RenderErrorKind, message: String) -> Self {
+        Self::new(kind, message)
+    }
+
+    /// A syntax error Jinja2 reports at byte `offset` of `source`.
+    pub(super) fn syntax(message: String, source: &str, offset: usize) -> Self {
         RenderError {
-            kind,
+            kind: RenderErrorKind::Syntax,
+            exception: Some("TemplateSyntaxError"),
             message,
-            position: None,
+            position: position_at(source, offset),
+        }
+    }
+
+    /// Whether this error's position comes before byte `offset` of `source`.
+    pub(super) fn is_before(&self, source: &str, offset: usize) -> bool {
+        match (self.position, position_at(source, offset)) {
+            (Some(mine), Some(theirs)) => (mine.line, mine.column) < (theirs.line, theirs.column),
+            _ => false,
+        }
+    }
+
+    /// The message as Python prints an uncaught exception's last line: `TypeError:
+    /// can only concatenate str (not "int") to str`. A template's own
+    /// `raise_exception` text is shown as it is.
+    pub fn traceback_line(&self) -> String {
+        match self.exception {
+            Some(class) if self.kind != RenderErrorKind::Raised => {
+                format!("{class}: {}", self.message)
+            }
+            _ => self.message.clone(),
         }
     }
 
     /// The stable form of this error, as `--bless` and the app's `E` store it: kind and
-    /// message without the position, so an expectation survives the template's lines
-    /// moving. (`{"error": fragment}` matches when the fragment is part of it.)
+    /// the first line of [`RenderError::traceback_line`] without the position, so an
+    /// expectation survives the template's lines moving. (`{"error": fragment}` matches
+    /// when the fragment is part of it.)
     pub fn summary(&self) -> String {
-        let first_line = self.message.lines().next().unwrap_or_default();
+        let line = self.traceback_line();
+        let first_line = line.lines().next().unwrap_or_default();
         format!("{}: {first_line}", self.kind.label())
     }
 
     /// Whether this error satisfies an expected `{"error": fragment}`: the fragment is
-    /// part of the summary or of the full message with its position (older fixtures
-    /// stored that form).
+    /// part of the summary, of the full message with its position (older fixtures
+    /// stored that form) or of the message alone.
     pub fn matches_expected(&self, fragment: &str) -> bool {
-        self.summary().contains(fragment) || self.to_string().contains(fragment)
+        self.summary().contains(fragment)
+            || self.to_string().contains(fragment)
+            || self.message.contains(fragment)
     }
 
     /// Converts a MiniJinja error. `source` is the template as the user wrote it (newlines
     /// normalised); `to_original` maps a byte offset in the text MiniJinja compiled back
     /// into `source`.
-    pub fn from_minijinja(
+    pub(super) fn from_minijinja(
         err: &minijinja::Error,
         source: &str,
         to_original: &dyn Fn(usize) -> usize,
@@ -125,28 +176,47 @@ impl RenderError {
     ) -> Self {
         use minijinja::ErrorKind as K;
         let detail = full_detail(err);
-        let (kind, message) = if let Some(raised) = detail.strip_prefix(RAISED_PREFIX) {
-            (RenderErrorKind::Raised, raised.to_string())
+        let (kind, exception, message) = if let Some(raised) = detail.strip_prefix(RAISED_PREFIX) {
+            (
+                RenderErrorKind::Raised,
+                Some("TemplateError"),
+                raised.to_string(),
+            )
         } else {
             match err.kind() {
-                K::SyntaxError | K::InvalidDelimiter => (RenderErrorKind::Syntax, detail),
+                K::SyntaxError | K::InvalidDelimiter => {
+                    let offset = error_offset(err, to_original);
+                    let message = super::syntax::translate(&detail, source, offset);
+                    (
+                        RenderErrorKind::Syntax,
+                        Some("TemplateSyntaxError"),
+                        message,
+                    )
+                }
                 K::OutOfFuel => (
                     RenderErrorKind::Limit,
+                    None,
                     limit_hint.unwrap_or(&detail).to_string(),
                 ),
                 K::WriteFailure => (
                     RenderErrorKind::Limit,
+                    None,
                     limit_hint.unwrap_or("output too large").to_string(),
                 ),
                 _ if detail.contains("recursion limit") => (
                     RenderErrorKind::Limit,
+                    None,
                     limit_hint.map_or(detail.clone(), str::to_string),
                 ),
-                _ => (RenderErrorKind::Runtime, detail),
+                kind => {
+                    let python = translate(kind, &detail);
+                    (RenderErrorKind::Runtime, python.class, python.message)
+                }
             }
         };
         RenderError {
             kind,
+            exception,
             // The message may carry the template's own text (`raise_exception`):
             // control characters escaped, and cut when huge.
             message: crate::visible::message(&message),
@@ -155,8 +225,10 @@ impl RenderError {
     }
 
     /// The template lines around the error, numbered, with a caret under the column.
+    /// `source` is the template as the user wrote it.
     pub fn excerpt(&self, source: &str, context: usize) -> Option<String> {
         let pos = self.position?;
+        let source = normalize_newlines(source);
         let lines: Vec<&str> = source.lines().collect();
         let first = pos.line.saturating_sub(context + 1);
         let last = (pos.line + context).min(lines.len());
@@ -235,13 +307,19 @@ fn position_of(
     to_original: &dyn Fn(usize) -> usize,
 ) -> Option<SourcePosition> {
     let line = err.line()?;
-    let before = err
-        .range()
-        .map(|range| to_original(range.start))
-        .and_then(|offset| source.get(..offset));
-    let Some(before) = before else {
-        return Some(SourcePosition { line, column: 1 });
-    };
+    error_offset(err, to_original)
+        .and_then(|offset| position_at(source, offset))
+        .or(Some(SourcePosition { line, column: 1 }))
+}
+
+/// Where in the user's source MiniJinja reports `err`, as a byte offset.
+fn error_offset(err: &minijinja::Error, to_original: &dyn Fn(usize) -> usize) -> Option<usize> {
+    err.range().map(|range| to_original(range.start))
+}
+
+/// The line and column of byte `offset` in `source`.
+pub(super) fn position_at(source: &str, offset: usize) -> Option<SourcePosition> {
+    let before = source.get(..offset)?;
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     Some(SourcePosition {
         line: before.matches('\n').count() + 1,

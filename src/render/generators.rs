@@ -121,19 +121,16 @@ fn items(state: &State, value: Value) -> Result<Value, Error> {
         return Ok(generator(Vec::new()));
     }
     if value.kind() != ValueKind::Map || is_python_none(&value) {
-        return Err(Error::new(
-            minijinja::ErrorKind::InvalidOperation,
-            format!(
-                "TypeError: can only get item pairs from a mapping, not {}",
-                super::pytype::type_name(&value)
-            ),
+        return Err(super::pyerror::raise(
+            "TypeError",
+            "Can only get item pairs from a mapping.",
         ));
     }
     let pairs = value
         .try_iter()?
         .map(|key| {
             let item = value.get_item(&key).unwrap_or_default();
-            Value::from(vec![key, item])
+            Value::from(minijinja::value::Tuple::from(vec![key, item]))
         })
         .collect();
     Ok(generator(pairs))

@@ -55,6 +55,16 @@ impl Helpers {
         self.name("namespace_value")
     }
 
+    /// `x.name` where `name` is a dict method, not called (see [`super::boundmethods`]).
+    pub fn dict_attr(&self) -> String {
+        self.name("dict_attr")
+    }
+
+    /// `x['name']` where `name` is a dict method (see [`super::boundmethods`]).
+    pub fn dict_item(&self) -> String {
+        self.name("dict_item")
+    }
+
     /// The value of every other `{% set ... = value %}`.
     pub fn set_value(&self) -> String {
         self.name("set_value")

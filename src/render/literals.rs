@@ -10,10 +10,14 @@
 use minijinja::machinery::{tokenize, Token};
 use minijinja::syntax::SyntaxConfig;
 
-/// Rewrites the string literals MiniJinja would read differently from Jinja2.
-pub fn decode_python_escapes(source: &str) -> String {
+use super::offsets::OffsetMap;
+
+/// Rewrites the string literals MiniJinja would read differently from Jinja2; the map
+/// leads back from the result's offsets to `source`'s.
+pub fn decode_python_escapes(source: &str) -> (String, OffsetMap) {
+    let mut map = OffsetMap::default();
     if !needs_decoding(source) {
-        return source.to_string();
+        return (source.to_string(), map);
     }
     let mut out = String::with_capacity(source.len());
     let mut cursor = 0;
@@ -29,12 +33,14 @@ pub fn decode_python_escapes(source: &str) -> String {
             continue;
         }
         out.push_str(&source[cursor..start]);
+        let new_start = out.len();
         out.push_str(&reencode(&decode(&raw[1..raw.len() - 1])));
         out.extend(std::iter::repeat_n('\n', raw.matches('\n').count()));
+        map.record((new_start, out.len()), (start, end), None);
         cursor = end;
     }
     out.push_str(&source[cursor..]);
-    out
+    (out, map)
 }
 
 /// Whether `text` has a backslash escape MiniJinja reads differently.
@@ -137,7 +143,7 @@ mod tests {
     #[test]
     fn continues_lines_and_keeps_line_numbers() {
         let source = "{% set s = \"a\\\nb\\\\c\\a\" %}\n{{ s }}";
-        let rewritten = decode_python_escapes(source);
+        let (rewritten, _) = decode_python_escapes(source);
         assert_eq!(rewritten, "{% set s = \"ab\\\\c\\u0007\"\n %}\n{{ s }}");
         assert_eq!(rewritten.lines().count(), source.lines().count());
     }

@@ -4,11 +4,14 @@
 //! templates use that it lacks, and makes every method call on `None` fail the way
 //! Python's `AttributeError` does.
 
-use minijinja::value::{Value, ValueKind};
+use minijinja::value::{Tuple, Value, ValueKind};
 use minijinja::{Error, ErrorKind, State};
 
+use super::generators::is_generator;
 use super::none::is_python_none;
+use super::pyerror::repr;
 use super::pytype::type_name;
+use super::undefined::object_type_repr;
 
 /// The unknown-method callback installed on the environment.
 pub fn call_method(
@@ -26,12 +29,29 @@ pub fn call_method(
         if let Some(result) = super::sized::string_method(state, text, method, args) {
             return result;
         }
+        if let Some(result) = super::strmethods::call(text, method, args) {
+            return result;
+        }
         if let Some(result) = extra_string_method(state, text, method, args) {
             return result;
         }
     }
+    if let (Some(bytes), "decode") = (value.as_bytes(), method) {
+        return super::bytes::decode(bytes, args);
+    }
     if value.kind() == ValueKind::Seq && method == "index" {
         return list_index(state, value, args);
+    }
+    if value.kind() == ValueKind::Map && method == "copy" && args.is_empty() {
+        // A shallow copy, in the same key order.
+        let pairs = value
+            .try_iter()?
+            .map(|key| {
+                let item = value.get_item(&key).unwrap_or_default();
+                (key, item)
+            })
+            .collect();
+        return Ok(super::data::dict(pairs));
     }
     minijinja_contrib::pycompat::unknown_method_callback(state, value, method, args).map_err(
         |err| match err.kind() {
@@ -41,11 +61,45 @@ pub fn call_method(
     )
 }
 
+/// Calling a method the value lacks. Jinja2 looks the method up first, which gives an
+/// undefined value (or, for methods that modify a list, dict or set, the immutable
+/// sandbox's refusal) that fails when called.
 fn no_attribute(value: &Value, method: &str) -> Error {
-    Error::new(
-        ErrorKind::UnknownMethod,
-        format!("'{}' object has no attribute '{method}'", type_name(value)),
+    // Kept as `UnknownMethod`: MiniJinja then notes which undefined value (if the
+    // receiver is one) the call failed on.
+    let error = |class: &str, message: String| {
+        Error::new(ErrorKind::UnknownMethod, format!("{class}: {message}"))
+    };
+    if modifies_known_mutable(value, method) {
+        return error(
+            "SecurityError",
+            format!(
+                "access to attribute {} of {} object is unsafe.",
+                repr(method),
+                repr(type_name(value))
+            ),
+        );
+    }
+    error(
+        "UndefinedError",
+        format!(
+            "{} has no attribute {}",
+            repr(&object_type_repr(value)),
+            repr(method)
+        ),
     )
+}
+
+/// The methods Jinja2's immutable sandbox refuses: the ones that modify a list or dict.
+fn modifies_known_mutable(value: &Value, method: &str) -> bool {
+    let unsafe_methods: &[&str] = match value.kind() {
+        ValueKind::Seq | ValueKind::Iterable if !value.is_tuple() && !is_generator(value) => &[
+            "append", "clear", "pop", "reverse", "insert", "sort", "extend", "remove",
+        ],
+        ValueKind::Map => &["clear", "pop", "popitem", "setdefault", "update"],
+        _ => &[],
+    };
+    unsafe_methods.contains(&method)
 }
 
 /// Python's `list.index(x)`: the first position of `x`, or `ValueError`.
@@ -79,12 +133,11 @@ fn extra_string_method(
     let result = match method {
         "removeprefix" => Value::from(text.strip_prefix(arg(0)?).unwrap_or(text)),
         "removesuffix" => Value::from(text.strip_suffix(arg(0)?).unwrap_or(text)),
-        "rsplit" => return Some(rsplit(text, args)),
         "partition" | "rpartition" if arg(0) == Some("") => {
             return Some(Err(value_error("empty separator")))
         }
-        "partition" => partition(text, arg(0)?, text.find(arg(0)?)),
-        "rpartition" => partition(text, arg(0)?, text.rfind(arg(0)?)),
+        "partition" => partition(text, arg(0)?, text.find(arg(0)?), ""),
+        "rpartition" => partition(text, arg(0)?, text.rfind(arg(0)?), text),
         "casefold" => Value::from(text.to_lowercase()),
         "swapcase" => Value::from(swapcase(text)),
         "zfill" => {
@@ -130,73 +183,6 @@ fn affix_test(text: &str, start_side: bool, args: &[Value]) -> Result<Value, Err
     Ok(Value::from(hit))
 }
 
-/// Python's `str.rsplit(sep=None, maxsplit=-1)`.
-fn rsplit(text: &str, args: &[Value]) -> Result<Value, Error> {
-    let sep = match args.first() {
-        None => None,
-        Some(v) if is_python_none(v) => None,
-        Some(v) if v.kind() == ValueKind::String => Some(v.as_str().unwrap_or_default()),
-        Some(v) => {
-            return Err(type_error(&format!(
-                "must be str or None, not {}",
-                type_name(v)
-            )))
-        }
-    };
-    if sep == Some("") {
-        return Err(value_error("empty separator"));
-    }
-    let max = match args.get(1) {
-        None => None,
-        Some(v) if v.is_integer() || v.kind() == ValueKind::Bool => v
-            .as_i64()
-            .filter(|n| *n >= 0)
-            .map(|n| usize::try_from(n).unwrap_or(usize::MAX)),
-        Some(v) => {
-            return Err(type_error(&format!(
-                "'{}' object cannot be interpreted as an integer",
-                type_name(v)
-            )))
-        }
-    };
-    let mut parts: Vec<String> = match (sep, max) {
-        (Some(sep), Some(max)) => text
-            .rsplitn(max.saturating_add(1), sep)
-            .map(String::from)
-            .collect(),
-        (Some(sep), None) => text.rsplit(sep).map(String::from).collect(),
-        (None, max) => rsplit_whitespace(text, max),
-    };
-    parts.reverse();
-    Ok(Value::from(parts))
-}
-
-/// Whitespace `rsplit`, returned in reverse order (last piece first).
-fn rsplit_whitespace(text: &str, max: Option<usize>) -> Vec<String> {
-    let words: Vec<&str> = text.split_whitespace().collect();
-    let limit = max.unwrap_or(usize::MAX);
-    if words.len() <= limit.saturating_add(1) {
-        return words.iter().rev().map(|w| w.to_string()).collect();
-    }
-    let mut parts: Vec<String> = words[words.len() - limit..]
-        .iter()
-        .rev()
-        .map(|w| w.to_string())
-        .collect();
-    let mut rest = text.trim_end();
-    for _ in 0..limit {
-        rest = rest
-            .trim_end_matches(|c: char| !c.is_whitespace())
-            .trim_end();
-    }
-    parts.push(rest.trim_start().to_string());
-    parts
-}
-
-fn type_error(message: &str) -> Error {
-    Error::new(ErrorKind::InvalidOperation, format!("TypeError: {message}"))
-}
-
 fn value_error(message: &str) -> Error {
     Error::new(
         ErrorKind::InvalidOperation,
@@ -204,12 +190,15 @@ fn value_error(message: &str) -> Error {
     )
 }
 
-fn partition(text: &str, sep: &str, found: Option<usize>) -> Value {
+/// `str.partition` / `rpartition`: a 3-tuple. Without the separator, the text is the
+/// first item for `partition` and the last for `rpartition` (`unfound_last`).
+fn partition(text: &str, sep: &str, found: Option<usize>, unfound_last: &str) -> Value {
     let parts = match found {
         Some(at) => [&text[..at], sep, &text[at + sep.len()..]],
-        None => [text, "", ""],
+        None if unfound_last.is_empty() => [text, "", ""],
+        None => ["", "", unfound_last],
     };
-    Value::from_iter(parts.iter().map(|s| Value::from(*s)))
+    Value::from(Tuple::from(parts.map(Value::from).to_vec()))
 }
 
 fn swapcase(text: &str) -> String {

@@ -4,25 +4,38 @@
 //! Compile once with [`CompiledTemplate::compile`], render many times with
 //! [`CompiledTemplate::render`]. Nothing here knows about terminals or files.
 
+mod assertions;
+mod boundmethods;
+mod bytes;
 mod cancel;
 mod conversation;
+mod conversions;
 mod data;
+mod diagnose;
 mod environment;
 mod error;
+mod failure;
 mod filters;
 mod generators;
 mod globals;
+mod groups;
 mod helpers;
+mod htmlfilters;
+mod humanize;
 mod limits;
 mod literals;
 mod loops;
 mod markup;
+mod markupvars;
 mod memory;
 mod methods;
 mod none;
+mod offsets;
 mod percent;
 mod predicates;
 mod prefix;
+mod printf;
+mod pyerror;
 mod pyfloat;
 mod pyjson;
 mod pyrepr;
@@ -30,11 +43,17 @@ mod pystr;
 mod pytype;
 pub(crate) mod rewrite;
 mod scope;
+mod scopes;
 mod sized;
 mod source;
+mod strmethods;
+mod syntax;
+mod tags;
 mod textfilters;
 mod threads;
+mod undefined;
 mod watchdog;
+mod wordwrap;
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -52,7 +71,7 @@ pub use memory::{
 };
 pub use prefix::PreparedMessages;
 pub use pyjson::{dumps as python_json_dumps, DumpOptions};
-pub use source::prepare as prepare_source;
+pub use source::normalize_newlines;
 pub use watchdog::{active_renders, render_with_deadline};
 
 use data::json_to_value;
@@ -76,7 +95,9 @@ pub struct CompiledTemplate {
 
 struct Compiled {
     env: Environment<'static>,
-    prepared_source: String,
+    /// The user's source, newlines normalized: what error positions refer to.
+    source: String,
+    prepared: source::Prepared,
     rewritten: rewrite::Rewritten,
     limits: Limits,
     last_fuel: AtomicU64,
@@ -115,9 +136,14 @@ impl CompiledTemplate {
     }
 
     fn compile_here(source: &str, limits: Limits) -> Result<Self, RenderError> {
-        let (prepared_source, helpers) = source::prepare_with_helpers(source);
+        let source = source::normalize_newlines(source);
+        let (prepared, helpers) = source::prepare(&source);
         let mut env = environment::build(limits, &helpers);
-        let rewritten = rewrite::rewrite(&prepared_source, env.syntax(), &helpers);
+        // One parse serves the rewrites and Jinja2's compile-time checks; a template that
+        // does not parse is compiled as it is, so MiniJinja reports the syntax error.
+        let ast =
+            minijinja::machinery::parse(&prepared.text, TEMPLATE_NAME, env.syntax().clone()).ok();
+        let rewritten = rewrite::rewrite(&prepared.text, ast.as_ref(), &helpers);
         if rewritten.depth > MAX_EXPRESSION_DEPTH {
             return Err(RenderError::limit(
                 RenderErrorKind::Syntax,
@@ -128,15 +154,41 @@ impl CompiledTemplate {
                 ),
             ));
         }
-        env.add_template_owned(TEMPLATE_NAME, rewritten.text.clone())
-            .map_err(|err| {
-                let to_original = |offset| rewritten.original_offset(offset);
-                RenderError::from_minijinja(&err, &prepared_source, &to_original, None)
-            })?;
+        if let Err(err) = env.add_template_owned(TEMPLATE_NAME, rewritten.text.clone()) {
+            let error = map_error(&err, &source, &prepared, &rewritten, None);
+            return Err(match tags::check(&source) {
+                // Jinja2 reports whichever problem its parser meets first.
+                Some(found)
+                    if error.kind == RenderErrorKind::Syntax
+                        && (!error.is_before(&source, found.offset)
+                            || err
+                                .detail()
+                                .is_some_and(|d| d.starts_with("unexpected end of input"))) =>
+                {
+                    RenderError::syntax(found.message, &source, found.offset)
+                }
+                _ => error,
+            });
+        }
+        // MiniJinja accepts one tag Jinja2 (as transformers sets it up) rejects: `do`.
+        if let Some(found) = tags::has_do_tag(&source)
+            .then(|| tags::check(&source))
+            .flatten()
+        {
+            return Err(RenderError::syntax(found.message, &source, found.offset));
+        }
+        if let Some((message, offset)) = ast.as_ref().and_then(|ast| unknown_names(&prepared, ast))
+        {
+            return Err(RenderError {
+                exception: Some("TemplateAssertionError"),
+                ..RenderError::syntax(message, &source, offset)
+            });
+        }
         Ok(CompiledTemplate {
             inner: Arc::new(Compiled {
                 env,
-                prepared_source,
+                source,
+                prepared,
                 rewritten,
                 limits,
                 last_fuel: AtomicU64::new(0),
@@ -258,8 +310,7 @@ impl CompiledTemplate {
             });
         };
         let mut messages = effective_messages(&conversation.messages);
-        let continued =
-            continuation::tag_final_message(&mut messages, field, &self.inner.prepared_source)?;
+        let continued = continuation::tag_final_message(&mut messages, field, &self.inner.source)?;
         Ok(Input {
             context: build_context(
                 conversation,
@@ -297,13 +348,14 @@ impl CompiledTemplate {
             .get_template(TEMPLATE_NAME)
             .map_err(|err| self.error(&err, items, shared))?;
         let mut output = environment::LimitedWriter::new(limits.max_output_bytes);
-        let rendered = template.render_captured_to(context, &mut output);
+        undefined::reset();
+        let rendered = template.render_captured_to(context.clone(), &mut output);
         if let Some(stop) = shared.stop() {
             return Err(self.stopped(stop, shared, items));
         }
         let fuel_used = match rendered {
             Ok(captured) => captured.state().fuel_levels().map_or(0, |(used, _)| used),
-            Err(err) => return Err(self.error(&err, items, shared)),
+            Err(err) => return Err(self.render_error(&env, &err, context, items, shared)),
         };
         self.inner.last_fuel.store(fuel_used, Ordering::Relaxed);
         String::from_utf8(output.buffer)
@@ -312,7 +364,12 @@ impl CompiledTemplate {
 
     /// A MiniJinja error with its position mapped back to the user's source, and limit
     /// errors named with their limit.
-    fn error(&self, err: &minijinja::Error, items: usize, shared: &Shared) -> RenderError {
+    pub(super) fn error(
+        &self,
+        err: &minijinja::Error,
+        items: usize,
+        shared: &Shared,
+    ) -> RenderError {
         if let Some(stop) = shared.stop() {
             return self.stopped(stop, shared, items);
         }
@@ -323,11 +380,12 @@ impl CompiledTemplate {
             _ if err.to_string().contains("recursion limit") => Some(limits.recursion_exceeded()),
             _ => None,
         };
-        let to_original = |offset| self.inner.rewritten.original_offset(offset);
-        RenderError::from_minijinja(
+        let inner = &self.inner;
+        map_error(
             err,
-            &self.inner.prepared_source,
-            &to_original,
+            &inner.source,
+            &inner.prepared,
+            &inner.rewritten,
             hint.as_deref(),
         )
     }
@@ -357,10 +415,40 @@ impl CompiledTemplate {
         self.inner.limits
     }
 
-    /// The source as compiled (newlines normalized), which error positions refer to.
+    /// The source as MiniJinja parses it, before the AST-guided rewrites: literals
+    /// decoded, `{% generation %}` turned into a call block. What the inspector analyses.
     pub fn prepared_source(&self) -> &str {
-        &self.inner.prepared_source
+        &self.inner.prepared.text
     }
+
+    /// The template as the user wrote it, newlines normalized: the text error positions
+    /// refer to.
+    pub fn source(&self) -> &str {
+        &self.inner.source
+    }
+}
+
+/// Jinja2's compile-time check for unknown filters and tests (see [`assertions`]), with
+/// the offset mapped to the user's source.
+fn unknown_names(
+    prepared: &source::Prepared,
+    ast: &minijinja::machinery::ast::Stmt,
+) -> Option<(String, usize)> {
+    let (message, offset) = assertions::check(ast)?;
+    Some((message, prepared.original_offset(offset)))
+}
+
+/// Converts a MiniJinja error, mapping its position back through both rewrites to the
+/// user's own source.
+fn map_error(
+    err: &minijinja::Error,
+    source: &str,
+    prepared: &source::Prepared,
+    rewritten: &rewrite::Rewritten,
+    limit_hint: Option<&str>,
+) -> RenderError {
+    let to_original = |offset| prepared.original_offset(rewritten.original_offset(offset));
+    RenderError::from_minijinja(err, source, &to_original, limit_hint)
 }
 
 /// The prompt, cut where the continued message ends when one is continued.
@@ -426,3 +514,14 @@ fn build_context(
 }
 
 mod continuation;
+
+#[cfg(test)]
+mod tests {
+    /// Library users share one compiled template across threads.
+    #[test]
+    fn compiled_templates_are_send_and_sync() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<super::CompiledTemplate>();
+        shareable::<super::RenderError>();
+    }
+}

@@ -25,6 +25,11 @@ impl Object for PyNone {
         Enumerator::NonEnumerable
     }
 
+    fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        super::undefined::note_miss(key, "None");
+        None
+    }
+
     fn is_true(self: &Arc<Self>) -> bool {
         false
     }

@@ -36,6 +36,19 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
     env.add_test("float", |v: Value| {
         v.kind() == ValueKind::Number && !v.is_integer()
     });
+    env.add_test("callable", is_callable);
+}
+
+/// Python's `callable()`: functions, macros, `loop` and Jinja's Undefined (which has a
+/// `__call__` that raises) are; data, `None` and namespaces are not.
+fn is_callable(value: Value) -> bool {
+    match value.kind() {
+        ValueKind::Undefined => true,
+        ValueKind::Plain => !is_python_none(&value),
+        // MiniJinja's macros are map-like objects with exactly these three keys.
+        ValueKind::Map if value.len() == Some(3) => value.to_string().starts_with("<macro "),
+        _ => false,
+    }
 }
 
 /// Python `iter(x)` succeeds: strings, lists, dicts, generators, and Jinja's Undefined.

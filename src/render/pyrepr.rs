@@ -36,10 +36,23 @@ pub fn to_str_in(state: Option<&State>, value: &Value) -> Result<String, Error> 
     }
 }
 
-/// [`to_str_in`] outside a render, for small values in tests.
-#[cfg(test)]
+/// [`to_str_in`] for filters that get no state. The render's memory budget still
+/// applies (a value too large stops the render at its next checkpoint); the error
+/// itself is shown in place.
 pub fn to_str(value: &Value) -> String {
     to_str_in(None, value).unwrap_or_else(|err| format!("<{err}>"))
+}
+
+/// Python's `repr(value)` (strings quoted), for state-less callers like [`to_str`].
+pub fn repr(value: &Value) -> String {
+    match value.as_str() {
+        Some(text) if value.kind() == ValueKind::String => {
+            let mut out = String::new();
+            write_str_repr(&mut out, text);
+            out
+        }
+        _ => to_str(value),
+    }
 }
 
 struct Repr<'s, 'a, 'b> {
@@ -69,6 +82,11 @@ impl Repr<'_, '_, '_> {
                 let text = value.as_str().unwrap_or_default();
                 super::scope::reserve(self.state, text.len())?;
                 write_str_repr(&mut self.out, text)
+            }
+            ValueKind::Bytes => {
+                let bytes = value.as_bytes().unwrap_or_default();
+                super::scope::reserve(self.state, bytes.len())?;
+                write_bytes_repr(&mut self.out, bytes)
             }
             ValueKind::Seq | ValueKind::Iterable if !is_generator(value) => {
                 self.container(value, depth, |w, v, d| w.seq(v, d))?
@@ -103,11 +121,9 @@ impl Repr<'_, '_, '_> {
     }
 
     fn seq(&mut self, value: &Value, depth: usize) -> Result<(), Error> {
-        let (open, close) = if value.is_tuple() {
-            ('(', ')')
-        } else {
-            ('[', ']')
-        };
+        // groupby's groups are namedtuples in Python: they print as tuples.
+        let tuple = value.is_tuple() || super::groups::is_group(value);
+        let (open, close) = if tuple { ('(', ')') } else { ('[', ']') };
         self.out.push(open);
         let mut count = 0;
         if let Ok(items) = value.try_iter() {
@@ -119,7 +135,7 @@ impl Repr<'_, '_, '_> {
                 count += 1;
             }
         }
-        if value.is_tuple() && count == 1 {
+        if tuple && count == 1 {
             self.out.push(',');
         }
         self.out.push(close);
@@ -151,6 +167,32 @@ pub fn write_number(out: &mut String, value: &Value) {
         let float = f64::try_from(value.clone()).unwrap_or(f64::NAN);
         out.push_str(&repr_float(float));
     }
+}
+
+/// Python's `repr(bytes)`: `b'...'`, with `\xNN` for everything outside printable ASCII.
+fn write_bytes_repr(out: &mut String, bytes: &[u8]) {
+    let quote = if bytes.contains(&b'\'') && !bytes.contains(&b'"') {
+        b'"'
+    } else {
+        b'\''
+    };
+    out.push('b');
+    out.push(char::from(quote));
+    for &byte in bytes {
+        match byte {
+            b'\\' => out.push_str("\\\\"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b if b == quote => {
+                out.push('\\');
+                out.push(char::from(b));
+            }
+            0x20..=0x7e => out.push(char::from(byte)),
+            _ => out.push_str(&format!("\\x{byte:02x}")),
+        }
+    }
+    out.push(char::from(quote));
 }
 
 /// Python's `repr(str)`: single quotes unless the text has `'` and no `"`, with

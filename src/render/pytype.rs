@@ -9,6 +9,10 @@ pub fn type_name(value: &Value) -> &'static str {
     if is_python_none(value) {
         return "NoneType";
     }
+    if super::loops::is_namespace(value) {
+        // transformers' sandbox creates namespaces from its own class of that name.
+        return "TemplateNamespace";
+    }
     match value.kind() {
         ValueKind::Undefined => "Undefined",
         ValueKind::None => "NoneType",
@@ -22,6 +26,9 @@ pub fn type_name(value: &Value) -> &'static str {
         ValueKind::Map => "dict",
         ValueKind::Iterable if super::generators::is_generator(value) => "generator",
         ValueKind::Iterable => "list",
+        ValueKind::Plain if super::boundmethods::is_bound_method(value) => {
+            "builtin_function_or_method"
+        }
         _ => "object",
     }
 }

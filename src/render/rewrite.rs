@@ -7,10 +7,14 @@
 //!   one (markupsafe's `Markup.__add__` / `__radd__`), even though transformers renders
 //!   with autoescape off; functionary v3.1 builds its tool list this way. Every `+` with
 //!   an operand that is statically Markup (`x|safe`, `x|escape`, or another such `+`)
-//!   becomes a call to the Markup helper ([`super::markup`]). Not covered: Markup stored in a variable first
-//!   (`{% set m = x|safe %}{{ m + y }}`), whose type the parser cannot know.
-//! * **`'...' % args`**: Python's string formatting, where the left operand is a string
-//!   literal (so numeric `%` is untouched), becomes a call to the formatting helper ([`super::percent`]).
+//!   becomes a call to the Markup helper ([`super::markup`]); so does `+` on a variable
+//!   some `{% set %}` assigns Markup to (see [`super::markupvars`]).
+//! * **`x % args`**: Python's string formatting or modulo, decided at run time, for
+//!   every `%` whose left operand is not plainly numeric (those keep MiniJinja's own
+//!   `%`, which has Python's floor semantics), becomes a call to the formatting helper
+//!   ([`super::percent`]).
+//! * **Dict methods**: `d.items` (not called) and `d['items']` go through a helper
+//!   ([`super::boundmethods`]) that finds the method as Python does.
 //! * **Looping over a string**: Jinja2 knows the length, so `loop.length`, `loop.last`
 //!   and `loop.revindex` work; MiniJinja's character iterator has none. Every `for`
 //!   loop's iterable is wrapped in the loop helper ([`super::loops`]), which gives a
@@ -23,96 +27,75 @@
 //! The helpers' names are chosen per template ([`Helpers`]), so the template itself
 //! cannot call them.
 
-use minijinja::machinery::ast::{BinOpKind, CallArg, Expr, Stmt};
+use minijinja::machinery::ast::{BinOpKind, CallArg, Expr, Stmt, UnaryOpKind};
 use minijinja::value::ValueKind;
 
-use super::helpers::Helpers;
+use super::boundmethods::{dict_lookup, Lookup};
 
-const MARKUP_FILTERS: [&str; 4] = ["safe", "escape", "e", "forceescape"];
+use super::helpers::Helpers;
+use super::offsets::OffsetMap;
 
 /// A rewritten template and the way back from its byte offsets to the original's.
 #[derive(Debug, Clone, Default)]
 pub struct Rewritten {
     /// The text MiniJinja compiles.
     pub text: String,
-    shifts: Vec<Shift>,
+    /// Where the edits landed.
+    pub map: OffsetMap,
     /// The deepest expression nesting in the template (a chain of `n` operators is `n`
     /// deep), which MiniJinja's compiler recurses through.
     pub depth: usize,
-}
-
-/// Where one top-level edit landed: `new` is its range in the rewritten text, `original`
-/// the range it replaced, `prefix` the length of text inserted before the original
-/// (for wraps, `function((`).
-#[derive(Debug, Clone, Copy)]
-struct Shift {
-    new: (usize, usize),
-    original: (usize, usize),
-    prefix: Option<usize>,
 }
 
 impl Rewritten {
     /// Maps a byte offset in the rewritten text to the original source, so error
     /// positions point at what the user wrote.
     pub fn original_offset(&self, offset: usize) -> usize {
-        let mut growth: isize = 0;
-        for shift in &self.shifts {
-            if offset < shift.new.0 {
-                break;
-            }
-            if offset < shift.new.1 {
-                let inside = offset - shift.new.0;
-                let original_len = shift.original.1 - shift.original.0;
-                return match shift.prefix {
-                    Some(prefix) if inside >= prefix && inside - prefix < original_len => {
-                        shift.original.0 + inside - prefix
-                    }
-                    _ => shift.original.0,
-                };
-            }
-            growth += (shift.new.1 - shift.new.0) as isize
-                - (shift.original.1 - shift.original.0) as isize;
-        }
-        offset.saturating_add_signed(-growth)
+        self.map.original_offset(offset)
     }
 }
 
 /// Applies the rewrites to `source`; returns it unchanged when it does not parse (the
 /// real compile then reports the syntax error).
-pub fn rewrite(
-    source: &str,
-    syntax: &minijinja::syntax::SyntaxConfig,
-    helpers: &Helpers,
-) -> Rewritten {
-    let Ok(ast) = minijinja::machinery::parse(source, "<template>", syntax.clone()) else {
+pub fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Rewritten {
+    let Some(ast) = ast else {
         return Rewritten {
             text: source.to_string(),
-            shifts: Vec::new(),
+            map: OffsetMap::default(),
             depth: 0,
         };
     };
+    // Pushed first so that, once sorted, they enclose the edits inside the values.
+    let edits: Vec<Edit> = super::scopes::namespace_sets(ast, source)
+        .into_iter()
+        .map(|set| Edit {
+            start: set.value.0,
+            end: set.value.1,
+            kind: EditKind::Around("((".into(), format!("), {})[0]", set.namespace)),
+        })
+        .collect();
     let mut cx = Cx {
         source,
         helpers,
-        edits: Vec::new(),
+        edits,
         depth: 0,
     };
-    walk_stmt(&ast, &mut cx);
+    super::markupvars::with_names(ast, || walk_stmt(ast, &mut cx));
     let cx_depth = cx.depth;
     let mut edits = cx.edits;
     // Outer edits first where two start together, so a wrap encloses what it contains.
     edits.sort_by_key(|edit| (edit.start, std::cmp::Reverse(edit.end)));
-    let mut shifts = Vec::with_capacity(edits.len());
+    let mut map = OffsetMap::default();
     let text = apply_edits(
         source,
         0,
         source.len(),
         &mut edits.as_slice(),
-        Some(&mut shifts),
+        Some(&mut map),
     );
     Rewritten {
         text,
-        shifts,
+        map,
         depth: cx_depth,
     }
 }
@@ -138,17 +121,19 @@ enum EditKind {
     Replace(String),
     /// Wrap the range, with any edits inside it applied, in a call to this function.
     Wrap(String),
+    /// Put text before and after the range, with any edits inside it applied.
+    Around(String, String),
 }
 
 /// Writes `source[start..end]` with the edits inside that range applied. `edits` is
 /// sorted by start and consumed as it is used; nested edits are applied inside `Wrap`s.
-/// Top-level edits are recorded in `shifts` when given.
+/// Top-level edits are recorded in `map` when given.
 fn apply_edits(
     source: &str,
     start: usize,
     end: usize,
     edits: &mut &[Edit],
-    mut shifts: Option<&mut Vec<Shift>>,
+    mut map: Option<&mut OffsetMap>,
 ) -> String {
     let mut out = String::with_capacity(end - start + 32);
     let mut cursor = start;
@@ -172,13 +157,18 @@ fn apply_edits(
                 out.push_str(&format!("{function}(({inner}))"));
                 Some(function.len() + 2)
             }
+            EditKind::Around(before, after) => {
+                let inner = apply_edits(source, edit.start, edit.end, edits, None);
+                out.push_str(&format!("{before}{inner}{after}"));
+                Some(before.len())
+            }
         };
-        if let Some(shifts) = shifts.as_deref_mut() {
-            shifts.push(Shift {
-                new: (new_start, start + out.len()),
-                original: (edit.start, edit.end),
+        if let Some(map) = map.as_deref_mut() {
+            map.record(
+                (new_start, start + out.len()),
+                (edit.start, edit.end),
                 prefix,
-            });
+            );
         }
         cursor = edit.end;
     }
@@ -306,9 +296,7 @@ fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
             return;
         }
         let Expr::BinOp(b) = current else {
-            for child in children(current) {
-                walk_expr_at(child, depth + 1, cx);
-            }
+            walk_other(current, depth, cx);
             return;
         };
         walk_expr_at(&b.right, depth + 1, cx);
@@ -316,6 +304,43 @@ fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
         known_plain = matches!(b.op, BinOpKind::Add);
         current = &b.left;
         depth += 1;
+    }
+}
+
+/// Walks an expression that is not an operator: dict-method lookups are rewritten
+/// (see [`super::boundmethods`]); everything else is walked part by part.
+fn walk_other(expr: &Expr, depth: usize, cx: &mut Cx) {
+    if let Expr::Call(call) = expr {
+        // `d.items()` is a method call, not a lookup: only its parts are walked.
+        if let Expr::GetAttr(callee) = &call.expr {
+            walk_expr_at(&callee.expr, depth + 1, cx);
+            walk_args(&call.args, cx);
+            return;
+        }
+    }
+    if let Some((base, lookup, name)) = dict_lookup(expr) {
+        // `helper((base), 'name')`: the base keeps its own edits, the lookup goes.
+        let (base_start, base_end) = extent(base, cx.source);
+        let (_, end) = extent(expr, cx.source);
+        let helper = match lookup {
+            Lookup::Attr => cx.helpers.dict_attr(),
+            Lookup::Item => cx.helpers.dict_item(),
+        };
+        cx.edits.push(Edit {
+            start: base_start,
+            end: base_end,
+            kind: EditKind::Around(format!("{helper}(("), format!("), {name:?})")),
+        });
+        cx.edits.push(Edit {
+            start: base_end,
+            end,
+            kind: EditKind::Replace(String::new()),
+        });
+        walk_expr_at(base, depth + 1, cx);
+        return;
+    }
+    for child in children(expr) {
+        walk_expr_at(child, depth + 1, cx);
     }
 }
 
@@ -355,11 +380,16 @@ pub(crate) fn children<'e, 'a>(expr: &'e Expr<'a>) -> Vec<&'e Expr<'a>> {
 }
 
 /// Byte range of the whole expression text. MiniJinja's filter and test spans cover
-/// only `|name(args)`, so the range is the union with every sub-expression, widened to
+/// only `|name(args)` (and an operator expression's can start early), so the range is
+/// the union with every sub-expression, widened to
 /// take in parentheses the parser consumed.
-fn extent(expr: &Expr, source: &str) -> (usize, usize) {
+pub(super) fn extent(expr: &Expr, source: &str) -> (usize, usize) {
     let span = expr.span();
     let (mut start, mut end) = (span.start_offset as usize, span.end_offset as usize);
+    if let Expr::IfExpr(_) | Expr::Compare(_) | Expr::BinOp(_) = expr {
+        // Their own spans can start at the token before them; their operands are exact.
+        (start, end) = (usize::MAX, 0);
+    }
     for child in children(expr) {
         let (child_start, child_end) = extent(child, source);
         start = start.min(child_start);
@@ -409,11 +439,38 @@ pub(crate) fn expression_source<'s>(expr: &Expr, source: &'s str) -> &'s str {
 /// `'literal' % args`: Python string formatting, the operands.
 fn string_percent<'e, 'a>(expr: &'e Expr<'a>) -> Option<(&'e Expr<'a>, &'e Expr<'a>)> {
     match expr {
-        Expr::BinOp(b) if matches!(b.op, BinOpKind::Rem) => match &b.left {
-            Expr::Const(c) if c.value.kind() == ValueKind::String => Some((&b.left, &b.right)),
-            _ => None,
-        },
+        Expr::BinOp(b) if matches!(b.op, BinOpKind::Rem) && !is_numeric(&b.left) => {
+            Some((&b.left, &b.right))
+        }
         _ => None,
+    }
+}
+
+/// Plainly a number: a number literal, a `loop` counter, a counting filter, or
+/// arithmetic on those. Such `%` stays MiniJinja's own (it has Python's floor modulo).
+fn is_numeric(expr: &Expr) -> bool {
+    match expr {
+        Expr::Const(c) => matches!(c.value.kind(), ValueKind::Number | ValueKind::Bool),
+        Expr::GetAttr(g) => {
+            matches!(&g.expr, Expr::Var(v) if v.id == "loop")
+                && matches!(
+                    g.name,
+                    "index" | "index0" | "revindex" | "revindex0" | "length" | "depth" | "depth0"
+                )
+        }
+        Expr::Filter(f) => matches!(
+            f.name,
+            "length" | "count" | "int" | "float" | "abs" | "round" | "sum" | "wordcount"
+        ),
+        Expr::BinOp(b) => {
+            !matches!(
+                b.op,
+                BinOpKind::Concat | BinOpKind::ScAnd | BinOpKind::ScOr | BinOpKind::In
+            ) && is_numeric(&b.left)
+                && is_numeric(&b.right)
+        }
+        Expr::UnaryOp(u) => matches!(u.op, UnaryOpKind::Neg) && is_numeric(&u.expr),
+        _ => false,
     }
 }
 
@@ -431,7 +488,9 @@ fn is_markup_add(expr: &Expr) -> bool {
         if !matches!(b.op, BinOpKind::Add) {
             return false;
         }
-        if is_markup_filter(&b.right) || is_markup_filter(&b.left) {
+        if super::markupvars::is_markup_operand(&b.right)
+            || super::markupvars::is_markup_operand(&b.left)
+        {
             return true;
         }
         if matches!(&b.right, Expr::BinOp(_)) && is_markup_add(&b.right) {
@@ -440,10 +499,6 @@ fn is_markup_add(expr: &Expr) -> bool {
         current = &b.left;
     }
     false
-}
-
-fn is_markup_filter(expr: &Expr) -> bool {
-    matches!(expr, Expr::Filter(f) if MARKUP_FILTERS.contains(&f.name))
 }
 
 /// The replacement text for an expression: Markup `+` becomes a helper call, anything

@@ -175,6 +175,16 @@ pub fn tick(state: Option<&State>) -> Result<(), Error> {
     }
 }
 
+/// How many more bytes the current render may hold: its memory budget less what it
+/// holds (without a render scope, the default budget). Field widths are checked
+/// against it before any padding is built.
+pub fn remaining_bytes() -> usize {
+    CURRENT.with(|c| match c.borrow().as_ref() {
+        Some(scope) => scope.max_memory.saturating_sub(scope.held()),
+        None => super::Limits::default().max_memory_bytes,
+    })
+}
+
 /// Checks, before allocating `bytes`, that the render may hold them; fails (and stops
 /// the render) when they would take it over its byte budget. Outside a render the
 /// default budget applies, so no single allocation can be absurd.

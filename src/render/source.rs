@@ -8,24 +8,54 @@
 //! * transformers registers a `{% generation %}...{% endgeneration %}` tag that renders
 //!   its body as a call block; MiniJinja has no custom tags, so the tag is rewritten to
 //!   an equivalent `{% call %}` of a helper function. Whitespace markers and line
-//!   numbers are preserved, so error positions still point at the user's source.
+//!   numbers are preserved.
+//!
+//! Every step records its edits, so error positions lead back to the user's own text
+//! ([`Prepared::original_offset`]).
 
 use super::helpers::Helpers;
+use super::offsets::OffsetMap;
 
-/// Returns the source MiniJinja should compile; error positions refer to this text.
-pub fn prepare(source: &str) -> String {
-    prepare_with_helpers(source).0
+/// The text MiniJinja should compile, and the way back to the user's source.
+#[derive(Debug, Clone, Default)]
+pub struct Prepared {
+    /// The prepared text.
+    pub text: String,
+    /// Literal decoding, then tag rewriting.
+    maps: [OffsetMap; 2],
 }
 
-/// [`prepare`], plus the helper names chosen for this source (see [`Helpers`]).
-pub fn prepare_with_helpers(source: &str) -> (String, Helpers) {
-    let normalized = source.replace("\r\n", "\n").replace('\r', "\n");
-    let decoded = super::literals::decode_python_escapes(&normalized);
+impl Prepared {
+    /// Maps a byte offset in [`Prepared::text`] to the user's source (newlines
+    /// normalized, see [`normalize_newlines`]).
+    pub fn original_offset(&self, offset: usize) -> usize {
+        let [literals, tags] = &self.maps;
+        literals.original_offset(tags.original_offset(offset))
+    }
+}
+
+/// Jinja2's newline handling: `\r\n` and a lone `\r` both end a line. Error positions
+/// count lines and columns in this text.
+pub fn normalize_newlines(source: &str) -> String {
+    source.replace("\r\n", "\n").replace('\r', "\n")
+}
+
+/// Prepares `source` for MiniJinja, with the helper names chosen for it (see
+/// [`Helpers`]).
+pub fn prepare(source: &str) -> (Prepared, Helpers) {
+    let normalized = normalize_newlines(source);
+    let (decoded, literals) = super::literals::decode_python_escapes(&normalized);
     let helpers = Helpers::for_source(&decoded);
-    (rewrite_generation_tags(&decoded, &helpers), helpers)
+    let mut tags = OffsetMap::default();
+    let text = rewrite_generation_tags(&decoded, &helpers, &mut tags);
+    let prepared = Prepared {
+        text,
+        maps: [literals, tags],
+    };
+    (prepared, helpers)
 }
 
-fn rewrite_generation_tags(source: &str, helpers: &Helpers) -> String {
+fn rewrite_generation_tags(source: &str, helpers: &Helpers, map: &mut OffsetMap) -> String {
     if !source.contains("generation") && !source.contains("raw") {
         return source.to_string();
     }
@@ -40,7 +70,17 @@ fn rewrite_generation_tags(source: &str, helpers: &Helpers) -> String {
             return out;
         };
         let (whole, after) = tag.split_at(end + 2);
-        out.push_str(&rewrite_tag(whole, helpers));
+        let rewritten = rewrite_tag(whole, helpers);
+        if rewritten != whole {
+            let original_start = source.len() - tag.len();
+            let new_start = out.len();
+            map.record(
+                (new_start, new_start + rewritten.len()),
+                (original_start, original_start + whole.len()),
+                None,
+            );
+        }
+        out.push_str(&rewritten);
         rest = after;
     }
     out.push_str(rest);
@@ -82,12 +122,15 @@ mod tests {
     #[test]
     fn rewrites_generation_tags_keeping_markers() {
         let helper = Helpers::for_source("").generation();
+        let prepared = prepare("{%- generation %}x{% endgeneration -%}\r\n").0;
         assert_eq!(
-            prepare("{%- generation %}x{% endgeneration -%}\r\n"),
+            prepared.text,
             format!("{{%- call {helper}() %}}x{{% endcall -%}}\n")
         );
+        let x = prepared.text.find('x').unwrap();
+        assert_eq!(prepared.original_offset(x), "{%- generation %}".len());
         assert_eq!(
-            prepare("{% if add_generation_prompt %}"),
+            prepare("{% if add_generation_prompt %}").0.text,
             "{% if add_generation_prompt %}"
         );
     }
@@ -96,7 +139,7 @@ mod tests {
     fn a_tag_whose_ends_overlap_is_left_for_the_parser() {
         // `{%}`: the `%` is shared by the opening and closing marker. Jinja2 rejects
         // it; here it must only not panic, and reach the parser unchanged.
-        assert_eq!(prepare("{%}{% raw %}"), "{%}{% raw %}");
-        assert_eq!(prepare("x {%} generation"), "x {%} generation");
+        assert_eq!(prepare("{%}{% raw %}").0.text, "{%}{% raw %}");
+        assert_eq!(prepare("x {%} generation").0.text, "x {%} generation");
     }
 }

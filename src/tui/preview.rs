@@ -40,7 +40,7 @@ pub fn app_limits() -> Limits {
 #[derive(Debug)]
 pub struct Preview {
     template: Result<Arc<Template>, RenderError>,
-    /// The template source as compiled; error positions refer to it.
+    /// The template source as the user wrote it; error positions refer to it.
     pub source: String,
     /// The prompt, or why there is none.
     pub output: Result<Arc<str>, RenderError>,
@@ -57,7 +57,7 @@ impl Preview {
     pub fn new(source: &str) -> Self {
         let template = Template::new(source, app_limits());
         Preview {
-            source: template.prepared_source(),
+            source: template.error_source(),
             template: Ok(template),
             output: Ok(Arc::from("")),
             line_starts: vec![0],

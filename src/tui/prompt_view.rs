@@ -149,7 +149,11 @@ fn error_lines(app: &App, err: &RenderError) -> Vec<Line<'static>> {
             pos.line, pos.column
         )));
     }
-    lines.extend(err.message.lines().map(|l| Line::raw(l.to_string())));
+    lines.extend(
+        err.traceback_line()
+            .lines()
+            .map(|l| Line::raw(l.to_string())),
+    );
     if let Some(excerpt) = err.excerpt(&app.preview.source, 2) {
         lines.push(Line::raw(""));
         lines.extend(excerpt.lines().map(|l| {

@@ -31,6 +31,7 @@ pub(super) fn probe(
 ) -> Result<Output, RenderError> {
     let compiled = template.compiled()?;
     let report = inspect_template(compiled, settings, token).map_err(|_| RenderError {
+        exception: None,
         kind: RenderErrorKind::Cancelled,
         message: "cancelled: a newer request replaced it".into(),
         position: None,

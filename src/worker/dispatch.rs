@@ -314,6 +314,7 @@ fn timeout_error(deadline: Duration, abandoned: bool) -> RenderError {
         "another stopped render is still running, so nothing else starts until one ends"
     };
     RenderError {
+        exception: None,
         kind: RenderErrorKind::Timeout,
         message: format!(
             "the template did not finish within {:.1} s; {after}",
@@ -325,6 +326,7 @@ fn timeout_error(deadline: Duration, abandoned: bool) -> RenderError {
 
 fn blocked_error() -> RenderError {
     RenderError {
+        exception: None,
         kind: RenderErrorKind::Timeout,
         message: "not rendered: an earlier render of this template timed out and is still \
                   running; at most one is left running, so this one starts when it ends"

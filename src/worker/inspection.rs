@@ -49,6 +49,7 @@ pub(super) fn inspect_error(error: InspectError) -> RenderError {
     match error {
         InspectError::Render(error) => error,
         InspectError::Cancelled(_) => RenderError {
+            exception: None,
             kind: RenderErrorKind::Cancelled,
             message: "cancelled: a newer request replaced it".into(),
             position: None,

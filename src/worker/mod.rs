@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use serde_json::Value as Json;
 
-use crate::render::{prepare_source, CompiledTemplate, Conversation, Limits, RenderError};
+use crate::render::{normalize_newlines, CompiledTemplate, Conversation, Limits, RenderError};
 
 use dispatch::Command;
 
@@ -62,9 +62,9 @@ impl Template {
         })
     }
 
-    /// The source as the engine sees it (newlines normalised); error positions refer to it.
-    pub fn prepared_source(&self) -> String {
-        prepare_source(&self.source)
+    /// The source as the user wrote it, newlines normalised: error positions refer to it.
+    pub fn error_source(&self) -> String {
+        normalize_newlines(&self.source)
     }
 
     /// Compiles on first call; later calls return the same result.

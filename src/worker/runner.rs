@@ -94,6 +94,7 @@ fn panic_error(payload: &(dyn Any + Send)) -> RenderError {
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "no message".into());
     RenderError {
+        exception: None,
         kind: RenderErrorKind::Runtime,
         message: format!(
             "chatplate bug: the template engine crashed ({what}). Your session is unharmed; \

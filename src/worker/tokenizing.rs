@@ -46,6 +46,7 @@ pub(super) fn tokenize(
     let tokenized = run(choice, prompt)?;
     if token.is_cancelled() {
         return Err(RenderError {
+            exception: None,
             kind: RenderErrorKind::Cancelled,
             message: "cancelled: a newer request replaced it".into(),
             position: None,

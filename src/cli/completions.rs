@@ -1,0 +1,25 @@
+//! `chatplate completions SHELL` and `chatplate man`: shell completion scripts and the
+//! man page, generated from the same argument definitions as the parser.
+
+use std::io::Write;
+
+use anyhow::Result;
+use clap::CommandFactory;
+use clap_complete::Shell;
+
+use super::Cli;
+
+/// Prints the completion script for `shell`.
+pub(super) fn completions(shell: Shell) -> Result<i32> {
+    let mut command = Cli::command();
+    clap_complete::generate(shell, &mut command, "chatplate", &mut std::io::stdout());
+    Ok(0)
+}
+
+/// Prints the man page (roff): `chatplate man > chatplate.1`.
+pub(super) fn man() -> Result<i32> {
+    let mut page = Vec::new();
+    clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+    std::io::stdout().write_all(&page)?;
+    Ok(0)
+}

@@ -1,0 +1,104 @@
+//! Jinja2's HTML filters with markupsafe's semantics: `forceescape`, `striptags` and
+//! `xmlattr`. transformers renders with autoescape off, so their results are plain
+//! strings except `forceescape`, which always returns Markup.
+
+use minijinja::value::{Value, ValueKind};
+use minijinja::Error;
+
+use super::markup::escape_html;
+use super::none::is_python_none;
+use super::pyerror::{raise, repr};
+use super::pyrepr::to_str;
+use super::strmethods::is_space;
+
+/// Registers the filters.
+pub fn register(env: &mut minijinja::Environment<'static>) {
+    env.add_filter("forceescape", |value: Value| {
+        Value::from_safe_string(escape_html(&to_str(&value)))
+    });
+    env.add_filter("striptags", |value: Value| striptags(&to_str(&value)));
+    env.add_filter("xmlattr", xmlattr);
+}
+
+/// markupsafe's `Markup.striptags`: comments and tags removed (an unclosed one ends
+/// the search), whitespace runs collapsed to one space, then HTML entities decoded.
+fn striptags(text: &str) -> String {
+    let mut kept = String::with_capacity(text.len());
+    let mut pos = 0;
+    while let Some(found) = text[pos..].find('<') {
+        let start = pos + found;
+        let (closer, from) = if text[start..].starts_with("<!--") {
+            ("-->", start + 4)
+        } else {
+            (">", start)
+        };
+        let Some(end) = text[from..].find(closer) else {
+            break;
+        };
+        kept.push_str(&text[pos..start]);
+        pos = from + end + closer.len();
+    }
+    kept.push_str(&text[pos..]);
+    let collapsed = kept
+        .split(is_space)
+        .filter(|word| !word.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ");
+    htmlize::unescape(collapsed).into_owned()
+}
+
+/// Jinja2's `xmlattr(d, autospace=True)`: `key="value"` pairs, values (and keys)
+/// HTML-escaped, `None` and undefined values left out, keys with whitespace, `/`, `>`
+/// or `=` refused.
+fn xmlattr(value: Value, autospace: Option<bool>) -> Result<String, Error> {
+    if value.kind() != ValueKind::Map {
+        return Err(raise(
+            "AttributeError",
+            format!(
+                "{} object has no attribute 'items'",
+                repr(super::pytype::type_name(&value))
+            ),
+        ));
+    }
+    let mut items = Vec::new();
+    for key in value.try_iter()? {
+        let item = value.get_item(&key)?;
+        if item.is_undefined() || is_python_none(&item) {
+            continue;
+        }
+        let key = to_str(&key);
+        if key.contains(|c: char| c.is_ascii_whitespace() || "/>=\u{b}".contains(c)) {
+            return Err(raise(
+                "ValueError",
+                format!("Invalid character in attribute name: {}", repr(&key)),
+            ));
+        }
+        items.push(format!(
+            "{}=\"{}\"",
+            escape_html(&key),
+            escape_html(&to_str(&item))
+        ));
+    }
+    let joined = items.join(" ");
+    Ok(if autospace.unwrap_or(true) && !joined.is_empty() {
+        format!(" {joined}")
+    } else {
+        joined
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::striptags;
+
+    // markupsafe 3.0.4: Markup('<p>Hi &amp; <b>you</b></p>  <!-- c -->  &nbsp;x &copy
+    // &#39; &unknown;').striptags() == "Hi & you \xa0x © ' &unknown;"
+    #[test]
+    fn strips_like_markupsafe() {
+        assert_eq!(
+            striptags("<p>Hi &amp; <b>you</b></p>  <!-- c -->  &nbsp;x &copy &#39; &unknown;"),
+            "Hi & you \u{a0}x © ' &unknown;"
+        );
+        assert_eq!(striptags("a <b unclosed"), "a <b unclosed");
+    }
+}

@@ -1,0 +1,69 @@
+//! Macro, call and `{% generation %}` bodies that assign to an outer namespace.
+//!
+//! A macro or call body sees the template's variables through a closure, and MiniJinja
+//! decides what goes into it from the names the body *reads*. `{% set ns.x = ... %}`
+//! does not read `ns` in MiniJinja's eyes, so a body that only assigns to an outer
+//! namespace finds `ns` undefined ("can only assign to namespaces, not undefined"),
+//! unless the same body (or another block declared beside it) happens to read `ns`.
+//! Jinja2 resolves `ns` either way, and TRL's training templates rely on it to carry
+//! state out of `{% generation %}` blocks.
+//!
+//! The fix reads the namespace where it is assigned: inside any macro or call body,
+//! `{% set ns.x = value %}` becomes `{% set ns.x = ((value), ns)[0] %}`. The value and
+//! its evaluation order are unchanged; the extra read puts `ns` in the closure of that
+//! body and of every body around it.
+
+use minijinja::machinery::ast::{Expr, Stmt};
+
+/// One assignment to rewrite: the value's source range and the namespace's name.
+pub struct NamespaceSet<'a> {
+    /// Byte range of the assigned value.
+    pub value: (usize, usize),
+    /// The namespace variable assigned to.
+    pub namespace: &'a str,
+}
+
+/// Every `{% set ns.attr = value %}` inside a macro or call body.
+pub fn namespace_sets<'a>(ast: &Stmt<'a>, source: &str) -> Vec<NamespaceSet<'a>> {
+    let mut found = Vec::new();
+    walk(ast, false, source, &mut found);
+    found
+}
+
+fn walk_all<'a>(body: &[Stmt<'a>], in_body: bool, source: &str, found: &mut Vec<NamespaceSet<'a>>) {
+    for stmt in body {
+        walk(stmt, in_body, source, found);
+    }
+}
+
+fn walk<'a>(stmt: &Stmt<'a>, in_body: bool, source: &str, found: &mut Vec<NamespaceSet<'a>>) {
+    match stmt {
+        Stmt::Template(t) => walk_all(&t.children, in_body, source, found),
+        Stmt::Set(s) if in_body => {
+            if let Expr::GetAttr(target) = &s.target {
+                if let Expr::Var(var) = &target.expr {
+                    found.push(NamespaceSet {
+                        value: super::rewrite::extent(&s.expr, source),
+                        namespace: var.id,
+                    });
+                }
+            }
+        }
+        Stmt::ForLoop(f) => {
+            walk_all(&f.body, in_body, source, found);
+            walk_all(&f.else_body, in_body, source, found);
+        }
+        Stmt::IfCond(i) => {
+            walk_all(&i.true_body, in_body, source, found);
+            walk_all(&i.false_body, in_body, source, found);
+        }
+        Stmt::WithBlock(w) => walk_all(&w.body, in_body, source, found),
+        Stmt::SetBlock(s) => walk_all(&s.body, in_body, source, found),
+        Stmt::AutoEscape(a) => walk_all(&a.body, in_body, source, found),
+        Stmt::FilterBlock(f) => walk_all(&f.body, in_body, source, found),
+        Stmt::Block(b) => walk_all(&b.body, in_body, source, found),
+        Stmt::Macro(m) => walk_all(&m.body, true, source, found),
+        Stmt::CallBlock(c) => walk_all(&c.macro_decl.body, true, source, found),
+        _ => {}
+    }
+}

@@ -1,0 +1,336 @@
+//! Python `str` methods (and the string filters built on them) where MiniJinja's
+//! pycompat layer differs from CPython.
+//!
+//! * **Whitespace** is `str.isspace()`: Rust's `char::is_whitespace` plus the ASCII
+//!   separators `\x1c`-`\x1f`, for `split()`, `rsplit()`, `strip()` and `|trim`.
+//! * **`split` / `rsplit`** take `sep` and `maxsplit` as keywords too, and keep Python's
+//!   rules for whitespace splitting with a limit.
+//! * **`splitlines`** splits on every line boundary Python knows, `keepends` included.
+//! * **`title()`** capitalises after every uncased character (`"they're"` ->
+//!   `"They'Re"`), while the `|title` filter is Jinja2's own, which starts words only
+//!   after whitespace, `-` and opening brackets (`"They're"`).
+//! * **`capitalize()`** and `str.title()` use title case (`ß` -> `Ss`, `ǆ` -> `ǅ`).
+//! * **`index` / `rindex`** are `find` / `rfind` that raise `ValueError`.
+//! * **`encode`** gives bytes (see [`super::bytes`]).
+
+use minijinja::value::{from_args, Kwargs, Value, ValueKind};
+use minijinja::Error;
+
+use super::none::is_python_none;
+use super::pyerror::raise;
+use super::pystr::splitlines;
+
+/// Python's `str.isspace()` for one character.
+pub fn is_space(ch: char) -> bool {
+    ch.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&ch)
+}
+
+/// Registers the string filters with Python's semantics.
+pub fn register(env: &mut minijinja::Environment<'static>) {
+    env.add_filter("title", |value: Value| {
+        jinja_title(&super::pyrepr::to_str(&value))
+    });
+    env.add_filter("trim", trim);
+    env.add_filter("capitalize", |value: Value| {
+        capitalize(&super::pyrepr::to_str(&value))
+    });
+}
+
+/// The string methods this module implements, or `None` to let pycompat answer.
+pub fn call(text: &str, method: &str, args: &[Value]) -> Option<Result<Value, Error>> {
+    Some(match method {
+        "split" => split(text, args, false),
+        "rsplit" => split(text, args, true),
+        "strip" | "lstrip" | "rstrip" => strip(text, method, args),
+        "splitlines" => lines(text, args),
+        "isspace" => Ok(Value::from(!text.is_empty() && text.chars().all(is_space))),
+        "index" | "rindex" => index(text, method == "rindex", args),
+        "encode" => super::bytes::encode(text, args),
+        "title" => Ok(Value::from(python_title(text))),
+        "capitalize" => Ok(Value::from(capitalize(text))),
+        "format" => super::conversions::str_format(text, args)?.and_then(|(format, args)| {
+            minijinja::formatting::format(
+                minijinja::formatting::FormatStyle::StrFormat,
+                &format,
+                &args,
+            )
+            .map(Value::from)
+        }),
+        _ => return None,
+    })
+}
+
+/// `sep` and `maxsplit`, positional or by keyword.
+fn split_arguments(args: &[Value]) -> Result<(Option<String>, Option<usize>), Error> {
+    let (sep, maxsplit, kwargs): (Option<Value>, Option<Value>, Kwargs) = from_args(args)?;
+    let sep = match kwargs.get::<Option<Value>>("sep")?.or(sep) {
+        Some(value) if is_python_none(&value) => None,
+        Some(value) => match value.as_str() {
+            Some("") => return Err(raise("ValueError", "empty separator")),
+            Some(sep) if value.kind() == ValueKind::String => Some(sep.to_string()),
+            _ => {
+                return Err(raise(
+                    "TypeError",
+                    format!(
+                        "must be str or None, not {}",
+                        super::pytype::type_name(&value)
+                    ),
+                ))
+            }
+        },
+        None => None,
+    };
+    let maxsplit = kwargs
+        .get::<Option<Value>>("maxsplit")?
+        .or(maxsplit)
+        .and_then(|v| v.as_i64())
+        .and_then(|n| usize::try_from(n).ok());
+    kwargs.assert_all_used()?;
+    Ok((sep, maxsplit))
+}
+
+fn split(text: &str, args: &[Value], from_right: bool) -> Result<Value, Error> {
+    let (sep, maxsplit) = split_arguments(args)?;
+    let limit = maxsplit.unwrap_or(usize::MAX);
+    let parts: Vec<String> = match (sep, from_right) {
+        (Some(sep), false) => text
+            .splitn(limit.saturating_add(1), sep.as_str())
+            .map(String::from)
+            .collect(),
+        (Some(sep), true) => {
+            let mut parts: Vec<String> = text
+                .rsplitn(limit.saturating_add(1), sep.as_str())
+                .map(String::from)
+                .collect();
+            parts.reverse();
+            parts
+        }
+        (None, false) => split_whitespace(text, limit),
+        (None, true) => {
+            let reversed: String = text.chars().rev().collect();
+            let mut parts: Vec<String> = split_whitespace(&reversed, limit)
+                .iter()
+                .map(|part| part.chars().rev().collect())
+                .collect();
+            parts.reverse();
+            parts
+        }
+    };
+    Ok(Value::from(parts))
+}
+
+/// `str.split()` without a separator: runs of whitespace separate words; after `limit`
+/// splits the rest is one piece, with its leading whitespace removed.
+fn split_whitespace(text: &str, limit: usize) -> Vec<String> {
+    let mut parts = Vec::new();
+    let mut rest = text.trim_start_matches(is_space);
+    while !rest.is_empty() {
+        if parts.len() == limit {
+            parts.push(rest.to_string());
+            break;
+        }
+        let end = rest.find(is_space).unwrap_or(rest.len());
+        parts.push(rest[..end].to_string());
+        rest = rest[end..].trim_start_matches(is_space);
+    }
+    parts
+}
+
+fn strip(text: &str, method: &str, args: &[Value]) -> Result<Value, Error> {
+    let (chars,): (Option<Value>,) = from_args(args)?;
+    let chars: Option<Vec<char>> = chars
+        .filter(|v| !is_python_none(v))
+        .map(|v| v.as_str().unwrap_or_default().chars().collect());
+    let matches = |c: char| match &chars {
+        Some(set) => set.contains(&c),
+        None => is_space(c),
+    };
+    Ok(Value::from(match method {
+        "lstrip" => text.trim_start_matches(matches),
+        "rstrip" => text.trim_end_matches(matches),
+        _ => text.trim_matches(matches),
+    }))
+}
+
+/// `|trim(chars=None)`: Jinja2's `str.strip(chars)`.
+fn trim(value: Value, chars: Option<Value>) -> Result<Value, Error> {
+    let text = super::pyrepr::to_str(&value);
+    strip(&text, "strip", &chars.into_iter().collect::<Vec<_>>())
+}
+
+/// `str.splitlines(keepends=False)`.
+fn lines(text: &str, args: &[Value]) -> Result<Value, Error> {
+    let (keepends, kwargs): (Option<bool>, Kwargs) = from_args(args)?;
+    let keepends = kwargs
+        .get::<Option<bool>>("keepends")?
+        .or(keepends)
+        .unwrap_or(false);
+    kwargs.assert_all_used()?;
+    let pieces = splitlines(text);
+    if !keepends {
+        return Ok(Value::from_iter(pieces.into_iter().map(Value::from)));
+    }
+    // Each piece runs up to the next piece's start (its line break included).
+    let base = text.as_ptr() as usize;
+    let starts: Vec<usize> = pieces.iter().map(|p| p.as_ptr() as usize - base).collect();
+    let kept = starts.iter().enumerate().map(|(i, &start)| {
+        let end = starts.get(i + 1).copied().unwrap_or(text.len());
+        Value::from(&text[start..end])
+    });
+    Ok(Value::from_iter(kept))
+}
+
+/// `str.index(sub[, start[, end]])` / `rindex`: a character position or `ValueError`.
+fn index(text: &str, from_right: bool, args: &[Value]) -> Result<Value, Error> {
+    let (sub, start, end): (String, Option<i64>, Option<i64>) = from_args(args)?;
+    let chars: Vec<char> = text.chars().collect();
+    let bound = |n: Option<i64>, default: usize| match n {
+        Some(n) if n < 0 => chars.len().saturating_sub(n.unsigned_abs() as usize),
+        Some(n) => (n as usize).min(chars.len()),
+        None => default,
+    };
+    let (from, to) = (bound(start, 0), bound(end, chars.len()));
+    let window: String = chars
+        .get(from..to.max(from))
+        .unwrap_or_default()
+        .iter()
+        .collect();
+    let found = if from_right {
+        window.rfind(&sub)
+    } else {
+        window.find(&sub)
+    };
+    match found {
+        Some(at) => Ok(Value::from(from + window[..at].chars().count())),
+        None => Err(raise("ValueError", "substring not found")),
+    }
+}
+
+/// Python's `str.title()`: a cased character after an uncased one is upper-cased, every
+/// other cased character lower-cased.
+fn python_title(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut previous_cased = false;
+    for ch in text.chars() {
+        let cased = ch.is_uppercase() || ch.is_lowercase();
+        if cased && previous_cased {
+            out.extend(ch.to_lowercase());
+        } else if cased {
+            push_titlecase(&mut out, ch);
+        } else {
+            out.push(ch);
+        }
+        previous_cased = cased;
+    }
+    out
+}
+
+/// Python's `str.capitalize()` (and Jinja2's `|capitalize`): the first character in
+/// title case, the rest lower-cased.
+fn capitalize(text: &str) -> String {
+    let mut chars = text.chars();
+    let mut out = String::with_capacity(text.len());
+    if let Some(first) = chars.next() {
+        push_titlecase(&mut out, first);
+    }
+    out.extend(chars.flat_map(char::to_lowercase));
+    out
+}
+
+/// Appends `ch` in title case. Rust only knows upper case; the two differ for the
+/// Latin digraphs (`ǆ` -> `ǅ`), the ligatures (`ß` -> `Ss`, `ﬁ` -> `Fi`) and the Greek
+/// letters with iota subscript, which are mapped here.
+fn push_titlecase(out: &mut String, ch: char) {
+    let mapped = match ch {
+        '\u{1c4}'..='\u{1c6}' => "\u{1c5}",
+        '\u{1c7}'..='\u{1c9}' => "\u{1c8}",
+        '\u{1ca}'..='\u{1cc}' => "\u{1cb}",
+        '\u{1f1}'..='\u{1f3}' => "\u{1f2}",
+        'ß' => "Ss",
+        'ﬀ' => "Ff",
+        'ﬁ' => "Fi",
+        'ﬂ' => "Fl",
+        'ﬃ' => "Ffi",
+        'ﬄ' => "Ffl",
+        'ﬅ' | 'ﬆ' => "St",
+        'և' => "Եւ",
+        'ﬓ' => "Մն",
+        'ﬔ' => "Մե",
+        'ﬕ' => "Մի",
+        'ﬖ' => "Վն",
+        'ﬗ' => "Մխ",
+        _ => {
+            let code = ch as u32;
+            let greek = match code {
+                0x1f80..=0x1f87 | 0x1f90..=0x1f97 | 0x1fa0..=0x1fa7 => Some(code + 8),
+                0x1f88..=0x1f8f | 0x1f98..=0x1f9f | 0x1fa8..=0x1faf => Some(code),
+                0x1fb3 | 0x1fc3 | 0x1ff3 => Some(code + 9),
+                _ => None,
+            };
+            match greek.and_then(char::from_u32) {
+                Some(title) => out.push(title),
+                None => out.extend(ch.to_uppercase()),
+            }
+            return;
+        }
+    };
+    out.push_str(mapped);
+}
+
+/// Jinja2's `|title`: words start after whitespace, `-`, `(`, `{`, `[` or `<`; each
+/// word's first character is upper-cased and the rest lower-cased.
+fn jinja_title(text: &str) -> String {
+    let starts_word = |c: char| is_space(c) || "-({[<".contains(c);
+    let mut out = String::with_capacity(text.len());
+    let mut at_start = true;
+    for ch in text.chars() {
+        if starts_word(ch) {
+            out.push(ch);
+            at_start = true;
+        } else if at_start {
+            out.extend(ch.to_uppercase());
+            at_start = false;
+        } else {
+            out.extend(ch.to_lowercase());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(value: Value) -> Vec<String> {
+        value
+            .try_iter()
+            .unwrap()
+            .map(|v| v.as_str().unwrap().to_string())
+            .collect()
+    }
+
+    // Expectations: CPython 3.11 on the same strings.
+    #[test]
+    fn splits_like_python() {
+        let kw = |k: &str, v: Value| Value::from(Kwargs::from_iter([(k.to_string(), v)]));
+        assert_eq!(
+            strings(split("  a b  c  ", &[Value::from(()), Value::from(1)], false).unwrap()),
+            ["a", "b  c  "]
+        );
+        assert_eq!(
+            strings(split("  a b  c  ", &[kw("maxsplit", Value::from(1))], true).unwrap()),
+            ["  a b", "c"]
+        );
+        assert_eq!(strings(split("a\u{1c}b", &[], false).unwrap()), ["a", "b"]);
+        assert_eq!(strings(split("a b", &[], true).unwrap()), ["a", "b"]);
+    }
+
+    #[test]
+    fn titles_like_python_and_jinja2() {
+        assert_eq!(python_title("they're bill's 1st"), "They'Re Bill'S 1St");
+        assert_eq!(
+            jinja_title("they're bill's-x (ok)"),
+            "They're Bill's-X (Ok)"
+        );
+    }
+}

@@ -1,0 +1,121 @@
+//! Where undefined values came from, for Jinja2's `UndefinedError` hints.
+//!
+//! Jinja2 remembers, in each `Undefined`, the object and name of the failed lookup and
+//! words the error after them: `'dict object' has no attribute 'content'`. MiniJinja's
+//! undefined values only remember the expression that made them (`message.content`).
+//! The dicts and `None`s that come from the conversation are this layer's own objects,
+//! so they note each missing key here as it is looked up; when an error names the
+//! expression, the key leads back to the kind of object that lacked it. Lookups on
+//! other values are not seen, and their hint names the expression instead.
+//!
+//! The notes are per thread and reset at the start of every render.
+
+use std::cell::RefCell;
+
+use minijinja::value::Value;
+
+use super::pyerror::repr;
+use super::pytype::type_name;
+
+/// How many recent misses are remembered; older ones are forgotten first.
+const REMEMBERED: usize = 64;
+
+thread_local! {
+    static MISSES: RefCell<Vec<(Value, &'static str)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Forgets the misses of the previous render on this thread.
+pub fn reset() {
+    MISSES.with(|misses| misses.borrow_mut().clear());
+}
+
+/// Notes that `owner` (Python's `object_type_repr`, e.g. `dict object`) has no `key`.
+pub fn note_miss(key: &Value, owner: &'static str) {
+    MISSES.with(|misses| {
+        let mut misses = misses.borrow_mut();
+        if misses.last().is_some_and(|(last, _)| last == key) {
+            return;
+        }
+        if misses.len() == REMEMBERED {
+            misses.remove(0);
+        }
+        misses.push((key.clone(), owner));
+    });
+}
+
+fn owner_of(key: &Value) -> Option<&'static str> {
+    MISSES.with(|misses| {
+        misses
+            .borrow()
+            .iter()
+            .rev()
+            .find(|(missed, _)| missed == key)
+            .map(|(_, owner)| *owner)
+    })
+}
+
+/// Jinja2's `object_type_repr`: `None`, or `<type> object` for built-in types.
+pub fn object_type_repr(value: &Value) -> String {
+    match type_name(value) {
+        "NoneType" => "None".to_string(),
+        name => format!("{name} object"),
+    }
+}
+
+/// Jinja2's message for the undefined value MiniJinja describes as `expr`.
+pub fn hint(expr: &str) -> String {
+    let Some((_, key)) = split_lookup(expr) else {
+        return format!("{} is undefined", repr(expr));
+    };
+    match (owner_of(&key), key.as_str()) {
+        (Some(owner), Some(name)) => {
+            format!("{} has no attribute {}", repr(owner), repr(name))
+        }
+        (Some(owner), None) => format!("{owner} has no element {key}"),
+        (None, _) => format!("{} is undefined", repr(expr)),
+    }
+}
+
+/// `base.name`, `base["key"]` or `base[0]` as MiniJinja prints the expression: the base
+/// and the key looked up.
+fn split_lookup(expr: &str) -> Option<(&str, Value)> {
+    for quote in ['"', '\''] {
+        if let Some(inner) = expr.strip_suffix(&format!("{quote}]")) {
+            let open = inner.rfind(&format!("[{quote}"))?;
+            let key = inner[open + 2..].replace(&format!("\\{quote}"), &quote.to_string());
+            return Some((&expr[..open], Value::from(key)));
+        }
+    }
+    if let Some(inner) = expr.strip_suffix(']') {
+        let open = inner.rfind('[')?;
+        let index: i64 = inner[open + 1..].parse().ok()?;
+        return Some((&expr[..open], Value::from(index)));
+    }
+    let dot = expr.rfind('.')?;
+    let name = &expr[dot + 1..];
+    let is_name = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+    is_name.then(|| (&expr[..dot], Value::from(name)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Jinja2 3.1.6: {{ m.content + 'x' }} with m a dict without 'content' raises
+    // UndefinedError("'dict object' has no attribute 'content'").
+    #[test]
+    fn names_the_object_that_lacked_the_key() {
+        reset();
+        note_miss(&Value::from("content"), "dict object");
+        assert_eq!(
+            hint("message.content"),
+            "'dict object' has no attribute 'content'"
+        );
+        assert_eq!(
+            hint("message['content']"),
+            "'dict object' has no attribute 'content'"
+        );
+        assert_eq!(hint("functions"), "'functions' is undefined");
+        assert_eq!(hint("x.other"), "'x.other' is undefined");
+    }
+}
