@@ -230,7 +230,10 @@ fn a_long_line_s_excerpt_wraps_with_the_caret_under_the_error() {
     assert_eq!(rows[3], format!("{}^", " ".repeat(5 + 41)));
     assert_eq!(rows[2].chars().nth(5 + 41), Some('}'));
     // The excerpt fits 80 columns (the message line above it is as long as it is).
-    assert!(rows.iter().skip(1).all(|row| row.chars().count() <= 80), "{err}");
+    assert!(
+        rows.iter().skip(1).all(|row| row.chars().count() <= 80),
+        "{err}"
+    );
 }
 
 #[test]
