@@ -142,10 +142,18 @@ fn draw_picker(frame: &mut Frame, area: Rect, picker: &Picker, theme: Theme) {
     let height = (picker.entries.len() as u16)
         .saturating_add(2)
         .min(area.height);
+    // As wide as the longest path (at least 60 columns), so names are shown in full.
+    let longest = picker
+        .entries
+        .iter()
+        .map(|path| path.display().to_string().chars().count())
+        .max()
+        .unwrap_or(0);
+    let width = u16::try_from(longest + 2).unwrap_or(u16::MAX).max(60);
     let inner = dialog_box(
         frame,
         area,
-        60,
+        width,
         height,
         "Open session (Enter open · Esc close)",
         theme,
@@ -162,7 +170,7 @@ fn draw_picker(frame: &mut Frame, area: Rect, picker: &Picker, theme: Theme) {
         .skip(start)
         .take(usize::from(inner.height))
         .map(|(i, path)| {
-            let line = Line::raw(path.display().to_string());
+            let line = Line::raw(tail(&path.display().to_string(), usize::from(inner.width)));
             if i == picker.cursor {
                 line.patch_style(theme.cursor())
             } else {
@@ -171,4 +179,25 @@ fn draw_picker(frame: &mut Frame, area: Rect, picker: &Picker, theme: Theme) {
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// `text` cut from the left to `width` characters: a path keeps its file name.
+fn tail(text: &str, width: usize) -> String {
+    let count = text.chars().count();
+    if count <= width || width == 0 {
+        return text.to_string();
+    }
+    let kept: String = text.chars().skip(count - width + 1).collect();
+    format!("…{kept}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::tail;
+
+    #[test]
+    fn a_path_too_long_keeps_its_file_name() {
+        assert_eq!(tail("sessions/a/very/long/name.json", 12), "…g/name.json");
+        assert_eq!(tail("short.json", 12), "short.json");
+    }
 }
