@@ -12,12 +12,27 @@
 //! Gemma 4 at 10,000 messages renders for seconds (its template is quadratic), so only
 //! its UI-thread figure is taken there.
 //!
+//! `worker_parts/*` splits the worker's share at 10,000 messages (Llama 3.1, Qwen3) into
+//! the render, converting the edited message, locating the messages, line starts, a
+//! whole-conversation copy and the incremental attribution that follows each render.
+//!
+//! `keystroke_to_frame_10000_messages/*` is the UI thread's part of a keystroke (the key,
+//! the update, one render request, replies taken in, the echoed 120x40 frame) on every
+//! dev template of the conformance corpus at 10,000 messages; the worker renders
+//! meanwhile. The 16 ms frame budget applies to it.
+//!
+//! A filter on the command line (`cargo bench --bench keystroke -- worker_parts`) also
+//! skips setting up the sections it does not name (see [`wanted`]).
+//!
 //! Conversations are generated here, not committed.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use chatplate::catalog::{self, TemplateSource};
+use chatplate::inspect::{attribute_incremental, Previous};
+use chatplate::render::{CancelToken, CompiledTemplate, Limits, PreparedMessages};
 use chatplate::session::Message;
 use chatplate::tui::action::Action;
 use chatplate::tui::app::App;
@@ -25,18 +40,30 @@ use chatplate::tui::burst::Burst;
 use chatplate::tui::conversation::{add_tool_call, example_session};
 use chatplate::tui::ui;
 use chatplate::tui::workspace::Workspace;
+use chatplate::worker::locate;
 use criterion::{criterion_group, criterion_main, Criterion};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 
+const DEV_TEMPLATES: &str = "../shared/conformance/dev/templates";
 const GEMMA_4: &str = "../shared/conformance/dev/templates/google-gemma-4-31B-it.jinja";
 
 /// Alternating user / assistant turns; every tenth assistant turn calls a tool and is
 /// answered by a tool result.
 fn big_app(dir: &Path, template: TemplateSource, count: usize) -> App {
+    let mut app = unsettled_app(dir, template, count, false);
+    app.settle();
+    app
+}
+
+/// [`big_app`] without waiting for anything; `plain`: no tool calls.
+fn unsettled_app(dir: &Path, template: TemplateSource, count: usize, plain: bool) -> App {
     let mut session = example_session(template.reference(dir));
     session.messages.truncate(1);
+    if plain {
+        session.tools = None;
+    }
     while session.messages.len() < count {
         let turn = session.messages.len();
         session.messages.push(Message::new(
@@ -47,7 +74,7 @@ fn big_app(dir: &Path, template: TemplateSource, count: usize) -> App {
             "assistant",
             &format!("Answer {turn}: it is {} degrees.", turn % 30),
         );
-        if turn % 20 == 1 {
+        if turn % 20 == 1 && !plain {
             add_tool_call(&mut answer, session.tools.as_deref());
             session.messages.push(answer);
             let mut result = Message::new("tool", "{\"temperature\": 18}");
@@ -60,7 +87,7 @@ fn big_app(dir: &Path, template: TemplateSource, count: usize) -> App {
     let workspace = Workspace::new(session, None, template, dir.to_path_buf());
     let mut app = App::new(workspace, catalog::bundled());
     app.update(Action::Resize(120, 40));
-    app.settle();
+    app.request_render();
     app
 }
 
@@ -155,6 +182,58 @@ fn bench_to_result(c: &mut Criterion, name: &str, mut app: App) {
     group.finish();
 }
 
+/// Where the worker's time for one keystroke goes at 10,000 messages (issue 13): the
+/// render of the already-converted messages, converting the edited message, locating
+/// the messages in the prompt, line starts, a copy of the whole conversation, and the
+/// incremental attribution that follows every render.
+fn worker_parts(c: &mut Criterion, short: &str, app: &App) {
+    let conversation = app.workspace.session.conversation().expect("conversation");
+    let compiled = CompiledTemplate::compile(&app.workspace.template.source, Limits::default())
+        .expect("compiles");
+    let mut prepared = PreparedMessages::new(&conversation);
+    let token = CancelToken::new();
+    let prompt = compiled
+        .render_prepared(&conversation, &prepared, &token)
+        .expect("renders");
+    let last = conversation.messages.len() - 1;
+    let mut group = c.benchmark_group(format!("worker_parts/{short}_10000_messages"));
+    group.sample_size(10);
+    group.bench_function("render_prepared", |b| {
+        b.iter(|| compiled.render_prepared(&conversation, &prepared, &token))
+    });
+    group.bench_function("convert_edited_message", |b| {
+        b.iter(|| prepared.set(last, black_box(&conversation.messages[last])))
+    });
+    group.bench_function("locate_messages", |b| {
+        b.iter(|| locate::locate_messages(black_box(&prompt), &conversation.messages))
+    });
+    group.bench_function("line_starts", |b| {
+        b.iter(|| chatplate::worker::line_starts(black_box(&prompt)))
+    });
+    group.bench_function("copy_conversation", |b| {
+        b.iter(|| black_box(&conversation).clone())
+    });
+    if let Some(previous) = app.explanation.attributed.as_deref() {
+        let mut edited = conversation.clone();
+        let content = edited.messages[last]["content"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        edited.messages[last]["content"] = format!("{content}x").into();
+        group.bench_function("attribute_incremental", |b| {
+            b.iter(|| {
+                let previous = Previous {
+                    conversation: &previous.conversation,
+                    prompt: &previous.prompt,
+                    attribution: &previous.attribution,
+                };
+                attribute_incremental(&compiled, &edited, Some(previous), &token)
+            })
+        });
+    }
+    group.finish();
+}
+
 /// Both figures for the corpus' Llama 3.1, Qwen3 and Gemma 4 templates.
 fn corpus_templates(c: &mut Criterion, dir: &Path) {
     for (short, name) in CORPUS_TEMPLATES {
@@ -168,21 +247,132 @@ fn corpus_templates(c: &mut Criterion, dir: &Path) {
         };
         for count in [1000, 10_000] {
             let id = format!("{short}_{count}_messages");
-            bench_typing(
-                c,
-                &format!("ui_thread/{id}"),
-                big_app(dir, template.clone(), count),
-            );
-            if short != "gemma-4" || count < 10_000 {
-                bench_to_result(c, &id, big_app(dir, template.clone(), count));
+            if wanted(&["ui_thread"]) {
+                let app = big_app(dir, template.clone(), count);
+                bench_typing(c, &format!("ui_thread/{id}"), app);
+            }
+            let parts = count == 10_000 && short != "gemma-4" && wanted(&["worker_parts"]);
+            let to_result =
+                (short != "gemma-4" || count < 10_000) && wanted(&["keystroke_to_result"]);
+            if parts || to_result {
+                let app = big_app(dir, template.clone(), count);
+                if parts {
+                    worker_parts(c, short, &app);
+                }
+                if to_result {
+                    bench_to_result(c, &id, app);
+                }
             }
         }
     }
 }
 
+/// A typed character's UI-thread work, from the key to the echoed frame (update, one
+/// render request, replies taken in, a 120x40 frame), at 10,000 messages on every dev
+/// template of the conformance corpus. The render itself runs on the worker meanwhile.
+/// Templates are given the tool-calling conversation, or plain alternating turns if
+/// they reject that; a template that rejects both is skipped and named.
+fn every_dev_template(c: &mut Criterion, dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(DEV_TEMPLATES) else {
+        println!("SKIPPED keystroke_to_frame_10000_messages: {DEV_TEMPLATES} not found");
+        return;
+    };
+    let mut paths: Vec<PathBuf> = entries.flatten().map(|e| e.path()).collect();
+    paths.sort();
+    let mut group = c.benchmark_group("keystroke_to_frame_10000_messages");
+    group.sample_size(10);
+    group.warm_up_time(Duration::from_millis(300));
+    group.measurement_time(Duration::from_secs(1));
+    let mut skipped = Vec::new();
+    for path in paths {
+        let name = path
+            .file_stem()
+            .unwrap_or_default()
+            .to_string_lossy()
+            .to_string();
+        let template = match catalog::load_path(&path) {
+            Ok(found) if !found.is_empty() => found[0].clone(),
+            _ => continue,
+        };
+        let Some(app) = accepted_app(dir, &template) else {
+            skipped.push(name);
+            continue;
+        };
+        let mut terminal = Terminal::new(TestBackend::new(120, 40)).expect("backend");
+        let mut app = open_last_message(app);
+        group.bench_function(&name, |b| {
+            b.iter(|| {
+                app.handle_key(black_box(press(KeyCode::Char('x'))));
+                app.request_render();
+                let _ = app.collect();
+                terminal.draw(|frame| ui::draw(frame, &app)).expect("draw");
+            })
+        });
+    }
+    group.finish();
+    println!("keystroke_to_frame_10000_messages: skipped (template rejects both conversations): {skipped:?}");
+}
+
+/// An app on `template` with 10,000 messages whose first render succeeded: the
+/// tool-calling conversation, else plain turns; `None` when the template rejects both.
+fn accepted_app(dir: &Path, template: &TemplateSource) -> Option<App> {
+    for plain in [false, true] {
+        let mut app = unsettled_app(dir, template.clone(), 10_000, plain);
+        let patience = Instant::now() + Duration::from_secs(120);
+        while app.is_stale() && Instant::now() < patience {
+            let _ = app.collect();
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if !app.is_stale() && app.preview.error().is_none() {
+            return Some(app);
+        }
+    }
+    None
+}
+
+fn press(code: KeyCode) -> KeyEvent {
+    KeyEvent::new(code, KeyModifiers::NONE)
+}
+
+/// Selects the last message and opens its content editor.
+fn open_last_message(mut app: App) -> App {
+    app.handle_key(press(KeyCode::End));
+    app.handle_key(press(KeyCode::Up));
+    app.handle_key(press(KeyCode::Char('e')));
+    assert!(app.editor.is_some(), "editor open");
+    app
+}
+
+/// Whether a section of this file should set up its (slow) apps: always without a
+/// filter on the command line, else when the filter names one of its groups (setting up
+/// 10,000-message apps on 57 templates takes minutes; criterion would only skip the
+/// measuring).
+fn wanted(groups: &[&str]) -> bool {
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with('-'))
+        .collect();
+    filters.is_empty()
+        || filters.iter().any(|filter| {
+            groups
+                .iter()
+                .any(|group| filter.contains(group) || group.contains(filter.as_str()))
+        })
+}
+
 fn keystroke(c: &mut Criterion) {
     let dir: PathBuf = std::env::temp_dir().join(format!("chatplate-bench-{}", std::process::id()));
     let default = catalog::default_template();
+    if wanted(&["worker_parts", "keystroke_to_result", "ui_thread"]) {
+        corpus_templates(c, &dir);
+    }
+    if wanted(&["keystroke_to_frame_10000_messages"]) {
+        every_dev_template(c, &dir);
+    }
+    if !wanted(&["keystroke_to_frame_", "burst", "after_5mb"]) {
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     for count in [1000, 10_000] {
         let app = big_app(&dir, default.clone(), count);
         bench_typing(c, &format!("keystroke_to_frame_{count}_messages"), app);
@@ -196,7 +386,6 @@ fn keystroke(c: &mut Criterion) {
     }
     bench_burst(c, big_app(&dir, default.clone(), 1000));
     bench_after_huge_paste(c, big_app(&dir, default, 1000));
-    corpus_templates(c, &dir);
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -5,6 +5,10 @@
 //!   input in about 7 ms (`scripts/make_bench_fixture.py` measures it).
 //! * `bundled-default-1000`: the bundled default template on a generated conversation,
 //!   always available.
+//! * `slice_index/{inline,lazy}/{2000,8000}` (issue 13): a loop indexing a slice where
+//!   it is written, `messages[1:][i]`, which the source rewrite makes O(1) per index;
+//!   `lazy` is the same loop with the slice behind a conditional, which the rewrite does
+//!   not touch, so it still walks MiniJinja's lazy slice: what `inline` cost before.
 
 use std::hint::black_box;
 use std::path::Path;
@@ -74,5 +78,36 @@ fn render_benches(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, render_benches);
+/// `messages[1:][i]` for every `i`, indexed in place (`inline`) or through a
+/// conditional that keeps MiniJinja's lazy slice (`lazy`).
+fn slice_index(c: &mut Criterion) {
+    let inline =
+        "{% for i in range(messages[1:] | length) %}{{ messages[1:][i].content }}{% endfor %}";
+    let lazy = "{% for i in range(messages[1:] | length) %}{{ (messages[1:] if true else none)[i].content }}{% endfor %}";
+    let mut group = c.benchmark_group("slice_index");
+    group.sample_size(10);
+    for count in [2000, 8000] {
+        let conversation = Conversation {
+            messages: (0..count)
+                .map(|i| json!({"role": "user", "content": format!("m{i}")}))
+                .collect(),
+            ..Conversation::default()
+        };
+        for (name, source) in [("inline", inline), ("lazy", lazy)] {
+            let compiled = CompiledTemplate::compile(source, Limits::default()).unwrap();
+            match compiled.render(&conversation) {
+                Ok(_) => group.bench_function(format!("{name}/{count}"), |b| {
+                    b.iter(|| compiled.render(black_box(&conversation)).unwrap())
+                }),
+                Err(err) => {
+                    println!("slice_index/{name}/{count}: {}", err.message);
+                    continue;
+                }
+            };
+        }
+    }
+    group.finish();
+}
+
+criterion_group!(benches, render_benches, slice_index);
 criterion_main!(benches);

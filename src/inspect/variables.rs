@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 use minijinja::machinery::ast::{CallArg, Expr, Stmt, UnaryOpKind};
 use serde_json::Value as Json;
 
-use crate::render::rewrite::{children, expression_source};
+use crate::render::extent::expression_source;
+use crate::render::rewrite::children;
 use crate::render::{syntax_config, CompiledTemplate};
 
 /// Variables every chat template gets from `apply_chat_template` itself.

@@ -15,9 +15,10 @@ use minijinja::machinery::ast::{BinOpKind, Call, CallArg, Expr, Stmt, UnaryOpKin
 use minijinja::value::Value;
 use minijinja::{Error, ErrorKind, State};
 
+use super::extent::extent;
 use super::pyerror::{operator_error, raise};
 use super::pytype::type_name;
-use super::rewrite::{children, extent};
+use super::rewrite::children;
 
 /// The helper the failing operation is routed through.
 pub const EXPLAIN: &str = "__chatplate_explain_operator";
@@ -133,7 +134,7 @@ fn explain(state: &State, op: String, left: Value, right: Value) -> Result<Value
     }
 }
 
-fn visit_stmt(stmt: &Stmt, visit: &mut dyn FnMut(&Expr)) {
+pub(super) fn visit_stmt(stmt: &Stmt, visit: &mut dyn FnMut(&Expr)) {
     let exprs_and_bodies: (Vec<&Expr>, Vec<&[Stmt]>) = match stmt {
         Stmt::Template(t) => (vec![], vec![&t.children]),
         Stmt::EmitExpr(e) => (vec![&e.expr], vec![]),

@@ -65,6 +65,11 @@ impl Helpers {
         self.name("dict_item")
     }
 
+    /// `base[start:stop:step]` where it is indexed at once (see [`super::slices`]).
+    pub fn slice_of(&self) -> String {
+        self.name("slice_of")
+    }
+
     /// The value of every other `{% set ... = value %}`.
     pub fn set_value(&self) -> String {
         self.name("set_value")

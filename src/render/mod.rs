@@ -14,6 +14,7 @@ mod data;
 mod diagnose;
 mod environment;
 mod error;
+pub(crate) mod extent;
 mod failure;
 mod filters;
 mod generators;
@@ -45,6 +46,7 @@ pub(crate) mod rewrite;
 mod scope;
 mod scopes;
 mod sized;
+mod slices;
 mod source;
 mod strmethods;
 mod syntax;
@@ -426,6 +428,18 @@ impl CompiledTemplate {
     pub fn source(&self) -> &str {
         &self.inner.source
     }
+}
+
+/// The text MiniJinja compiles for `source`: prepared (see
+/// [`CompiledTemplate::prepared_source`]), parsed and passed through chatplate's
+/// AST-guided rewrites ([`rewrite`]), without compiling it. For benchmarks of the
+/// rewrite pass and for debugging a rewrite.
+#[doc(hidden)]
+pub fn rewritten_source(source: &str) -> String {
+    let source = source::normalize_newlines(source);
+    let (prepared, helpers) = source::prepare(&source);
+    let ast = minijinja::machinery::parse(&prepared.text, TEMPLATE_NAME, syntax_config()).ok();
+    rewrite::rewrite(&prepared.text, ast.as_ref(), &helpers).text
 }
 
 /// Jinja2's compile-time check for unknown filters and tests (see [`assertions`]), with

@@ -27,6 +27,16 @@ impl PreparedMessages {
         }
     }
 
+    /// Converts `messages` (as transformers prepares them).
+    pub fn of_messages<'m>(messages: impl IntoIterator<Item = &'m serde_json::Value>) -> Self {
+        PreparedMessages {
+            values: messages
+                .into_iter()
+                .map(conversation::message_value)
+                .collect(),
+        }
+    }
+
     /// The same messages with message `index` replaced by `message` (converted anew;
     /// the others are shared).
     pub fn replaced(&self, index: usize, message: &serde_json::Value) -> Self {

@@ -23,15 +23,22 @@
 //!   helper ([`super::loops`]) that refuses a namespace inside a namespace (which could
 //!   contain itself) and lists too large to ever materialise; every other `{% set %}`
 //!   value through one that refuses only the too-large lists.
+//! * **A slice indexed in place** (`messages[1:][i]`) goes through a helper
+//!   ([`super::slices`]) that indexes a list slice in O(1) instead of walking
+//!   MiniJinja's lazy one.
+//!
+//! Expression extents come from [`super::extent`], computed once per node, so the pass is
+//! linear in the template.
 //!
 //! The helpers' names are chosen per template ([`Helpers`]), so the template itself
 //! cannot call them.
 
-use minijinja::machinery::ast::{BinOpKind, CallArg, Expr, Stmt, UnaryOpKind};
+use minijinja::machinery::ast::{BinOpKind, CallArg, Expr, Slice, Stmt, UnaryOpKind};
 use minijinja::value::ValueKind;
 
 use super::boundmethods::{dict_lookup, Lookup};
 
+use super::extent::Extents;
 use super::helpers::Helpers;
 use super::offsets::OffsetMap;
 
@@ -79,6 +86,7 @@ pub fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Rewritten
         helpers,
         edits,
         depth: 0,
+        extents: Extents::new(source),
     };
     super::markupvars::with_names(ast, || walk_stmt(ast, &mut cx));
     let cx_depth = cx.depth;
@@ -107,6 +115,8 @@ struct Cx<'s> {
     edits: Vec<Edit>,
     /// The deepest expression nesting seen.
     depth: usize,
+    /// Expression extents, each computed once.
+    extents: Extents<'s>,
 }
 
 /// One rewrite: the byte range it covers and how its new text is made.
@@ -187,7 +197,7 @@ fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
         Stmt::Template(t) => walk_stmts(&t.children, cx),
         Stmt::EmitExpr(e) => walk_expr(&e.expr, cx),
         Stmt::ForLoop(f) => {
-            let (start, end) = extent(&f.iter, cx.source);
+            let (start, end) = cx.extents.of(&f.iter);
             // Pushed before the iterable's own edits so that, once sorted, it encloses them.
             cx.edits.push(Edit {
                 start,
@@ -213,9 +223,9 @@ fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
             walk_stmts(&w.body, cx);
         }
         Stmt::Set(s) => {
-            let (mut start, end) = extent(&s.expr, cx.source);
+            let (mut start, end) = cx.extents.of(&s.expr);
             // Some expression spans (comparisons) begin before the `=`.
-            let (_, target_end) = extent(&s.target, cx.source);
+            let (_, target_end) = cx.extents.of(&s.target);
             if let Some(equals) = cx.source.get(target_end..).and_then(|t| t.find('=')) {
                 start = start.max(target_end + equals + 1);
             }
@@ -271,7 +281,7 @@ fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
     loop {
         cx.depth = cx.depth.max(depth);
         if let Some((format, args)) = string_percent(current) {
-            let (start, end) = extent(current, cx.source);
+            let (start, end) = cx.extents.of(current);
             let text = format!(
                 "{}({}, {})",
                 cx.helpers.percent_format(),
@@ -286,7 +296,7 @@ fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
             return;
         }
         if !known_plain && is_markup_add(current) {
-            let (start, end) = extent(current, cx.source);
+            let (start, end) = cx.extents.of(current);
             let text = emit(current, cx);
             cx.edits.push(Edit {
                 start,
@@ -320,8 +330,8 @@ fn walk_other(expr: &Expr, depth: usize, cx: &mut Cx) {
     }
     if let Some((base, lookup, name)) = dict_lookup(expr) {
         // `helper((base), 'name')`: the base keeps its own edits, the lookup goes.
-        let (base_start, base_end) = extent(base, cx.source);
-        let (_, end) = extent(expr, cx.source);
+        let (base_start, base_end) = cx.extents.of(base);
+        let (_, end) = cx.extents.of(expr);
         let helper = match lookup {
             Lookup::Attr => cx.helpers.dict_attr(),
             Lookup::Item => cx.helpers.dict_item(),
@@ -339,9 +349,56 @@ fn walk_other(expr: &Expr, depth: usize, cx: &mut Cx) {
         walk_expr_at(base, depth + 1, cx);
         return;
     }
+    if let Expr::GetItem(item) = expr {
+        if let Expr::Slice(slice) = &item.expr {
+            slice_call(slice, &item.expr, cx);
+            walk_expr_at(&slice.expr, depth + 2, cx);
+            for bound in [&slice.start, &slice.stop, &slice.step]
+                .into_iter()
+                .flatten()
+            {
+                walk_expr_at(bound, depth + 2, cx);
+            }
+            walk_expr_at(&item.subscript_expr, depth + 1, cx);
+            return;
+        }
+    }
     for child in children(expr) {
         walk_expr_at(child, depth + 1, cx);
     }
+}
+
+/// `base[start:stop:step]`, indexed where it is written, becomes
+/// `slice_of((base), (start), (stop), (step))` (`none` for a missing bound): a list slice
+/// that indexes in O(1) (see [`super::slices`]). Only the brackets and colons between
+/// the parts are replaced, so the parts keep their own edits.
+fn slice_call(slice: &Slice, whole: &Expr, cx: &mut Cx) {
+    let (base_start, base_end) = cx.extents.of(&slice.expr);
+    let (_, end) = cx.extents.of(whole);
+    cx.edits.push(Edit {
+        start: base_start,
+        end: base_end,
+        kind: EditKind::Around(format!("{}((", cx.helpers.slice_of()), ")".into()),
+    });
+    let (mut cursor, mut between) = (base_end, String::from(", "));
+    for bound in [&slice.start, &slice.stop, &slice.step] {
+        let Some(bound) = bound else {
+            between.push_str("none, ");
+            continue;
+        };
+        let (start, bound_end) = cx.extents.of(bound);
+        cx.edits.push(Edit {
+            start: cursor,
+            end: start,
+            kind: EditKind::Replace(format!("{between}(")),
+        });
+        (cursor, between) = (bound_end, String::from("), "));
+    }
+    cx.edits.push(Edit {
+        start: cursor,
+        end,
+        kind: EditKind::Replace(format!("{})", between.trim_end_matches(", "))),
+    });
 }
 
 /// The direct sub-expressions of `expr`, in source order.
@@ -377,63 +434,6 @@ pub(crate) fn children<'e, 'a>(expr: &'e Expr<'a>) -> Vec<&'e Expr<'a>> {
         Expr::Map(m) => m.keys.iter().chain(&m.values).collect(),
         Expr::Var(_) | Expr::Const(_) => Vec::new(),
     }
-}
-
-/// Byte range of the whole expression text. MiniJinja's filter and test spans cover
-/// only `|name(args)` (and an operator expression's can start early), so the range is
-/// the union with every sub-expression, widened to
-/// take in parentheses the parser consumed.
-pub(super) fn extent(expr: &Expr, source: &str) -> (usize, usize) {
-    let span = expr.span();
-    let (mut start, mut end) = (span.start_offset as usize, span.end_offset as usize);
-    if let Expr::IfExpr(_) | Expr::Compare(_) | Expr::BinOp(_) = expr {
-        // Their own spans can start at the token before them; their operands are exact.
-        (start, end) = (usize::MAX, 0);
-    }
-    for child in children(expr) {
-        let (child_start, child_end) = extent(child, source);
-        start = start.min(child_start);
-        end = end.max(child_end);
-    }
-    balance_parens(source, start.min(source.len()), end.min(source.len()))
-}
-
-/// Extends `start..end` outwards until its parentheses balance (outside string literals).
-fn balance_parens(source: &str, mut start: usize, mut end: usize) -> (usize, usize) {
-    let (mut depth, mut lowest, mut quote) = (0i32, 0i32, None);
-    for ch in source.get(start..end).unwrap_or_default().chars() {
-        match (quote, ch) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(ch),
-            (None, '(') => depth += 1,
-            (None, ')') => {
-                depth -= 1;
-                lowest = lowest.min(depth);
-            }
-            _ => {}
-        }
-    }
-    for _ in 0..-lowest {
-        let before = source[..start].trim_end();
-        if before.ends_with('(') {
-            start = before.len() - 1;
-        }
-    }
-    for _ in 0..(depth - lowest).max(0) {
-        let after = &source[end..];
-        let skipped = after.len() - after.trim_start().len();
-        if after.trim_start().starts_with(')') {
-            end += skipped + 1;
-        }
-    }
-    (start, end)
-}
-
-/// The source text of the whole expression (see [`extent`]).
-pub(crate) fn expression_source<'s>(expr: &Expr, source: &'s str) -> &'s str {
-    let (start, end) = extent(expr, source);
-    source.get(start..end).unwrap_or_default()
 }
 
 /// `'literal' % args`: Python string formatting, the operands.
@@ -503,7 +503,7 @@ fn is_markup_add(expr: &Expr) -> bool {
 
 /// The replacement text for an expression: Markup `+` becomes a helper call, anything
 /// else keeps its source text.
-fn emit(expr: &Expr, cx: &Cx) -> String {
+fn emit(expr: &Expr, cx: &mut Cx) -> String {
     if let Expr::BinOp(b) = expr {
         if is_markup_add(expr) {
             return format!(
@@ -514,6 +514,6 @@ fn emit(expr: &Expr, cx: &Cx) -> String {
             );
         }
     }
-    let (start, end) = extent(expr, cx.source);
+    let (start, end) = cx.extents.of(expr);
     format!("({})", cx.source.get(start..end).unwrap_or_default())
 }

@@ -43,7 +43,7 @@ fn walk<'a>(stmt: &Stmt<'a>, in_body: bool, source: &str, found: &mut Vec<Namesp
             if let Expr::GetAttr(target) = &s.target {
                 if let Expr::Var(var) = &target.expr {
                     found.push(NamespaceSet {
-                        value: super::rewrite::extent(&s.expr, source),
+                        value: super::extent::extent(&s.expr, source),
                         namespace: var.id,
                     });
                 }

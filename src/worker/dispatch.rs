@@ -14,9 +14,9 @@ use std::time::{Duration, Instant};
 use crate::render::{CancelToken, Limits, RenderError, RenderErrorKind};
 
 use super::runner::{self, Runner};
+use super::snapshot::Snapshot;
 use super::values::MessageValues;
 use super::{Job, JobKind, Output, Reply, Update};
-use crate::render::Conversation;
 
 /// What the dispatcher's inbox carries.
 pub(super) enum Command {
@@ -68,8 +68,9 @@ struct Dispatcher {
     deadline: Duration,
     commands: Sender<Command>,
     notify: Notify,
-    /// The conversation jobs run on; a running job holds a snapshot (copy on write).
-    conversation: Arc<Conversation>,
+    /// The conversation jobs run on; a running job holds a snapshot (each message
+    /// shared, so an update never copies the others).
+    conversation: Snapshot,
     /// Its messages as template values, kept in step with the updates.
     values: MessageValues,
     queued: [Option<Queued>; JobKind::ALL.len()],
@@ -90,7 +91,7 @@ pub(super) fn start(
         deadline,
         commands,
         notify,
-        conversation: Arc::default(),
+        conversation: Snapshot::default(),
         values: MessageValues::default(),
         queued: Default::default(),
         running: None,
@@ -135,7 +136,7 @@ impl Dispatcher {
                 None => self.time_out(),
                 Some(Command::Update(update)) => {
                     self.values.note(&update);
-                    update.apply(Arc::make_mut(&mut self.conversation));
+                    self.conversation.apply(update);
                 }
                 Some(Command::Submit { generation, job }) => {
                     self.cancel_background(job.kind());
@@ -277,12 +278,7 @@ impl Dispatcher {
             self.allowed()
         };
         let values = self.values.current(&self.conversation);
-        runner.run(
-            queued.job,
-            Arc::clone(&self.conversation),
-            values,
-            token.clone(),
-        );
+        runner.run(queued.job, self.conversation.clone(), values, token.clone());
         self.running = Some(Running {
             runner,
             kind,
@@ -299,11 +295,7 @@ impl Dispatcher {
     /// deadline, it grows with the square of the input, so a long real conversation on
     /// a template that rescans it per message is never cut off.
     fn allowed(&self) -> Duration {
-        let conversation = &self.conversation;
-        let items = conversation.messages.len()
-            + conversation.tools.as_ref().map_or(0, Vec::len)
-            + conversation.documents.as_ref().map_or(0, Vec::len);
-        self.deadline + Limits::default().deadline_extension(items)
+        self.deadline + Limits::default().deadline_extension(self.conversation.items())
     }
 }
 

@@ -14,6 +14,7 @@
 //! last match plus a margin of a few times the average prompt bytes per message so far. A hard cap on the bytes scanned in total ends the search
 //! for pathological inputs (the remaining messages get no range).
 
+use std::borrow::Borrow;
 use std::ops::Range;
 
 use serde_json::Value as Json;
@@ -32,7 +33,7 @@ const MARGIN_MESSAGES: usize = 4;
 const PER_MESSAGE: usize = 512;
 
 /// Each message's byte range in `prompt`, when found (see the module docs).
-pub fn locate_messages(prompt: &str, messages: &[Json]) -> Vec<Option<Range<usize>>> {
+pub fn locate_messages<M: Borrow<Json>>(prompt: &str, messages: &[M]) -> Vec<Option<Range<usize>>> {
     let mut full_budget = prompt.len().saturating_mul(FULL_SCAN_FACTOR) + SCAN_EXTRA;
     let mut total_budget = prompt.len().saturating_mul(TOTAL_SCAN_FACTOR) + SCAN_EXTRA;
     let mut from = 0;
@@ -42,7 +43,7 @@ pub fn locate_messages(prompt: &str, messages: &[Json]) -> Vec<Option<Range<usiz
         .iter()
         .enumerate()
         .map(|(index, message)| {
-            let Some(needle) = anchor(message) else {
+            let Some(needle) = anchor(message.borrow()) else {
                 behind += PER_MESSAGE;
                 return None;
             };

@@ -7,7 +7,9 @@
 //! * **The conversation lives on the worker too**: the caller sends what changed
 //!   ([`Update`]: one edited message, the settings, or everything) and the worker keeps
 //!   its own copy up to date, so a keystroke in a 10,000-message session costs the
-//!   caller a copy of one message, not of the whole conversation.
+//!   caller a copy of one message, not of the whole conversation; the worker shares
+//!   each message with running jobs, so applying it copies no message either
+//!   ([`snapshot`]).
 //! * **Coalescing**: each [`JobKind`] has one pending slot; a newer request of a kind
 //!   replaces the queued one, so a burst of edits costs one render, not one per edit.
 //!   Updates are applied as they arrive, so none is lost to coalescing.
@@ -29,6 +31,7 @@ pub mod inspection;
 pub mod locate;
 mod opening;
 mod runner;
+mod snapshot;
 pub mod tokenizing;
 mod values;
 
@@ -106,25 +109,6 @@ impl Update {
         Update {
             settings: Some(settings),
             messages: MessageUpdate::All(messages),
-        }
-    }
-
-    /// Applies this update to `conversation`.
-    fn apply(self, conversation: &mut Conversation) {
-        if let Some(mut settings) = self.settings {
-            settings.messages = std::mem::take(&mut conversation.messages);
-            *conversation = settings;
-        }
-        match self.messages {
-            MessageUpdate::Unchanged => {}
-            MessageUpdate::All(messages) => conversation.messages = messages,
-            MessageUpdate::Some(changed) => {
-                for (index, message) in changed {
-                    if let Some(slot) = conversation.messages.get_mut(index) {
-                        *slot = message;
-                    }
-                }
-            }
         }
     }
 }

@@ -6,9 +6,10 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{self, Sender};
 use std::sync::Arc;
 
-use crate::render::{CancelToken, Conversation, PreparedMessages, RenderError, RenderErrorKind};
+use crate::render::{CancelToken, PreparedMessages, RenderError, RenderErrorKind};
 
 use super::dispatch::Command;
+use super::snapshot::Snapshot;
 use super::{line_starts, locate, Job, Output, Rendered};
 
 /// The dispatcher's handle on one runner thread; dropping it ends the thread once its
@@ -21,14 +22,14 @@ pub(super) struct Runner {
 
 /// A job with the conversation snapshot it runs on (and its messages as template
 /// values) and its cancel token.
-type Task = (Job, Arc<Conversation>, Arc<PreparedMessages>, CancelToken);
+type Task = (Job, Snapshot, Arc<PreparedMessages>, CancelToken);
 
 impl Runner {
     /// Hands the runner a job on `conversation`.
     pub fn run(
         &self,
         job: Job,
-        conversation: Arc<Conversation>,
+        conversation: Snapshot,
         values: Arc<PreparedMessages>,
         token: CancelToken,
     ) {
@@ -57,7 +58,7 @@ pub(super) fn spawn(id: u64, done: Sender<Command>) -> std::io::Result<Runner> {
 
 fn run(
     job: Job,
-    conversation: &Arc<Conversation>,
+    conversation: &Snapshot,
     values: &PreparedMessages,
     token: &CancelToken,
 ) -> Result<Output, RenderError> {
@@ -65,9 +66,14 @@ fn run(
         Job::Render { template } => {
             #[cfg(debug_assertions)]
             test_panic(conversation);
-            let prompt = template
-                .compiled()?
-                .render_prepared(conversation, values, token)?;
+            let compiled = template.compiled()?;
+            let settings = &conversation.settings;
+            // Continuing the final message renders from the messages themselves.
+            let prompt = if settings.continue_final_message.field().is_some() {
+                compiled.render_cancellable(&conversation.conversation(), token)?
+            } else {
+                compiled.render_prepared(settings, values, token)?
+            };
             Ok(Output::Rendered(Rendered {
                 line_starts: line_starts(&prompt),
                 spans: locate::locate_messages(&prompt, &conversation.messages),
@@ -75,7 +81,10 @@ fn run(
             }))
         }
         Job::Attribute { template, previous } => {
-            super::inspection::attribute(&template, conversation, previous.as_deref(), token)
+            // The one job that needs the whole conversation: built here, off the
+            // dispatcher, and kept by the result for the next incremental attribution.
+            let conversation = Arc::new(conversation.conversation());
+            super::inspection::attribute(&template, &conversation, previous.as_deref(), token)
         }
         Job::Open { target } => super::opening::open(&target),
         Job::ScanCache => Ok(super::opening::scan_cache()),
@@ -107,7 +116,7 @@ fn panic_error(payload: &(dyn Any + Send)) -> RenderError {
 /// Debug builds only: panics when a message contains `$CHATPLATE_TEST_PANIC`, so tests
 /// can prove a crash on the worker is contained (no template is known to crash it).
 #[cfg(debug_assertions)]
-fn test_panic(conversation: &Conversation) {
+fn test_panic(conversation: &Snapshot) {
     let Some(marker) = std::env::var("CHATPLATE_TEST_PANIC")
         .ok()
         .filter(|m| !m.is_empty())

@@ -9,8 +9,9 @@
 
 use std::sync::Arc;
 
+use super::snapshot::Snapshot;
 use super::{MessageUpdate, Update};
-use crate::render::{Conversation, PreparedMessages};
+use crate::render::PreparedMessages;
 
 /// The converted messages, or nothing until a job needs them.
 #[derive(Debug, Default)]
@@ -38,10 +39,11 @@ impl MessageValues {
     }
 
     /// The values of `conversation`'s messages (converted now if a new list came).
-    pub fn current(&mut self, conversation: &Conversation) -> Arc<PreparedMessages> {
-        Arc::clone(
-            self.prepared
-                .get_or_insert_with(|| Arc::new(PreparedMessages::new(conversation))),
-        )
+    pub fn current(&mut self, conversation: &Snapshot) -> Arc<PreparedMessages> {
+        Arc::clone(self.prepared.get_or_insert_with(|| {
+            Arc::new(PreparedMessages::of_messages(
+                conversation.messages.iter().map(|m| &**m),
+            ))
+        }))
     }
 }
