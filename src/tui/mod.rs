@@ -26,6 +26,7 @@ pub mod fields;
 mod footer;
 pub mod help;
 pub mod highlight;
+pub mod history;
 pub mod info_view;
 pub mod keymap;
 pub mod messages_pane;
