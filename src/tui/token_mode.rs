@@ -159,6 +159,14 @@ impl App {
             return " · tokenizing…".into();
         };
         let mut note = format!(" · {} tokens", shown.tokenized.len());
+        let injected = shown
+            .injections
+            .iter()
+            .filter(|i| i.special && i.active)
+            .count();
+        if injected > 0 {
+            note.push_str(&format!(" · ⚠ {injected} injected"));
+        }
         if let Some(under) = self.cursor_token(shown) {
             note.push_str(&format!(" · {under}"));
         }
