@@ -34,11 +34,24 @@ pub fn warning_lines(app: &App, row: Row, width: u16) -> Vec<Line<'static>> {
         return Vec::new();
     }
     let mut texts: Vec<String> = Vec::new();
-    for injection in &found {
-        let text = describe(
-            injection,
-            found.iter().filter(|i| i.id == injection.id).count(),
-        );
+    // The special tokens the model receives, in one sentence (a screen has little room).
+    let mut active: Vec<String> = Vec::new();
+    for injection in found.iter().filter(|i| i.special && i.active) {
+        let text = format!("{:?} (id {})", injection.token, injection.id);
+        if !active.contains(&text) {
+            active.push(text);
+        }
+    }
+    if !active.is_empty() {
+        let plural = if active.len() > 1 { "s" } else { "" };
+        texts.push(format!(
+            "{FLAG} text becomes special token{plural} {}",
+            active.join(", ")
+        ));
+    }
+    for injection in found.iter().filter(|i| !(i.special && i.active)) {
+        let times = found.iter().filter(|i| i.id == injection.id).count();
+        let text = describe(injection, times);
         if !texts.contains(&text) {
             texts.push(text);
         }
@@ -46,8 +59,9 @@ pub fn warning_lines(app: &App, row: Row, width: u16) -> Vec<Line<'static>> {
     if let (Some(special), Some(effect)) = (found.iter().find(|i| i.special), shown.split_effect) {
         let flipped = if effect.configured { "false" } else { "true" };
         texts.push(format!(
-            "split_special_tokens={flipped}: {} plain tokens instead, but the template's \
-             own special tokens split too ({} → {} in this prompt)",
+            "with split_special_tokens={flipped}: {:?} → {} plain tokens, but the \
+             template's own {} special tokens → {} too",
+            special.token,
             special.split_ids.len(),
             effect.special,
             effect.flipped_special
@@ -61,7 +75,7 @@ pub fn warning_lines(app: &App, row: Row, width: u16) -> Vec<Line<'static>> {
         .collect()
 }
 
-/// One injected token, as a sentence.
+/// A token the model does not get as a control token, as a sentence.
 fn describe(injection: &Injection, times: usize) -> String {
     let times = if times > 1 {
         format!(" ({times}×)")
@@ -69,20 +83,17 @@ fn describe(injection: &Injection, times: usize) -> String {
         String::new()
     };
     let token = &injection.token;
-    match (injection.special, injection.active) {
-        (true, true) => format!(
-            "{FLAG} text becomes special token {token:?} (id {}){times}",
-            injection.id
-        ),
-        (true, false) => format!(
+    if injection.special {
+        format!(
             "text matches special token {token:?}{times}, kept as text \
              (split_special_tokens is on)"
-        ),
-        (false, _) => format!(
+        )
+    } else {
+        format!(
             "text becomes added token {token:?} (id {}){times}: not special, but the \
              model reads it as markup",
             injection.id
-        ),
+        )
     }
 }
 
