@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::inspect::{FieldRef, PathStep};
+use crate::inspect::{DroppedFields, FieldRef, PathStep};
 use crate::render::RenderErrorKind;
 use crate::worker::unused::ValueChecks;
 use crate::worker::{Job, Output, Reply};
@@ -89,20 +89,24 @@ impl App {
             return false;
         }
         self.ignored.in_flight = None;
-        let shown = match reply.result {
-            Ok(Output::Values(checks)) if checks.message == message => {
-                let ignored = &mut self.ignored;
-                if ignored.generation != generation {
-                    ignored.cache.clear();
-                    ignored.generation = generation;
-                }
-                ignored.cache.insert(message, checks);
-                generation == self.generation()
-            }
-            // Cancelled by a render (asked again after it) or failed (the render shows why).
-            Err(err) if err.kind == RenderErrorKind::Cancelled => false,
-            _ => false,
+        let checks = match reply.result {
+            Ok(Output::Values(checks)) if checks.message == message => checks,
+            // Cancelled by a render: asked again once the new render arrives.
+            Err(err) if err.kind == RenderErrorKind::Cancelled => return false,
+            // Failed (a timeout): no marks for this version, and no retry loop.
+            _ => Arc::new(ValueChecks {
+                message,
+                skipped: 0,
+                checks: DroppedFields { checks: Vec::new() },
+            }),
         };
+        let ignored = &mut self.ignored;
+        if ignored.generation != generation {
+            ignored.cache.clear();
+            ignored.generation = generation;
+        }
+        ignored.cache.insert(message, checks);
+        let shown = generation == self.generation();
         self.request_values();
         shown
     }
@@ -122,15 +126,33 @@ impl App {
         let checks = self.ignored.get(self.generation(), message)?;
         let unused = checks.checks.unused();
         match row {
-            Row::Message(index) => message_note(&unused, index, field),
+            Row::Message(index) => {
+                let role = (self.workspace.session.messages.get(index)).map(|m| m.role());
+                message_note(&unused, index, field, own_fields(role.unwrap_or_default()))
+            }
             Row::Settings => settings_note(&unused, field),
         }
     }
 }
 
+/// The keys a message of `role` shows as fields of their own (the rest are noted on
+/// `raw JSON`), as [`super::fields::fields`] lists them.
+fn own_fields(role: &str) -> &'static [&'static str] {
+    match role {
+        "assistant" => &["content", "reasoning_content", "tool_calls"],
+        "tool" => &["content", "tool_call_id", "name"],
+        _ => &["content"],
+    }
+}
+
 /// The note for a message field: its value unused, or (content parts, extra keys)
-/// which of its values are.
-fn message_note(unused: &[&FieldRef], index: usize, field: Field) -> Option<String> {
+/// which of its values are. `own` are the keys shown as fields of their own.
+fn message_note(
+    unused: &[&FieldRef],
+    index: usize,
+    field: Field,
+    own: &[&str],
+) -> Option<String> {
     let paths: Vec<&[PathStep]> = (unused.iter())
         .filter_map(|f| match f {
             FieldRef::Message { index: i, path } if *i == index => Some(path.as_slice()),
