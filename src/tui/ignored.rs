@@ -147,12 +147,7 @@ fn own_fields(role: &str) -> &'static [&'static str] {
 
 /// The note for a message field: its value unused, or (content parts, extra keys)
 /// which of its values are. `own` are the keys shown as fields of their own.
-fn message_note(
-    unused: &[&FieldRef],
-    index: usize,
-    field: Field,
-    own: &[&str],
-) -> Option<String> {
+fn message_note(unused: &[&FieldRef], index: usize, field: Field, own: &[&str]) -> Option<String> {
     let paths: Vec<&[PathStep]> = (unused.iter())
         .filter_map(|f| match f {
             FieldRef::Message { index: i, path } if *i == index => Some(path.as_slice()),
@@ -185,16 +180,9 @@ fn message_note(
         Field::CallId(i) => call(i, &["id"]),
         Field::CallArguments(i) => call(i, &["function", "arguments"]),
         Field::Raw => {
-            let shown = [
-                "content",
-                "reasoning_content",
-                "tool_call_id",
-                "name",
-                "tool_calls",
-            ];
             let extra: Vec<&str> = (paths.iter())
                 .filter_map(|p| match p {
-                    [PathStep::Key(k)] if !shown.contains(&k.as_str()) => Some(k.as_str()),
+                    [PathStep::Key(k)] if !own.contains(&k.as_str()) => Some(k.as_str()),
                     _ => None,
                 })
                 .collect();
@@ -243,16 +231,23 @@ mod tests {
             FieldRef::Variable("x".into()),
         ];
         let unused: Vec<&FieldRef> = fields.iter().collect();
-        assert_eq!(message_note(&unused, 2, Field::CallId(0)), Some("".into()));
-        assert_eq!(message_note(&unused, 2, Field::CallId(1)), None);
-        assert_eq!(message_note(&unused, 2, Field::CallName(0)), None);
+        let asst = own_fields("assistant");
+        let note = |index, field| message_note(&unused, index, field, asst);
+        assert_eq!(note(2, Field::CallId(0)), Some("".into()));
+        assert_eq!(note(2, Field::CallId(1)), None);
+        assert_eq!(note(2, Field::CallName(0)), None);
+        assert_eq!(note(2, Field::Content), Some("part 2".into()));
+        assert_eq!(note(2, Field::Raw), Some("extra".into()));
+        assert_eq!(note(2, Field::Name), None);
+        let tool = own_fields("tool");
+        assert_eq!(message_note(&unused, 3, Field::Name, tool), Some("".into()));
+        assert_eq!(message_note(&unused, 3, Field::Raw, tool), None);
+        // A user message has no `name` field of its own: `raw JSON` names it.
+        let user = own_fields("user");
         assert_eq!(
-            message_note(&unused, 2, Field::Content),
-            Some("part 2".into())
+            message_note(&unused, 3, Field::Raw, user),
+            Some("name".into())
         );
-        assert_eq!(message_note(&unused, 2, Field::Raw), Some("extra".into()));
-        assert_eq!(message_note(&unused, 2, Field::Name), None);
-        assert_eq!(message_note(&unused, 3, Field::Name), Some("".into()));
         assert_eq!(settings_note(&unused, Field::Tools), Some("#2".into()));
         assert_eq!(settings_note(&unused, Field::Variables), Some("x".into()));
         assert_eq!(settings_note(&unused, Field::Documents), None);
