@@ -402,6 +402,8 @@ impl App {
             self.templates.remember(template);
         }
         self.workspace = workspace;
+        // Steps recorded in the old session would splice its messages into this one.
+        self.workbench.forget_history();
         self.editor = None;
         self.messages = MessagesPane::default();
         self.prompt = PromptPane::default();

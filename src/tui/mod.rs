@@ -27,6 +27,7 @@ pub mod fields;
 mod footer;
 pub mod help;
 pub mod highlight;
+pub mod history;
 pub mod ignored;
 pub mod info_view;
 mod injection_view;
