@@ -15,6 +15,7 @@ mod limits;
 mod output;
 mod render;
 mod session_input;
+mod stdin;
 mod templates;
 #[cfg(feature = "tokens")]
 mod tokens;
