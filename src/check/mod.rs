@@ -28,7 +28,7 @@ use crate::tokens::{self, expect::TokenCheckError};
 pub use discover::{collect_fixtures, is_fixture_shaped, Discovery, Fixture};
 pub use marks::{marked_diff, prompt_head};
 pub use pool::check_all;
-pub use report::{line_diff, report, report_with};
+pub use report::{report, report_with};
 
 /// What checking one fixture found. More outcomes may be added.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
