@@ -98,6 +98,17 @@ fn completions_and_man_page_are_generated() {
     assert!(page.contains("completions"));
 }
 
+/// `dir/m.json`: one user message, "hi".
+fn messages_file(dir: &Path) {
+    std::fs::write(dir.join("m.json"), r#"[{"role": "user", "content": "hi"}]"#).unwrap();
+}
+
+/// Asserts that chatplate refused its input (exit 2), saying `what`.
+fn refused(output: &Output, what: &str) {
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(output));
+    assert!(stderr(output).contains(what), "{}", stderr(output));
+}
+
 /// A fixture whose template is a file beside it (`t.jinja`), as `dir/f.json`.
 fn fixture_on_a_template_file(dir: &Path) -> String {
     let template = "{% for m in messages %}<{{ m.role }}>{{ m.content }}\n{% endfor %}";
@@ -155,15 +166,9 @@ fn check_takes_one_stdin_fixture_beside_folders_and_never_blesses_it() {
     assert!(report.ends_with("1 passed, 1 failed\n"), "{report}");
 
     let output = chatplate(&["check", "--bless", "-"], dir.path(), &text);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(stderr(&output).contains("--bless rewrites fixture files"));
+    refused(&output, "--bless rewrites fixture files");
     let output = chatplate(&["check", "-", "-"], dir.path(), &text);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("`-` (standard input) is given 2 times as PATH"),
-        "{}",
-        stderr(&output)
-    );
+    refused(&output, "`-` (standard input) is given 2 times as PATH");
 }
 
 #[test]
@@ -175,12 +180,10 @@ fn a_stdin_fixture_s_template_paths_start_at_the_working_directory() {
     // From elsewhere, `t.jinja` is looked for in the working directory, and the error
     // says so.
     let output = chatplate(&["render", "-"], &sub, &text);
-    assert_eq!(output.status.code(), Some(2));
-    let err = stderr(&output);
-    assert!(err.contains("t.jinja"), "{err}");
-    assert!(
-        err.contains("(a fixture read from standard input finds its template paths from the current directory, "),
-        "{err}"
+    refused(&output, "t.jinja");
+    refused(
+        &output,
+        "(a fixture read from standard input finds its template paths from the current directory, ",
     );
     let output = chatplate(&["check", "-"], &sub, &text);
     assert_eq!(output.status.code(), Some(1));
@@ -199,11 +202,7 @@ fn a_template_messages_or_tools_list_can_come_from_stdin_but_only_one() {
     let dir = tempfile::tempdir().unwrap();
     let template = "{{ messages[0].content }}|{{ tools | length }}";
     std::fs::write(dir.path().join("t.jinja"), template).unwrap();
-    std::fs::write(
-        dir.path().join("m.json"),
-        r#"[{"role": "user", "content": "hi"}]"#,
-    )
-    .unwrap();
+    messages_file(dir.path());
     let tools = r#"[{"type": "function", "function": {"name": "f"}}]"#;
     std::fs::write(dir.path().join("tools.json"), tools).unwrap();
     let quick = |template: &str, messages: &str, tools: &str| {
@@ -241,32 +240,22 @@ fn a_template_messages_or_tools_list_can_come_from_stdin_but_only_one() {
     }
     let both = ["render", "--template", "-", "--messages", "-"];
     let output = chatplate(&both, dir.path(), template);
-    assert_eq!(output.status.code(), Some(2));
-    assert_eq!(
-        stderr(&output),
-        "chatplate: `-` (standard input) is given for --template and --messages; standard input can feed only one of them\n"
+    refused(
+        &output,
+        "chatplate: `-` (standard input) is given for --template and --messages; standard input can feed only one of them\n",
     );
 }
 
 #[test]
 fn stdin_errors_are_named_stdin_with_line_and_column() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("m.json"),
-        r#"[{"role": "user", "content": "hi"}]"#,
-    )
-    .unwrap();
+    messages_file(dir.path());
     let output = chatplate(
         &["render", "-"],
         dir.path(),
         "{\n  \"version\": 1,\n  oops\n}",
     );
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).starts_with("chatplate: <stdin>:3:3: "),
-        "{}",
-        stderr(&output)
-    );
+    refused(&output, "chatplate: <stdin>:3:3: ");
 
     let args = ["render", "--template", "-", "--messages", "m.json"];
     let output = chatplate(
@@ -287,11 +276,7 @@ fn stdin_errors_are_named_stdin_with_line_and_column() {
     std::fs::write(dir.path().join("t.jinja"), "{{ messages }}").unwrap();
     let args = ["render", "--template", "t.jinja", "--messages", "-"];
     let output = chatplate(&args, dir.path(), "[1,\n 2,,]");
-    assert!(
-        stderr(&output).starts_with("chatplate: <stdin>:2:4: "),
-        "{}",
-        stderr(&output)
-    );
+    refused(&output, "chatplate: <stdin>:2:4: ");
 
     let output = chatplate_with_input(&["render", "-"], dir.path(), b"{\"a\": \"\xff\"}");
     assert_eq!(
@@ -303,20 +288,14 @@ fn stdin_errors_are_named_stdin_with_line_and_column() {
 #[test]
 fn stdin_is_capped_like_the_file_it_stands_for() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("m.json"),
-        r#"[{"role": "user", "content": "hi"}]"#,
-    )
-    .unwrap();
+    messages_file(dir.path());
     // Templates are capped at 1 MiB (`files::MAX_TEMPLATE_BYTES`).
     let huge = "x".repeat((1 << 20) + 10);
     let args = ["render", "--template", "-", "--messages", "m.json"];
     let output = chatplate(&args, dir.path(), &huge);
-    assert_eq!(output.status.code(), Some(2));
-    assert!(
-        stderr(&output).contains("<stdin>: 1048577 bytes is more than the 1048576 bytes allowed"),
-        "{}",
-        stderr(&output)
+    refused(
+        &output,
+        "<stdin>: 1048577 bytes is more than the 1048576 bytes allowed",
     );
 }
 

@@ -28,12 +28,7 @@ pub(super) struct BenchArgs {
 /// `chatplate bench`: compile time, median render time and fuel of each fixture.
 pub(super) fn run(args: &BenchArgs) -> Result<i32> {
     let iterations = args.iterations as usize;
-    let dashes: Vec<_> = args
-        .fixtures
-        .iter()
-        .map(|p| ("FIXTURE", stdin::is_stdin(p)))
-        .collect();
-    stdin::at_most_one(&dashes)?;
+    stdin::at_most_one_in("FIXTURE", &args.fixtures)?;
     output::print(&format!(
         "{:<40} {:>8} {:>12} {:>12}\n",
         "fixture", "messages", "compile", "render p50"

@@ -127,13 +127,8 @@ pub(super) fn run(args: &CheckArgs) -> Result<i32> {
 /// The fixtures under `args.paths`, in order; `-` is one fixture from standard input,
 /// its template paths starting at the working directory.
 fn discover(args: &CheckArgs) -> Result<Discovery> {
-    let dashes: Vec<_> = args
-        .paths
-        .iter()
-        .map(|p| ("PATH", stdin::is_stdin(p)))
-        .collect();
-    stdin::at_most_one(&dashes)?;
-    if args.bless && dashes.iter().any(|(_, dash)| *dash) {
+    stdin::at_most_one_in("PATH", &args.paths)?;
+    if args.bless && args.paths.iter().any(|p| stdin::is_stdin(p)) {
         bail!("--bless rewrites fixture files; a fixture from standard input (`-`) has none");
     }
     let mut found = Discovery::default();

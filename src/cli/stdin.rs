@@ -6,7 +6,7 @@
 //! read is capped like the file it stands for (`crate::files`), and errors name it
 //! `<stdin>`, as `FILE:LINE:COL` diagnostics do.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{bail, Result};
@@ -37,6 +37,12 @@ pub(super) fn at_most_one(inputs: &[(&str, bool)]) -> Result<()> {
         _ => format!("for {}", given.join(" and ")),
     };
     bail!("`-` (standard input) is given {what}; standard input can feed only one of them")
+}
+
+/// [`at_most_one`] for a list of paths given as one argument (`name`).
+pub(super) fn at_most_one_in(name: &str, paths: &[PathBuf]) -> Result<()> {
+    let dashes: Vec<_> = paths.iter().map(|p| (name, is_stdin(p))).collect();
+    at_most_one(&dashes)
 }
 
 /// Whether standard input was read already (a second read would find it empty).

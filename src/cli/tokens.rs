@@ -51,12 +51,7 @@ struct Report {
 /// `chatplate tokens`: exit 0, or 1 when a fixture fails to render; unusable input is an
 /// error (exit 2).
 pub(super) fn run(args: TokensArgs) -> Result<i32> {
-    let dashes: Vec<_> = args
-        .inputs
-        .iter()
-        .map(|p| ("FIXTURE", stdin::is_stdin(p)))
-        .collect();
-    stdin::at_most_one(&dashes)?;
+    stdin::at_most_one_in("FIXTURE", &args.inputs)?;
     let mut code = 0;
     for (index, input) in args.inputs.iter().enumerate() {
         let Some(report) = tokenize_input(input, &args)? else {
