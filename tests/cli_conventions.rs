@@ -286,6 +286,16 @@ fn stdin_errors_are_named_stdin_with_line_and_column() {
 }
 
 #[test]
+fn the_app_says_it_cannot_open_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = chatplate(&["-"], dir.path(), "{}");
+    refused(
+        &output,
+        "the app reads its keys from the terminal, so it cannot open standard input",
+    );
+}
+
+#[test]
 fn stdin_is_capped_like_the_file_it_stands_for() {
     let dir = tempfile::tempdir().unwrap();
     messages_file(dir.path());
