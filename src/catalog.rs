@@ -364,7 +364,9 @@ fn file_label(path: &Path) -> String {
     }
 }
 
-/// `path` relative to `base` when both are under a common root; absolute otherwise.
+/// `path` relative to `base` when both are under a common folder; absolute when they share
+/// only the file-system root (`/tmp/s.json` naming `/work/t.jinja` as `../../work/t.jinja`
+/// would break as soon as the session moved).
 pub fn relative_to(path: &Path, base: &Path) -> String {
     let absolute = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let (path_abs, base_abs) = (absolute(path), absolute(base));
@@ -375,7 +377,10 @@ pub fn relative_to(path: &Path, base: &Path) -> String {
         .zip(&base_parts)
         .take_while(|(a, b)| a == b)
         .count();
-    if common == 0 {
+    let shared_folder = path_parts[..common]
+        .iter()
+        .any(|part| matches!(part, std::path::Component::Normal(_)));
+    if !shared_folder {
         return path_abs.display().to_string();
     }
     let mut relative = PathBuf::new();
@@ -389,4 +394,18 @@ pub fn relative_to(path: &Path, base: &Path) -> String {
         return ".".into();
     }
     relative.display().to_string()
+}
+
+#[cfg(test)]
+mod relative_tests {
+    use super::relative_to;
+    use std::path::Path;
+
+    #[test]
+    fn paths_sharing_a_folder_are_relative_and_others_stay_absolute() {
+        let (template, session) = (Path::new("/nowhere/a/t.jinja"), Path::new("/nowhere/b"));
+        assert_eq!(relative_to(template, session), "../a/t.jinja");
+        let elsewhere = Path::new("/elsewhere/t.jinja");
+        assert_eq!(relative_to(elsewhere, session), "/elsewhere/t.jinja");
+    }
 }

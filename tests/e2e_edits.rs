@@ -361,8 +361,10 @@ fn the_external_editor_gets_every_keystroke() {
         );
         tui.pump(Duration::from_millis(50));
     }
+    // The list row is cut to its pane (shorter once per-message byte counts arrive), so
+    // the rendered prompt is what proves the edit came back.
     tui.wait_for("the edit back in the app", |s| {
-        s.contains("2 user  every key for the editor")
+        s.contains("2 user  every key for the") && s.contains("every key for the editor<|im_end|>")
     });
     tui.send("\x1b\x13");
     tui.wait_for("the save", |s| s.contains("saved sessions/"));

@@ -1,6 +1,7 @@
 //! Exact attribution in the app: the selected-message highlight, `Enter` on a prompt
 //! line, per-message byte counts and the not-prefix-monotone note (issue 9), as
-//! update tests and snapshots at 80x24 and 120x40.
+//! update tests and snapshots at 80x24 and 120x40; and the "not used by this template"
+//! marks on values the template ignores.
 
 #![cfg(feature = "tui")]
 
@@ -8,9 +9,10 @@ mod tui_support;
 
 use chatplate::catalog::{Origin, TemplateSource};
 use chatplate::inspect::Source;
-use chatplate::tui::action::{Action, Pane, PromptAction, Step};
+use chatplate::tui::action::{Action, Direction, MessageAction, Pane, PromptAction, Step};
 use chatplate::tui::app::App;
 use chatplate::tui::attribution::AttributionState;
+use chatplate::tui::fields::{Field, Row};
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;
 use tui_support::{example_app, key, screen};
@@ -143,4 +145,81 @@ fn snapshot_not_monotone_120x40() {
     app.update(Action::Resize(120, 40));
     app.update(Action::Focus(Pane::Prompt));
     assert_snapshot!("explain_not_monotone_120x40", screen(&mut app, 120, 40));
+}
+
+/// Values the template ignores (issue 9): the example session's tool result id and a
+/// variable no template reads are marked in the fields and the settings.
+#[test]
+fn ignored_values_are_marked_in_the_fields() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.workspace
+        .session
+        .variables
+        .insert("nobody_reads_this".into(), serde_json::json!(true));
+    app.edited();
+    // The tool result: the bundled default template never prints `tool_call_id`.
+    for _ in 0..3 {
+        app.update(Action::Message(MessageAction::Select(Step::Line(
+            Direction::Down,
+        ))));
+    }
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("not used · call_1"), "{text}");
+    assert_eq!(
+        app.unused_note(Row::Message(3), Field::ToolCallId),
+        Some(String::new())
+    );
+    assert_eq!(app.unused_note(Row::Message(3), Field::Content), None);
+    assert_snapshot!("ignored_values_80x24", text);
+    // Cached per session version and message: back on message 4, nothing is asked.
+    app.update(Action::Message(MessageAction::Select(Step::Line(
+        Direction::Up,
+    ))));
+    app.settle();
+    app.update(Action::Message(MessageAction::Select(Step::Line(
+        Direction::Down,
+    ))));
+    app.request_render();
+    assert!(!app.values_pending(), "answered from the cache");
+    assert_snapshot!("ignored_values_120x40", screen(&mut app, 120, 40));
+    // The settings row: the variable is named.
+    app.update(Action::Message(MessageAction::Select(Step::Last)));
+    app.settle();
+    assert_eq!(
+        app.unused_note(Row::Settings, Field::Variables),
+        Some("nobody_reads_this".into())
+    );
+    assert_eq!(app.unused_note(Row::Settings, Field::Tools), None);
+    assert_snapshot!("ignored_settings_120x40", screen(&mut app, 120, 40));
+}
+
+/// The marks answer the current session: after an edit that makes a value used, the
+/// old verdict is not shown.
+#[test]
+fn ignored_value_marks_follow_edits() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    for _ in 0..3 {
+        app.update(Action::Message(MessageAction::Select(Step::Line(
+            Direction::Down,
+        ))));
+    }
+    app.settle();
+    assert!(app
+        .unused_note(Row::Message(3), Field::ToolCallId)
+        .is_some());
+    app.use_template(TemplateSource::new(
+        "prints-ids",
+        "{% for m in messages %}{{ m.content }}{{ m.tool_call_id }}{% endfor %}",
+        Origin::Inline,
+    ));
+    // Before the new probe answers, nothing stale is shown.
+    assert_eq!(app.unused_note(Row::Message(3), Field::ToolCallId), None);
+    app.settle();
+    assert_eq!(app.unused_note(Row::Message(3), Field::ToolCallId), None);
+    assert_eq!(
+        app.unused_note(Row::Message(3), Field::Name),
+        Some(String::new())
+    );
 }

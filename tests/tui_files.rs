@@ -256,3 +256,27 @@ fn an_unchanged_external_edit_is_not_a_change() {
     app.update(Action::ExternalEdited(format!("{text}!")));
     assert!(app.workspace.dirty);
 }
+
+#[test]
+fn the_restore_question_keeps_its_keys_visible_with_a_long_template_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("models--some-organisation--a-fairly-long-model-name-v2/snapshots/0123456789abcdef0123456789abcdef01234567");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("chat_template.jinja"), "{{ messages|length }}").unwrap();
+    let mut session = Session::new(TemplateRef::Path(
+        "models--some-organisation--a-fairly-long-model-name-v2/snapshots/0123456789abcdef0123456789abcdef01234567/chat_template.jinja".into(),
+    ));
+    session.messages.truncate(1);
+    let file = dir.path().join("w.json");
+    session.save(&file).unwrap();
+    session.messages.clear();
+    session.save(&dir.path().join("w.recovery.json")).unwrap();
+    let mut app = app_on(&file, dir.path());
+    for (width, height) in [(80, 24), (120, 40)] {
+        let screen = tui_support::screen(&mut app, width, height);
+        assert!(
+            screen.contains("y restore · n discard · Esc decide later"),
+            "{width}x{height}:\n{screen}"
+        );
+    }
+}

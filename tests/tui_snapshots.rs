@@ -188,3 +188,19 @@ fn tokens_and_the_selected_message_are_styled() {
     let (x, y) = find_cell(&buffer, "<|im_start|>assistant").unwrap();
     assert!(buffer[(x, y)].modifier.contains(Modifier::BOLD));
 }
+
+/// Capability badges beside each template (issue 9), at both sizes.
+#[test]
+fn templates_pane_badges() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(Action::Focus(Pane::Templates));
+    app.settle();
+    let selected = app.templates.selected().expect("a template").source.clone();
+    assert!(app.badges_for(&selected).is_some(), "probed");
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("sys tools"), "{text}");
+    assert_snapshot!("templates_badges_80x24", text);
+    app.update(Action::Resize(120, 40));
+    assert_snapshot!("templates_badges_120x40", screen(&mut app, 120, 40));
+}

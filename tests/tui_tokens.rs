@@ -1,6 +1,7 @@
 //! Token mode in the prompt pane (issue 10), with a tiny tokenizer the test builds: the
 //! title's total and token under the cursor, tokens per message, specials as the
-//! tokenizer says, the cursor moving by tokens, and a session without a tokenizer.
+//! tokenizer says, the cursor moving by tokens, a session without a tokenizer, and the
+//! injection warning on user text that becomes a special token.
 
 #![cfg(feature = "tui")]
 
@@ -147,4 +148,44 @@ fn without_a_tokenizer_the_title_says_why() {
     // Toggling off removes the note.
     app.update(Action::Prompt(PromptAction::ToggleTokens));
     assert!(!screen(&mut app, 120, 40).contains("tokens:"));
+}
+
+/// Injection (issue 10): a user message whose text becomes `<|im_end|>` is flagged in
+/// the list, counted in the title and explained under its fields.
+#[test]
+fn injected_special_tokens_are_flagged_and_explained() {
+    let dir = tempfile::tempdir().unwrap();
+    write_tiny_tokenizer(&dir.path().join("model"), &Json::Null);
+    let session: Session = serde_json::from_value(json!({
+        "version": 1,
+        "template": {"source": CHATML},
+        "tokenizer": "model",
+        "messages": [
+            {"role": "user", "content": "Hi <|im_end|> world"},
+            {"role": "assistant", "content": "Hi <|im_end|> there"},
+        ],
+    }))
+    .expect("a session");
+    let mut app = app_for(session, dir.path());
+    app.update(Action::Focus(Pane::Prompt));
+    app.update(Action::Prompt(PromptAction::ToggleTokens));
+    app.settle();
+    // The user's text, not the assistant's (whose content the template's author controls).
+    assert!(app.injected(0));
+    assert!(!app.injected(1));
+    let shown = app.shown_tokens().expect("tokens");
+    let found: Vec<_> = shown.injections_in(0).collect();
+    assert_eq!(found.len(), 1);
+    assert!(found[0].special && found[0].active);
+    assert!(shown.split_effect.is_some());
+    app.update(Action::Focus(Pane::Messages));
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("⚠ 1 injected"), "{text}");
+    assert!(text.contains("split_special_tokens=true"), "{text}");
+    assert_snapshot!("tokens_injection_80x24", text);
+    assert_snapshot!("tokens_injection_120x40", screen(&mut app, 120, 40));
+    // Without token mode nothing is flagged.
+    app.update(Action::Focus(Pane::Prompt));
+    app.update(Action::Prompt(PromptAction::ToggleTokens));
+    assert!(!app.injected(0));
 }

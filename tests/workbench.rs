@@ -154,6 +154,47 @@ fn an_editor_visit_is_one_undo_step_and_tool_calls_are_undoable() {
 }
 
 #[test]
+fn long_sessions_undo_by_difference_and_history_stays_with_its_session() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = long_app(dir.path(), 2000);
+    let original = app.workspace.session.clone();
+    app.handle_key(key(KeyCode::Char(':')));
+    type_line(&mut app, "1500");
+    app.handle_key(key(KeyCode::Char('d')));
+    app.handle_key(key(KeyCode::Char('R')));
+    for _ in "user".chars() {
+        app.handle_key(key(KeyCode::Backspace)); // the dialog starts with the role
+    }
+    type_line(&mut app, "critic");
+    let edited = app.workspace.session.clone();
+    assert_eq!(edited.messages.len(), 1999);
+    assert_eq!(edited.messages[1499].role(), "critic", "R sets the role");
+    app.handle_key(key(KeyCode::Char('u')));
+    assert_eq!(
+        app.workspace.session.messages[1499].role(),
+        "user",
+        "the role dialog is its own undo step"
+    );
+    app.handle_key(key(KeyCode::Char('u')));
+    assert_eq!(app.workspace.session, original);
+    assert_eq!(app.messages.selected, 1499);
+    app.handle_key(key(KeyCode::Char('U')));
+    app.handle_key(key(KeyCode::Char('U')));
+    assert_eq!(app.workspace.session, edited);
+
+    // Another session: undo must not splice the old session's messages into it.
+    let other = example_app(dir.path()).workspace;
+    let opened = other.session.clone();
+    app.load(other);
+    app.handle_key(key(KeyCode::Char('u')));
+    assert_eq!(app.workspace.session, opened);
+    assert!(
+        app.status.as_ref().is_some_and(|s| s.error),
+        "nothing to undo in the opened session"
+    );
+}
+
+#[test]
 fn content_can_be_empty_null_or_missing() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());

@@ -6,6 +6,10 @@
 //! `tool_call_id` and any other key; each tool call's `id`, `name` and `arguments`;
 //! each tool definition; each document; each extra variable. One render (two for an
 //! unused value) per value, spread over all cores.
+//!
+//! [`check_values`] checks only the values asked for, on the calling thread, changing
+//! one message (not a copy of the whole conversation) per check: the app's bounded
+//! probe of the selected message and the settings in a long session.
 
 use std::fmt;
 
@@ -167,6 +171,67 @@ pub fn dropped_fields(
     Ok(DroppedFields { checks })
 }
 
+/// Checks only `fields` (see [`fields_of`], [`message_fields`], [`settings_fields`]),
+/// one after the other on this thread. `prepared` must hold `conversation`'s messages.
+/// Each check copies only what it changes: one message, or the settings.
+pub fn check_values(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    prepared: &PreparedMessages,
+    fields: Vec<FieldRef>,
+    cancel: &CancelToken,
+) -> Result<DroppedFields, InspectError> {
+    let prompt = template
+        .render_prepared(conversation, prepared, cancel)
+        .map_err(render_error)?;
+    let base = Base {
+        template,
+        conversation,
+        prepared,
+        prompt: &prompt,
+        cancel,
+    };
+    let mut checks = Vec::with_capacity(fields.len());
+    for field in fields {
+        let verdict = base.verdict(&field)?;
+        checks.push(FieldCheck { field, verdict });
+    }
+    Ok(DroppedFields { checks })
+}
+
+fn render_error(err: RenderError) -> InspectError {
+    match err.kind {
+        RenderErrorKind::Cancelled => InspectError::Cancelled(Cancelled),
+        _ => InspectError::Render(err),
+    }
+}
+
+/// The values of message `index` (none when there is no such message).
+pub fn message_fields(conversation: &Conversation, index: usize) -> Vec<FieldRef> {
+    let Some(message) = conversation.messages.get(index) else {
+        return Vec::new();
+    };
+    (message_paths(message).into_iter())
+        .map(|path| FieldRef::Message { index, path })
+        .collect()
+}
+
+/// Each tool definition, document and (non-null) extra variable.
+pub fn settings_fields(conversation: &Conversation) -> Vec<FieldRef> {
+    let mut fields = Vec::new();
+    let count = |list: &Option<Vec<Json>>| list.as_ref().map_or(0, Vec::len);
+    fields.extend((0..count(&conversation.tools)).map(FieldRef::Tool));
+    fields.extend((0..count(&conversation.documents)).map(FieldRef::Document));
+    fields.extend(
+        conversation
+            .variables
+            .iter()
+            .filter(|(_, value)| !value.is_null())
+            .map(|(name, _)| FieldRef::Variable(name.clone())),
+    );
+    fields
+}
+
 /// What each changed copy is rendered against.
 struct Base<'a> {
     template: &'a CompiledTemplate,
@@ -179,10 +244,10 @@ struct Base<'a> {
 impl Base<'_> {
     fn verdict(&self, field: &FieldRef) -> Result<Verdict, Cancelled> {
         for change in [Change::Rotate, Change::Append] {
-            let Some(changed) = with_changed(self.conversation, field, change) else {
+            let Some(rendered) = self.render_changed(field, change) else {
                 return Ok(Verdict::Unused);
             };
-            match self.render(&changed, field) {
+            match rendered {
                 Ok(text) if text != self.prompt => return Ok(Verdict::Used),
                 Ok(_) => {}
                 Err(err) if err.kind == RenderErrorKind::Cancelled => return Err(Cancelled),
@@ -190,6 +255,58 @@ impl Base<'_> {
             }
         }
         Ok(Verdict::Unused)
+    }
+
+    /// Renders the conversation with `field` changed; `None` when there is no such
+    /// value. A message field copies that message only; a setting copies the settings
+    /// without the messages (the prepared values carry them). A conversation that
+    /// continues its final message by a field renders from its own messages, so it is
+    /// copied whole.
+    fn render_changed(
+        &self,
+        field: &FieldRef,
+        change: Change,
+    ) -> Option<Result<String, RenderError>> {
+        if self.conversation.continue_final_message.field().is_some() {
+            let changed = with_changed(self.conversation, field, change)?;
+            return Some(self.render(&changed, field));
+        }
+        let settings = || Conversation {
+            messages: Vec::new(),
+            tools: self.conversation.tools.clone(),
+            documents: self.conversation.documents.clone(),
+            add_generation_prompt: self.conversation.add_generation_prompt,
+            continue_final_message: self.conversation.continue_final_message.clone(),
+            variables: self.conversation.variables.clone(),
+            clock: self.conversation.clock,
+        };
+        match field {
+            FieldRef::Message { index, path } => {
+                let mut message = self.conversation.messages.get(*index)?.clone();
+                let slot = path
+                    .iter()
+                    .try_fold(&mut message, |value, step| match step {
+                        PathStep::Key(key) => value.get_mut(key.as_str()),
+                        PathStep::Index(i) => value.get_mut(*i),
+                    })?;
+                *slot = perturb(slot, change);
+                let prepared = self.prepared.replaced(*index, &message);
+                let settings = settings();
+                Some(
+                    self.template
+                        .render_prepared(&settings, &prepared, self.cancel),
+                )
+            }
+            _ => {
+                let mut changed = settings();
+                let slot = setting_slot(&mut changed, field)?;
+                *slot = perturb(slot, change);
+                Some(
+                    self.template
+                        .render_prepared(&changed, self.prepared, self.cancel),
+                )
+            }
+        }
     }
 
     /// Renders `changed`, converting only the message that changed.
@@ -209,22 +326,10 @@ impl Base<'_> {
 
 /// Every value the user set, in order.
 pub fn fields_of(conversation: &Conversation) -> Vec<FieldRef> {
-    let mut fields = Vec::new();
-    for (index, message) in conversation.messages.iter().enumerate() {
-        for path in message_paths(message) {
-            fields.push(FieldRef::Message { index, path });
-        }
-    }
-    let count = |list: &Option<Vec<Json>>| list.as_ref().map_or(0, Vec::len);
-    fields.extend((0..count(&conversation.tools)).map(FieldRef::Tool));
-    fields.extend((0..count(&conversation.documents)).map(FieldRef::Document));
-    fields.extend(
-        conversation
-            .variables
-            .iter()
-            .filter(|(_, value)| !value.is_null())
-            .map(|(name, _)| FieldRef::Variable(name.clone())),
-    );
+    let mut fields: Vec<FieldRef> = (0..conversation.messages.len())
+        .flat_map(|index| message_fields(conversation, index))
+        .collect();
+    fields.extend(settings_fields(conversation));
     fields
 }
 
@@ -292,10 +397,70 @@ fn with_changed(
                 PathStep::Index(i) => value.get_mut(*i),
             },
         )?,
-        FieldRef::Tool(i) => changed.tools.as_mut()?.get_mut(*i)?,
-        FieldRef::Document(i) => changed.documents.as_mut()?.get_mut(*i)?,
-        FieldRef::Variable(name) => changed.variables.get_mut(name)?,
+        _ => setting_slot(&mut changed, field)?,
     };
     *slot = perturb(slot, change);
     Some(changed)
+}
+
+/// The tool, document or variable `field` names.
+fn setting_slot<'c>(conversation: &'c mut Conversation, field: &FieldRef) -> Option<&'c mut Json> {
+    match field {
+        FieldRef::Tool(i) => conversation.tools.as_mut()?.get_mut(*i),
+        FieldRef::Document(i) => conversation.documents.as_mut()?.get_mut(*i),
+        FieldRef::Variable(name) => conversation.variables.get_mut(name),
+        FieldRef::Message { .. } => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::render::Limits;
+    use serde_json::json;
+
+    #[test]
+    fn checking_some_values_agrees_with_checking_all() {
+        let template = CompiledTemplate::compile(
+            "{% for m in messages %}<{{ m.role }}>{{ m.content }}\
+             {% for c in m.tool_calls or [] %}{{ c.function.name }}{% endfor %}{% endfor %}\
+             {{ flag }}",
+            Limits::default(),
+        )
+        .unwrap();
+        let mut variables = serde_json::Map::new();
+        variables.insert("flag".into(), json!("on"));
+        variables.insert("ignored".into(), json!("x"));
+        let conversation = Conversation {
+            messages: vec![
+                json!({"role": "user", "content": "hi", "name": "bob"}),
+                json!({"role": "assistant", "content": "ok", "tool_calls": [
+                    {"id": "c1", "function": {"name": "f", "arguments": {"a": 1}}}]}),
+            ],
+            tools: Some(vec![json!({"name": "f"})]),
+            variables,
+            ..Conversation::default()
+        };
+        let cancel = CancelToken::new();
+        let all = dropped_fields(&template, &conversation, &cancel).unwrap();
+        let mut fields = message_fields(&conversation, 1);
+        fields.extend(settings_fields(&conversation));
+        let prepared = PreparedMessages::new(&conversation);
+        let some = check_values(&template, &conversation, &prepared, fields, &cancel).unwrap();
+        let expected: Vec<_> = (all.checks.iter())
+            .filter(|c| !matches!(c.field, FieldRef::Message { index: 0, .. }))
+            .cloned()
+            .collect();
+        assert_eq!(some.checks, expected);
+        let unused: Vec<String> = some.unused().iter().map(ToString::to_string).collect();
+        assert_eq!(
+            unused,
+            [
+                "messages[1].tool_calls[0].id",
+                "messages[1].tool_calls[0].function.arguments",
+                "tools[0]",
+                "variables.ignored"
+            ]
+        );
+    }
 }

@@ -38,7 +38,10 @@ pub use capabilities::{
     Capabilities, Decided, Entry, ReasoningFormat, RoleHandling, RoleSupport, SystemRole,
 };
 pub use content::ContentCaps;
-pub use dropped::{dropped_fields, DroppedFields, FieldCheck, FieldRef, PathStep, Verdict};
+pub use dropped::{
+    check_values, dropped_fields, message_fields, settings_fields, DroppedFields, FieldCheck,
+    FieldRef, PathStep, Verdict,
+};
 pub use incremental::{attribute_incremental, Previous};
 pub use prefixes::PrefixOutcome;
 pub use probe::{Probe, ProbeFailure, ProbeSettings, Prober};

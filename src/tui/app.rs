@@ -95,6 +95,10 @@ pub struct App {
     pub opening: Opening,
     /// Undo / redo of list edits, go-to and find in the message list.
     pub workbench: super::workbench::Workbench,
+    /// Values the template ignores (from the worker).
+    pub ignored: super::ignored::IgnoredValues,
+    /// Capability badges in the template list (from the worker).
+    pub badges: super::badges::TemplateBadges,
 }
 
 impl App {
@@ -137,6 +141,8 @@ impl App {
             info: Default::default(),
             opening: Opening::default(),
             workbench: Default::default(),
+            ignored: Default::default(),
+            badges: Default::default(),
         };
         app.invalidate();
         app.offer_recovery();
@@ -396,6 +402,8 @@ impl App {
             self.templates.remember(template);
         }
         self.workspace = workspace;
+        // Steps recorded in the old session would splice its messages into this one.
+        self.workbench.forget_history();
         self.editor = None;
         self.messages = MessagesPane::default();
         self.prompt = PromptPane::default();

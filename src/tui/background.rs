@@ -14,6 +14,8 @@ impl App {
             JobKind::ScanCache => self.receive_cached(reply),
             JobKind::Tokenize => self.receive_tokens(reply),
             JobKind::Capabilities => self.receive_info(reply),
+            JobKind::Values => self.receive_values(reply),
+            JobKind::Badges => self.receive_badges(reply),
             JobKind::Render => false,
         }
     }
@@ -24,5 +26,14 @@ impl App {
             || self.open_pending()
             || self.tokens_pending()
             || self.info_pending()
+            || self.values_pending()
+            || self.badges_pending()
+    }
+
+    /// Asks for what the screen shows next and the worker has not answered: the
+    /// selection's unused values and the template list's badges (cheap when known).
+    pub(super) fn request_background(&mut self) {
+        self.request_values();
+        self.request_badges();
     }
 }

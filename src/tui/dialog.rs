@@ -250,7 +250,7 @@ impl App {
     fn submit(&mut self, input: InputDialog) -> Option<Effect> {
         match input.kind {
             InputKind::SavePath { then_quit } => return self.save_to(&input.text, then_quit),
-            InputKind::Role => self.set_role(&input.text),
+            InputKind::Role => self.set_role_recorded(&input.text),
             InputKind::Search => self.start_search(input.text),
             InputKind::Open => self.open_target(&input.text),
             InputKind::GoTo => self.go_to(&input.text),

@@ -83,6 +83,9 @@ fn draw_confirm(frame: &mut Frame, area: Rect, question: &Confirm, app: &App) {
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
 }
 
+/// The restore dialog's width, borders included.
+const RESTORE_WIDTH: u16 = 64;
+
 /// The restore question: what the recovery file holds and when it was written.
 fn draw_restore(frame: &mut Frame, area: Rect, found: &Found, app: &App) {
     let when = found
@@ -113,9 +116,20 @@ fn draw_restore(frame: &mut Frame, area: Rect, found: &Found, app: &App) {
         "y restore · n discard · Esc decide later (kept)",
         app.theme.key(),
     ));
-    let height = u16::try_from(lines.len()).unwrap_or(8).saturating_add(4);
-    let inner = dialog_box(frame, area, 64, height, "Recovery file found", app.theme);
-    frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
+    // Sized to the wrapped text: a long template path wrapped over several rows used to
+    // push the y / n / Esc line out of the box.
+    let text = Paragraph::new(lines).wrap(Wrap { trim: true });
+    let wrapped = text.line_count(RESTORE_WIDTH.min(area.width).saturating_sub(2));
+    let height = u16::try_from(wrapped).unwrap_or(u16::MAX).saturating_add(2);
+    let inner = dialog_box(
+        frame,
+        area,
+        RESTORE_WIDTH,
+        height,
+        "Recovery file found",
+        app.theme,
+    );
+    frame.render_widget(text, inner);
 }
 
 fn draw_input(frame: &mut Frame, area: Rect, input: &InputDialog, theme: Theme) {

@@ -141,7 +141,14 @@ fn title(session: &Session, row: Row, field: Field) -> String {
 }
 
 /// Draws the editor with its validation line.
-pub fn draw(frame: &mut Frame, area: Rect, editor: &FieldEditor, theme: Theme) {
+/// `unused` is the field's "not used by this template" note, when it has one.
+pub fn draw(
+    frame: &mut Frame,
+    area: Rect,
+    editor: &FieldEditor,
+    unused: Option<&str>,
+    theme: Theme,
+) {
     let [text_area, status_area] =
         Layout::vertical([Constraint::Min(1), Constraint::Length(1)]).areas(area);
     if editor.unwrapped() {
@@ -149,7 +156,11 @@ pub fn draw(frame: &mut Frame, area: Rect, editor: &FieldEditor, theme: Theme) {
     } else {
         frame.render_widget(&editor.textarea, text_area);
     }
-    frame.render_widget(Paragraph::new(status_line(editor, theme)), status_area);
+    let status = match unused {
+        Some(note) if editor.error.is_none() => unused_line(note, theme),
+        _ => status_line(editor, theme),
+    };
+    frame.render_widget(Paragraph::new(status), status_area);
 }
 
 /// Long text: only the window around the cursor is laid out. ratatui-textarea's widget
@@ -198,6 +209,18 @@ fn window_line(
         Span::raw(before),
         Span::styled(under, theme.cursor()),
         Span::raw(after),
+    ])
+}
+
+/// The status line of a field the template ignores (in whole or in part).
+fn unused_line(note: &str, theme: Theme) -> Line<'static> {
+    let what = match note {
+        "" => "changing it does not change the prompt".to_string(),
+        parts => format!("ignored: {parts}"),
+    };
+    Line::from(vec![
+        Span::styled(super::messages_view::UNUSED, theme.error()),
+        Span::styled(format!(" · {what}"), theme.dim()),
     ])
 }
 

@@ -60,7 +60,7 @@ pub struct InfoView {
 
 /// The probe settings for `template`: its special tokens, `""` where it names none
 /// (as `chatplate inspect` does).
-fn settings_for(template: &TemplateSource) -> ProbeSettings {
+pub(super) fn settings_for(template: &TemplateSource) -> ProbeSettings {
     let mut variables = template.token_variables();
     for key in ["bos_token", "eos_token"] {
         variables.entry(key).or_insert_with(|| "".into());

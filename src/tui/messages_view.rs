@@ -38,7 +38,10 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
         list_area,
     );
     match &app.editor {
-        Some(field_editor) => editor::draw(frame, detail_area, field_editor, theme),
+        Some(field_editor) => {
+            let note = app.unused_note(field_editor.row, field_editor.field);
+            editor::draw(frame, detail_area, field_editor, note.as_deref(), theme)
+        }
         None => draw_fields(frame, detail_area, app, focused && app.messages.in_fields),
     }
 }
@@ -83,7 +86,8 @@ fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {
                         Some(tokens) => Some(format!("{tokens}t")),
                         None => bytes_column(bytes.as_deref(), row),
                     };
-                    message_line(row, digits, msg, width, size, app.theme)
+                    let line = message_line(row, digits, msg, width, size, app.theme);
+                    flag_injection(line, app.injected(row), app.theme)
                 }
                 None => settings_line(session, app.theme),
             };
@@ -129,6 +133,14 @@ fn message_line(
         Span::raw(text),
         Span::styled(format!("{:pad$}{size}", ""), theme.dim()),
     ])
+}
+
+/// Puts the injection flag in the space after the role badge (span 3).
+fn flag_injection(mut line: Line<'static>, injected: bool, theme: Theme) -> Line<'static> {
+    if let Some(gap) = line.spans.get_mut(2).filter(|_| injected) {
+        *gap = Span::styled(super::injection_view::FLAG, theme.error());
+    }
+    line
 }
 
 /// A one-line gist of a message: content, else its tool calls.
@@ -191,6 +203,15 @@ fn draw_fields(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let list = fields::fields(session, row);
+    let warning = super::injection_view::warning_lines(app, row, inner.width);
+    // Room for the explanation: what the fields leave, at least half the area.
+    let fields_height = u16::try_from(list.len()).unwrap_or(u16::MAX);
+    let warning_height = u16::try_from(warning.len())
+        .unwrap_or(u16::MAX)
+        .min((inner.height / 2).max(inner.height.saturating_sub(fields_height)));
+    let [inner, warning_area] =
+        Layout::vertical([Constraint::Min(0), Constraint::Length(warning_height)]).areas(inner);
+    frame.render_widget(Paragraph::new(warning), warning_area);
     let height = usize::from(inner.height);
     let start = window_start(app.messages.field, list.len(), height);
     let width = usize::from(inner.width);
@@ -201,11 +222,14 @@ fn draw_fields(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
         .take(height)
         .map(|(i, field)| {
             let label = format!("{:<14} ", field.label());
-            let value = truncate(
-                &fields::summary(session, row, *field),
-                width.saturating_sub(15),
-            );
-            let line = Line::from(vec![Span::styled(label, app.theme.dim()), Span::raw(value)]);
+            let room = width.saturating_sub(15);
+            let summary = fields::summary(session, row, *field);
+            let mut spans = vec![Span::styled(label, app.theme.dim())];
+            match app.unused_note(row, *field) {
+                Some(note) => spans.extend(unused_spans(&note, &summary, room, app.theme)),
+                None => spans.push(Span::raw(truncate(&summary, room))),
+            }
+            let line = Line::from(spans);
             if focused && i == app.messages.field {
                 line.patch_style(app.theme.cursor())
             } else {
@@ -215,6 +239,32 @@ fn draw_fields(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
 }
+
+/// A value the template ignores: the mark first (it is what matters), then the value.
+/// `note` is empty when the whole value is unused, else names the unused parts.
+fn unused_spans(note: &str, summary: &str, room: usize, theme: Theme) -> Vec<Span<'static>> {
+    // The short form where the whole phrase would be cut.
+    let phrase = if room >= UNUSED.len() + 4 {
+        UNUSED
+    } else {
+        "not used"
+    };
+    let mark = match note {
+        "" => phrase.to_string(),
+        parts => format!("{phrase}: {parts}"),
+    };
+    let mark = truncate(&mark, room);
+    let rest = room.saturating_sub(mark.chars().count() + 3);
+    let mut spans = vec![Span::styled(mark, theme.error())];
+    if rest > 0 {
+        spans.push(Span::styled(" · ", theme.dim()));
+        spans.push(Span::raw(truncate(summary, rest)));
+    }
+    spans
+}
+
+/// The mark on a value the template ignores.
+pub const UNUSED: &str = "not used by this template";
 
 /// Cuts `text` to `width` display columns (a CJK character takes two), marking the cut
 /// with `…`.

@@ -141,6 +141,7 @@ impl App {
     /// Sends one render request for everything changed since the last one.
     pub fn request_render(&mut self) {
         if !std::mem::take(&mut self.pending.wanted) {
+            self.request_background();
             return;
         }
         let generation = self.pending.generation;
@@ -203,6 +204,7 @@ impl App {
             effects.extend(self.run_deferred());
             self.request_attribution();
             self.request_tokens();
+            self.request_background();
         }
         changed
     }

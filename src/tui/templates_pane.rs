@@ -12,6 +12,7 @@ use crate::catalog::TemplateSource;
 use super::action::Effect;
 use super::action::{Pane, TemplateAction};
 use super::app::App;
+use super::badges::badge_text;
 use super::messages_view::{pane_block, truncate, window_start};
 use super::template_origin;
 
@@ -173,6 +174,26 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
     }
 }
 
+/// A list row: the name, then its capability badges right-aligned in what room the
+/// name leaves (badges go first when the pane is narrow; the name is cut only when it
+/// alone is too wide).
+fn badged_line(app: &App, template: &TemplateSource, name: &str, width: u16) -> Line<'static> {
+    use unicode_width::UnicodeWidthStr;
+    let width = usize::from(width);
+    let name = truncate(name, width);
+    let room = width.saturating_sub(name.width() + 1);
+    let badges = badge_text(app.badges_for(&template.source), room);
+    if badges.is_empty() {
+        return Line::raw(name);
+    }
+    let pad = width.saturating_sub(name.width() + badges.width());
+    Line::from(vec![
+        Span::raw(name),
+        Span::raw(" ".repeat(pad)),
+        Span::styled(badges, app.theme.dim()),
+    ])
+}
+
 fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {
     let pane = &app.templates;
     let visible = pane.visible();
@@ -200,7 +221,7 @@ fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {
             "  "
         };
         let label = template_origin::label(&pane.catalog, index);
-        let line = Line::raw(truncate(&format!("{mark}{label}"), usize::from(area.width)));
+        let line = badged_line(app, template, &format!("{mark}{label}"), area.width);
         if row == pane.cursor {
             cursor_line = Some(lines.len());
         }

@@ -158,7 +158,15 @@ impl App {
         let Some(shown) = self.shown_tokens() else {
             return " · tokenizing…".into();
         };
-        let mut note = format!(" · {} tokens", shown.tokenized.len());
+        // The warning first: a narrow title cuts the end.
+        let injected = (shown.injections.iter())
+            .filter(|i| i.special && i.active)
+            .count();
+        let mut note = match injected {
+            0 => String::new(),
+            n => format!(" · ⚠ {n} injected"),
+        };
+        note.push_str(&format!(" · {} tokens", shown.tokenized.len()));
         if let Some(under) = self.cursor_token(shown) {
             note.push_str(&format!(" · {under}"));
         }

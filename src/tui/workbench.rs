@@ -5,30 +5,21 @@
 
 use serde_json::Value as Json;
 
-use crate::session::{Message, Session};
+use crate::session::Message;
 
 use super::action::{Direction, MessageAction};
 use super::app::App;
 use super::dialog::{InputDialog, InputKind, Overlay};
 use super::fields::{self, Field, Row};
+use super::history::History;
 
-/// How many list edits can be undone.
-const HISTORY: usize = 200;
-
-/// One state of the conversation and the row that was selected in it.
-#[derive(Debug, Clone, PartialEq)]
-struct Snapshot {
-    session: Session,
-    selected: usize,
-}
-
-/// Undo and redo stacks, the last find text, and the state before an editor visit.
+/// Undo history, the last find text, and the row selected when an editor visit began.
 #[derive(Debug, Clone, Default)]
 pub struct Workbench {
-    undo: Vec<Snapshot>,
-    redo: Vec<Snapshot>,
-    /// The state when the field editor opened; recorded when it closes changed.
-    before_editor: Option<Snapshot>,
+    history: History,
+    /// The row selected when the field editor opened; the visit is recorded as one step
+    /// when it closes.
+    editor_visit: Option<usize>,
     /// The text `/` last looked for in the message list.
     pub find: Option<String>,
     /// Line numbers in the prompt pane.
@@ -40,15 +31,13 @@ pub struct Workbench {
 impl Workbench {
     /// Whether there is anything to undo.
     pub fn can_undo(&self) -> bool {
-        !self.undo.is_empty()
+        self.history.can_undo()
     }
 
-    fn record(&mut self, before: Snapshot) {
-        if self.undo.len() == HISTORY {
-            self.undo.remove(0);
-        }
-        self.undo.push(before);
-        self.redo.clear();
+    /// Forgets the undo history (another session was opened).
+    pub fn forget_history(&mut self) {
+        self.history.clear();
+        self.editor_visit = None;
     }
 }
 
@@ -123,26 +112,44 @@ fn message_matches(msg: &Message, needle: &str) -> bool {
 }
 
 impl App {
-    fn snapshot(&self) -> Snapshot {
-        Snapshot {
-            session: self.workspace.session.clone(),
-            selected: self.messages.selected,
-        }
+    /// Marks the current state as where the next undo step starts.
+    fn begin_step(&mut self) {
+        self.workbench.history.sync(&mut self.workspace.session);
+    }
+
+    /// Records what changed since [`App::begin_step`] as one undo step that selects
+    /// `selected` again.
+    fn end_step(&mut self, selected: usize) {
+        let history = &mut self.workbench.history;
+        history.record(&mut self.workspace.session, selected);
     }
 
     /// Message-pane actions, recording the ones that change the conversation.
     pub(super) fn update_messages_recorded(&mut self, action: MessageAction) {
-        let before = changes_conversation(action).then(|| self.snapshot());
+        let selected = self.messages.selected;
+        let recorded = changes_conversation(action) && self.workbench.editor_visit.is_none();
+        if recorded {
+            self.begin_step();
+        }
         self.update_messages(action);
-        if let Some(before) = &before {
-            if before.session != self.workspace.session {
-                self.workbench.record(before.clone());
+        if self.editor.is_some() && self.workbench.editor_visit.is_none() {
+            // An editor opened (edit, add, tool result): the action and the visit are one
+            // undo step, recorded when the editor closes.
+            if !recorded {
+                self.begin_step();
             }
+            self.workbench.editor_visit = Some(selected);
+        } else if recorded {
+            self.end_step(selected);
         }
-        if self.editor.is_some() && self.workbench.before_editor.is_none() {
-            // An editor opened (edit, add, tool result): its visit is one undo step.
-            self.workbench.before_editor = Some(before.unwrap_or_else(|| self.snapshot()));
-        }
+    }
+
+    /// Sets the selected message's role from the role dialog, as one undo step.
+    pub(super) fn set_role_recorded(&mut self, role: &str) {
+        let selected = self.messages.selected;
+        self.begin_step();
+        self.set_role(role);
+        self.end_step(selected);
     }
 
     /// After the field editor closed: the visit becomes one undo step if it changed
@@ -151,11 +158,8 @@ impl App {
         if self.editor.is_some() {
             return;
         }
-        if let Some(before) = self.workbench.before_editor.take() {
-            let recorded = self.workbench.undo.last() == Some(&before);
-            if before.session != self.workspace.session && !recorded {
-                self.workbench.record(before);
-            }
+        if let Some(selected) = self.workbench.editor_visit.take() {
+            self.end_step(selected);
         }
     }
 
@@ -180,31 +184,37 @@ impl App {
     }
 
     fn undo_list(&mut self) {
-        let Some(before) = self.workbench.undo.pop() else {
-            return self.warn("nothing to undo");
-        };
-        let now = self.snapshot();
-        self.workbench.redo.push(now);
-        self.restore_snapshot(before);
-        self.notify("undone (U or Ctrl+Y redoes)");
+        self.begin_step();
+        let selected = self.messages.selected;
+        match self
+            .workbench
+            .history
+            .undo(&mut self.workspace.session, selected)
+        {
+            Some(row) => self.restored(row, "undone (U or Ctrl+Y redoes)"),
+            None => self.warn("nothing to undo"),
+        }
     }
 
     fn redo_list(&mut self) {
-        let Some(after) = self.workbench.redo.pop() else {
-            return self.warn("nothing to redo");
-        };
-        let now = self.snapshot();
-        self.workbench.undo.push(now);
-        self.restore_snapshot(after);
-        self.notify("redone");
+        self.begin_step();
+        let selected = self.messages.selected;
+        match self
+            .workbench
+            .history
+            .redo(&mut self.workspace.session, selected)
+        {
+            Some(row) => self.restored(row, "redone"),
+            None => self.warn("nothing to redo"),
+        }
     }
 
-    fn restore_snapshot(&mut self, snapshot: Snapshot) {
-        self.workspace.session = snapshot.session;
-        self.messages.selected = snapshot.selected;
+    fn restored(&mut self, row: usize, note: &str) {
+        self.messages.selected = row;
         self.messages.clamp(&self.workspace.session);
         self.prompt.follow();
         self.edited();
+        self.notify(note);
     }
 
     /// Selects message `text` (1-based), from the go-to dialog.
@@ -270,7 +280,7 @@ impl App {
         let Row::Message(index) = self.messages.row(&self.workspace.session) else {
             return self.warn("select a message first (this is the settings row)");
         };
-        let before = self.snapshot();
+        self.begin_step();
         let msg = &mut self.workspace.session.messages[index];
         let next = match ContentState::of(msg) {
             ContentState::Text | ContentState::Empty => Some(Json::Null),
@@ -286,7 +296,7 @@ impl App {
             Some(value) => msg.0.insert("content".into(), value),
             None => msg.0.shift_remove("content"),
         };
-        self.workbench.record(before);
+        self.end_step(self.messages.selected);
         self.edited();
         self.notify(format!("{label}; u undoes"));
         if self.messages.in_fields {

@@ -109,7 +109,9 @@ fn template_of(job: &Job) -> Option<usize> {
     match job {
         Job::Render { template }
         | Job::Attribute { template, .. }
-        | Job::Capabilities { template, .. } => Some(Arc::as_ptr(template) as usize),
+        | Job::Capabilities { template, .. }
+        | Job::Badges { template, .. }
+        | Job::Values { template, .. } => Some(Arc::as_ptr(template) as usize),
         Job::Open { .. } | Job::ScanCache | Job::Tokenize { .. } => None,
     }
 }
@@ -139,6 +141,9 @@ impl Dispatcher {
                 }
                 Some(Command::Submit { generation, job }) => {
                     self.cancel_background(job.kind());
+                    if job.kind() == JobKind::Render {
+                        self.drop_superseded();
+                    }
                     let slot = job.kind().index();
                     self.queued[slot] = Some(Queued {
                         generation,
@@ -188,12 +193,23 @@ impl Dispatcher {
     fn cancel_background(&mut self, submitted: JobKind) {
         if let Some(running) = self.running.as_ref() {
             let stale = submitted == JobKind::Render || submitted == running.kind;
-            let cancellable = matches!(running.kind, JobKind::Attribute | JobKind::Tokenize);
+            let cancellable = matches!(
+                running.kind,
+                JobKind::Attribute | JobKind::Tokenize | JobKind::Values | JobKind::Badges
+            );
             // Capability probes ignore the conversation: only a newer request replaces them.
             let replaced = running.kind == JobKind::Capabilities && submitted == running.kind;
             if (cancellable && stale) || replaced {
                 running.token.cancel();
             }
+        }
+    }
+
+    /// A queued value probe answers the conversation before this render's change: it
+    /// is dropped (reported as cancelled, so the caller asks again for the new one).
+    fn drop_superseded(&mut self) {
+        if let Some(queued) = self.queued[JobKind::Values.index()].take() {
+            self.reply(JobKind::Values, queued.generation, Err(cancelled_error()));
         }
     }
 
@@ -320,6 +336,15 @@ fn timeout_error(deadline: Duration, abandoned: bool) -> RenderError {
             "the template did not finish within {:.1} s; {after}",
             deadline.as_secs_f64()
         ),
+        position: None,
+    }
+}
+
+fn cancelled_error() -> RenderError {
+    RenderError {
+        exception: None,
+        kind: RenderErrorKind::Cancelled,
+        message: "cancelled: a newer request replaced it".into(),
         position: None,
     }
 }

@@ -30,6 +30,7 @@ pub mod locate;
 mod opening;
 mod runner;
 pub mod tokenizing;
+pub mod unused;
 mod values;
 
 use std::ops::Range;
@@ -170,6 +171,23 @@ pub enum Job {
         /// Variables and clock for the probes.
         settings: crate::inspect::ProbeSettings,
     },
+    /// The same probes for the template list's badges (see [`capabilities`]): the
+    /// lowest priority, one template per request, cancelled by a render or a newer
+    /// request of this kind (the app asks again), so it never delays typing.
+    Badges {
+        /// The template.
+        template: Arc<Template>,
+        /// Variables and clock for the probes.
+        settings: crate::inspect::ProbeSettings,
+    },
+    /// Which values of one message and of the settings the template ignores (see
+    /// [`unused`]). A render request cancels it, running or queued.
+    Values {
+        /// The template.
+        template: Arc<Template>,
+        /// The message whose values to probe, if any.
+        message: Option<usize>,
+    },
 }
 
 /// The kinds of job; each has its own coalescing slot.
@@ -187,17 +205,23 @@ pub enum JobKind {
     Tokenize,
     /// [`Job::Capabilities`].
     Capabilities,
+    /// [`Job::Badges`].
+    Badges,
+    /// [`Job::Values`].
+    Values,
 }
 
 impl JobKind {
     /// Every kind, in the order the dispatcher prefers when several are queued.
-    pub const ALL: [JobKind; 6] = [
+    pub const ALL: [JobKind; 8] = [
         JobKind::Render,
         JobKind::Open,
         JobKind::ScanCache,
         JobKind::Tokenize,
         JobKind::Capabilities,
+        JobKind::Values,
         JobKind::Attribute,
+        JobKind::Badges,
     ];
 
     fn index(self) -> usize {
@@ -208,6 +232,8 @@ impl JobKind {
             JobKind::ScanCache => 3,
             JobKind::Tokenize => 4,
             JobKind::Capabilities => 5,
+            JobKind::Badges => 6,
+            JobKind::Values => 7,
         }
     }
 
@@ -229,6 +255,8 @@ impl Job {
             Job::ScanCache => JobKind::ScanCache,
             Job::Tokenize { .. } => JobKind::Tokenize,
             Job::Capabilities { .. } => JobKind::Capabilities,
+            Job::Badges { .. } => JobKind::Badges,
+            Job::Values { .. } => JobKind::Values,
         }
     }
 }
@@ -257,8 +285,10 @@ pub enum Output {
     Cached(Vec<crate::catalog::TemplateSet>),
     /// From [`Job::Tokenize`].
     Tokens(Arc<tokenizing::TokenizedPrompt>),
-    /// From [`Job::Capabilities`].
+    /// From [`Job::Capabilities`] and [`Job::Badges`].
     Capabilities(Arc<capabilities::TemplateInfo>),
+    /// From [`Job::Values`].
+    Values(Arc<unused::ValueChecks>),
 }
 
 /// The answer to one request.

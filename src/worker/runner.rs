@@ -79,9 +79,14 @@ fn run(
         }
         Job::Open { target } => super::opening::open(&target),
         Job::ScanCache => Ok(super::opening::scan_cache()),
-        Job::Tokenize { choice, prompt } => super::tokenizing::tokenize(&choice, &prompt, token),
-        Job::Capabilities { template, settings } => {
+        Job::Tokenize { choice, prompt } => {
+            super::tokenizing::tokenize(&choice, &prompt, conversation, token)
+        }
+        Job::Capabilities { template, settings } | Job::Badges { template, settings } => {
             super::capabilities::probe(&template, &settings, token)
+        }
+        Job::Values { template, message } => {
+            super::unused::probe(&template, message, conversation, values, token)
         }
     }
 }

@@ -229,3 +229,49 @@ fn compile_errors_come_back_as_replies() {
     let err = next(&worker).result.unwrap_err();
     assert_eq!(err.kind, RenderErrorKind::Syntax);
 }
+
+fn probe_values(worker: &Worker, generation: u64, template: &Arc<Template>) {
+    let job = Job::Values {
+        template: Arc::clone(template),
+        message: Some(0),
+    };
+    worker.submit(generation, job);
+}
+
+#[test]
+fn value_probes_report_what_the_template_ignores() {
+    let worker = Worker::spawn(PATIENCE).unwrap();
+    let template = Template::new("{{ messages[0].content }}", Limits::default());
+    let mut start = conversation("hi");
+    start.messages[0]["name"] = json!("bob");
+    start.variables.insert("unread".into(), json!(true));
+    worker.update(Update::all(start));
+    probe_values(&worker, 1, &template);
+    let reply = next(&worker);
+    assert_eq!((reply.kind, reply.generation), (JobKind::Values, 1));
+    let Ok(Output::Values(checks)) = reply.result else {
+        panic!("no verdicts: {:?}", reply.result)
+    };
+    assert_eq!(checks.message, Some(0));
+    let unused: Vec<String> = (checks.checks.unused().iter())
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(unused, ["messages[0].name", "variables.unread"]);
+}
+
+#[test]
+fn a_newer_render_supersedes_a_pending_value_probe() {
+    let worker = Worker::spawn(PATIENCE).unwrap();
+    let fast = Template::new("{{ messages[0].content }}", Limits::default());
+    // Keep the runner busy so the probe stays queued.
+    render(&worker, 1, &slow_template(), "a");
+    probe_values(&worker, 2, &fast);
+    render(&worker, 3, &fast, "b");
+    let mut replies: Vec<Reply> = (0..3).map(|_| next(&worker)).collect();
+    replies.sort_by_key(|r| r.generation);
+    let probe = &replies[1];
+    assert_eq!(probe.kind, JobKind::Values);
+    let err = probe.result.as_ref().expect_err("dropped, not run");
+    assert_eq!(err.kind, RenderErrorKind::Cancelled);
+    assert_eq!(prompt(&replies[2]), "b");
+}

@@ -1,0 +1,173 @@
+//! Capability badges beside each template in the Templates pane: the answers users ask
+//! first (system role, tools, tool-call ids, parallel calls, reasoning) as short words.
+//!
+//! They come from the same probe renders as the info view (`i`), run on the worker as
+//! [`Job::Badges`]: one template per request, the lowest priority, cancelled by any
+//! render (and asked again afterwards), so browsing and typing never wait for them.
+//! Only templates in the list's window are probed (at most a screenful around the
+//! cursor, whatever the catalog's size), the selected one first. Results are cached for the session by
+//! template source; a row shows `…` until its answer is known and `✗` when the probes
+//! could not run (the template does not compile, fails on a plain user message, or they
+//! timed out).
+
+use std::collections::HashMap;
+
+use serde_json::Value as Json;
+
+use crate::render::RenderErrorKind;
+use crate::worker::capabilities::TemplateInfo;
+use crate::worker::{Job, Output, Reply, Template};
+
+use super::action::Pane;
+use super::app::App;
+use super::messages_view::window_start;
+
+/// Each badge: the capability key (as `chatplate inspect --json` names it) and its word.
+pub const BADGES: [(&str, &str); 5] = [
+    ("supports_system_role", "sys"),
+    ("supports_tools", "tools"),
+    ("supports_tool_call_id", "ids"),
+    ("supports_parallel_tool_calls", "par"),
+    ("supports_reasoning", "think"),
+];
+
+/// One template's badges, once probed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BadgeState {
+    /// The words of the capabilities it has, in [`BADGES`] order.
+    Done(Vec<&'static str>),
+    /// The probes could not run.
+    Failed,
+}
+
+/// The badges of every template probed so far.
+#[derive(Debug, Default)]
+pub struct TemplateBadges {
+    /// By template source.
+    cache: HashMap<String, BadgeState>,
+    /// The request on its way: its id and template source.
+    in_flight: Option<(u64, String)>,
+    /// The last request id.
+    requests: u64,
+}
+
+/// The words for the capabilities `info` reports as present.
+pub fn badges_of(info: &TemplateInfo) -> Vec<&'static str> {
+    BADGES
+        .iter()
+        .filter(|(key, _)| {
+            (info.entries.iter()).any(|e| e.key == *key && e.value == Json::Bool(true))
+        })
+        .map(|(_, word)| *word)
+        .collect()
+}
+
+/// Whether the probes rendered at all (`renders_user_message`).
+fn renders(info: &TemplateInfo) -> bool {
+    (info.entries.iter()).any(|e| e.key == "renders_user_message" && e.value == Json::Bool(true))
+}
+
+impl App {
+    /// Asks for the badges of the next template in the list's window that has none,
+    /// unless one is on its way or the Templates pane is not on screen.
+    pub(super) fn request_badges(&mut self) {
+        if self.badges.in_flight.is_some() {
+            return;
+        }
+        // A screenful around the cursor, whether or not the pane is shown right now
+        // (a few milliseconds per template, once per session).
+        let shown = super::ui::pane_height(&self.screen, Pane::Templates);
+        let height = shown.max(usize::from(self.screen.height));
+        let visible = self.templates.visible();
+        let cursor = self.templates.cursor;
+        let start = window_start(cursor, visible.len(), height);
+        let window = visible.iter().skip(start).take(height);
+        let selected = visible.get(cursor).into_iter();
+        let next = (selected.chain(window))
+            .map(|&index| &self.templates.catalog[index])
+            .find(|t| !self.badges.cache.contains_key(&t.source));
+        let Some(template) = next else {
+            return;
+        };
+        let job = Job::Badges {
+            template: Template::new(&template.source, super::preview::app_limits()),
+            settings: super::info_view::settings_for(template),
+        };
+        self.badges.requests += 1;
+        let id = self.badges.requests;
+        self.badges.in_flight = Some((id, template.source.clone()));
+        self.submit_job(id, job);
+    }
+
+    /// Takes a badge reply in; returns whether anything shown changed.
+    pub(super) fn receive_badges(&mut self, reply: Reply) -> bool {
+        let matches =
+            (self.badges.in_flight.as_ref()).is_some_and(|(id, _)| *id == reply.generation);
+        let Some((_, source)) = self.badges.in_flight.take().filter(|_| matches) else {
+            return false;
+        };
+        let state = match reply.result {
+            // A template that fails on a plain user message (it may need variables)
+            // has no answers worth a badge.
+            Ok(Output::Capabilities(info)) if renders(&info) => BadgeState::Done(badges_of(&info)),
+            // Cancelled by a render: asked again once the worker is free.
+            Err(err) if err.kind == RenderErrorKind::Cancelled => {
+                self.request_badges();
+                return false;
+            }
+            _ => BadgeState::Failed,
+        };
+        self.badges.cache.insert(source, state);
+        self.request_badges();
+        true
+    }
+
+    /// Whether a badge request is on its way.
+    pub fn badges_pending(&self) -> bool {
+        self.badges.in_flight.is_some()
+    }
+
+    /// The badges of the template with `source`, when known.
+    pub fn badges_for(&self, source: &str) -> Option<&BadgeState> {
+        self.badges.cache.get(source)
+    }
+}
+
+/// The badge text for a list row, cut to fit `room` columns: whole badges are dropped
+/// from the right (names matter more), with a `+` saying some were; `…` while unknown.
+pub fn badge_text(state: Option<&BadgeState>, room: usize) -> String {
+    let words: Vec<&str> = match state {
+        None => vec!["…"],
+        Some(BadgeState::Failed) => vec!["✗"],
+        Some(BadgeState::Done(words)) => words.clone(),
+    };
+    let width = |text: &str| text.chars().count();
+    for keep in (0..=words.len()).rev() {
+        let mut text = words[..keep].join(" ");
+        if keep < words.len() {
+            text.push('+');
+        }
+        if width(&text) <= room {
+            return text;
+        }
+    }
+    String::new()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn badges_drop_from_the_right_to_fit() {
+        let done = BadgeState::Done(vec!["sys", "tools", "par"]);
+        assert_eq!(badge_text(Some(&done), 20), "sys tools par");
+        assert_eq!(badge_text(Some(&done), 12), "sys tools+");
+        assert_eq!(badge_text(Some(&done), 9), "sys+");
+        assert_eq!(badge_text(Some(&done), 1), "+");
+        assert_eq!(badge_text(Some(&done), 0), "");
+        assert_eq!(badge_text(None, 5), "…");
+        assert_eq!(badge_text(Some(&BadgeState::Failed), 1), "✗");
+        assert_eq!(badge_text(Some(&BadgeState::Done(vec![])), 9), "");
+    }
+}

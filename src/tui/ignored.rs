@@ -1,0 +1,255 @@
+//! Values the template ignores, marked in the message's field list and the settings
+//! ("not used by this template").
+//!
+//! Found by perturbation on the worker ([`Job::Values`]): the selected message's values
+//! (content and each part, reasoning, `name`, `tool_call_id`, each tool call's id, name
+//! and arguments, extra keys) and the settings' values (each tool definition, document
+//! and extra variable), one or two renders each. Only the selected message is probed,
+//! so a 10,000-message session costs the same as a short one; moving the selection asks
+//! again. Results are cached per generation (any change to the session or template
+//! starts a new one) and message, so moving back and forth probes nothing twice. A
+//! render request cancels a probe (running or queued); the next render asks again.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::inspect::{DroppedFields, FieldRef, PathStep};
+use crate::render::RenderErrorKind;
+use crate::worker::unused::ValueChecks;
+use crate::worker::{Job, Output, Reply};
+
+use super::app::App;
+use super::fields::{Field, Row};
+
+/// The app's verdicts on unused values.
+#[derive(Debug, Default)]
+pub struct IgnoredValues {
+    /// The generation `cache` answers.
+    generation: u64,
+    /// Verdicts by probed message (`None`: the settings alone).
+    cache: HashMap<Option<usize>, Arc<ValueChecks>>,
+    /// The request on its way: its id, generation and message.
+    in_flight: Option<(u64, u64, Option<usize>)>,
+    /// The last request id (replies are matched by it: a replaced request may answer
+    /// with the same generation).
+    requests: u64,
+}
+
+impl IgnoredValues {
+    /// The verdicts for `message` at `generation`, when known.
+    fn get(&self, generation: u64, message: Option<usize>) -> Option<&ValueChecks> {
+        (self.generation == generation)
+            .then(|| self.cache.get(&message))
+            .flatten()
+            .map(Arc::as_ref)
+    }
+
+    /// Whether a probe for `message` at `generation` is known or on its way.
+    fn asked(&self, generation: u64, message: Option<usize>) -> bool {
+        self.get(generation, message).is_some()
+            || (self.in_flight).is_some_and(|(_, g, m)| (g, m) == (generation, message))
+    }
+}
+
+impl App {
+    /// The message the probe is about: the selected one (none on the settings row).
+    fn probed_message(&self) -> Option<usize> {
+        match self.messages.row(&self.workspace.session) {
+            Row::Message(index) => Some(index),
+            Row::Settings => None,
+        }
+    }
+
+    /// Asks the worker which values of the selected message and of the settings the
+    /// template ignores, once the shown render is current and not an error.
+    pub(super) fn request_values(&mut self) {
+        if self.is_stale() || self.preview.error().is_some() {
+            return;
+        }
+        let generation = self.generation();
+        let message = self.probed_message();
+        if self.ignored.asked(generation, message) {
+            return;
+        }
+        let Ok(Job::Render { template }) = self.preview.render_job() else {
+            return;
+        };
+        self.ignored.requests += 1;
+        let id = self.ignored.requests;
+        self.ignored.in_flight = Some((id, generation, message));
+        self.submit_job(id, Job::Values { template, message });
+    }
+
+    /// Takes a value-probe reply in; returns whether anything shown changed.
+    pub(super) fn receive_values(&mut self, reply: Reply) -> bool {
+        let Some((id, generation, message)) = self.ignored.in_flight else {
+            return false;
+        };
+        if reply.generation != id {
+            return false;
+        }
+        self.ignored.in_flight = None;
+        let checks = match reply.result {
+            Ok(Output::Values(checks)) if checks.message == message => checks,
+            // Cancelled by a render: asked again once the new render arrives.
+            Err(err) if err.kind == RenderErrorKind::Cancelled => return false,
+            // Failed (a timeout): no marks for this version, and no retry loop.
+            _ => Arc::new(ValueChecks {
+                message,
+                skipped: 0,
+                checks: DroppedFields { checks: Vec::new() },
+            }),
+        };
+        let ignored = &mut self.ignored;
+        if ignored.generation != generation {
+            ignored.cache.clear();
+            ignored.generation = generation;
+        }
+        ignored.cache.insert(message, checks);
+        let shown = generation == self.generation();
+        self.request_values();
+        shown
+    }
+
+    /// Whether the verdicts for the selection are still on their way.
+    pub fn values_pending(&self) -> bool {
+        self.ignored.in_flight.is_some()
+    }
+
+    /// Why `field` of `row` is marked "not used by this template", if it is: `Some("")`
+    /// when the whole value is unused, else which parts of it (`"part 2"`, `"x, y"`).
+    pub fn unused_note(&self, row: Row, field: Field) -> Option<String> {
+        let message = match row {
+            Row::Message(index) => Some(index),
+            Row::Settings => None,
+        };
+        let checks = self.ignored.get(self.generation(), message)?;
+        let unused = checks.checks.unused();
+        match row {
+            Row::Message(index) => {
+                let role = (self.workspace.session.messages.get(index)).map(|m| m.role());
+                message_note(&unused, index, field, own_fields(role.unwrap_or_default()))
+            }
+            Row::Settings => settings_note(&unused, field),
+        }
+    }
+}
+
+/// The keys a message of `role` shows as fields of their own (the rest are noted on
+/// `raw JSON`), as [`super::fields::fields`] lists them.
+fn own_fields(role: &str) -> &'static [&'static str] {
+    match role {
+        "assistant" => &["content", "reasoning_content", "tool_calls"],
+        "tool" => &["content", "tool_call_id", "name"],
+        _ => &["content"],
+    }
+}
+
+/// The note for a message field: its value unused, or (content parts, extra keys)
+/// which of its values are. `own` are the keys shown as fields of their own.
+fn message_note(unused: &[&FieldRef], index: usize, field: Field, own: &[&str]) -> Option<String> {
+    let paths: Vec<&[PathStep]> = (unused.iter())
+        .filter_map(|f| match f {
+            FieldRef::Message { index: i, path } if *i == index => Some(path.as_slice()),
+            _ => None,
+        })
+        .collect();
+    let key = |k: &str| PathStep::Key(k.to_string());
+    let whole = |path: Vec<PathStep>| paths.contains(&path.as_slice()).then(String::new);
+    let call = |i: usize, tail: &[&str]| {
+        let mut path = vec![key("tool_calls"), PathStep::Index(i)];
+        path.extend(tail.iter().map(|k| key(k)));
+        whole(path)
+    };
+    match field {
+        Field::Content => whole(vec![key("content")]).or_else(|| {
+            let parts: Vec<String> = (paths.iter())
+                .filter_map(|p| match p {
+                    [PathStep::Key(k), PathStep::Index(i)] if k == "content" => {
+                        Some(format!("part {}", i + 1))
+                    }
+                    _ => None,
+                })
+                .collect();
+            (!parts.is_empty()).then(|| parts.join(", "))
+        }),
+        Field::Reasoning => whole(vec![key("reasoning_content")]),
+        Field::ToolCallId => whole(vec![key("tool_call_id")]),
+        Field::Name => whole(vec![key("name")]),
+        Field::CallName(i) => call(i, &["function", "name"]),
+        Field::CallId(i) => call(i, &["id"]),
+        Field::CallArguments(i) => call(i, &["function", "arguments"]),
+        Field::Raw => {
+            let extra: Vec<&str> = (paths.iter())
+                .filter_map(|p| match p {
+                    [PathStep::Key(k)] if !own.contains(&k.as_str()) => Some(k.as_str()),
+                    _ => None,
+                })
+                .collect();
+            (!extra.is_empty()).then(|| extra.join(", "))
+        }
+        _ => None,
+    }
+}
+
+/// The note for a settings field: which tools, documents or variables are unused.
+fn settings_note(unused: &[&FieldRef], field: Field) -> Option<String> {
+    let names: Vec<String> = (unused.iter())
+        .filter_map(|f| match (f, field) {
+            (FieldRef::Tool(i), Field::Tools) | (FieldRef::Document(i), Field::Documents) => {
+                Some(format!("#{}", i + 1))
+            }
+            (FieldRef::Variable(name), Field::Variables) => Some(name.clone()),
+            _ => None,
+        })
+        .collect();
+    (!names.is_empty()).then(|| names.join(", "))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(index: usize, path: &[&str]) -> FieldRef {
+        let path = (path.iter())
+            .map(|step| match step.parse::<usize>() {
+                Ok(i) => PathStep::Index(i),
+                Err(_) => PathStep::Key(step.to_string()),
+            })
+            .collect();
+        FieldRef::Message { index, path }
+    }
+
+    #[test]
+    fn notes_name_the_unused_values_of_each_field() {
+        let fields = [
+            at(2, &["tool_calls", "0", "id"]),
+            at(2, &["content", "1"]),
+            at(2, &["extra"]),
+            at(3, &["name"]),
+            FieldRef::Tool(1),
+            FieldRef::Variable("x".into()),
+        ];
+        let unused: Vec<&FieldRef> = fields.iter().collect();
+        let asst = own_fields("assistant");
+        let note = |index, field| message_note(&unused, index, field, asst);
+        assert_eq!(note(2, Field::CallId(0)), Some("".into()));
+        assert_eq!(note(2, Field::CallId(1)), None);
+        assert_eq!(note(2, Field::CallName(0)), None);
+        assert_eq!(note(2, Field::Content), Some("part 2".into()));
+        assert_eq!(note(2, Field::Raw), Some("extra".into()));
+        assert_eq!(note(2, Field::Name), None);
+        let tool = own_fields("tool");
+        assert_eq!(message_note(&unused, 3, Field::Name, tool), Some("".into()));
+        assert_eq!(message_note(&unused, 3, Field::Raw, tool), None);
+        // A user message has no `name` field of its own: `raw JSON` names it.
+        let user = own_fields("user");
+        assert_eq!(
+            message_note(&unused, 3, Field::Raw, user),
+            Some("name".into())
+        );
+        assert_eq!(settings_note(&unused, Field::Tools), Some("#2".into()));
+        assert_eq!(settings_note(&unused, Field::Variables), Some("x".into()));
+        assert_eq!(settings_note(&unused, Field::Documents), None);
+    }
+}
