@@ -87,21 +87,32 @@ pub fn open_regular(path: &Path) -> Result<(File, u64), FileError> {
 
 /// Reads a regular file of at most `limit` bytes.
 pub fn read_bytes(path: &Path, limit: u64) -> Result<Vec<u8>, FileError> {
-    let io = |cause| FileError::Io {
-        path: path.to_path_buf(),
-        cause,
-    };
     let (file, size) = open_regular(path)?;
     if size > limit {
         return Err(too_large(path, size, limit));
     }
-    let mut bytes = Vec::with_capacity(size as usize);
-    // The file may grow between the check and the read: never read past the cap.
-    file.take(limit.saturating_add(1))
+    // The file may grow between the check and the read: the stream read stops at the cap.
+    read_capped(file, path, limit, size as usize)
+}
+
+/// Reads a stream (standard input for `-`) to its end, at most `limit` bytes; `name`
+/// names it in errors, `expected` is a capacity hint.
+pub fn read_capped(
+    stream: impl Read,
+    name: &Path,
+    limit: u64,
+    expected: usize,
+) -> Result<Vec<u8>, FileError> {
+    let mut bytes = Vec::with_capacity(expected);
+    stream
+        .take(limit.saturating_add(1))
         .read_to_end(&mut bytes)
-        .map_err(io)?;
+        .map_err(|cause| FileError::Io {
+            path: name.to_path_buf(),
+            cause,
+        })?;
     if bytes.len() as u64 > limit {
-        return Err(too_large(path, bytes.len() as u64, limit));
+        return Err(too_large(name, bytes.len() as u64, limit));
     }
     Ok(bytes)
 }

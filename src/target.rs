@@ -64,13 +64,7 @@ fn open_json(path: &Path, fetch: &mut dyn Fetch) -> Result<Option<Opened>, OpenE
         return Ok(Some(Opened::Session(path.to_path_buf())));
     };
     if request::looks_like_request(&json) {
-        prefetch_model(&json, fetch);
-        let imported = request::import(&json, &ImportOptions::default()).map_err(|error| {
-            OpenError::Request {
-                path: path.to_path_buf(),
-                error,
-            }
-        })?;
+        let imported = import_request(&json, path, fetch)?;
         return Ok(Some(Opened::Request {
             path: path.to_path_buf(),
             imported: Box::new(imported),
@@ -80,6 +74,20 @@ fn open_json(path: &Path, fetch: &mut dyn Fetch) -> Result<Option<Opened>, OpenE
         return Ok(None);
     }
     Ok(Some(Opened::Session(path.to_path_buf())))
+}
+
+/// A request body (see [`request::looks_like_request`]) imported as a new session, its
+/// `model` fetched first when the cache lacks it; errors name `path`.
+pub fn import_request(
+    body: &Json,
+    path: &Path,
+    fetch: &mut dyn Fetch,
+) -> Result<Imported, OpenError> {
+    prefetch_model(body, fetch);
+    request::import(body, &ImportOptions::default()).map_err(|error| OpenError::Request {
+        path: path.to_path_buf(),
+        error,
+    })
 }
 
 /// Gets a body's `model` into the cache when it is not there, so the import can use its

@@ -9,25 +9,21 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use chatplate::session::{Expected, Session};
+use common::binary::{command, stderr, stdout};
 use serde_json::{json, Value as Json};
 
-/// Runs the binary in `dir`, offline, with an empty Hugging Face cache of its own.
-fn chatplate(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chatplate"))
-        .args(args)
-        .current_dir(dir)
+/// The binary in `dir`, offline, with an empty Hugging Face cache of its own.
+fn offline(args: &[&str], dir: &Path) -> Command {
+    let mut command = command(args, dir);
+    command
         .env("HF_HUB_OFFLINE", "1")
-        .env("HF_HUB_CACHE", dir.join(".hf-cache"))
-        .output()
-        .expect("chatplate runs")
+        .env("HF_HUB_CACHE", dir.join(".hf-cache"));
+    command
 }
 
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
+/// Runs the binary in `dir`, offline (see [`offline`]).
+fn chatplate(args: &[&str], dir: &Path) -> Output {
+    offline(args, dir).output().expect("chatplate runs")
 }
 
 fn write(path: &Path, text: &str) {

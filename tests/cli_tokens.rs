@@ -3,31 +3,16 @@
 
 #![cfg(all(feature = "cli", feature = "tokens"))]
 
+mod common;
 mod tokens_support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
 use chatplate::session::{ExpectedTokens, Session};
 use chatplate::tokens::{ModelTokenizer, TokenizerFiles};
+use common::binary::{chatplate, chatplate_with_input, stderr, stdout};
 use serde_json::{json, Value as Json};
 use tokens_support::{write_tiny_tokenizer, CHATML, IM_END};
-
-fn chatplate(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chatplate"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("chatplate runs")
-}
-
-fn stdout(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stdout).into_owned()
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 /// A ChatML fixture in `dir` whose tokenizer is the tiny one in `dir/model`.
 fn fixture(dir: &Path, messages: Json, extra: Json) -> PathBuf {
@@ -280,4 +265,35 @@ fn check_compares_expected_tokens_and_bless_keeps_its_form() {
         "{}",
         stdout(&output)
     );
+}
+
+#[test]
+fn tokens_reads_a_fixture_or_prompt_text_from_stdin() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = fixture(
+        dir.path(),
+        json!([{"role": "user", "content": "Hi"}]),
+        json!({}),
+    );
+    let from_file = chatplate(&["tokens", "--json", "f.json"], dir.path());
+    let text = std::fs::read(&path).unwrap();
+    // The fixture's "tokenizer": "model" is found from the working directory.
+    let output = chatplate_with_input(&["tokens", "--json", "-"], dir.path(), &text);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let (piped, file): (Json, Json) = (
+        serde_json::from_slice(&output.stdout).unwrap(),
+        serde_json::from_slice(&from_file.stdout).unwrap(),
+    );
+    assert_eq!(piped["ids"], file["ids"]);
+    assert_eq!(piped["input"], "<stdin>");
+
+    let args = ["tokens", "--text", "--tokenizer", "model", "--json", "-"];
+    let prompt = "<|im_start|>user\nHi<|im_end|>\n";
+    let output = chatplate_with_input(&args, dir.path(), prompt.as_bytes());
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let piped: Json = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(piped["ids"], file["ids"]);
+
+    let output = chatplate_with_input(&["tokens", "-", "-"], dir.path(), &text);
+    assert_eq!(output.status.code(), Some(2));
 }

@@ -364,7 +364,7 @@ proptest! {
             prop_assert!(!message.contains('\x1b'), "{message}");
             prop_assert!(message.len() < 10_000, "{} bytes", message.len());
         }
-        let fixture = Fixture { path: path.clone(), root: dir.path().to_path_buf(), found_in_folder: true };
+        let fixture = Fixture { path: path.clone(), root: dir.path().to_path_buf(), found_in_folder: true, text: None };
         let options = CheckOptions { limits: small_limits(), ..CheckOptions::default() };
         let before = thread_live_bytes();
         let outcome = check_file(&fixture, &options).outcome;
@@ -408,7 +408,7 @@ proptest! {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("f.json");
         std::fs::write(&path, &text).unwrap();
-        let fixture = Fixture { path, root: dir.path().to_path_buf(), found_in_folder: false };
+        let fixture = Fixture { path, root: dir.path().to_path_buf(), found_in_folder: false, text: None };
         let options = CheckOptions { limits: small_limits(), ..CheckOptions::default() };
         let outcome = check_file(&fixture, &options).outcome;
         budget.ended(match &outcome {

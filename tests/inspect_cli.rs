@@ -3,22 +3,12 @@
 
 #![cfg(feature = "cli")]
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
+use common::binary::{chatplate, chatplate_with_input, stderr, stdout};
 use serde_json::{json, Value as Json};
-
-fn chatplate(args: &[&str], dir: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_chatplate"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("chatplate runs")
-}
-
-fn stderr(output: &Output) -> String {
-    String::from_utf8_lossy(&output.stderr).into_owned()
-}
 
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -187,4 +177,28 @@ fn readme_has_the_generated_capability_table() {
         readme.contains(table.as_ref()),
         "README.md lacks the current table; paste:\n{table}"
     );
+}
+
+#[test]
+fn inspect_reads_a_template_or_a_fixture_from_stdin() {
+    let template = std::fs::read(repo().join("templates/gemma-3-tools.jinja")).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let output = chatplate_with_input(&["inspect", "-", "--json"], dir.path(), &template);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let from_stdin: Json = serde_json::from_slice(&output.stdout).unwrap();
+    let from_name = chatplate(&["inspect", "gemma-3-tools", "--json"], &repo());
+    let from_name: Json = serde_json::from_slice(&from_name.stdout).unwrap();
+    assert_eq!(from_stdin["supports_tools"], from_name["supports_tools"]);
+    assert_eq!(from_stdin["template"], "stdin");
+
+    let fixture = std::fs::read(repo().join("sessions/example.json")).unwrap();
+    let args = ["inspect", "--fixture", "-", "--json"];
+    // A bundled template: no path to resolve, so any working directory will do.
+    let output = chatplate_with_input(&args, dir.path(), &fixture);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let report: Json = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(report["template"], "<stdin>");
+    assert_eq!(report["prefix_stability"]["stable"], true);
+    let text = chatplate_with_input(&["inspect", "--fixture", "-"], dir.path(), &fixture);
+    assert!(stdout(&text).starts_with("<stdin>\n"), "{}", stdout(&text));
 }

@@ -136,6 +136,7 @@ fn unknown_bundled_template_is_reported() {
         path: path.clone(),
         root: dir.path().to_path_buf(),
         found_in_folder: false,
+        text: None,
     };
     let outcome = check_file(&fixture, &CheckOptions::default()).outcome;
     assert!(
@@ -282,6 +283,7 @@ fn expected_tokens_without_tokenizer_support_fails_clearly() {
         path: path.clone(),
         root: dir.path().to_path_buf(),
         found_in_folder: false,
+        text: None,
     };
     match check_file(&fixture, &CheckOptions::default()).outcome {
         Outcome::Broken(message) => {

@@ -682,6 +682,7 @@ done"#;
             path: dir.path().join(format!("{name}.json")),
             root: dir.path().to_path_buf(),
             found_in_folder: true,
+            text: None,
         })
         .collect();
     let worker = || {

@@ -3,12 +3,13 @@
 
 use std::path::{Path, PathBuf};
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value as Json;
 
 use crate::files;
 
-/// One fixture to check.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One fixture to check (also what a checking child process is sent, one per line).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Fixture {
     /// The fixture file.
     pub path: PathBuf,
@@ -18,6 +19,33 @@ pub struct Fixture {
     /// Found by searching a folder (a JSON file there that is not a fixture is skipped),
     /// rather than named directly (where it must be a fixture).
     pub found_in_folder: bool,
+    /// The fixture's text, when it was not read from `path` (`chatplate check -` reads
+    /// it from standard input); `path` then only names it (`<stdin>`), its template paths
+    /// start at `root`, and it cannot be blessed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+impl Fixture {
+    /// A fixture given as text, named `name`, whose template paths start at (and must
+    /// stay inside) `root`.
+    pub fn from_text(name: impl Into<PathBuf>, text: String, root: impl Into<PathBuf>) -> Self {
+        Fixture {
+            path: name.into(),
+            root: root.into(),
+            found_in_folder: false,
+            text: Some(text),
+        }
+    }
+
+    /// The folder its relative template paths start at: its own, or `root` for a
+    /// fixture given as text.
+    pub fn dir(&self) -> &Path {
+        match (&self.text, self.path.parent()) {
+            (None, Some(dir)) => dir,
+            _ => &self.root,
+        }
+    }
 }
 
 /// What searching the paths found.
@@ -39,6 +67,7 @@ pub fn collect_fixtures(paths: &[PathBuf]) -> Discovery {
                 path: path.clone(),
                 root: parent_dir(path),
                 found_in_folder: false,
+                text: None,
             });
             continue;
         }
@@ -49,6 +78,7 @@ pub fn collect_fixtures(paths: &[PathBuf]) -> Discovery {
                 path: file,
                 root: path.clone(),
                 found_in_folder: true,
+                text: None,
             }));
         for (skipped, why) in walked.skipped {
             found

@@ -12,14 +12,11 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::ops::Range;
-use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-
-use serde::{Deserialize, Serialize};
 
 use super::pool::{check_guarded, WORKER_STACK_BYTES};
 use super::{CaseResult, CheckOptions, Fixture, Outcome, Verdict};
@@ -29,14 +26,6 @@ pub const WORKER_ARG: &str = "__check-worker";
 
 /// How much of a crashed child's stderr is kept for the report.
 const STDERR_TAIL_BYTES: usize = 2048;
-
-/// One fixture, as sent to a child.
-#[derive(Debug, Serialize, Deserialize)]
-struct Request {
-    path: PathBuf,
-    root: PathBuf,
-    found_in_folder: bool,
-}
 
 /// Checks every fixture in child processes started by `worker` (a command that runs
 /// [`serve`]); one result per fixture, in input order. Falls back to checking in this
@@ -241,12 +230,8 @@ impl Worker {
     fn send(&mut self, fixtures: &[Fixture]) -> Result<(), String> {
         let mut lines = String::new();
         for fixture in fixtures {
-            let request = Request {
-                path: fixture.path.clone(),
-                root: fixture.root.clone(),
-                found_in_folder: fixture.found_in_folder,
-            };
-            lines.push_str(&serde_json::to_string(&request).map_err(|e| e.to_string())?);
+            // One fixture a line, as the child reads it (see `serve`).
+            lines.push_str(&serde_json::to_string(fixture).map_err(|e| e.to_string())?);
             lines.push('\n');
         }
         self.stdin
@@ -350,12 +335,7 @@ fn serve_here(input: impl BufRead, mut output: impl Write) -> std::io::Result<()
     };
     let options: CheckOptions = serde_json::from_str(&first?).map_err(std::io::Error::other)?;
     for line in lines {
-        let request: Request = serde_json::from_str(&line?).map_err(std::io::Error::other)?;
-        let fixture = Fixture {
-            path: request.path,
-            root: request.root,
-            found_in_folder: request.found_in_folder,
-        };
+        let fixture: Fixture = serde_json::from_str(&line?).map_err(std::io::Error::other)?;
         let result = check_guarded(&fixture, &options);
         let verdict = Verdict {
             outcome: result.outcome,
@@ -369,6 +349,8 @@ fn serve_here(input: impl BufRead, mut output: impl Write) -> std::io::Result<()
 
 #[cfg(test)]
 mod tests {
+    use std::path::PathBuf;
+
     use super::*;
 
     fn fixture(path: &str) -> Fixture {
@@ -376,6 +358,7 @@ mod tests {
             path: PathBuf::from(path),
             root: PathBuf::from("."),
             found_in_folder: true,
+            text: None,
         }
     }
 

@@ -137,6 +137,19 @@ mod tests {
     }
 
     #[test]
+    fn changes_far_apart_get_a_hunk_each_with_two_lines_of_context() {
+        let far_apart = marked_diff(
+            "1\n2\n3\n4\n5\n6\n7\n8\n",
+            "x\n2\n3\n4\n5\n6\n7\ny\n",
+            false,
+        );
+        assert_eq!(
+            far_apart,
+            "@@ line 1 @@\n- 1␊\n  ^\n+ x␊\n  ^\n  2␊\n  3␊\n@@ line 6 @@\n  6␊\n  7␊\n- 8␊\n  ^\n+ y␊\n  ^\n"
+        );
+    }
+
+    #[test]
     fn colour_uses_basic_sgr_codes_only() {
         let diff = marked_diff("x\n", "y\n", true);
         assert!(

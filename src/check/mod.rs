@@ -28,7 +28,7 @@ use crate::tokens::{self, expect::TokenCheckError};
 pub use discover::{collect_fixtures, is_fixture_shaped, Discovery, Fixture};
 pub use marks::{marked_diff, prompt_head};
 pub use pool::check_all;
-pub use report::{line_diff, report, report_with};
+pub use report::{report, report_with};
 
 /// What checking one fixture found. More outcomes may be added.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -216,7 +216,11 @@ pub fn check_file(fixture: &Fixture, options: &CheckOptions) -> CaseResult {
 
 fn check_verdict(fixture: &Fixture, options: &CheckOptions) -> Verdict {
     let path = &fixture.path;
-    let mut session = match Session::load(path) {
+    let loaded = match &fixture.text {
+        Some(text) => Session::parse(text, path),
+        None => Session::load(path),
+    };
+    let mut session = match loaded {
         Ok(session) => session,
         Err(err) if fixture.found_in_folder => match discover::not_a_fixture(path) {
             Some(why) => return Verdict::of(Outcome::Skipped(why)),
@@ -224,13 +228,24 @@ fn check_verdict(fixture: &Fixture, options: &CheckOptions) -> Verdict {
         },
         Err(err) => return Verdict::of(Outcome::Broken(err.to_string())),
     };
-    let dir = path.parent().unwrap_or(Path::new("."));
+    if options.bless && fixture.text.is_some() {
+        let why = "--bless rewrites fixture files; this fixture is not one (standard input)";
+        return Verdict::of(Outcome::Broken(why.into()));
+    }
+    let dir = fixture.dir();
     let mut roots = vec![fixture.root.clone()];
     roots.extend(options.template_roots.iter().cloned());
     let template = catalog::resolve_for(&session, dir, &TemplateAccess::Within(roots));
     let rendered = match &template {
         Ok(template) => render_with(&session, template, options.limits),
-        Err(err) => Err(RenderFailure::load(err.to_string())),
+        Err(err) => {
+            let note = match &fixture.text {
+                Some(_) => stdin_template_note(&session.template),
+                None => None,
+            };
+            let message = format!("{err} {}", note.unwrap_or_default());
+            Err(RenderFailure::load(message.trim_end().to_string()))
+        }
     };
     let notes = template
         .as_ref()
@@ -249,6 +264,19 @@ fn check_verdict(fixture: &Fixture, options: &CheckOptions) -> Verdict {
         token_step(outcome, &session, dir, &rendered)
     };
     Verdict { outcome, notes }
+}
+
+/// Said after the error of a template path that a fixture from standard input names:
+/// such a fixture has no folder of its own, so its paths start at the working directory.
+pub fn stdin_template_note(reference: &TemplateRef) -> Option<String> {
+    if !matches!(reference, TemplateRef::Path(_) | TemplateRef::Named { .. }) {
+        return None;
+    }
+    let here = std::env::current_dir().unwrap_or_default();
+    Some(format!(
+        "(a fixture read from standard input finds its template paths from the current directory, {})",
+        here.display()
+    ))
 }
 
 /// The commit a cached model template came from.

@@ -1,8 +1,7 @@
-//! How check results are shown: one block per failure, with a line diff that makes
-//! whitespace and control characters visible.
+//! How check results are shown: one block per failure, with the diff of
+//! [`super::marks`] (whitespace and changed characters made visible).
 
-use crate::diff::{diff_lines, DiffLine};
-use crate::visible::{self, visible_whitespace};
+use crate::visible;
 
 use super::{CaseResult, Outcome};
 
@@ -70,71 +69,5 @@ fn outcome_report(result: &CaseResult, color: bool) -> String {
             "FAIL {path}: chatplate crashed on this fixture (a bug: please report it)\n{}",
             text(err)
         ),
-    }
-}
-
-/// A line diff with whitespace made visible: `-` expected, `+` actual, two lines of
-/// context around each change and `@@ line N @@` (of the expected prompt) per hunk.
-pub fn line_diff(expected: &str, actual: &str) -> String {
-    let lines = diff_lines(expected, actual);
-    let near_change = |index: usize| {
-        let from = index.saturating_sub(CONTEXT);
-        let to = (index + CONTEXT + 1).min(lines.len());
-        lines[from..to]
-            .iter()
-            .any(|l| !matches!(l, DiffLine::Same(_)))
-    };
-    let mut out = String::new();
-    let (mut expected_line, mut in_hunk) = (1, false);
-    for (index, line) in lines.iter().enumerate() {
-        if !near_change(index) {
-            in_hunk = false;
-        } else {
-            if !in_hunk {
-                out.push_str(&format!("@@ line {expected_line} @@\n"));
-                in_hunk = true;
-            }
-            let (mark, text) = match line {
-                DiffLine::Same(text) => (' ', text),
-                DiffLine::Removed(text) => ('-', text),
-                DiffLine::Added(text) => ('+', text),
-            };
-            push_line(&mut out, mark, text);
-        }
-        if !matches!(line, DiffLine::Added(_)) {
-            expected_line += 1;
-        }
-    }
-    out
-}
-
-/// Unchanged lines shown around each change.
-const CONTEXT: usize = 2;
-
-/// Longest prompt line shown in a diff, in characters (prompts often carry a whole
-/// tool list on one line; a fixture could carry megabytes).
-const MAX_DIFF_LINE_CHARS: usize = 20_000;
-
-fn push_line(out: &mut String, mark: char, line: &str) {
-    out.push(mark);
-    out.push(' ');
-    let shown = visible_whitespace(&visible::cut(line, MAX_DIFF_LINE_CHARS));
-    out.push_str(shown.trim_end_matches('\n'));
-    out.push('\n');
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn diff_shows_changed_lines_with_visible_whitespace() {
-        let diff = line_diff("a\nb \nc\n", "a\nb\nc\n");
-        assert_eq!(diff, "@@ line 1 @@\n  a␊\n- b·␊\n+ b␊\n  c␊\n");
-        let far_apart = line_diff("1\n2\n3\n4\n5\n6\n7\n8\n", "x\n2\n3\n4\n5\n6\n7\ny\n");
-        assert_eq!(
-            far_apart,
-            "@@ line 1 @@\n- 1␊\n+ x␊\n  2␊\n  3␊\n@@ line 6 @@\n  6␊\n  7␊\n- 8␊\n+ y␊\n"
-        );
     }
 }

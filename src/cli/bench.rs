@@ -9,11 +9,13 @@ use clap::Args;
 use super::limits::LimitArgs;
 use super::output;
 use super::render::fixture_input;
+use super::session_input::shown;
+use super::stdin;
 use crate::render::CompiledTemplate;
 
 #[derive(Debug, Args)]
 pub(super) struct BenchArgs {
-    /// Fixture files.
+    /// Fixture files (`-`: one from standard input).
     #[arg(required = true)]
     fixtures: Vec<PathBuf>,
     /// Renders per fixture (1 to 1000000).
@@ -26,6 +28,7 @@ pub(super) struct BenchArgs {
 /// `chatplate bench`: compile time, median render time and fuel of each fixture.
 pub(super) fn run(args: &BenchArgs) -> Result<i32> {
     let iterations = args.iterations as usize;
+    stdin::at_most_one_in("FIXTURE", &args.fixtures)?;
     output::print(&format!(
         "{:<40} {:>8} {:>12} {:>12}\n",
         "fixture", "messages", "compile", "render p50"
@@ -34,9 +37,10 @@ pub(super) fn run(args: &BenchArgs) -> Result<i32> {
         // Timings only (no template text is printed): the template may be anywhere,
         // like the bench fixture's, which points into the conformance corpus.
         let (source, conversation) = fixture_input(path, None, None)?;
+        let name = shown(path);
         let started = Instant::now();
         let compiled = CompiledTemplate::compile(&source, args.limits.limits())
-            .map_err(|err| anyhow::anyhow!("{}: {err}", path.display()))?;
+            .map_err(|err| anyhow::anyhow!("{}: {err}", name.display()))?;
         let compile_time = started.elapsed();
         let mut samples = Vec::with_capacity(iterations);
         for _ in 0..iterations {
@@ -44,13 +48,13 @@ pub(super) fn run(args: &BenchArgs) -> Result<i32> {
             let result = compiled.render(&conversation);
             samples.push(started.elapsed());
             if let Err(err) = result {
-                bail!("{}: {err}", path.display());
+                bail!("{}: {err}", name.display());
             }
         }
         samples.sort();
         output::print(&format!(
             "{:<40} {:>8} {:>12.3?} {:>12.3?} {:>10}\n",
-            path.display(),
+            name.display(),
             conversation.messages.len(),
             compile_time,
             samples[samples.len() / 2],

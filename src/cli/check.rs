@@ -5,25 +5,30 @@
 //! `chatplate::check::isolate`), so a fixture that crashes the checker is only that
 //! fixture's failure, and the summary always counts every fixture found.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 
 use super::fetching::ensure_cached;
 use super::limits::LimitArgs;
 use super::output;
-use crate::check::{self, ci_report, isolate, CaseResult, CheckOptions, Fixture, Outcome};
+use super::stdin;
+use crate::check::{
+    self, ci_report, isolate, CaseResult, CheckOptions, Discovery, Fixture, Outcome,
+};
 use crate::files::{self, MAX_SESSION_BYTES};
 use crate::session::{Session, TemplateRef};
 use crate::visible;
 
 #[derive(Debug, Args)]
 pub(super) struct CheckArgs {
-    /// Fixture files or directories (searched recursively).
+    /// Fixture files or directories (searched recursively); `-` reads one fixture from
+    /// standard input.
     #[arg(required = true)]
     paths: Vec<PathBuf>,
     /// Rewrite `expected` from the current render instead of comparing.
@@ -86,7 +91,7 @@ impl ColorChoice {
 /// `chatplate check`: every fixture under `paths`; exit 1 when any fails, 2 when there
 /// is nothing to check.
 pub(super) fn run(args: &CheckArgs) -> Result<i32> {
-    let found = check::collect_fixtures(&args.paths);
+    let found = discover(args)?;
     for note in &found.notes {
         eprintln!("chatplate: {}", visible::message(note));
     }
@@ -117,6 +122,29 @@ pub(super) fn run(args: &CheckArgs) -> Result<i32> {
         Format::Json => print_document(&ci_report::json(&results), failed),
         Format::Junit => print_document(&ci_report::junit(&results, "chatplate check"), failed),
     }
+}
+
+/// The fixtures under `args.paths`, in order; `-` is one fixture from standard input,
+/// its template paths starting at the working directory.
+fn discover(args: &CheckArgs) -> Result<Discovery> {
+    stdin::at_most_one_in("PATH", &args.paths)?;
+    if args.bless && args.paths.iter().any(|p| stdin::is_stdin(p)) {
+        bail!("--bless rewrites fixture files; a fixture from standard input (`-`) has none");
+    }
+    let mut found = Discovery::default();
+    for path in &args.paths {
+        if stdin::is_stdin(path) {
+            let text = stdin::read_text(MAX_SESSION_BYTES)?;
+            found
+                .fixtures
+                .push(Fixture::from_text(stdin::NAME, text, "."));
+            continue;
+        }
+        let more = check::collect_fixtures(std::slice::from_ref(path));
+        found.fixtures.extend(more.fixtures);
+        found.notes.extend(more.notes);
+    }
+    Ok(found)
 }
 
 /// Prints a whole JSON or XML document; exit 1 when any fixture failed.
@@ -180,13 +208,16 @@ fn shown(paths: &[PathBuf]) -> String {
 /// (nearly all of them) is not parsed: parsing every fixture here was a tenth of a
 /// corpus check. (A key spelled with JSON escapes is missed here; that fixture's model
 /// is then fetched, or reported missing, when the fixture itself is checked.)
-fn named_model(path: &Path) -> Option<(String, Option<String>)> {
-    let bytes = files::read_bytes(path, MAX_SESSION_BYTES).ok()?;
+fn named_model(fixture: &Fixture) -> Option<(String, Option<String>)> {
+    let bytes: Cow<[u8]> = match &fixture.text {
+        Some(text) => Cow::Borrowed(text.as_bytes()),
+        None => Cow::Owned(files::read_bytes(&fixture.path, MAX_SESSION_BYTES).ok()?),
+    };
     if !bytes.windows(7).any(|window| window == b"\"model\"") {
         return None;
     }
-    let text = String::from_utf8(bytes).ok()?;
-    match Session::parse(&text, path).ok()?.template {
+    let text = std::str::from_utf8(&bytes).ok()?;
+    match Session::parse(text, &fixture.path).ok()?.template {
         TemplateRef::Model { id, revision, .. } => Some((id, revision)),
         _ => None,
     }
@@ -195,10 +226,8 @@ fn named_model(path: &Path) -> Option<(String, Option<String>)> {
 /// Fetches, once each, the models that fixtures name and the cache lacks (when online);
 /// a failure shows up again, per fixture, when it is checked.
 fn fetch_models(fixtures: &[Fixture]) {
-    let models: BTreeSet<(String, Option<String>)> = fixtures
-        .iter()
-        .filter_map(|fixture| named_model(&fixture.path))
-        .collect();
+    let models: BTreeSet<(String, Option<String>)> =
+        fixtures.iter().filter_map(named_model).collect();
     for (id, revision) in models {
         let reference = TemplateRef::Model {
             id,

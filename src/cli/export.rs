@@ -1,13 +1,14 @@
 //! `chatplate export --openai`: a fixture written back as a Chat Completions request body,
 //! for replaying against the server under test with curl.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use anyhow::Result;
 use clap::Args;
 
 use super::fetching::ensure_cached;
-use super::session_input::load_session;
+use super::render::with_stdin_note;
+use super::session_input::{input_dir, load_session};
 use crate::catalog;
 use crate::request;
 use crate::session::write_atomically;
@@ -17,7 +18,7 @@ pub(super) struct ExportArgs {
     /// Write an OpenAI Chat Completions body (with vLLM / SGLang / llama.cpp extras).
     #[arg(long, required = true)]
     openai: bool,
-    /// The session fixture.
+    /// The session fixture (`-`: standard input).
     fixture: PathBuf,
     /// Where to write the body; stdout when absent.
     #[arg(short, long, value_name = "BODY.json")]
@@ -27,10 +28,12 @@ pub(super) struct ExportArgs {
 /// `chatplate export --openai`: the body on stdout (or in `--out`), notes on stderr.
 pub(super) fn run(args: ExportArgs) -> Result<i32> {
     let session = load_session(&args.fixture)?;
-    let dir = args.fixture.parent().unwrap_or(Path::new("."));
+    let dir = input_dir(&args.fixture);
     ensure_cached(&session.template)?;
     // Like `render FIXTURE`: the fixture's template path stays inside its folder.
-    let template = catalog::resolve_for(&session, dir, &catalog::TemplateAccess::within(dir))?;
+    let access = catalog::TemplateAccess::within(&dir);
+    let template = catalog::resolve_for(&session, &dir, &access)
+        .map_err(|err| with_stdin_note(err, &args.fixture, &session))?;
     let exported = request::export(&session, &template);
     for note in &exported.notes {
         eprintln!("chatplate: {note}");

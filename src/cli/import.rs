@@ -7,9 +7,10 @@ use anyhow::{bail, Result};
 use clap::Args;
 use serde_json::Value as Json;
 
-use super::fetching::{ensure_cached, with_hub};
-use super::session_input::read_json;
-use crate::catalog::{open_templates, ModelId};
+use super::fetching::ensure_cached;
+use super::session_input::{open_template, read_json, shown};
+use super::stdin;
+use crate::catalog::ModelId;
 use crate::check::render_session;
 use crate::render::Limits;
 use crate::request::{self, ImportOptions};
@@ -17,12 +18,12 @@ use crate::session::{Expected, TemplateRef};
 
 #[derive(Debug, Args)]
 pub(super) struct ImportArgs {
-    /// The request body (JSON).
+    /// The request body (JSON; `-`: standard input).
     body: PathBuf,
     /// Where to write the session; stdout when absent.
     #[arg(short, long, value_name = "SESSION.json")]
     out: Option<PathBuf>,
-    /// The template (as for `render --template`); default: the body's chat_template,
+    /// The template (as for `render --template`, `-` included); default: the body's chat_template,
     /// else its model from the local HF cache (or the Hub), else the bundled default.
     #[arg(long)]
     template: Option<String>,
@@ -39,6 +40,10 @@ pub(super) struct ImportArgs {
 
 /// `chatplate import`: writes the session, reports what was kept on stderr.
 pub(super) fn run(args: ImportArgs) -> Result<i32> {
+    stdin::at_most_one(&[
+        ("BODY", stdin::is_stdin(&args.body)),
+        ("--template", args.template.as_deref() == Some("-")),
+    ])?;
     let body = read_json(&args.body)?;
     let out_dir = args
         .out
@@ -52,7 +57,7 @@ pub(super) fn run(args: ImportArgs) -> Result<i32> {
         parse_arguments: args.parse_arguments,
     };
     let mut imported = request::import(&body, &options)
-        .map_err(|err| anyhow::anyhow!("{}: {err}", args.body.display()))?;
+        .map_err(|err| anyhow::anyhow!("{}: {err}", shown(&args.body).display()))?;
     if let (Some(name), None) = (&args.template_name, &args.template) {
         imported.session.template = with_name(imported.session.template, name)?;
     }
@@ -93,7 +98,7 @@ fn chosen_template(args: &ImportArgs, body: &Json, out_dir: &Path) -> Result<Opt
         prefetch(body);
         return Ok(None);
     };
-    let set = with_hub(|fetch| open_templates(target, fetch))?;
+    let set = open_template(target)?;
     let has_tools = body.get("tools").is_some_and(|t| !t.is_null());
     let template = set.pin(args.template_name.as_deref()).choose(has_tools)?;
     Ok(Some(template.reference(out_dir)))

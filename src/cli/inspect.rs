@@ -9,9 +9,8 @@ use anyhow::{anyhow, Result};
 use clap::Args;
 use serde_json::{Map, Value as Json};
 
-use super::fetching::with_hub;
 use super::render::parse_var;
-use crate::catalog::open_templates;
+use super::session_input::{open_template, shown};
 use crate::inspect::{self, ConversationReport, InspectError, ProbeSettings, TemplateReport};
 use crate::render::{CancelToken, CompiledTemplate, Conversation, Limits, RenderError};
 
@@ -21,10 +20,12 @@ const FIXTURE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120
 
 #[derive(Debug, Args)]
 pub(super) struct InspectArgs {
-    /// Template: a .jinja file, tokenizer_config.json, or a bundled template name.
+    /// Template: a .jinja file, tokenizer_config.json, a bundled template name, or `-`
+    /// (a template on standard input).
     #[arg(required_unless_present_any = ["fixture", "table"], conflicts_with_all = ["fixture", "table"])]
     template: Option<String>,
-    /// A session fixture: adds the values its template ignores and prefix stability.
+    /// A session fixture (`-`: standard input): adds the values its template ignores and
+    /// prefix stability.
     #[arg(long, conflicts_with = "table")]
     fixture: Option<PathBuf>,
     /// A Markdown table of the bundled templates' main capabilities (as in README.md).
@@ -120,7 +121,7 @@ impl Input {
             (Some(template), _) => {
                 // A model's named templates are chosen as transformers would for a
                 // conversation without tools; `TARGET#NAME` picks one.
-                let found = with_hub(|fetch| open_templates(template, fetch))?.choose(false)?;
+                let found = open_template(template)?.choose(false)?;
                 let variables = found.token_variables();
                 let place = super::diagnostic::place(&found);
                 (found.name, place, found.source, variables)
@@ -132,7 +133,7 @@ impl Input {
                 conversation = Some(found);
                 let place = super::diagnostic::place(&template);
                 (
-                    path.display().to_string(),
+                    shown(path).display().to_string(),
                     place,
                     template.source,
                     variables,

@@ -86,18 +86,10 @@ fn attribution_text(report: &ConversationReport, roles: &[String]) -> String {
             attribution.ambiguous_bytes()
         ));
     }
-    let sum = |wanted: Source| -> usize {
-        attribution
-            .spans
-            .iter()
-            .filter(|s| s.source == wanted)
-            .map(|s| s.range.len())
-            .sum()
-    };
     out.push_str(&format!(
         "  preamble {} bytes, generation prompt {} bytes, tool definitions: {}\n",
-        sum(Source::Preamble),
-        sum(Source::GenerationPrompt),
+        attribution.bytes_of(Source::Preamble),
+        attribution.bytes_of(Source::GenerationPrompt),
         match &attribution.tools {
             ToolsBlock::NoTools => "none".to_string(),
             ToolsBlock::NotRendered => "not rendered".to_string(),

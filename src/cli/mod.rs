@@ -15,6 +15,7 @@ mod limits;
 mod output;
 mod render;
 mod session_input;
+mod stdin;
 mod templates;
 #[cfg(feature = "tokens")]
 mod tokens;
@@ -106,6 +107,10 @@ enum Command {
 /// Runs the parsed command line; the exit code is the returned value.
 pub fn run(cli: Cli) -> Result<i32> {
     match cli.command {
+        None if cli.file.as_deref().is_some_and(stdin::is_stdin) => anyhow::bail!(
+            "the app reads its keys from the terminal, so it cannot open standard input \
+             (`-`): save it to a file, or use `chatplate render -` / `chatplate check -`"
+        ),
         None => interactive(Interactive {
             file: cli.file,
             template_dirs: cli.template_dirs,

@@ -7,12 +7,15 @@ use clap::Args;
 use serde_json::{Map, Value as Json};
 
 use super::diagnostic;
-use super::fetching::{ensure_cached, with_hub};
+use super::fetching::ensure_cached;
 use super::limits::LimitArgs;
 use super::output;
-use super::session_input::{load_session, read_json};
-use crate::catalog::{self, open_templates, TemplateAccess, TemplateSource};
+use super::session_input::{input_dir, load_session, open_template, read_json, shown};
+use super::stdin;
+use crate::catalog::{self, TemplateAccess, TemplateSource};
+use crate::check::stdin_template_note;
 use crate::render::{CompiledTemplate, Conversation, RenderControl};
+use crate::session::Session;
 use crate::visible;
 
 #[derive(Debug, Args)]
@@ -54,6 +57,13 @@ pub(super) struct RenderArgs {
 
 /// `chatplate render`: the prompt bytes on stdout, or the error on stderr (exit 1).
 pub(super) fn run(args: RenderArgs) -> Result<i32> {
+    let dash = |path: &Option<PathBuf>| path.as_deref().is_some_and(stdin::is_stdin);
+    stdin::at_most_one(&[
+        ("FIXTURE", dash(&args.fixture)),
+        ("--template", args.template.as_deref() == Some("-")),
+        ("--messages", dash(&args.messages)),
+        ("--tools", dash(&args.tools)),
+    ])?;
     let (template, conversation) = match &args.fixture {
         Some(path) => fixture_template(
             path,
@@ -81,7 +91,8 @@ pub(super) fn run(args: RenderArgs) -> Result<i32> {
 
 /// A fixture's (or request body's) template source and render input; `name` picks a
 /// named template of its model. Its template path must stay inside the fixture's folder
-/// or one of `roots`; with no roots given it may lead anywhere.
+/// (the working directory for `-`) or one of `roots`; with no roots given it may lead
+/// anywhere.
 pub(super) fn fixture_input(
     path: &Path,
     name: Option<&str>,
@@ -98,20 +109,19 @@ pub(super) fn fixture_template(
     roots: Option<&[PathBuf]>,
 ) -> Result<(TemplateSource, Conversation)> {
     let session = load_session(path)?;
-    let dir = match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    };
+    let dir = input_dir(path);
     let access = match roots {
         Some(roots) => {
-            let mut allowed = vec![dir.to_path_buf()];
+            let mut allowed = vec![dir.clone()];
             allowed.extend(roots.iter().cloned());
             TemplateAccess::Within(allowed)
         }
         None => TemplateAccess::Anywhere,
     };
     ensure_cached(&session.template)?;
-    let set = catalog::resolve_set(&session.template, dir, &access)?.pin(name);
+    let set = catalog::resolve_set(&session.template, &dir, &access)
+        .map_err(|err| with_stdin_note(err, path, &session))?
+        .pin(name);
     let template = set.choose(session.tools.is_some())?;
     let conversation = catalog::conversation_for(&session, &template)?;
     Ok((template, conversation))
@@ -122,7 +132,7 @@ fn quick_input(args: &RenderArgs) -> Result<(TemplateSource, Conversation)> {
         bail!("give a FIXTURE, or --template and --messages");
     };
     warn_about_unusable(template);
-    let set = with_hub(|fetch| open_templates(template, fetch))?;
+    let set = open_template(template)?;
     let (messages, inline_tools) = read_messages(messages_path)?;
     let tools = match &args.tools {
         Some(path) => Some(read_json_list(path)?),
@@ -183,20 +193,34 @@ fn read_messages(path: &Path) -> Result<(Vec<Json>, Option<Vec<Json>>)> {
                 Some(Json::Array(list)) => list,
                 _ => bail!(
                     "{}: expected a list of messages or an object with \"messages\"",
-                    path.display()
+                    shown(path).display()
                 ),
             };
             let tools = fields.remove("tools").and_then(|t| t.as_array().cloned());
             Ok((messages, tools))
         }
-        _ => bail!("{}: expected a list of messages", path.display()),
+        _ => bail!("{}: expected a list of messages", shown(path).display()),
     }
 }
 
 fn read_json_list(path: &Path) -> Result<Vec<Json>> {
     match read_json(path)? {
         Json::Array(items) => Ok(items),
-        _ => bail!("{}: expected a JSON list", path.display()),
+        _ => bail!("{}: expected a JSON list", shown(path).display()),
+    }
+}
+
+/// `err` of the template the fixture at `path` names; for a fixture from standard input
+/// with a template path, it says where that path was looked for.
+pub(super) fn with_stdin_note(
+    err: impl Into<anyhow::Error>,
+    path: &Path,
+    session: &Session,
+) -> anyhow::Error {
+    let err = err.into();
+    match stdin_template_note(&session.template).filter(|_| stdin::is_stdin(path)) {
+        Some(note) => anyhow::anyhow!("{err} {note}"),
+        None => err,
     }
 }
 

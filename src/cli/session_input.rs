@@ -1,44 +1,70 @@
-//! A fixture argument: a session file, or an OpenAI request body read as one.
+//! What the commands read: a fixture argument (a session file, or an OpenAI request
+//! body read as one), a JSON input, a template argument. Each may be `-` for standard
+//! input (see [`super::stdin`]), capped like the file it stands for and named `<stdin>`
+//! in errors.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use serde_json::Value as Json;
 
 use super::fetching::with_hub;
-use crate::catalog;
+use super::stdin;
+use crate::catalog::{open_templates, Origin, TemplateSet, TemplateSource};
+use crate::files::{self, MAX_SESSION_BYTES, MAX_TEMPLATE_BYTES};
 use crate::request;
 use crate::session::Session;
-use crate::target::{self, Opened};
+use crate::target;
 
-/// The session in `path`; a request body is imported (its notes on stderr).
+/// How `path` is named in messages: `<stdin>` for `-`.
+pub(super) fn shown(path: &Path) -> PathBuf {
+    match stdin::is_stdin(path) {
+        true => PathBuf::from(stdin::NAME),
+        false => path.to_path_buf(),
+    }
+}
+
+/// The folder a fixture's relative template paths start at: its own, or the working
+/// directory (an empty path, so that paths read as written) for a fixture from
+/// standard input.
+pub(super) fn input_dir(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(dir) if !stdin::is_stdin(path) => dir.to_path_buf(),
+        _ => PathBuf::new(),
+    }
+}
+
+/// The text of a file argument (`-`: standard input), at most `limit` bytes.
+pub(super) fn read_input(path: &Path, limit: u64) -> Result<String> {
+    if stdin::is_stdin(path) {
+        return stdin::read_text(limit);
+    }
+    Ok(files::read_text(path, limit)?)
+}
+
+/// The session in `path` (`-`: standard input); a request body is imported (its notes
+/// on stderr). The input is read once.
 pub(super) fn load_session(path: &Path) -> Result<Session> {
-    if !is_request_body(path) {
-        return Ok(Session::load(path)?);
-    }
-    let target = path.to_string_lossy();
-    match with_hub(|fetch| target::open(&target, fetch))? {
-        Opened::Request { imported, .. } => {
-            for note in &imported.notes {
-                eprintln!("chatplate: {}: {note}", path.display());
-            }
-            Ok(imported.session)
-        }
-        _ => Ok(Session::load(path)?),
-    }
-}
-
-/// Whether `path` holds a request body rather than a session.
-pub(super) fn is_request_body(path: &Path) -> bool {
-    let Ok(text) = catalog::read_text(path) else {
-        return false;
+    let name = shown(path);
+    let text = read_input(path, MAX_SESSION_BYTES)?;
+    let body = serde_json::from_str::<Json>(&text)
+        .ok()
+        .filter(request::looks_like_request);
+    let Some(body) = body else {
+        return Ok(Session::parse(&text, &name)?);
     };
-    serde_json::from_str::<Json>(&text).is_ok_and(|json| request::looks_like_request(&json))
+    let imported = with_hub(|fetch| target::import_request(&body, &name, fetch))?;
+    for note in &imported.notes {
+        eprintln!("chatplate: {}: {note}", name.display());
+    }
+    Ok(imported.session)
 }
 
-/// A JSON file, with the position of a syntax error.
+/// A JSON file (`-`: standard input), with the position of a syntax error.
 pub(super) fn read_json(path: &Path) -> Result<Json> {
-    let text = catalog::read_text(path).with_context(|| format!("reading {}", path.display()))?;
+    let name = shown(path);
+    let text = read_input(path, MAX_SESSION_BYTES)
+        .with_context(|| format!("reading {}", name.display()))?;
     serde_json::from_str(&text).map_err(|err| {
         // serde_json's message ends in " at line L column C": the position goes first.
         let full = err.to_string();
@@ -47,9 +73,21 @@ pub(super) fn read_json(path: &Path) -> Result<Json> {
             .map_or(full.as_str(), |(m, _)| m);
         anyhow::anyhow!(
             "{}:{}:{}: {message}",
-            path.display(),
+            name.display(),
             err.line(),
             err.column()
         )
     })
+}
+
+/// The templates a template argument offers (see [`open_templates`]); `-` is a Jinja
+/// template on standard input, named `<stdin>` in error positions.
+pub(super) fn open_template(target: &str) -> Result<TemplateSet> {
+    if !stdin::is_stdin(Path::new(target)) {
+        return Ok(with_hub(|fetch| open_templates(target, fetch))?);
+    }
+    let source = stdin::read_text(MAX_TEMPLATE_BYTES)?;
+    // Named "stdin": a template that is not a file of its own is placed as `<NAME>`.
+    let template = TemplateSource::new("stdin", source, Origin::Inline);
+    Ok(TemplateSet::single(template))
 }

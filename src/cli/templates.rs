@@ -4,12 +4,13 @@
 use anyhow::Result;
 use clap::Args;
 
-use super::fetching::with_hub;
-use crate::catalog::{self, hf_cache, open_templates, TemplateSet};
+use super::session_input::open_template;
+use crate::catalog::{self, hf_cache, TemplateSet};
 
 #[derive(Debug, Args)]
 pub(super) struct TemplatesArgs {
-    /// A source to list: a model folder, a .gguf, a model id, a folder of templates.
+    /// A source to list: a model folder, a .gguf, a model id, a folder of templates
+    /// (`-`: a template on standard input).
     source: Option<String>,
     /// List the models in the local Hugging Face cache that have a chat template.
     #[arg(long, conflicts_with = "source")]
@@ -34,7 +35,7 @@ pub(super) fn run(args: TemplatesArgs) -> Result<i32> {
         None => catalog::bundled()
             .iter()
             .for_each(|t| println!("{}", t.name)),
-        Some(source) => print_set(&with_hub(|fetch| open_templates(source, fetch))?),
+        Some(source) => print_set(&open_template(source)?),
     }
     Ok(0)
 }

@@ -9,16 +9,21 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::{json, Value as Json};
 
-use crate::check::render_session;
+use super::render::with_stdin_note;
+use super::session_input::{input_dir, load_session, read_input, shown};
+use super::stdin;
+use crate::catalog::{self, TemplateAccess};
+use crate::check::render_with;
+use crate::files::MAX_SESSION_BYTES;
 use crate::render::Limits;
-use crate::session::Session;
 use crate::tokens::expect::session_tokenizer;
 use crate::tokens::injection::{self, Injection, SplitEffect, TextSource, UntrustedText};
 use crate::tokens::{shared, ModelTokenizer, Tokenized, TokenizerFiles};
 
 #[derive(Debug, Args)]
 pub(super) struct TokensArgs {
-    /// Session fixtures to render and tokenize (with --text: prompt text files).
+    /// Session fixtures to render and tokenize (with --text: prompt text files); `-`
+    /// reads one from standard input.
     #[arg(required = true, value_name = "FIXTURE")]
     inputs: Vec<PathBuf>,
     /// A model folder, tokenizer.json or tokenizer_config.json. Default: the fixture's
@@ -46,6 +51,7 @@ struct Report {
 /// `chatplate tokens`: exit 0, or 1 when a fixture fails to render; unusable input is an
 /// error (exit 2).
 pub(super) fn run(args: TokensArgs) -> Result<i32> {
+    stdin::at_most_one_in("FIXTURE", &args.inputs)?;
     let mut code = 0;
     for (index, input) in args.inputs.iter().enumerate() {
         let Some(report) = tokenize_input(input, &args)? else {
@@ -59,7 +65,7 @@ pub(super) fn run(args: TokensArgs) -> Result<i32> {
         }
         if args.inputs.len() > 1 {
             let gap = if index > 0 { "\n" } else { "" };
-            println!("{gap}== {}", input.display());
+            println!("{gap}== {}", shown(input).display());
         }
         print_table(&report);
     }
@@ -80,7 +86,7 @@ fn tokenize_input(input: &Path, args: &TokensArgs) -> Result<Option<Report>> {
         false => None,
     };
     Ok(Some(Report {
-        input: input.to_path_buf(),
+        input: shown(input),
         prompt,
         tokenizer,
         tokenized,
@@ -101,29 +107,31 @@ fn prepare(
         .map(TokenizerFiles::locate)
         .transpose()?;
     if args.text {
-        let prompt = std::fs::read_to_string(input)
-            .with_context(|| format!("reading {}", input.display()))?;
+        let prompt = read_input(input, MAX_SESSION_BYTES)
+            .with_context(|| format!("reading {}", shown(input).display()))?;
         let Some(files) = given else {
             bail!("--text needs --tokenizer");
         };
         return Ok(Some((prompt, files, Vec::new())));
     }
-    let session = Session::load(input)?;
-    let dir = input.parent().unwrap_or(Path::new("."));
+    let session = load_session(input)?;
+    let dir = input_dir(input);
     let files = match given {
         Some(files) => files,
-        None => session_tokenizer(&session, dir)
-            .map_err(|err| anyhow::anyhow!("{}: {err}", input.display()))?,
+        None => session_tokenizer(&session, &dir)
+            .map_err(|err| anyhow::anyhow!("{}: {err}", shown(input).display()))?,
     };
-    let access = crate::catalog::TemplateAccess::within(dir);
-    let prompt = match render_session(&session, dir, &access, Limits::default()) {
+    let access = TemplateAccess::within(&dir);
+    let rendered = catalog::resolve_for(&session, &dir, &access)
+        .map_err(|err| with_stdin_note(err, input, &session).to_string())
+        .and_then(|template| {
+            render_with(&session, &template, Limits::default()).map_err(|f| f.description)
+        });
+    let prompt = match rendered {
         Ok(prompt) => prompt,
-        Err(err) => {
-            eprintln!(
-                "{}: {}",
-                input.display(),
-                crate::visible::message(&err.description)
-            );
+        Err(message) => {
+            let message = crate::visible::message(&message);
+            eprintln!("{}: {message}", shown(input).display());
             return Ok(None);
         }
     };

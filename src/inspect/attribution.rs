@@ -142,9 +142,18 @@ impl Attribution {
 
     /// Bytes whose producer is not exact.
     pub fn ambiguous_bytes(&self) -> usize {
+        self.bytes_where(|source| matches!(source, Source::Ambiguous { .. } | Source::Unattributed))
+    }
+
+    /// Bytes `source` produced (the preamble, the generation prompt, ...).
+    pub fn bytes_of(&self, source: Source) -> usize {
+        self.bytes_where(|found| *found == source)
+    }
+
+    fn bytes_where(&self, wanted: impl Fn(&Source) -> bool) -> usize {
         self.spans
             .iter()
-            .filter(|s| matches!(s.source, Source::Ambiguous { .. } | Source::Unattributed))
+            .filter(|s| wanted(&s.source))
             .map(|s| s.range.len())
             .sum()
     }

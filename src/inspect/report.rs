@@ -94,14 +94,6 @@ impl ConversationReport {
 
 /// Per-part byte counts, monotonicity and the tools block.
 pub fn attribution_json(attribution: &Attribution) -> Json {
-    let bytes_of = |wanted: Source| -> usize {
-        attribution
-            .spans
-            .iter()
-            .filter(|s| s.source == wanted)
-            .map(|s| s.range.len())
-            .sum()
-    };
     let tools_block = match &attribution.tools {
         ToolsBlock::NoTools => json!("no tools"),
         ToolsBlock::NotRendered => json!("not rendered"),
@@ -118,9 +110,9 @@ pub fn attribution_json(attribution: &Attribution) -> Json {
         "prompt_bytes": attribution.prompt_len,
         "prefix_monotone": attribution.monotone(),
         "non_prefix_message_counts": attribution.breaks(),
-        "preamble_bytes": bytes_of(Source::Preamble),
+        "preamble_bytes": attribution.bytes_of(Source::Preamble),
         "tools_block": tools_block,
-        "generation_prompt_bytes": bytes_of(Source::GenerationPrompt),
+        "generation_prompt_bytes": attribution.bytes_of(Source::GenerationPrompt),
         "ambiguous_bytes": attribution.ambiguous_bytes(),
         "message_bytes": attribution.message_bytes(),
     })

@@ -1,4 +1,9 @@
-//! Helpers shared by the integration tests.
+//! Helpers shared by the integration tests (each test file uses some of them).
+
+#![allow(dead_code)]
+
+#[cfg(feature = "cli")]
+pub mod binary;
 
 use std::path::PathBuf;
 
