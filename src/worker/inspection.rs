@@ -115,11 +115,18 @@ mod tests {
     #[test]
     fn a_render_request_cancels_a_running_attribution() {
         let worker = Worker::spawn(PATIENCE).unwrap();
-        // Quadratic per prefix: attributing 400 messages takes many seconds.
+        // Cubic per prefix: attributing 400 messages takes minutes. The limits are lifted
+        // so the step budget cannot end the job first (it did, within the 200 ms below, in
+        // an optimised build), which would make this a race instead of a cancellation.
+        let unbounded = Limits {
+            fuel: u64::MAX / 4,
+            deadline: Duration::from_secs(3600),
+            ..Limits::default()
+        };
         let template = Template::new(
             "{% for m in messages %}{% for n in messages %}{% for o in messages %}\
              {% endfor %}{% endfor %}{{ m.content }}{% endfor %}",
-            Limits::default(),
+            unbounded,
         );
         worker.update(Update::all(conversation(400)));
         attribute(&worker, 1, &template);
