@@ -45,6 +45,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;
+use serde_json::Value as Json;
 
 const DEV_TEMPLATES: &str = "../shared/conformance/dev/templates";
 const GEMMA_4: &str = "../shared/conformance/dev/templates/google-gemma-4-31B-it.jinja";
@@ -52,15 +53,29 @@ const GEMMA_4: &str = "../shared/conformance/dev/templates/google-gemma-4-31B-it
 /// Alternating user / assistant turns; every tenth assistant turn calls a tool and is
 /// answered by a tool result.
 fn big_app(dir: &Path, template: TemplateSource, count: usize) -> App {
-    let mut app = unsettled_app(dir, template, count, false);
+    let mut app = unsettled_app(dir, template, count, false, &Json::Null);
     app.settle();
     app
 }
 
-/// [`big_app`] without waiting for anything; `plain`: no tool calls.
-fn unsettled_app(dir: &Path, template: TemplateSource, count: usize, plain: bool) -> App {
+/// [`big_app`] without waiting for anything; `plain`: no tool calls. `meta` is the
+/// corpus's `templates/<stem>.json` (bos / eos tokens, the template's extra variables), or
+/// null.
+fn unsettled_app(
+    dir: &Path,
+    template: TemplateSource,
+    count: usize,
+    plain: bool,
+    meta: &Json,
+) -> App {
     let mut session = example_session(template.reference(dir));
     session.messages.truncate(1);
+    let token = |key: &str| meta.get(key).and_then(Json::as_str).map(String::from);
+    session.bos_token = token("bos_token").or(session.bos_token);
+    session.eos_token = token("eos_token").or(session.eos_token);
+    if let Some(Json::Object(extra)) = meta.get("extra") {
+        session.variables.extend(extra.clone());
+    }
     if plain {
         session.tools = None;
     }
@@ -297,11 +312,18 @@ fn every_dev_template(c: &mut Criterion, dir: &Path) {
             .unwrap_or_default()
             .to_string_lossy()
             .to_string();
+        if !wanted_template(&name) {
+            continue;
+        }
         let template = match catalog::load_path(&path) {
             Ok(found) if !found.is_empty() => found[0].clone(),
             _ => continue,
         };
-        let Some(app) = accepted_app(dir, &template) else {
+        let meta = std::fs::read_to_string(path.with_extension("json"))
+            .ok()
+            .and_then(|text| serde_json::from_str(&text).ok())
+            .unwrap_or(Json::Null);
+        let Some(app) = accepted_app(dir, &template, &meta) else {
             skipped.push(name);
             continue;
         };
@@ -322,9 +344,9 @@ fn every_dev_template(c: &mut Criterion, dir: &Path) {
 
 /// An app on `template` with 10,000 messages whose first render succeeded: the
 /// tool-calling conversation, else plain turns; `None` when the template rejects both.
-fn accepted_app(dir: &Path, template: &TemplateSource) -> Option<App> {
+fn accepted_app(dir: &Path, template: &TemplateSource, meta: &Json) -> Option<App> {
     for plain in [false, true] {
-        let mut app = unsettled_app(dir, template.clone(), 10_000, plain);
+        let mut app = unsettled_app(dir, template.clone(), 10_000, plain, meta);
         let patience = Instant::now() + Duration::from_secs(120);
         while app.is_stale() && Instant::now() < patience {
             let _ = app.collect();
@@ -348,6 +370,23 @@ fn open_last_message(mut app: App) -> App {
     app.handle_key(press(KeyCode::Char('e')));
     assert!(app.editor.is_some(), "editor open");
     app
+}
+
+/// Whether the template `name` should be set up: a filter `group/a|b` names templates by
+/// the alternatives after the slash (each a plain substring of the name).
+fn wanted_template(name: &str) -> bool {
+    let filters: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|arg| !arg.starts_with('-') && arg.contains('/'))
+        .collect();
+    filters.is_empty()
+        || filters.iter().any(|filter| {
+            let names = filter.split_once('/').map_or("", |(_, names)| names);
+            names
+                .trim_matches(|c| c == '(' || c == ')')
+                .split('|')
+                .any(|part| name.contains(part))
+        })
 }
 
 /// Whether a section of this file should set up its (slow) apps: always without a
