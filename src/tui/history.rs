@@ -82,18 +82,24 @@ impl History {
     /// Undoes the last step in `session`; returns the row to select, or `None` when there
     /// is nothing to undo.
     pub fn undo(&mut self, session: &mut Session, selected: usize) -> Option<usize> {
-        let step = self.undo.pop()?;
-        let (inverse, row) = apply(step, session, selected);
-        self.redo.push(inverse);
-        self.sync(session);
-        Some(row)
+        self.travel(true, session, selected)
     }
 
     /// Redoes the last undone step; `None` when there is nothing to redo.
     pub fn redo(&mut self, session: &mut Session, selected: usize) -> Option<usize> {
-        let step = self.redo.pop()?;
-        let (inverse, row) = apply(step, session, selected);
-        self.undo.push(inverse);
+        self.travel(false, session, selected)
+    }
+
+    /// One step back (undo) or forward (redo); the step that reverses it goes on the
+    /// other stack.
+    fn travel(&mut self, back: bool, session: &mut Session, selected: usize) -> Option<usize> {
+        let (from, to) = if back {
+            (&mut self.undo, &mut self.redo)
+        } else {
+            (&mut self.redo, &mut self.undo)
+        };
+        let (inverse, row) = apply(from.pop()?, session, selected);
+        to.push(inverse);
         self.sync(session);
         Some(row)
     }

@@ -184,28 +184,28 @@ impl App {
     }
 
     fn undo_list(&mut self) {
-        self.begin_step();
-        let selected = self.messages.selected;
-        match self
-            .workbench
-            .history
-            .undo(&mut self.workspace.session, selected)
-        {
-            Some(row) => self.restored(row, "undone (U or Ctrl+Y redoes)"),
-            None => self.warn("nothing to undo"),
-        }
+        self.travel_list(true);
     }
 
     fn redo_list(&mut self) {
+        self.travel_list(false);
+    }
+
+    /// Undo (`back`) or redo one list step.
+    fn travel_list(&mut self, back: bool) {
         self.begin_step();
-        let selected = self.messages.selected;
-        match self
-            .workbench
-            .history
-            .redo(&mut self.workspace.session, selected)
-        {
-            Some(row) => self.restored(row, "redone"),
-            None => self.warn("nothing to redo"),
+        let (session, selected) = (&mut self.workspace.session, self.messages.selected);
+        let history = &mut self.workbench.history;
+        let row = if back {
+            history.undo(session, selected)
+        } else {
+            history.redo(session, selected)
+        };
+        match (row, back) {
+            (Some(row), true) => self.restored(row, "undone (U or Ctrl+Y redoes)"),
+            (Some(row), false) => self.restored(row, "redone"),
+            (None, true) => self.warn("nothing to undo"),
+            (None, false) => self.warn("nothing to redo"),
         }
     }
 
