@@ -53,23 +53,37 @@ const GEMMA_4: &str = "../shared/conformance/dev/templates/google-gemma-4-31B-it
 /// Alternating user / assistant turns; every tenth assistant turn calls a tool and is
 /// answered by a tool result.
 fn big_app(dir: &Path, template: TemplateSource, count: usize) -> App {
-    let mut app = unsettled_app(dir, template, count, false, &Json::Null);
+    let mut app = unsettled_app(dir, template, count, Shape::Tools, &Json::Null);
     app.settle();
     app
 }
 
-/// [`big_app`] without waiting for anything; `plain`: no tool calls. `meta` is the
+/// The conversations a template is offered, in order, until one renders.
+#[derive(Clone, Copy, PartialEq)]
+enum Shape {
+    /// System message, turns, tool calls and results.
+    Tools,
+    /// System message and plain turns.
+    Plain,
+    /// Plain turns only (for templates that raise on a system role).
+    NoSystem,
+}
+
+/// [`big_app`] without waiting for anything, in the given shape. `meta` is the
 /// corpus's `templates/<stem>.json` (bos / eos tokens, the template's extra variables), or
 /// null.
 fn unsettled_app(
     dir: &Path,
     template: TemplateSource,
     count: usize,
-    plain: bool,
+    shape: Shape,
     meta: &Json,
 ) -> App {
+    let plain = shape != Shape::Tools;
     let mut session = example_session(template.reference(dir));
-    session.messages.truncate(1);
+    session
+        .messages
+        .truncate(usize::from(shape != Shape::NoSystem));
     let token = |key: &str| meta.get(key).and_then(Json::as_str).map(String::from);
     session.bos_token = token("bos_token").or(session.bos_token);
     session.eos_token = token("eos_token").or(session.eos_token);
@@ -78,6 +92,17 @@ fn unsettled_app(
     }
     if plain {
         session.tools = None;
+    }
+    if let Some(name) = meta.get("tools_json_kwarg").and_then(Json::as_str) {
+        // As the corpus passes tools to such templates (firefunction-v2's `functions`).
+        let functions: Vec<Json> = session
+            .tools
+            .iter()
+            .flatten()
+            .filter_map(|tool| tool.get("function").cloned())
+            .collect();
+        let text = serde_json::to_string_pretty(&functions).unwrap_or_default();
+        session.variables.insert(name.into(), Json::from(text));
     }
     while session.messages.len() < count {
         let turn = session.messages.len();
@@ -292,8 +317,9 @@ fn corpus_templates(c: &mut Criterion, dir: &Path) {
 /// A typed character's UI-thread work, from the key to the echoed frame (update, one
 /// render request, replies taken in, a 120x40 frame), at 10,000 messages on every dev
 /// template of the conformance corpus. The render itself runs on the worker meanwhile.
-/// Templates are given the tool-calling conversation, or plain alternating turns if
-/// they reject that; a template that rejects both is skipped and named.
+/// Templates are given the tool-calling conversation, else plain turns after a system
+/// message, else plain turns alone (see [`Shape`]), with the corpus's tokens and extra
+/// variables; a template that rejects all three is skipped and named.
 fn every_dev_template(c: &mut Criterion, dir: &Path) {
     let Ok(entries) = std::fs::read_dir(DEV_TEMPLATES) else {
         println!("SKIPPED keystroke_to_frame_10000_messages: {DEV_TEMPLATES} not found");
@@ -339,14 +365,14 @@ fn every_dev_template(c: &mut Criterion, dir: &Path) {
         });
     }
     group.finish();
-    println!("keystroke_to_frame_10000_messages: skipped (template rejects both conversations): {skipped:?}");
+    println!("keystroke_to_frame_10000_messages: skipped (template rejects all three conversations): {skipped:?}");
 }
 
-/// An app on `template` with 10,000 messages whose first render succeeded: the
-/// tool-calling conversation, else plain turns; `None` when the template rejects both.
+/// An app on `template` with 10,000 messages whose first render succeeded, in the first
+/// [`Shape`] the template accepts; `None` when it rejects all three.
 fn accepted_app(dir: &Path, template: &TemplateSource, meta: &Json) -> Option<App> {
-    for plain in [false, true] {
-        let mut app = unsettled_app(dir, template.clone(), 10_000, plain, meta);
+    for shape in [Shape::Tools, Shape::Plain, Shape::NoSystem] {
+        let mut app = unsettled_app(dir, template.clone(), 10_000, shape, meta);
         let patience = Instant::now() + Duration::from_secs(120);
         while app.is_stale() && Instant::now() < patience {
             let _ = app.collect();

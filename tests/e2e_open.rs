@@ -68,3 +68,54 @@ fn a_model_folder_and_a_gguf_open_in_the_running_app() {
     assert_eq!(tui.wait_exit(), 0);
     tui.wait_restored();
 }
+
+#[test]
+fn a_hub_download_that_hangs_never_holds_the_renders() {
+    // A "Hub" that accepts connections and never answers.
+    let hub = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let endpoint = format!("http://{}", hub.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in hub.incoming().flatten() {
+            held.push(stream);
+        }
+    });
+    let dir = tempfile::tempdir().unwrap();
+    weather_session(dir.path());
+    let cache = dir.path().join("empty-hf-cache").display().to_string();
+    let env = [
+        ("HF_HUB_CACHE", cache.as_str()),
+        ("HF_ENDPOINT", endpoint.as_str()),
+    ];
+    let args = ["sessions/weather.json"];
+    let mut tui = Tui::launch(
+        dir.path(),
+        &Launch {
+            env: &env,
+            ..Launch::args(&args)
+        },
+    );
+    // An idle worker, so the download starts at once rather than after other jobs.
+    tui.wait_for("the first frame, attributed", |s| {
+        s.contains("<|im_start|>") && !s.contains("attributing")
+    });
+    open(&mut tui, "some-org/some-model");
+    tui.wait_for("the download to start", |s| {
+        s.contains("opening some-org/some-model")
+    });
+    // Jobs queued before it (template badges) end within milliseconds; after this pause the
+    // download is what the worker would be running if it ran downloads itself.
+    tui.pump(std::time::Duration::from_secs(1));
+    // While the download waits, an edit still renders (before, the worker ran the
+    // download itself and renders waited for the Hub's 60 s timeout).
+    tui.send("\x1b[Be"); // Down, edit the user message
+    tui.wait_for("the editor", |s| s.contains("#2 user"));
+    tui.send(" while-the-hub-waits");
+    tui.wait_for("the edit rendered", |s| {
+        s.contains("while-the-hub-waits<|im_end|>")
+    });
+    tui.send("\x1b\x11"); // Esc, Ctrl+Q
+    tui.wait_for("the quit question", |s| s.contains("nsaved"));
+    tui.send("n");
+    assert_eq!(tui.wait_exit(), 0);
+}

@@ -36,8 +36,8 @@ pub(super) enum Command {
 /// How many times a render's deadline a background job (many renders) may take.
 const BACKGROUND_FACTOR: u32 = 30;
 
-/// Hands a reply to the caller (and wakes it).
-pub(super) type Notify = Box<dyn Fn(Reply) + Send>;
+/// Hands a reply to the caller (and wakes it); shared with the threads that open things.
+pub(super) type Notify = Arc<dyn Fn(Reply) + Send + Sync>;
 
 struct Queued {
     generation: u64,
@@ -140,6 +140,18 @@ impl Dispatcher {
                     self.values.note(&update);
                     self.conversation.apply(update);
                 }
+                Some(Command::Submit {
+                    generation,
+                    job: Job::Open { target },
+                }) => self.open_alone(generation, JobKind::Open, move || {
+                    super::opening::open(&target)
+                }),
+                Some(Command::Submit {
+                    generation,
+                    job: Job::ScanCache,
+                }) => self.open_alone(generation, JobKind::ScanCache, || {
+                    Ok(super::opening::scan_cache())
+                }),
                 Some(Command::Submit { generation, job }) => {
                     self.cancel_background(job.kind());
                     if job.kind() == JobKind::Render {
@@ -156,6 +168,32 @@ impl Dispatcher {
                 Some(Command::Shutdown) => return,
             }
             self.start_next();
+        }
+    }
+
+    /// Opening a target (which may download from the Hub for as long as the network
+    /// takes) and scanning the cache need no conversation and have no deadline: they run
+    /// on a thread of their own, so renders never wait behind them.
+    fn open_alone(
+        &self,
+        generation: u64,
+        kind: JobKind,
+        work: impl FnOnce() -> Result<Output, RenderError> + Send + 'static,
+    ) {
+        let notify = Arc::clone(&self.notify);
+        let spawned = std::thread::Builder::new()
+            .name("chatplate-open".into())
+            .spawn(move || {
+                let result = work();
+                notify(Reply {
+                    kind,
+                    generation,
+                    result,
+                });
+            });
+        if let Err(err) = spawned {
+            let message = format!("could not start a thread to open it: {err}");
+            self.reply(kind, generation, Err(RenderError::input(message)));
         }
     }
 

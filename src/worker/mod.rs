@@ -318,7 +318,7 @@ impl Worker {
                 }
             }
         };
-        dispatch::start(deadline, commands.clone(), inbox, Box::new(notify))?;
+        dispatch::start(deadline, commands.clone(), inbox, Arc::new(notify))?;
         Ok(Worker {
             commands,
             replies,
