@@ -6,6 +6,7 @@
 #![cfg(unix)]
 
 mod e2e_support;
+mod hf_support;
 
 use std::path::PathBuf;
 
@@ -115,6 +116,37 @@ fn a_hub_download_that_hangs_never_holds_the_renders() {
         s.contains("while-the-hub-waits<|im_end|>")
     });
     tui.send("\x1b\x11"); // Esc, Ctrl+Q
+    tui.wait_for("the quit question", |s| s.contains("nsaved"));
+    tui.send("n");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
+#[test]
+fn cached_models_are_listed_and_open_from_the_cache() {
+    let dir = tempfile::tempdir().unwrap();
+    weather_session(dir.path());
+    let cache = dir.path().join("hf-cache");
+    hf_support::fake_cache(&cache);
+    let cache = cache.display().to_string();
+    let env = [("HF_HUB_CACHE", cache.as_str()), ("HF_HUB_OFFLINE", "1")];
+    let args = ["sessions/weather.json"];
+    let mut tui = Tui::launch(
+        dir.path(),
+        &Launch {
+            env: &env,
+            ..Launch::args(&args)
+        },
+    );
+    tui.wait_for("the first frame", |s| s.contains("<|im_start|>"));
+    tui.send("1"); // the Templates pane: the cache scan adds its section
+    tui.wait_for("the cache section", |s| s.contains("acme/chat"));
+    open(&mut tui, "acme/chat");
+    // The session has tools, so the model's tool_use template is chosen; the main
+    // snapshot's templates print "(main…)" before each message.
+    tui.wait_for("the cached model's template", |s| {
+        s.contains("(main tool_use)<s>")
+    });
+    tui.send("\x11"); // Ctrl+Q
     tui.wait_for("the quit question", |s| s.contains("nsaved"));
     tui.send("n");
     assert_eq!(tui.wait_exit(), 0);
