@@ -28,21 +28,33 @@ fn open(tui: &mut Tui, target: &str) {
     tui.send("\r");
 }
 
+/// The app on the weather session in `dir`, with `env` (the Hugging Face settings).
+fn launch_weather(dir: &std::path::Path, env: &[(&str, &str)]) -> Tui {
+    weather_session(dir);
+    Tui::launch(
+        dir,
+        &Launch {
+            env,
+            ..Launch::args(&["sessions/weather.json"])
+        },
+    )
+}
+
+/// Answers the quit question without saving and checks the exit status.
+fn quit_without_saving(tui: &mut Tui) {
+    tui.send("\x11"); // Ctrl+Q
+    tui.wait_for("the quit question", |s| s.contains("nsaved"));
+    tui.send("n");
+    assert_eq!(tui.wait_exit(), 0);
+}
+
 #[test]
 fn a_model_folder_and_a_gguf_open_in_the_running_app() {
     let dir = tempfile::tempdir().unwrap();
-    weather_session(dir.path());
     let cache = dir.path().join("empty-hf-cache");
     let cache = cache.display().to_string();
     let env = [("HF_HUB_CACHE", cache.as_str()), ("HF_HUB_OFFLINE", "1")];
-    let args = ["sessions/weather.json"];
-    let mut tui = Tui::launch(
-        dir.path(),
-        &Launch {
-            env: &env,
-            ..Launch::args(&args)
-        },
-    );
+    let mut tui = launch_weather(dir.path(), &env);
     tui.wait_for("the first frame", |s| s.contains("<|im_start|>"));
 
     open(&mut tui, &fixture("models/additional"));
@@ -82,20 +94,12 @@ fn a_hub_download_that_hangs_never_holds_the_renders() {
         }
     });
     let dir = tempfile::tempdir().unwrap();
-    weather_session(dir.path());
     let cache = dir.path().join("empty-hf-cache").display().to_string();
     let env = [
         ("HF_HUB_CACHE", cache.as_str()),
         ("HF_ENDPOINT", endpoint.as_str()),
     ];
-    let args = ["sessions/weather.json"];
-    let mut tui = Tui::launch(
-        dir.path(),
-        &Launch {
-            env: &env,
-            ..Launch::args(&args)
-        },
-    );
+    let mut tui = launch_weather(dir.path(), &env);
     // An idle worker, so the download starts at once rather than after other jobs.
     tui.wait_for("the first frame, attributed", |s| {
         s.contains("<|im_start|>") && !s.contains("attributing")
@@ -115,28 +119,18 @@ fn a_hub_download_that_hangs_never_holds_the_renders() {
     tui.wait_for("the edit rendered", |s| {
         s.contains("while-the-hub-waits<|im_end|>")
     });
-    tui.send("\x1b\x11"); // Esc, Ctrl+Q
-    tui.wait_for("the quit question", |s| s.contains("nsaved"));
-    tui.send("n");
-    assert_eq!(tui.wait_exit(), 0);
+    tui.send("\x1b"); // leave the editor
+    quit_without_saving(&mut tui);
 }
 
 #[test]
 fn cached_models_are_listed_and_open_from_the_cache() {
     let dir = tempfile::tempdir().unwrap();
-    weather_session(dir.path());
     let cache = dir.path().join("hf-cache");
     hf_support::fake_cache(&cache);
     let cache = cache.display().to_string();
     let env = [("HF_HUB_CACHE", cache.as_str()), ("HF_HUB_OFFLINE", "1")];
-    let args = ["sessions/weather.json"];
-    let mut tui = Tui::launch(
-        dir.path(),
-        &Launch {
-            env: &env,
-            ..Launch::args(&args)
-        },
-    );
+    let mut tui = launch_weather(dir.path(), &env);
     tui.wait_for("the first frame", |s| s.contains("<|im_start|>"));
     tui.send("1"); // the Templates pane: the cache scan adds its section
     tui.wait_for("the cache section", |s| s.contains("acme/chat"));
@@ -146,8 +140,5 @@ fn cached_models_are_listed_and_open_from_the_cache() {
     tui.wait_for("the cached model's template", |s| {
         s.contains("(main tool_use)<s>")
     });
-    tui.send("\x11"); // Ctrl+Q
-    tui.wait_for("the quit question", |s| s.contains("nsaved"));
-    tui.send("n");
-    assert_eq!(tui.wait_exit(), 0);
+    quit_without_saving(&mut tui);
 }
