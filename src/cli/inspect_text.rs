@@ -1,7 +1,5 @@
 //! The text form of `chatplate inspect`'s report.
 
-use serde_json::Value as Json;
-
 use crate::inspect::text_excerpt as excerpt;
 use crate::inspect::{
     describe_source, ConversationReport, Source, TemplateReport, ToolsBlock, VariableDefault,
@@ -17,7 +15,7 @@ pub(super) fn template_text(name: &str, report: &TemplateReport) -> String {
         out.push_str(&format!(
             "  {:<30} {}\n      {}: {}\n",
             entry.key,
-            value_text(&entry.value),
+            entry.value_text(),
             entry.probe,
             entry.observed
         ));
@@ -42,16 +40,6 @@ pub(super) fn template_text(name: &str, report: &TemplateReport) -> String {
         }
     }
     out
-}
-
-fn value_text(value: &Json) -> String {
-    match value {
-        Json::Bool(true) => "yes".into(),
-        Json::Bool(false) => "no".into(),
-        Json::Null => "-".into(),
-        Json::String(text) => text.clone(),
-        other => other.to_string(),
-    }
 }
 
 fn default_text(default: &VariableDefault) -> String {

@@ -183,6 +183,18 @@ impl Entry {
     pub fn named<T>(key: &str, decided: &Decided<T>, name: &str) -> Self {
         Entry::of(key, decided, json!(name))
     }
+
+    /// The answer as `inspect` and the app's info view print it: `yes`, `no`, `-` or its
+    /// text.
+    pub fn value_text(&self) -> String {
+        match &self.value {
+            Json::Bool(true) => "yes".into(),
+            Json::Bool(false) => "no".into(),
+            Json::Null => "-".into(),
+            Json::String(text) => text.clone(),
+            other => other.to_string(),
+        }
+    }
 }
 
 impl Capabilities {

@@ -22,7 +22,7 @@ use ratatui::Frame;
 use crate::catalog::TemplateSource;
 use crate::inspect::ProbeSettings;
 use crate::render::RenderErrorKind;
-use crate::worker::capabilities::{value_text, TemplateInfo};
+use crate::worker::capabilities::TemplateInfo;
 use crate::worker::{Job, Output, Reply, Template};
 
 use super::action::Direction;
@@ -197,7 +197,7 @@ fn info_lines(app: &App, info: &TemplateInfo, width: usize) -> Vec<Line<'static>
                 Json::Bool(false) | Json::Null => app.theme.dim(),
                 _ => Style::default(),
             };
-            row(&entry.key, value_text(&entry.value), style)
+            row(&entry.key, entry.value_text(), style)
         })
         .collect();
     if !info.variables.is_empty() {

@@ -5,8 +5,6 @@
 
 use std::sync::Arc;
 
-use serde_json::Value as Json;
-
 use crate::inspect::{inspect_template, Entry, ProbeSettings};
 use crate::render::{CancelToken, RenderError, RenderErrorKind};
 
@@ -46,15 +44,4 @@ pub(super) fn probe(
             .map(|f| format!("{}: {}", f.probe, f.error.message))
             .collect(),
     })))
-}
-
-/// An answer as the info view shows it: `yes`, `no`, `-` or its text.
-pub fn value_text(value: &Json) -> String {
-    match value {
-        Json::Bool(true) => "yes".into(),
-        Json::Bool(false) => "no".into(),
-        Json::Null => "-".into(),
-        Json::String(text) => text.clone(),
-        other => other.to_string(),
-    }
 }
