@@ -140,18 +140,11 @@ impl Dispatcher {
                     self.values.note(&update);
                     self.conversation.apply(update);
                 }
-                Some(Command::Submit {
-                    generation,
-                    job: Job::Open { target },
-                }) => self.open_alone(generation, JobKind::Open, move || {
-                    super::opening::open(&target)
-                }),
-                Some(Command::Submit {
-                    generation,
-                    job: Job::ScanCache,
-                }) => self.open_alone(generation, JobKind::ScanCache, || {
-                    Ok(super::opening::scan_cache())
-                }),
+                Some(Command::Submit { generation, job })
+                    if matches!(job, Job::Open { .. } | Job::ScanCache) =>
+                {
+                    self.run_alone(generation, job)
+                }
                 Some(Command::Submit { generation, job }) => {
                     self.cancel_background(job.kind());
                     if job.kind() == JobKind::Render {
@@ -172,19 +165,19 @@ impl Dispatcher {
     }
 
     /// Opening a target (which may download from the Hub for as long as the network
-    /// takes) and scanning the cache need no conversation and have no deadline: they run
-    /// on a thread of their own, so renders never wait behind them.
-    fn open_alone(
-        &self,
-        generation: u64,
-        kind: JobKind,
-        work: impl FnOnce() -> Result<Output, RenderError> + Send + 'static,
-    ) {
+    /// takes) and scanning the cache have no deadline: they run on a thread of their own,
+    /// through the runners' own job code and panic guard, so renders never wait behind
+    /// them.
+    fn run_alone(&mut self, generation: u64, job: Job) {
+        let kind = job.kind();
+        let conversation = self.conversation.clone();
+        // Cached: the same values the next render uses.
+        let values = self.values.current(&self.conversation);
         let notify = Arc::clone(&self.notify);
         let spawned = std::thread::Builder::new()
             .name("chatplate-open".into())
             .spawn(move || {
-                let result = work();
+                let result = runner::run_caught(job, &conversation, &values, &CancelToken::new());
                 notify(Reply {
                     kind,
                     generation,

@@ -37,6 +37,17 @@ impl Runner {
     }
 }
 
+/// Runs `job`, a panic in it becoming an error.
+pub(super) fn run_caught(
+    job: Job,
+    conversation: &Snapshot,
+    values: &PreparedMessages,
+    token: &CancelToken,
+) -> Result<Output, RenderError> {
+    catch_unwind(AssertUnwindSafe(|| run(job, conversation, values, token)))
+        .unwrap_or_else(|payload| Err(panic_error(payload.as_ref())))
+}
+
 /// Starts runner `id`; it reports each finished job to `done`.
 pub(super) fn spawn(id: u64, done: Sender<Command>) -> std::io::Result<Runner> {
     let (jobs, inbox) = mpsc::channel::<Task>();
@@ -44,10 +55,7 @@ pub(super) fn spawn(id: u64, done: Sender<Command>) -> std::io::Result<Runner> {
         .name(format!("chatplate-render-{id}"))
         .spawn(move || {
             for (job, conversation, values, token) in inbox {
-                let result = catch_unwind(AssertUnwindSafe(|| {
-                    run(job, &conversation, &values, &token)
-                }))
-                .unwrap_or_else(|payload| Err(panic_error(payload.as_ref())));
+                let result = run_caught(job, &conversation, &values, &token);
                 if done.send(Command::Done { runner: id, result }).is_err() {
                     return;
                 }
