@@ -401,10 +401,7 @@ fn open_last_message(mut app: App) -> App {
 /// Whether the template `name` should be set up: a filter `group/a|b` names templates by
 /// the alternatives after the slash (each a plain substring of the name).
 fn wanted_template(name: &str) -> bool {
-    let filters: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|arg| !arg.starts_with('-') && arg.contains('/'))
-        .collect();
+    let filters: Vec<String> = filters().filter(|arg| arg.contains('/')).collect();
     filters.is_empty()
         || filters.iter().any(|filter| {
             let names = filter.split_once('/').map_or("", |(_, names)| names);
@@ -420,16 +417,18 @@ fn wanted_template(name: &str) -> bool {
 /// 10,000-message apps on 57 templates takes minutes; criterion would only skip the
 /// measuring).
 fn wanted(groups: &[&str]) -> bool {
-    let filters: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|arg| !arg.starts_with('-'))
-        .collect();
+    let filters: Vec<String> = filters().collect();
     filters.is_empty()
         || filters.iter().any(|filter| {
             groups
                 .iter()
                 .any(|group| filter.contains(group) || group.contains(filter.as_str()))
         })
+}
+
+/// The benchmark filters given on the command line (criterion's own flags left out).
+fn filters() -> impl Iterator<Item = String> {
+    std::env::args().skip(1).filter(|arg| !arg.starts_with('-'))
 }
 
 fn keystroke(c: &mut Criterion) {
