@@ -36,12 +36,13 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import datetime
 from pathlib import Path
 
 import jinja2
 import jinja2.ext
 import transformers.utils.chat_template_utils as ctu
+
+from long_conversation import CLOCK, TOOLS, FixedClock, conversation
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "conformance" / "dev"
@@ -55,31 +56,6 @@ MODELS = {
     "DeepSeek-V3.1": "deepseek-ai-DeepSeek-V3.1",
     "Gemma-4": "google-gemma-4-31B-it",
 }
-TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "Get the weather for a city.",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
-CLOCK = "2026-01-15T00:00:00"
-
-
-class FixedClock(datetime):
-    @classmethod
-    def now(cls, tz=None):
-        return datetime(2026, 1, 15, 0, 0, 0)
-
-
-def conversation(count):
-    """A system prompt, then questions and answers; every tenth turn calls a tool."""
-    messages = [{"role": "system", "content": "You are a helpful assistant."}]
-    turn = 0
-    while len(messages) < count:
-        turn += 1
-        messages.append({"role": "user", "content": f"Question {turn}: what is the weather like in city number {turn}?"})
-        if turn % 10 == 0 and len(messages) <= count - 3:
-            messages.append({"role": "assistant", "content": "", "tool_calls": [{"type": "function", "function": {
-                "name": "get_weather", "arguments": {"city": f"City {turn}"}}}]})
-            messages.append({"role": "tool", "content": json.dumps({"city": f"City {turn}", "temperature_c": 20 + turn % 7})})
-        messages.append({"role": "assistant", "content": f"Answer {turn}: it is sunny, about {20 + turn % 7} degrees."})
-    return messages[:count]
 
 
 class Case:
@@ -90,7 +66,7 @@ class Case:
         self.source = (TEMPLATES / f"{MODELS[model]}.jinja").read_text()
         meta = json.loads((TEMPLATES / f"{MODELS[model]}.json").read_text())
         self.tokens = {"bos_token": meta.get("bos_token"), "eos_token": meta.get("eos_token"), **meta.get("extra", {})}
-        self.messages = conversation(count)
+        self.messages = conversation(count, call_content="")
         self.path = OUT / f"{model}-{count}.json"
         self.plain = plain_jinja2(self.source)
 

@@ -14,37 +14,15 @@ Usage: python3 scripts/make_long_goldens.py [OUT_DIR]
 import json
 import sys
 import time
-from datetime import datetime
 from pathlib import Path
 
 import transformers.utils.chat_template_utils as ctu
 
+from long_conversation import CLOCK, TOOLS, FixedClock, conversation
+
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "conformance" / "dev" / "templates"
-TOOLS = [{"type": "function", "function": {"name": "get_weather", "description": "Get the weather for a city.",
-          "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
 CASES = [("google-gemma-4-31B-it", 2000), ("openai-gpt-oss-120b", 10000)]
-
-
-class FixedClock(datetime):
-    @classmethod
-    def now(cls, tz=None):
-        return datetime(2026, 1, 15, 0, 0, 0)
-
-
-def conversation(count):
-    """A system prompt, then user/assistant turns with a tool call every tenth turn."""
-    messages = [{"role": "system", "content": "You are a helpful assistant."}]
-    turn = 0
-    while len(messages) < count:
-        turn += 1
-        messages.append({"role": "user", "content": f"Question {turn}: what is the weather like in city number {turn}?"})
-        if turn % 10 == 0 and len(messages) <= count - 3:
-            messages.append({"role": "assistant", "tool_calls": [{"type": "function", "function": {
-                "name": "get_weather", "arguments": {"city": f"City {turn}"}}}]})
-            messages.append({"role": "tool", "content": json.dumps({"city": f"City {turn}", "temperature_c": 20 + turn % 7})})
-        messages.append({"role": "assistant", "content": f"Answer {turn}: it is sunny, about {20 + turn % 7} degrees."})
-    return messages[:count]
 
 
 def main():
@@ -63,7 +41,7 @@ def main():
         seconds = time.perf_counter() - started
         fixture = {"version": 1, "template": {"source": template}, "bos_token": meta["bos_token"],
                    "eos_token": meta["eos_token"], "add_generation_prompt": True, "messages": messages,
-                   "tools": TOOLS, "variables": meta["extra"], "clock": "2026-01-15T00:00:00",
+                   "tools": TOOLS, "variables": meta["extra"], "clock": CLOCK,
                    "expected": {"prompt": expected}}
         path = out / f"{stem}-{count}.json"
         path.write_text(json.dumps(fixture, indent=1, ensure_ascii=False) + "\n")
