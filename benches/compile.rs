@@ -11,7 +11,7 @@
 use std::hint::black_box;
 use std::path::Path;
 
-use chatplate::render::{rewritten_source, CompiledTemplate, Limits};
+use chatplate_render::{rewritten_source, CompiledTemplate, Limits};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 
 /// The corpus templates measured, by file name.

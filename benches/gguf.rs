@@ -11,7 +11,7 @@ fn open_large_gguf(c: &mut Criterion) {
     let path = dir.path().join("large.gguf");
     gguf_support::write_large(&path, 262_144, 8 << 30);
     c.bench_function("gguf/open 8 GiB, 262k tokens", |b| {
-        b.iter(|| chatplate::catalog::load_set(&path).expect("reads"))
+        b.iter(|| chatplate_core::catalog::load_set(&path).expect("reads"))
     });
 }
 

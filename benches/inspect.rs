@@ -14,13 +14,13 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use chatplate::catalog;
-use chatplate::inspect::{
+use chatplate_core::catalog;
+use chatplate_core::inspect::{
     attribute, attribute_incremental, dropped_fields, inspect_template, message_span,
     prefix_stability, source_at, Previous, ProbeSettings,
 };
-use chatplate::render::{CancelToken, CompiledTemplate, Conversation, Limits};
-use chatplate::session::Session;
+use chatplate_core::session::Session;
+use chatplate_render::{CancelToken, CompiledTemplate, Conversation, Limits};
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Map, Value as Json};
 

@@ -30,17 +30,17 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use chatplate::catalog::{self, TemplateSource};
-use chatplate::inspect::{attribute_incremental, Previous};
-use chatplate::render::{CancelToken, CompiledTemplate, Limits, PreparedMessages};
-use chatplate::session::Message;
 use chatplate::tui::action::Action;
 use chatplate::tui::app::App;
 use chatplate::tui::burst::Burst;
 use chatplate::tui::conversation::{add_tool_call, example_session};
 use chatplate::tui::ui;
 use chatplate::tui::workspace::Workspace;
-use chatplate::worker::locate;
+use chatplate_core::catalog::{self, TemplateSource};
+use chatplate_core::inspect::{attribute_incremental, Previous};
+use chatplate_core::session::Message;
+use chatplate_core::worker::locate;
+use chatplate_render::{CancelToken, CompiledTemplate, Limits, PreparedMessages};
 use criterion::{criterion_group, criterion_main, Criterion};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
@@ -255,7 +255,7 @@ fn worker_parts(c: &mut Criterion, short: &str, app: &App) {
         b.iter(|| locate::locate_messages(black_box(&prompt), &conversation.messages))
     });
     group.bench_function("line_starts", |b| {
-        b.iter(|| chatplate::worker::line_starts(black_box(&prompt)))
+        b.iter(|| chatplate_core::worker::line_starts(black_box(&prompt)))
     });
     group.bench_function("copy_conversation", |b| {
         b.iter(|| black_box(&conversation).clone())

@@ -13,9 +13,9 @@
 use std::hint::black_box;
 use std::path::Path;
 
-use chatplate::catalog;
-use chatplate::render::{CompiledTemplate, Conversation, Limits};
-use chatplate::session::Session;
+use chatplate_core::catalog;
+use chatplate_core::session::Session;
+use chatplate_render::{CompiledTemplate, Conversation, Limits};
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
 
@@ -42,16 +42,13 @@ fn generated_conversation() -> Conversation {
             "function": {"name": "square", "arguments": {"n": turn}}}]}));
         messages.push(json!({"role": "tool", "tool_call_id": format!("call_{turn}"), "content": (turn * turn).to_string()}));
     }
-    Conversation {
-        messages,
-        tools: Some(vec![
+    Conversation::new(messages)
+        .with_tools(Some(vec![
             json!({"type": "function", "function": {"name": "square",
             "description": "Square a number.", "parameters": {"type": "object",
             "properties": {"n": {"type": "integer"}}, "required": ["n"]}}}),
-        ]),
-        add_generation_prompt: true,
-        ..Conversation::default()
-    }
+        ]))
+        .with_generation_prompt(true)
 }
 
 fn bench_case(c: &mut Criterion, name: &str, source: &str, conversation: &Conversation) {
@@ -87,12 +84,11 @@ fn slice_index(c: &mut Criterion) {
     let mut group = c.benchmark_group("slice_index");
     group.sample_size(10);
     for count in [2000, 8000] {
-        let conversation = Conversation {
-            messages: (0..count)
+        let conversation = Conversation::new(
+            (0..count)
                 .map(|i| json!({"role": "user", "content": format!("m{i}")}))
                 .collect(),
-            ..Conversation::default()
-        };
+        );
         for (name, source) in [("inline", inline), ("lazy", lazy)] {
             let compiled = CompiledTemplate::compile(source, Limits::default()).unwrap();
             match compiled.render(&conversation) {

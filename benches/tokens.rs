@@ -14,9 +14,9 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use chatplate::check::render_session;
-use chatplate::session::Session;
-use chatplate::tokens::{ModelTokenizer, TokenizerFiles};
+use chatplate_core::check::render_session;
+use chatplate_core::session::Session;
+use chatplate_core::tokens::{ModelTokenizer, TokenizerFiles};
 use criterion::{criterion_group, criterion_main, Criterion};
 
 fn tokenizer_folder() -> Option<PathBuf> {
@@ -34,8 +34,8 @@ fn bench_prompt() -> Option<String> {
     render_session(
         &session,
         path.parent()?,
-        &chatplate::catalog::TemplateAccess::Anywhere,
-        chatplate::render::Limits::default(),
+        &chatplate_core::catalog::TemplateAccess::Anywhere,
+        chatplate_render::Limits::default(),
     )
     .ok()
 }

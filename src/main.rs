@@ -5,9 +5,9 @@ use std::io::Write;
 use clap::Parser;
 
 /// Counts what each thread holds, so a render's byte budget covers everything the
-/// template makes the engine allocate (see `chatplate::render::MeteredAllocator`).
+/// template makes the engine allocate (see `chatplate_render::MeteredAllocator`).
 #[global_allocator]
-static ALLOCATOR: chatplate::render::MeteredAllocator = chatplate::render::MeteredAllocator;
+static ALLOCATOR: chatplate_render::MeteredAllocator = chatplate_render::MeteredAllocator;
 
 fn main() {
     let cli = chatplate::cli::Cli::parse();
@@ -18,7 +18,7 @@ fn main() {
         Err(err) => {
             // Not eprintln!: stderr may be a terminal that is gone, and that must not
             // turn an error exit into a panic.
-            let text = chatplate::visible::message(&format!("{err:#}"));
+            let text = chatplate_render::visible::message(&format!("{err:#}"));
             let _ = writeln!(std::io::stderr(), "chatplate: {text}");
             std::process::exit(2);
         }

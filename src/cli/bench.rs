@@ -11,7 +11,7 @@ use super::output;
 use super::render::fixture_input;
 use super::session_input::shown;
 use super::stdin;
-use crate::render::CompiledTemplate;
+use chatplate_render::CompiledTemplate;
 
 #[derive(Debug, Args)]
 pub(super) struct BenchArgs {

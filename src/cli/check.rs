@@ -2,7 +2,7 @@
 //! JSON or JUnit XML.
 //!
 //! Fixtures are checked in child processes of this binary (see
-//! `chatplate::check::isolate`), so a fixture that crashes the checker is only that
+//! `chatplate_core::check::isolate`), so a fixture that crashes the checker is only that
 //! fixture's failure, and the summary always counts every fixture found.
 
 use std::borrow::Cow;
@@ -18,12 +18,12 @@ use super::fetching::ensure_cached;
 use super::limits::LimitArgs;
 use super::output;
 use super::stdin;
-use crate::check::{
+use chatplate_core::check::{
     self, ci_report, isolate, CaseResult, CheckOptions, Discovery, Fixture, Outcome,
 };
-use crate::files::{self, MAX_SESSION_BYTES};
-use crate::session::{Session, TemplateRef};
-use crate::visible;
+use chatplate_core::files::{self, MAX_SESSION_BYTES};
+use chatplate_core::session::{Session, TemplateRef};
+use chatplate_render::visible;
 
 #[derive(Debug, Args)]
 pub(super) struct CheckArgs {

@@ -3,10 +3,10 @@
 
 use std::path::Path;
 
-use crate::catalog::{Origin, TemplateSource};
-use crate::check::error_excerpt;
-use crate::render::RenderError;
-use crate::visible;
+use chatplate_core::catalog::{Origin, TemplateSource};
+use chatplate_core::check::error_excerpt;
+use chatplate_render::visible;
+use chatplate_render::RenderError;
 
 /// `err` of `template`, with the template's place first when the error has a position.
 pub(super) fn template_error(err: &RenderError, template: &TemplateSource) -> String {

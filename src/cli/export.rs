@@ -9,9 +9,9 @@ use clap::Args;
 use super::fetching::ensure_cached;
 use super::render::with_stdin_note;
 use super::session_input::{input_dir, load_session};
-use crate::catalog;
-use crate::request;
-use crate::session::write_atomically;
+use chatplate_core::catalog;
+use chatplate_core::request;
+use chatplate_core::session::write_atomically;
 
 #[derive(Debug, Args)]
 pub(super) struct ExportArgs {

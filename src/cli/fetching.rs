@@ -2,9 +2,9 @@
 
 use anyhow::Result;
 
-use crate::catalog::hub::{FetchEvent, HubFetch, HubSettings};
-use crate::catalog::{self, Fetch};
-use crate::session::TemplateRef;
+use chatplate_core::catalog::hub::{FetchEvent, HubFetch, HubSettings};
+use chatplate_core::catalog::{self, Fetch};
+use chatplate_core::session::TemplateRef;
 
 /// Prints one step of a fetch on stderr (never the token: it is not in the events).
 pub(super) fn print_progress(event: &FetchEvent) {

@@ -10,11 +10,11 @@ use serde_json::Value as Json;
 use super::fetching::ensure_cached;
 use super::session_input::{open_template, read_json, shown};
 use super::stdin;
-use crate::catalog::ModelId;
-use crate::check::render_session;
-use crate::render::Limits;
-use crate::request::{self, ImportOptions};
-use crate::session::{Expected, TemplateRef};
+use chatplate_core::catalog::ModelId;
+use chatplate_core::check::render_session;
+use chatplate_core::request::{self, ImportOptions};
+use chatplate_core::session::{Expected, TemplateRef};
+use chatplate_render::Limits;
 
 #[derive(Debug, Args)]
 pub(super) struct ImportArgs {
@@ -73,7 +73,7 @@ pub(super) fn run(args: ImportArgs) -> Result<i32> {
     let mut session = imported.session;
     if args.bless {
         ensure_cached(&session.template)?;
-        let access = crate::catalog::TemplateAccess::within(&out_dir);
+        let access = chatplate_core::catalog::TemplateAccess::within(&out_dir);
         session.expected = Some(
             match render_session(&session, &out_dir, &access, Limits::default()) {
                 Ok(prompt) => Expected::Prompt(prompt),

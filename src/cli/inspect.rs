@@ -11,8 +11,10 @@ use serde_json::{Map, Value as Json};
 
 use super::render::parse_var;
 use super::session_input::{open_template, shown};
-use crate::inspect::{self, ConversationReport, InspectError, ProbeSettings, TemplateReport};
-use crate::render::{CancelToken, CompiledTemplate, Conversation, Limits, RenderError};
+use chatplate_core::inspect::{
+    self, ConversationReport, InspectError, ProbeSettings, TemplateReport,
+};
+use chatplate_render::{CancelToken, CompiledTemplate, Conversation, Limits, RenderError};
 
 /// How long a fixture's inspection may take: it renders every prefix and every changed
 /// value, about 2 s for 1,000 messages on two cores.

@@ -4,9 +4,9 @@
 use anyhow::Result;
 use serde_json::{Map, Value as Json};
 
-use crate::catalog;
-use crate::inspect::{inspect_template, Capabilities, ProbeSettings};
-use crate::render::{CancelToken, CompiledTemplate, Limits};
+use chatplate_core::catalog;
+use chatplate_core::inspect::{inspect_template, Capabilities, ProbeSettings};
+use chatplate_render::{CancelToken, CompiledTemplate, Limits};
 
 /// The Markdown table, one row per bundled template, probed with `variables` on top of
 /// each template's own bos/eos tokens.
@@ -67,7 +67,7 @@ fn cells(caps: &Capabilities) -> Vec<String> {
         "ok"
     };
     let reasoning = match caps.reasoning.reasoning_format.value {
-        crate::inspect::ReasoningFormat::None => "-".to_string(),
+        chatplate_core::inspect::ReasoningFormat::None => "-".to_string(),
         format => format!("`{}`", format.minja_name()),
     };
     vec![

@@ -1,7 +1,7 @@
 //! The text form of `chatplate inspect`'s report.
 
-use crate::inspect::text_excerpt as excerpt;
-use crate::inspect::{
+use chatplate_core::inspect::text_excerpt as excerpt;
+use chatplate_core::inspect::{
     describe_source, ConversationReport, Source, TemplateReport, ToolsBlock, VariableDefault,
     Verdict,
 };

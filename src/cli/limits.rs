@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use crate::render::Limits;
+use chatplate_render::Limits;
 
 /// `--fuel`, `--deadline`, `--max-output`, `--max-memory`.
 #[derive(Debug, Clone, Args)]
@@ -30,13 +30,10 @@ pub struct LimitArgs {
 impl LimitArgs {
     /// `base` with the flags given applied.
     pub fn apply(&self, base: Limits) -> Limits {
-        Limits {
-            fuel: self.fuel.unwrap_or(base.fuel),
-            deadline: self.deadline.unwrap_or(base.deadline),
-            max_output_bytes: self.max_output.unwrap_or(base.max_output_bytes),
-            max_memory_bytes: self.max_memory.unwrap_or(base.max_memory_bytes),
-            ..base
-        }
+        base.with_fuel(self.fuel.unwrap_or(base.fuel))
+            .with_deadline(self.deadline.unwrap_or(base.deadline))
+            .with_max_output_bytes(self.max_output.unwrap_or(base.max_output_bytes))
+            .with_max_memory_bytes(self.max_memory.unwrap_or(base.max_memory_bytes))
     }
 
     /// [`Limits::default`] with the flags given applied.

@@ -26,7 +26,7 @@ use std::path::PathBuf;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use crate::corpus;
+use chatplate_core::corpus;
 
 use export::ExportArgs;
 use import::ImportArgs;
@@ -99,7 +99,7 @@ enum Command {
     },
     /// Print the man page (roff): `chatplate man > chatplate.1`.
     Man,
-    /// Internal: a `check` child process (see `chatplate::check::isolate`).
+    /// Internal: a `check` child process (see `chatplate_core::check::isolate`).
     #[command(name = "__check-worker", hide = true)]
     CheckWorker,
 }

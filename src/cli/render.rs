@@ -12,11 +12,11 @@ use super::limits::LimitArgs;
 use super::output;
 use super::session_input::{input_dir, load_session, open_template, read_json, shown};
 use super::stdin;
-use crate::catalog::{self, TemplateAccess, TemplateSource};
-use crate::check::stdin_template_note;
-use crate::render::{CompiledTemplate, Conversation, RenderControl};
-use crate::session::Session;
-use crate::visible;
+use chatplate_core::catalog::{self, TemplateAccess, TemplateSource};
+use chatplate_core::check::stdin_template_note;
+use chatplate_core::session::Session;
+use chatplate_render::visible;
+use chatplate_render::{CompiledTemplate, Conversation, RenderControl};
 
 #[derive(Debug, Args)]
 pub(super) struct RenderArgs {
@@ -158,14 +158,11 @@ fn quick_input(args: &RenderArgs) -> Result<(TemplateSource, Conversation)> {
             })
         })
         .transpose()?;
-    let conversation = Conversation {
-        messages,
-        tools,
-        add_generation_prompt: args.add_generation_prompt,
-        variables,
-        clock,
-        ..Conversation::default()
-    };
+    let conversation = Conversation::new(messages)
+        .with_tools(tools)
+        .with_generation_prompt(args.add_generation_prompt)
+        .with_variables(variables)
+        .with_clock(clock);
     Ok((template, conversation))
 }
 

@@ -10,11 +10,11 @@ use serde_json::Value as Json;
 
 use super::fetching::with_hub;
 use super::stdin;
-use crate::catalog::{open_templates, Origin, TemplateSet, TemplateSource};
-use crate::files::{self, MAX_SESSION_BYTES, MAX_TEMPLATE_BYTES};
-use crate::request;
-use crate::session::Session;
-use crate::target;
+use chatplate_core::catalog::{open_templates, Origin, TemplateSet, TemplateSource};
+use chatplate_core::files::{self, MAX_SESSION_BYTES, MAX_TEMPLATE_BYTES};
+use chatplate_core::request;
+use chatplate_core::session::Session;
+use chatplate_core::target;
 
 /// How `path` is named in messages: `<stdin>` for `-`.
 pub(super) fn shown(path: &Path) -> PathBuf {

@@ -3,7 +3,7 @@
 //!
 //! Standard input can be read only once, so a command takes at most one `-`
 //! ([`at_most_one`] says which arguments collided before anything is read). What is
-//! read is capped like the file it stands for (`crate::files`), and errors name it
+//! read is capped like the file it stands for (`chatplate_core::files`), and errors name it
 //! `<stdin>`, as `FILE:LINE:COL` diagnostics do.
 
 use std::path::{Path, PathBuf};
@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{bail, Result};
 
-use crate::files;
+use chatplate_core::files;
 
 /// How standard input is named in errors and reports.
 pub(super) const NAME: &str = "<stdin>";

@@ -5,7 +5,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::session_input::open_template;
-use crate::catalog::{self, hf_cache, TemplateSet};
+use chatplate_core::catalog::{self, hf_cache, TemplateSet};
 
 #[derive(Debug, Args)]
 pub(super) struct TemplatesArgs {

@@ -12,13 +12,13 @@ use serde_json::{json, Value as Json};
 use super::render::with_stdin_note;
 use super::session_input::{input_dir, load_session, read_input, shown};
 use super::stdin;
-use crate::catalog::{self, TemplateAccess};
-use crate::check::render_with;
-use crate::files::MAX_SESSION_BYTES;
-use crate::render::Limits;
-use crate::tokens::expect::session_tokenizer;
-use crate::tokens::injection::{self, Injection, SplitEffect, TextSource, UntrustedText};
-use crate::tokens::{shared, ModelTokenizer, Tokenized, TokenizerFiles};
+use chatplate_core::catalog::{self, TemplateAccess};
+use chatplate_core::check::render_with;
+use chatplate_core::files::MAX_SESSION_BYTES;
+use chatplate_core::tokens::expect::session_tokenizer;
+use chatplate_core::tokens::injection::{self, Injection, SplitEffect, TextSource, UntrustedText};
+use chatplate_core::tokens::{shared, ModelTokenizer, Tokenized, TokenizerFiles};
+use chatplate_render::Limits;
 
 #[derive(Debug, Args)]
 pub(super) struct TokensArgs {
@@ -130,7 +130,7 @@ fn prepare(
     let prompt = match rendered {
         Ok(prompt) => prompt,
         Err(message) => {
-            let message = crate::visible::message(&message);
+            let message = chatplate_render::visible::message(&message);
             eprintln!("{}: {message}", shown(input).display());
             return Ok(None);
         }

@@ -1,9 +1,9 @@
 //! The hidden `__check-worker` command: a child process of `chatplate check`, which
-//! checks the fixtures it is sent on stdin (see `chatplate::check::isolate`).
+//! checks the fixtures it is sent on stdin (see `chatplate_core::check::isolate`).
 
 use anyhow::Result;
 
-use crate::check::isolate;
+use chatplate_core::check::isolate;
 
 /// Serves check requests until stdin closes.
 pub(super) fn run() -> Result<i32> {

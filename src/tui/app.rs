@@ -10,9 +10,9 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-use crate::catalog::TemplateSource;
-use crate::render::RenderError;
-use crate::session::Expected;
+use chatplate_core::catalog::TemplateSource;
+use chatplate_core::session::Expected;
+use chatplate_render::RenderError;
 
 use super::action::{Action, Effect, Pane};
 use super::attribution::Explanation;
@@ -28,7 +28,7 @@ use super::rendering::{Deferred, Pending};
 use super::templates_pane::TemplatesPane;
 use super::theme::Theme;
 use super::workspace::Workspace;
-use crate::worker::Worker;
+use chatplate_core::worker::Worker;
 
 /// How often the template file is checked for changes.
 const WATCH_INTERVAL: Duration = Duration::from_millis(500);

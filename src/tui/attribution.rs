@@ -1,20 +1,20 @@
 //! Exact attribution in the app: which message produced which prompt bytes.
 //!
 //! After every render of the current session the app asks the worker for an
-//! attribution ([`crate::worker::Job::Attribute`]), handing back the previous result so
+//! attribution ([`chatplate_core::worker::Job::Attribute`]), handing back the previous result so
 //! only the prefixes an edit touched are rendered again. The worker cancels a running
 //! attribution as soon as a newer render is asked for, so typing in a 10,000-message
 //! session never waits for it; the result is used only when it explains the shown
 //! prompt. Until then the selected-message highlight falls back to the worker's quick
-//! content search ([`crate::worker::locate`]) and the prompt title says so.
+//! content search ([`chatplate_core::worker::locate`]) and the prompt title says so.
 
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::inspect::Source;
-use crate::render::{RenderError, RenderErrorKind};
-use crate::worker::inspection::Attributed;
-use crate::worker::{Job, Output, Reply, Template};
+use chatplate_core::inspect::Source;
+use chatplate_core::worker::inspection::Attributed;
+use chatplate_core::worker::{Job, Output, Reply, Template};
+use chatplate_render::{RenderError, RenderErrorKind};
 
 use super::app::App;
 
@@ -165,7 +165,7 @@ fn merged(ranges: Vec<Range<usize>>) -> Vec<Range<usize>> {
 
 /// A short description of a prompt byte's producer, for the status line.
 pub fn describe(source: Source) -> String {
-    use crate::inspect::Part;
+    use chatplate_core::inspect::Part;
     let part = |p: Part| match p {
         Part::Preamble => "the preamble".to_string(),
         Part::Message(i) => format!("message {}", i + 1),

@@ -1,7 +1,7 @@
 //! Replies to background jobs (attribution, and the other inspection and tokenizing
 //! jobs), routed to the state each belongs to.
 
-use crate::worker::{JobKind, Reply};
+use chatplate_core::worker::{JobKind, Reply};
 
 use super::app::App;
 

@@ -14,9 +14,9 @@ use std::collections::HashMap;
 
 use serde_json::Value as Json;
 
-use crate::render::RenderErrorKind;
-use crate::worker::capabilities::TemplateInfo;
-use crate::worker::{Job, Output, Reply, Template};
+use chatplate_core::worker::capabilities::TemplateInfo;
+use chatplate_core::worker::{Job, Output, Reply, Template};
+use chatplate_render::RenderErrorKind;
 
 use super::action::Pane;
 use super::app::App;

@@ -57,7 +57,7 @@ mod tests {
         let key = |code| KeyEvent::new(code, KeyModifiers::NONE);
         let ctrl_s = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
         let dir = std::env::temp_dir();
-        let template = crate::catalog::default_template();
+        let template = chatplate_core::catalog::default_template();
         let session = super::super::conversation::example_session(template.reference(&dir));
         let workspace = super::super::workspace::Workspace::new(session, None, template, dir);
         let mut app = App::new(workspace, Vec::new());

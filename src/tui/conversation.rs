@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value as Json};
 
-use crate::session::{Message, Session, TemplateRef};
+use chatplate_core::session::{Message, Session, TemplateRef};
 
 use super::fields::tool_calls;
 
@@ -131,7 +131,7 @@ fn result_message(call: &Json) -> Message {
 /// a tool call, its result and the tool list, with a fixed clock.
 pub fn example_session(template: TemplateRef) -> Session {
     let value = json!({
-        "version": crate::session::FORMAT_VERSION,
+        "version": chatplate_core::session::FORMAT_VERSION,
         "template": template,
         "add_generation_prompt": true,
         "messages": [
@@ -162,5 +162,5 @@ pub fn example_session(template: TemplateRef) -> Session {
 }
 
 fn template_fallback() -> TemplateRef {
-    TemplateRef::Bundled(crate::catalog::DEFAULT_TEMPLATE.into())
+    TemplateRef::Bundled(chatplate_core::catalog::DEFAULT_TEMPLATE.into())
 }

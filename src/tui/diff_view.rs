@@ -5,9 +5,9 @@
 
 use ratatui::text::{Line, Span};
 
-use crate::diff::{diff_lines, inline_pieces, pairs, DiffLine};
-use crate::session::Expected;
-use crate::visible::visible_whitespace;
+use chatplate_core::diff::{diff_lines, inline_pieces, pairs, DiffLine};
+use chatplate_core::session::Expected;
+use chatplate_render::visible::visible_whitespace;
 
 use super::action::{Direction, Step};
 use super::app::App;
@@ -253,7 +253,7 @@ fn outcome_line(app: &App) -> Line<'static> {
 #[cfg(test)]
 mod tests {
     use super::{rows, DiffRow};
-    use crate::diff::diff_lines;
+    use chatplate_core::diff::diff_lines;
 
     #[test]
     fn hunks_keep_context_and_count_the_gaps() {

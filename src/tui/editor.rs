@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 use ratatui_textarea::{CursorMove, TextArea, WrapMode};
 
-use crate::session::Session;
+use chatplate_core::session::Session;
 
 use super::field_write;
 use super::fields::{self, Field, FieldError, FieldKind, Row};

@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use crate::session::{ContinueSetting, Message, Session};
+use chatplate_core::session::{ContinueSetting, Message, Session};
 
 use super::fields::{Field, FieldError, FieldKind, Row};
 

@@ -7,7 +7,7 @@
 
 use serde_json::Value as Json;
 
-use crate::session::{ContinueSetting, Message, Session};
+use chatplate_core::session::{ContinueSetting, Message, Session};
 
 /// A row of the message list: a message, or the session settings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

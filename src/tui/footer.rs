@@ -4,7 +4,7 @@
 
 use ratatui::text::{Line, Span};
 
-use crate::catalog::Origin;
+use chatplate_core::catalog::Origin;
 
 use super::action::{Action, MessageAction, PromptAction, TemplateAction};
 use super::app::App;

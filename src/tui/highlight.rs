@@ -3,7 +3,7 @@
 //!
 //! Special tokens are found by shape: `<|...|>`, `<｜...｜>`, `<word>` / `</word>` tags,
 //! `[INST]`-style upper-case bracket tokens, plus the session's own bos/eos strings.
-//! Whitespace marks follow [`crate::visible::visible_whitespace`]: `→` tab, `·` trailing
+//! Whitespace marks follow [`chatplate_render::visible::visible_whitespace`]: `→` tab, `·` trailing
 //! space, `␍` carriage return, `␊` end of line.
 
 use std::ops::Range;
@@ -12,7 +12,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
 use super::theme::Theme;
-use crate::tokens::Tokenized;
+use chatplate_core::tokens::Tokenized;
 
 /// Longest special token recognised by shape, in bytes.
 const MAX_TOKEN: usize = 64;

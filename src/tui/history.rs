@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value as Json};
 
-use crate::session::{Message, Session};
+use chatplate_core::session::{Message, Session};
 
 /// How many steps can be undone.
 const DEPTH: usize = 200;

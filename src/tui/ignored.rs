@@ -13,10 +13,10 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::inspect::{DroppedFields, FieldRef, PathStep};
-use crate::render::RenderErrorKind;
-use crate::worker::unused::ValueChecks;
-use crate::worker::{Job, Output, Reply};
+use chatplate_core::inspect::{DroppedFields, FieldRef, PathStep};
+use chatplate_core::worker::unused::ValueChecks;
+use chatplate_core::worker::{Job, Output, Reply};
+use chatplate_render::RenderErrorKind;
 
 use super::app::App;
 use super::fields::{Field, Row};

@@ -2,7 +2,7 @@
 //! (system role, tools, tool calls and responses, parallel calls, argument and content
 //! requirements, reasoning, ...) in place of its source, and `i` again shows the source.
 //!
-//! The answers come from probe renders ([`crate::inspect`]) run on the worker as a
+//! The answers come from probe renders ([`chatplate_core::inspect`]) run on the worker as a
 //! [`Job::Capabilities`] (one coalesced slot; moving to another template replaces the
 //! request), so browsing never waits for them: the view says "computing…" until they
 //! arrive. Results are cached per template source and probe variables, so coming back
@@ -19,11 +19,11 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 
-use crate::catalog::TemplateSource;
-use crate::inspect::ProbeSettings;
-use crate::render::RenderErrorKind;
-use crate::worker::capabilities::TemplateInfo;
-use crate::worker::{Job, Output, Reply, Template};
+use chatplate_core::catalog::TemplateSource;
+use chatplate_core::inspect::ProbeSettings;
+use chatplate_core::worker::capabilities::TemplateInfo;
+use chatplate_core::worker::{Job, Output, Reply, Template};
+use chatplate_render::RenderErrorKind;
 
 use super::action::Direction;
 use super::app::App;

@@ -1,13 +1,13 @@
 //! Injection warnings in token mode: user, tool or document text that the session's
 //! tokenizer turns into a special token (a `<|im_end|>` typed by a user ends the turn
-//! for the model). Found on the worker with the tokens ([`crate::worker::Job::Tokenize`],
-//! `crate::tokens::injection`); here they are only drawn: a `⚠` on the message's row in
+//! for the model). Found on the worker with the tokens ([`chatplate_core::worker::Job::Tokenize`],
+//! `chatplate_core::tokens::injection`); here they are only drawn: a `⚠` on the message's row in
 //! the list, the explanation (which token, what `split_special_tokens=true` would
 //! change) under the selected message's fields, and a count in the prompt's title.
 
 use ratatui::text::Line;
 
-use crate::tokens::injection::Injection;
+use chatplate_core::tokens::injection::Injection;
 
 use super::app::App;
 use super::fields::Row;

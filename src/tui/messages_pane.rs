@@ -2,7 +2,7 @@
 //! fields, and the field editor. This module holds the pane's state and its update
 //! handlers; `messages_view` draws it.
 
-use crate::session::Session;
+use chatplate_core::session::Session;
 
 use super::action::{Direction, EditorAction, Effect, MessageAction, Step};
 use super::app::App;
@@ -165,7 +165,7 @@ impl App {
             self.workspace
                 .session
                 .messages
-                .insert(at, crate::session::Message::new("assistant", ""));
+                .insert(at, chatplate_core::session::Message::new("assistant", ""));
             self.messages.selected = at;
         }
         let tools = self.workspace.session.tools.clone();

@@ -8,7 +8,7 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 use serde_json::Value as Json;
 
-use crate::session::{Message, Session};
+use chatplate_core::session::{Message, Session};
 
 use super::app::App;
 use super::attribution_view::bytes_column;

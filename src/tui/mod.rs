@@ -1,7 +1,7 @@
 //! The interactive terminal app.
 //!
 //! Data flows one way: a key goes through the [`keymap`] table to an [`action::Action`],
-//! [`app::App::update`] applies it, a change asks the render worker ([`crate::worker`])
+//! [`app::App::update`] applies it, a change asks the render worker ([`chatplate_core::worker`])
 //! for a new prompt ([`rendering`]), its reply lands in the [`preview`] cache, and
 //! [`ui::draw`] paints the state. Views never call the engine and the UI thread never
 //! waits for it.
@@ -60,7 +60,7 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Default)]
 pub struct TuiOptions {
     /// What to open: a session, a request body, a template, a model folder or any file
-    /// in one, a `.gguf`, a model id (see [`crate::target::open`]).
+    /// in one, a `.gguf`, a model id (see [`chatplate_core::target::open`]).
     pub file: Option<PathBuf>,
     /// Extra template directories for the picker.
     pub template_dirs: Vec<PathBuf>,
@@ -72,7 +72,7 @@ pub struct TuiOptions {
 /// (0, or 129 / 130 / 131 / 143 after a hang-up or signal, 101 after a crash).
 pub fn run(options: TuiOptions) -> anyhow::Result<i32> {
     let opened = startup::open(&options)?;
-    let worker = crate::worker::Worker::spawn(preview::app_limits().deadline)?;
+    let worker = chatplate_core::worker::Worker::spawn(preview::app_limits().deadline)?;
     let mut app = app::App::with_worker(opened.workspace, opened.catalog, worker);
     // The config file is read on this thread, which handles keys and draws: the key
     // table is per thread (see `keymap::install`).

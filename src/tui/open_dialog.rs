@@ -1,6 +1,6 @@
 //! New, save-as and open-anything while the app runs (issue 8). `Ctrl+P` asks for a
 //! path, a model folder, a model id (Hugging Face cache or Hub) or a `.gguf`; the worker
-//! resolves it with [`crate::target::open`] and the reply switches the session or the
+//! resolves it with [`chatplate_core::target::open`] and the reply switches the session or the
 //! template, so nothing is read on the UI thread and no restart is needed.
 //!
 //! Templates from a model join the picker and the current conversation moves to the
@@ -9,10 +9,10 @@
 //! refused while there are unsaved changes. The local cache is scanned on the worker
 //! at start for the picker's "Hugging Face cache" section.
 
-use crate::catalog::{TemplateSet, TemplateSource};
-use crate::session::Session;
-use crate::target::Opened;
-use crate::worker::{Job, Output, Reply};
+use chatplate_core::catalog::{TemplateSet, TemplateSource};
+use chatplate_core::session::Session;
+use chatplate_core::target::Opened;
+use chatplate_core::worker::{Job, Output, Reply};
 
 use super::app::App;
 use super::conversation::example_session;

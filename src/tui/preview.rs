@@ -10,17 +10,14 @@ use std::ops::Range;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use crate::render::{Limits, RenderError};
-use crate::worker::{Job, Output, Reply, Template};
+use chatplate_core::worker::{Job, Output, Reply, Template};
+use chatplate_render::{Limits, RenderError};
 
 /// The app's render bounds: the engine's, with a 2 s deadline (a keystroke must never
 /// wait long for a render, whatever the template does; the deadline still grows with the
 /// conversation, so a long real one is never cut off).
 pub fn app_default_limits() -> Limits {
-    Limits {
-        deadline: Duration::from_secs(2),
-        ..Limits::default()
-    }
+    Limits::default().with_deadline(Duration::from_secs(2))
 }
 
 static APP_LIMITS: OnceLock<Limits> = OnceLock::new();

@@ -6,7 +6,7 @@ use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
-use crate::render::RenderError;
+use chatplate_render::RenderError;
 
 use super::app::App;
 use super::highlight::{prompt_line, Marks};

@@ -13,8 +13,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::catalog::{Origin, TemplateSource};
-use crate::session::{Session, TemplateRef};
+use chatplate_core::catalog::{Origin, TemplateSource};
+use chatplate_core::session::{Session, TemplateRef};
 
 const SUFFIX: &str = ".recovery.json";
 

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
-use crate::render::RenderError;
-use crate::session::Session;
-use crate::worker::{Job, JobKind, MessageUpdate, Reply, Update, Worker};
+use chatplate_core::session::Session;
+use chatplate_core::worker::{Job, JobKind, MessageUpdate, Reply, Update, Worker};
+use chatplate_render::RenderError;
 
 use super::action::{CopyTarget, Effect};
 use super::app::App;
@@ -91,7 +91,7 @@ impl Changes {
         } else {
             None
         };
-        let message = |m: &crate::session::Message| Json::Object(m.0.clone());
+        let message = |m: &chatplate_core::session::Message| Json::Object(m.0.clone());
         let messages = if self.all_messages || session.messages.len() != self.count {
             MessageUpdate::All(session.messages.iter().map(message).collect())
         } else if self.messages.is_empty() {

@@ -2,17 +2,17 @@
 //! (a new session), anything that offers templates (a `.jinja`, a model folder or any file
 //! in one, a `.gguf`, a model id from the Hugging Face cache or the Hub, a folder of
 //! templates), or nothing (the example session on the default template). The resolution
-//! itself is the engine's [`crate::target::open`].
+//! itself is the engine's [`chatplate_core::target::open`].
 
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use crate::catalog::hub::{FetchEvent, HubFetch, HubSettings};
-use crate::catalog::{self, Fetch, NoFetch, Origin, TemplateSource};
-use crate::request::Imported;
-use crate::session::Session;
-use crate::target::{self, Opened as Target};
+use chatplate_core::catalog::hub::{FetchEvent, HubFetch, HubSettings};
+use chatplate_core::catalog::{self, Fetch, NoFetch, Origin, TemplateSource};
+use chatplate_core::request::Imported;
+use chatplate_core::session::Session;
+use chatplate_core::target::{self, Opened as Target};
 
 use super::conversation::example_session;
 use super::workspace::Workspace;

@@ -2,7 +2,7 @@
 //! models, the Hugging Face cache, ...), the origin shown beside names that occur more
 //! than once, and the origin line above the source.
 
-use crate::catalog::{ModelPlace, Origin, TemplateSource};
+use chatplate_core::catalog::{ModelPlace, Origin, TemplateSource};
 
 /// The picker section a template belongs to.
 pub fn section(template: &TemplateSource) -> &'static str {
@@ -41,7 +41,7 @@ fn short_origin(template: &TemplateSource) -> String {
                 "{}@{} {}",
                 s.id,
                 s.revision,
-                crate::catalog::short(&s.commit)
+                chatplate_core::catalog::short(&s.commit)
             ),
         },
         _ => template.origin_label(),

@@ -9,7 +9,7 @@ use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
 use unicode_width::UnicodeWidthChar;
 
-use crate::catalog::{Origin, TemplateSource};
+use chatplate_core::catalog::{Origin, TemplateSource};
 
 use super::action::{Direction, Effect, Pane};
 use super::app::App;

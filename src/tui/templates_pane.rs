@@ -7,7 +7,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use crate::catalog::TemplateSource;
+use chatplate_core::catalog::TemplateSource;
 
 use super::action::Effect;
 use super::action::{Pane, TemplateAction};

@@ -1,7 +1,7 @@
 //! Token mode in the prompt pane: the shown prompt as the session's tokenizer sees it.
 //!
 //! `t` in the prompt pane toggles it. While on, every render of the current session is
-//! followed by a tokenize request ([`crate::worker::Job::Tokenize`]; coalesced, and
+//! followed by a tokenize request ([`chatplate_core::worker::Job::Tokenize`]; coalesced, and
 //! cancelled by a newer render), so tokenizing never runs on the UI thread. Tokens show
 //! with alternating shades (a `¦` before each token under `NO_COLOR`), specials are the
 //! ones the tokenizer says are special, the cursor moves by tokens, and the title gives
@@ -10,10 +10,10 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::render::{RenderError, RenderErrorKind};
-use crate::tokens::{count_in_ranges, Tokenized};
-use crate::worker::tokenizing::{TokenizedPrompt, TokenizerChoice};
-use crate::worker::{Job, Output, Reply};
+use chatplate_core::tokens::{count_in_ranges, Tokenized};
+use chatplate_core::worker::tokenizing::{TokenizedPrompt, TokenizerChoice};
+use chatplate_core::worker::{Job, Output, Reply};
+use chatplate_render::{RenderError, RenderErrorKind};
 
 use super::action::Direction;
 use super::app::App;

@@ -9,7 +9,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use crate::session::Expected;
+use chatplate_core::session::Expected;
 
 use super::action::Pane;
 use super::app::{App, Screen};

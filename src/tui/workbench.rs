@@ -5,7 +5,7 @@
 
 use serde_json::Value as Json;
 
-use crate::session::Message;
+use chatplate_core::session::Message;
 
 use super::action::{Direction, MessageAction};
 use super::app::App;

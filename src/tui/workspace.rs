@@ -6,8 +6,8 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime};
 
-use crate::catalog::{self, CatalogError, TemplateSource};
-use crate::session::{write_atomically, Session, SessionError};
+use chatplate_core::catalog::{self, CatalogError, TemplateSource};
+use chatplate_core::session::{write_atomically, Session, SessionError};
 
 use super::recovery;
 
@@ -145,8 +145,8 @@ impl Workspace {
     pub fn template_missing(&mut self, why: String) {
         self.missing_template = Some(why);
         self.watch = match &self.session.template {
-            crate::session::TemplateRef::Path(path)
-            | crate::session::TemplateRef::Named { path, .. } => Some(Watch {
+            chatplate_core::session::TemplateRef::Path(path)
+            | chatplate_core::session::TemplateRef::Named { path, .. } => Some(Watch {
                 path: self.session_dir().join(path),
                 stamp: stamp(&self.session_dir().join(path)),
             }),

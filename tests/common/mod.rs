@@ -2,7 +2,6 @@
 
 #![allow(dead_code)]
 
-#[cfg(feature = "cli")]
 pub mod binary;
 
 use std::path::PathBuf;

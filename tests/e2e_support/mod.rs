@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
-use chatplate::catalog;
 use chatplate::tui::conversation::example_session;
+use chatplate_core::catalog;
 use portable_pty::{native_pty_system, Child, CommandBuilder, MasterPty, PtyPair, PtySize};
 
 /// How long any single wait may take on a loaded machine.

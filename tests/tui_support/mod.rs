@@ -5,13 +5,13 @@
 
 use std::path::Path;
 
-use chatplate::catalog;
-use chatplate::session::Session;
 use chatplate::tui::action::Action;
 use chatplate::tui::app::App;
 use chatplate::tui::conversation::example_session;
 use chatplate::tui::ui;
 use chatplate::tui::workspace::Workspace;
+use chatplate_core::catalog;
+use chatplate_core::session::Session;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use ratatui::backend::TestBackend;
 use ratatui::Terminal;

@@ -1,0 +1,459 @@
+//! Fixture checking: re-render each session and compare with its `expected`.
+//!
+//! Used by `chatplate check` and by the test suite. Fixtures come from strangers (pull
+//! requests), so every fixture found ends as passed or failed whatever it does: a panic
+//! is caught and becomes that fixture's failure ([`check_all`]); `chatplate check` goes
+//! further and runs fixtures in child processes ([`isolate`]), so even an abort or a
+//! stack overflow is only the failure of the fixture that caused it.
+
+pub mod ci_report;
+mod compiled;
+mod discover;
+pub mod excerpt;
+pub mod isolate;
+mod marks;
+mod pool;
+mod report;
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::catalog::{self, CatalogError, Origin, TemplateAccess, TemplateSource};
+use crate::inspect::check_prefix_stable;
+use crate::session::{Expected, Session, TemplateRef};
+use crate::tokens::{self, expect::TokenCheckError};
+use chatplate_render::{render_with_deadline, Limits, RenderError};
+
+pub use discover::{collect_fixtures, is_fixture_shaped, Discovery, Fixture};
+pub use marks::{marked_diff, prompt_head};
+pub use pool::check_all;
+pub use report::{report, report_with};
+
+/// What checking one fixture found. More outcomes may be added.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+#[serde(rename_all = "snake_case")]
+pub enum Outcome {
+    /// The render matched `expected`.
+    Pass,
+    /// Rendered, but the prompt differs from the expected one.
+    Mismatch {
+        /// The expected prompt.
+        expected: String,
+        /// What was rendered.
+        actual: String,
+    },
+    /// Rendering failed where a prompt was expected.
+    UnexpectedError(String),
+    /// Rendering succeeded where an error was expected.
+    UnexpectedPrompt(String),
+    /// The error happened but its message lacks the expected text.
+    WrongError {
+        /// The expected fragment.
+        expected: String,
+        /// The actual error.
+        actual: String,
+    },
+    /// The fixture has no `expected` yet.
+    NoExpectation,
+    /// The file or its template could not be loaded.
+    Broken(String),
+    /// Checking the fixture crashed chatplate (a panic, an abort, a stack overflow, a
+    /// checker that stopped answering): a chatplate bug, reported as this fixture's
+    /// failure so that the rest of the run still counts.
+    Crashed(String),
+    /// A JSON file found in a folder that is not a fixture (a `tokenizer_config.json`,
+    /// a messages list); neither passed nor failed.
+    Skipped(String),
+    /// `--bless` wrote a new `expected`.
+    Blessed,
+    /// The prompt matched, but tokenizing it does not give `expected_tokens`.
+    TokensDiffer(String),
+    /// The fixture asks for `assert_prefix_stable` and one more turn rewrites the prompt.
+    NotPrefixStable(String),
+}
+
+impl Outcome {
+    /// Whether this counts as a pass.
+    pub fn passed(&self) -> bool {
+        matches!(self, Outcome::Pass | Outcome::Blessed)
+    }
+
+    /// Whether this counts as a failure (skipped files are neither).
+    pub fn failed(&self) -> bool {
+        !self.passed() && !matches!(self, Outcome::Skipped(_))
+    }
+}
+
+/// One checked fixture.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CaseResult {
+    /// The fixture file.
+    pub path: PathBuf,
+    /// What happened.
+    pub outcome: Outcome,
+    /// Worth knowing whatever the outcome (the cached template changed, ...).
+    pub notes: Vec<String>,
+}
+
+/// What checking one fixture concluded: its outcome and its notes (what a checking
+/// child process answers for each fixture).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Verdict {
+    /// What happened.
+    pub outcome: Outcome,
+    /// Worth knowing whatever the outcome.
+    #[serde(default)]
+    pub notes: Vec<String>,
+}
+
+impl Verdict {
+    /// A verdict without notes.
+    pub fn of(outcome: Outcome) -> Self {
+        Verdict {
+            outcome,
+            notes: Vec::new(),
+        }
+    }
+
+    /// This verdict for the fixture at `path`.
+    pub fn at(self, path: &Path) -> CaseResult {
+        CaseResult {
+            path: path.to_path_buf(),
+            outcome: self.outcome,
+            notes: self.notes,
+        }
+    }
+}
+
+/// How fixtures are checked.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct CheckOptions {
+    /// Rewrite `expected` from the current render instead of comparing.
+    pub bless: bool,
+    /// Bounds on each render.
+    #[serde(with = "limits_serde")]
+    pub limits: Limits,
+    /// Folders a fixture's template path may also lead into, besides the tree it was
+    /// found in (`--template-root`).
+    pub template_roots: Vec<PathBuf>,
+}
+
+/// Why a fixture did not render: its error, and the text it is described with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RenderFailure {
+    /// The full description: the error, then a source excerpt.
+    pub description: String,
+    /// The stable form stored by `--bless` and the app's `E`: kind and message,
+    /// without position (so blessed fixtures survive a template's lines moving).
+    pub summary: String,
+}
+
+impl RenderFailure {
+    fn load(message: String) -> Self {
+        let summary = first_line(&message).to_string();
+        RenderFailure {
+            description: message,
+            summary,
+        }
+    }
+
+    fn render(err: &RenderError, source: &str) -> Self {
+        RenderFailure {
+            description: describe_error(err, source),
+            summary: err.summary(),
+        }
+    }
+}
+
+/// Renders a session with its template, resolving relative paths from `session_dir`
+/// within what `access` allows.
+pub fn render_session(
+    session: &Session,
+    session_dir: &Path,
+    access: &TemplateAccess,
+    limits: Limits,
+) -> Result<String, RenderFailure> {
+    let template = catalog::resolve_for(session, session_dir, access)
+        .map_err(|e| RenderFailure::load(e.to_string()))?;
+    render_with(session, &template, limits)
+}
+
+/// Renders a session with an already resolved template (its special tokens included).
+pub fn render_with(
+    session: &Session,
+    template: &TemplateSource,
+    limits: Limits,
+) -> Result<String, RenderFailure> {
+    let conversation = catalog::conversation_for(session, template)
+        .map_err(|e| RenderFailure::load(e.to_string()))?;
+    compiled::shared(&template.source, limits)
+        .and_then(|compiled| render_with_deadline(&compiled, conversation, limits.deadline))
+        .map_err(|err| RenderFailure::render(&err, &template.source))
+}
+
+/// An error message with its template excerpt, as the CLI prints it. `source` is the
+/// template as the user wrote it.
+pub fn describe_error(err: &RenderError, source: &str) -> String {
+    match error_excerpt(err, source) {
+        Some(excerpt) => format!("{err}\n{excerpt}"),
+        None => err.to_string(),
+    }
+}
+
+/// The template lines around the error, laid out for an 80-column terminal (see
+/// [`excerpt::fit`]), when the error has a position.
+pub fn error_excerpt(err: &RenderError, source: &str) -> Option<String> {
+    let excerpt = err.excerpt(source, 2)?;
+    Some(excerpt::fit(&excerpt, excerpt::EXCERPT_COLUMNS))
+}
+
+/// Checks one fixture file.
+pub fn check_file(fixture: &Fixture, options: &CheckOptions) -> CaseResult {
+    check_verdict(fixture, options).at(&fixture.path)
+}
+
+fn check_verdict(fixture: &Fixture, options: &CheckOptions) -> Verdict {
+    let path = &fixture.path;
+    let loaded = match &fixture.text {
+        Some(text) => Session::parse(text, path),
+        None => Session::load(path),
+    };
+    let mut session = match loaded {
+        Ok(session) => session,
+        Err(err) if fixture.found_in_folder => match discover::not_a_fixture(path) {
+            Some(why) => return Verdict::of(Outcome::Skipped(why)),
+            None => return Verdict::of(Outcome::Broken(err.to_string())),
+        },
+        Err(err) => return Verdict::of(Outcome::Broken(err.to_string())),
+    };
+    if options.bless && fixture.text.is_some() {
+        let why = "--bless rewrites fixture files; this fixture is not one (standard input)";
+        return Verdict::of(Outcome::Broken(why.into()));
+    }
+    let dir = fixture.dir();
+    let mut roots = vec![fixture.root.clone()];
+    roots.extend(options.template_roots.iter().cloned());
+    let template = catalog::resolve_for(&session, dir, &TemplateAccess::Within(roots));
+    let rendered = match &template {
+        Ok(template) => render_with(&session, template, options.limits),
+        Err(err) => {
+            let note = match &fixture.text {
+                Some(_) => stdin_template_note(&session.template),
+                None => None,
+            };
+            let message = format!("{err} {}", note.unwrap_or_default());
+            Err(RenderFailure::load(message.trim_end().to_string()))
+        }
+    };
+    let notes = template
+        .as_ref()
+        .ok()
+        .and_then(|t| template_drift(&session.template, t))
+        .into_iter()
+        .collect();
+    let outcome = if options.bless {
+        if let Ok(template) = &template {
+            record_snapshot(&mut session.template, template);
+        }
+        bless_file(path, session, rendered)
+    } else {
+        let outcome = compare(session.expected.as_ref(), rendered.clone());
+        let outcome = prefix_stable(&session, &template, outcome);
+        token_step(outcome, &session, dir, &rendered)
+    };
+    Verdict { outcome, notes }
+}
+
+/// Said after the error of a template path that a fixture from standard input names:
+/// such a fixture has no folder of its own, so its paths start at the working directory.
+pub fn stdin_template_note(reference: &TemplateRef) -> Option<String> {
+    if !matches!(reference, TemplateRef::Path(_) | TemplateRef::Named { .. }) {
+        return None;
+    }
+    let here = std::env::current_dir().unwrap_or_default();
+    Some(format!(
+        "(a fixture read from standard input finds its template paths from the current directory, {})",
+        here.display()
+    ))
+}
+
+/// The commit a cached model template came from.
+fn cached_commit(template: &TemplateSource) -> Option<&str> {
+    match &template.origin {
+        Origin::Model(model) => model.place.snapshot().map(|s| s.commit.as_str()),
+        _ => None,
+    }
+}
+
+/// Says so when a fixture's model reference recorded one snapshot and the cache now
+/// resolves its revision to another: the model's template may have changed under it.
+pub fn template_drift(reference: &TemplateRef, template: &TemplateSource) -> Option<String> {
+    let TemplateRef::Model {
+        id,
+        revision,
+        snapshot: Some(recorded),
+        ..
+    } = reference
+    else {
+        return None;
+    };
+    let current = cached_commit(template)?;
+    (current != recorded).then(|| {
+        format!(
+            "the cached template changed under this fixture: {id}@{} was commit {} when recorded, the cache now resolves it to {} (--bless records the new one)",
+            revision.as_deref().unwrap_or(catalog::hf_cache::DEFAULT_REVISION),
+            catalog::short(recorded),
+            catalog::short(current)
+        )
+    })
+}
+
+/// `--bless` also records the snapshot a model reference resolves to now.
+fn record_snapshot(reference: &mut TemplateRef, template: &TemplateSource) {
+    if let (TemplateRef::Model { snapshot, .. }, Some(commit)) =
+        (reference, cached_commit(template))
+    {
+        *snapshot = Some(commit.to_string());
+    }
+}
+
+/// The separate `expected_tokens` step: only after the prompt itself passed.
+fn token_step(
+    outcome: Outcome,
+    session: &Session,
+    dir: &Path,
+    rendered: &Result<String, RenderFailure>,
+) -> Outcome {
+    let (Outcome::Pass, Ok(prompt)) = (&outcome, rendered) else {
+        return outcome;
+    };
+    match tokens::expect::check(session, dir, prompt) {
+        Ok(()) => outcome,
+        Err(TokenCheckError::Mismatch(difference)) => Outcome::TokensDiffer(difference),
+        Err(TokenCheckError::Tokenizer(err)) => Outcome::Broken(err.to_string()),
+    }
+}
+
+/// A passing fixture with `assert_prefix_stable` must also keep its prompt a prefix when
+/// it grows by one turn.
+fn prefix_stable(
+    session: &Session,
+    template: &Result<TemplateSource, CatalogError>,
+    outcome: Outcome,
+) -> Outcome {
+    let (true, Outcome::Pass, Ok(template)) = (session.assert_prefix_stable, &outcome, template)
+    else {
+        return outcome;
+    };
+    let checked = catalog::conversation_for(session, template)
+        .map_err(|e| e.to_string())
+        .and_then(|conversation| check_prefix_stable(&template.source, &conversation));
+    match checked {
+        Ok(()) => Outcome::Pass,
+        Err(report) => Outcome::NotPrefixStable(report),
+    }
+}
+
+/// Compares a render result with an expectation.
+pub fn compare(expected: Option<&Expected>, rendered: Result<String, RenderFailure>) -> Outcome {
+    match (expected, rendered) {
+        (None, _) => Outcome::NoExpectation,
+        (Some(Expected::Prompt(want)), Ok(got)) if *want == got => Outcome::Pass,
+        (Some(Expected::Prompt(want)), Ok(got)) => Outcome::Mismatch {
+            expected: want.clone(),
+            actual: got,
+        },
+        (Some(Expected::Prompt(_)), Err(err)) => Outcome::UnexpectedError(err.description),
+        (Some(Expected::Error(_)), Ok(got)) => Outcome::UnexpectedPrompt(got),
+        (Some(Expected::Error(want)), Err(err)) if error_matches(&err, want) => Outcome::Pass,
+        (Some(Expected::Error(want)), Err(err)) => Outcome::WrongError {
+            expected: want.clone(),
+            actual: err.description,
+        },
+    }
+}
+
+/// Whether a failure satisfies `{"error": want}`: the fragment appears in the stable
+/// summary or anywhere in the full description (fixtures blessed before the summary
+/// existed carry the position too).
+pub fn error_matches(failure: &RenderFailure, want: &str) -> bool {
+    failure.summary.contains(want) || failure.description.contains(want)
+}
+
+fn bless_file(
+    path: &Path,
+    mut session: Session,
+    rendered: Result<String, RenderFailure>,
+) -> Outcome {
+    if let Ok(prompt) = &rendered {
+        let dir = path.parent().unwrap_or(Path::new("."));
+        if let Err(err) = tokens::expect::bless(&mut session, dir, prompt) {
+            return Outcome::Broken(err.to_string());
+        }
+    }
+    session.expected = Some(match rendered {
+        Ok(prompt) => Expected::Prompt(prompt),
+        Err(err) => Expected::Error(err.summary),
+    });
+    match session.save(path) {
+        Ok(()) => Outcome::Blessed,
+        Err(err) => Outcome::Broken(err.to_string()),
+    }
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}
+
+/// `Limits` carries a `Duration`; in the worker protocol it travels as milliseconds.
+mod limits_serde {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use chatplate_render::Limits;
+
+    #[derive(Serialize, Deserialize)]
+    struct Wire {
+        fuel: u64,
+        max_output_bytes: usize,
+        max_memory_bytes: usize,
+        recursion: usize,
+        deadline_ms: u64,
+    }
+
+    pub fn serialize<S: Serializer>(limits: &Limits, serializer: S) -> Result<S::Ok, S::Error> {
+        Wire {
+            fuel: limits.fuel,
+            max_output_bytes: limits.max_output_bytes,
+            max_memory_bytes: limits.max_memory_bytes,
+            recursion: limits.recursion,
+            deadline_ms: u64::try_from(limits.deadline.as_millis()).unwrap_or(u64::MAX),
+        }
+        .serialize(serializer)
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Limits, D::Error> {
+        let wire = Wire::deserialize(deserializer)?;
+        Ok(Limits::default()
+            .with_fuel(wire.fuel)
+            .with_max_output_bytes(wire.max_output_bytes)
+            .with_max_memory_bytes(wire.max_memory_bytes)
+            .with_recursion(wire.recursion)
+            .with_deadline(std::time::Duration::from_millis(wire.deadline_ms)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expected_error_matches_by_fragment() {
+        let expected = Expected::Error("roles must alternate".into());
+        let failure = RenderFailure::load("template raised: roles must alternate".into());
+        assert_eq!(compare(Some(&expected), Err(failure)), Outcome::Pass);
+        let outcome = compare(Some(&expected), Ok("x".into()));
+        assert_eq!(outcome, Outcome::UnexpectedPrompt("x".into()));
+    }
+}

@@ -1,0 +1,73 @@
+//! How check results are shown: one block per failure, with the diff of
+//! [`super::marks`] (whitespace and changed characters made visible).
+
+use chatplate_render::visible;
+
+use super::{CaseResult, Outcome};
+
+/// A human-readable report for one case, its notes last. Everything that comes from the
+/// fixture or the template (error messages, paths, prompts) has its control characters
+/// escaped, so a fixture cannot send escape sequences to the terminal or a CI log.
+pub fn report(result: &CaseResult) -> String {
+    report_with(result, false)
+}
+
+/// Like [`report`]; `color` paints the diff with basic SGR codes (else the changed
+/// characters get a `^` line).
+pub fn report_with(result: &CaseResult, color: bool) -> String {
+    let mut text = outcome_report(result, color);
+    for note in &result.notes {
+        text.push_str(&format!("\nnote: {}", visible::message(note)));
+    }
+    text
+}
+
+fn outcome_report(result: &CaseResult, color: bool) -> String {
+    let path = visible::for_terminal(&result.path.display().to_string()).into_owned();
+    let text = |t: &str| visible::message(t);
+    match &result.outcome {
+        Outcome::Pass | Outcome::Blessed => format!("ok {path}"),
+        Outcome::Skipped(why) => format!("skip {path}: {}", text(why)),
+        Outcome::Mismatch { expected, actual } => {
+            format!(
+                "FAIL {path}: prompt differs\n{}",
+                super::marks::marked_diff(expected, actual, color)
+            )
+        }
+        Outcome::UnexpectedError(err) => {
+            format!(
+                "FAIL {path}: expected a prompt, got an error\n{}",
+                text(err)
+            )
+        }
+        Outcome::UnexpectedPrompt(got) => format!(
+            "FAIL {path}: expected an error, got a prompt\n{}",
+            super::marks::prompt_head(got)
+        ),
+        Outcome::WrongError { expected, actual } => {
+            format!(
+                "FAIL {path}: error lacks {}\n{}",
+                visible::quoted(expected),
+                text(actual)
+            )
+        }
+        Outcome::NoExpectation => {
+            format!("FAIL {path}: no \"expected\" (run with --bless to record it)")
+        }
+        // A session error names the file itself (`FILE:LINE:COL: ...`): not twice.
+        Outcome::Broken(err) if err.starts_with(&format!("{}:", result.path.display())) => {
+            format!("FAIL {}", text(err))
+        }
+        Outcome::Broken(err) => format!("FAIL {path}: {}", text(err)),
+        Outcome::TokensDiffer(difference) => {
+            format!("FAIL {path}: tokens differ: {}", text(difference))
+        }
+        Outcome::NotPrefixStable(report) => {
+            format!("FAIL {path}: assert_prefix_stable: {}", text(report))
+        }
+        Outcome::Crashed(err) => format!(
+            "FAIL {path}: chatplate crashed on this fixture (a bug: please report it)\n{}",
+            text(err)
+        ),
+    }
+}

@@ -1,0 +1,135 @@
+//! Attribution after an edit, reusing the prefix renders that still hold.
+//!
+//! A prefix render `P(k)` depends only on the first `k` messages and the settings
+//! (tools, documents, variables, clock); what was learnt from it (its length and how
+//! far it agrees with the prompt) still holds for a new prompt when the first `k`
+//! messages are unchanged and the comparison ended before the first byte where the old
+//! and new prompts differ. Typing in message `i` of a long conversation then re-renders
+//! only the prefixes from `i` on: the last messages, the ones usually edited, are cheap.
+
+use super::attribution::{attribute_from, render_full, Attribution};
+use super::prefixes::{render_prefixes, PrefixOutcome};
+use super::text::common_prefix_len;
+use super::InspectError;
+use chatplate_render::{CancelToken, CompiledTemplate, Conversation};
+
+/// An earlier attribution by the same template, with what it was computed from.
+#[derive(Debug, Clone, Copy)]
+pub struct Previous<'a> {
+    /// The conversation it explained.
+    pub conversation: &'a Conversation,
+    /// Its prompt.
+    pub prompt: &'a str,
+    /// The attribution.
+    pub attribution: &'a Attribution,
+}
+
+/// Attributes `conversation`'s prompt, reusing what still holds from `previous` (which
+/// must come from the same compiled template).
+pub fn attribute_incremental(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    previous: Option<Previous>,
+    cancel: &CancelToken,
+) -> Result<Attribution, InspectError> {
+    let prompt = render_full(template, conversation, cancel)?;
+    let n = conversation.messages.len();
+    let reused = match previous {
+        Some(previous) => reusable(&previous, conversation, &prompt),
+        None => vec![None; n + 1],
+    };
+    let counts: Vec<usize> = (0..=n).filter(|&k| reused[k].is_none()).collect();
+    let mut outcomes = render_prefixes(template, conversation, &counts, &prompt, cancel)?;
+    outcomes.extend(
+        reused
+            .into_iter()
+            .enumerate()
+            .filter_map(|(k, outcome)| outcome.map(|o| (k, o))),
+    );
+    outcomes.sort_by_key(|(k, _)| *k);
+    attribute_from(template, conversation, &prompt, outcomes, cancel)
+}
+
+/// For each `k` in `0..=n`, the earlier outcome of `P(k)` when it still holds.
+pub fn reusable(
+    previous: &Previous,
+    conversation: &Conversation,
+    prompt: &str,
+) -> Vec<Option<PrefixOutcome>> {
+    let n = conversation.messages.len();
+    let old = previous.conversation;
+    let same_settings = old.tools == conversation.tools
+        && old.documents == conversation.documents
+        && old.variables == conversation.variables
+        && old.clock == conversation.clock;
+    if !same_settings {
+        return vec![None; n + 1];
+    }
+    let same_messages = old
+        .messages
+        .iter()
+        .zip(&conversation.messages)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let unchanged = common_prefix_len(previous.prompt, prompt);
+    (0..=n)
+        .map(|k| {
+            let outcome = *previous.attribution.prefixes.get(k)?;
+            (k <= same_messages && still_holds(outcome, unchanged)).then_some(outcome)
+        })
+        .collect()
+}
+
+/// Whether `outcome` is the same against a prompt whose first `unchanged` bytes are
+/// those of the prompt it was measured against.
+fn still_holds(outcome: PrefixOutcome, unchanged: usize) -> bool {
+    match outcome {
+        PrefixOutcome::Failed => true,
+        PrefixOutcome::Rendered { len, agrees } if agrees == len => len <= unchanged,
+        PrefixOutcome::Rendered { agrees, .. } => agrees < unchanged,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chatplate_render::Limits;
+    use serde_json::json;
+
+    #[test]
+    fn an_edit_of_the_last_message_rerenders_only_its_prefix() {
+        let template = CompiledTemplate::compile(
+            "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}",
+            Limits::default(),
+        )
+        .unwrap();
+        let before = Conversation::new(vec![
+            json!({"role": "user", "content": "a"}),
+            json!({"role": "assistant", "content": "b"}),
+            json!({"role": "user", "content": "c"}),
+        ]);
+        let cancel = CancelToken::new();
+        let old = super::super::attribute(&template, &before, &cancel).unwrap();
+        let old_prompt = template.render(&before).unwrap();
+        let mut after = before.clone();
+        after.messages[2]["content"] = json!("cc");
+        let new_prompt = template.render(&after).unwrap();
+        let previous = Previous {
+            conversation: &before,
+            prompt: &old_prompt,
+            attribution: &old,
+        };
+        let reused = reusable(&previous, &after, &new_prompt);
+        assert_eq!(
+            reused.iter().filter(|o| o.is_none()).count(),
+            1,
+            "only P(3)"
+        );
+        let incremental =
+            attribute_incremental(&template, &after, Some(previous), &cancel).unwrap();
+        assert_eq!(
+            incremental,
+            super::super::attribute(&template, &after, &cancel).unwrap()
+        );
+    }
+}

@@ -1,0 +1,143 @@
+//! Explaining a template by rendering probes through the real engine: what it can
+//! render (capabilities), which variables it reads, which bytes of a prompt each
+//! message produced (attribution), which values the user set it ignores (dropped
+//! fields), and whether a conversation's prompt stays a prefix when it grows (prefix
+//! stability, which serving-side KV caches rely on).
+//!
+//! Nothing here reads the template source for meaning, except the variable list, which
+//! comes from the syntax tree. Everything is a pure function of a compiled template and
+//! its input, so the app's background worker can run it, cache the result (keyed by the
+//! template source and the [`Conversation`], which compares by value; an attribution
+//! can also be updated after an edit, see [`attribute_incremental`]) and stop it
+//! through a [`CancelToken`] between renders.
+
+mod attribution;
+mod capabilities;
+mod content;
+mod dropped;
+mod incremental;
+mod inputs;
+mod perturb;
+mod prefixes;
+mod probe;
+mod query;
+mod reasoning;
+mod refine;
+mod report;
+mod roles;
+mod stability;
+mod switches;
+mod text;
+mod thinking;
+mod tools;
+mod tools_block;
+mod variables;
+
+pub use attribution::{attribute, Attribution, Part, Source, Span, ToolsBlock};
+pub use capabilities::{
+    Capabilities, Decided, Entry, ReasoningFormat, RoleHandling, RoleSupport, SystemRole,
+};
+pub use content::ContentCaps;
+pub use dropped::{
+    check_values, dropped_fields, message_fields, settings_fields, DroppedFields, FieldCheck,
+    FieldRef, PathStep, Verdict,
+};
+pub use incremental::{attribute_incremental, Previous};
+pub use prefixes::PrefixOutcome;
+pub use probe::{Probe, ProbeFailure, ProbeSettings, Prober};
+pub use query::{message_span, source_at};
+pub use reasoning::ReasoningCaps;
+pub use report::{
+    attribution_json, default_json, describe_source, dropped_json, failure_json, stability_json,
+};
+pub use roles::RoleCaps;
+pub use stability::{
+    check_prefix_stable, describe_instability, prefix_stability, EarlierPrompt, PrefixCheck,
+    PrefixStability,
+};
+pub use switches::VariableEffect;
+pub use text::excerpt as text_excerpt;
+pub use tools::ToolCaps;
+pub use variables::{template_variables, TemplateVariable, VariableDefault, STANDARD_VARIABLES};
+
+use chatplate_render::{CancelToken, CompiledTemplate, Conversation, RenderError};
+
+/// The inspection was stopped through its [`CancelToken`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the inspection was cancelled")]
+pub struct Cancelled;
+
+/// Why an inspection of a conversation produced nothing.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum InspectError {
+    /// Stopped through its [`CancelToken`].
+    #[error(transparent)]
+    Cancelled(#[from] Cancelled),
+    /// The conversation itself does not render, so there is nothing to explain.
+    #[error("{0}")]
+    Render(RenderError),
+}
+
+/// A template variable with what setting it does.
+#[derive(Debug, Clone, PartialEq)]
+pub struct VariableReport {
+    /// The variable and its default from the syntax tree.
+    pub variable: TemplateVariable,
+    /// What setting it changes, by rendering.
+    pub effect: Decided<VariableEffect>,
+}
+
+/// Everything known about a template without a user conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TemplateReport {
+    /// What it can render.
+    pub capabilities: Capabilities,
+    /// The variables it reads besides [`STANDARD_VARIABLES`].
+    pub variables: Vec<VariableReport>,
+}
+
+/// Probes `template`: about 40 small renders, plus about 10 per template variable.
+pub fn inspect_template(
+    template: &CompiledTemplate,
+    settings: &ProbeSettings,
+    cancel: &CancelToken,
+) -> Result<TemplateReport, Cancelled> {
+    let prober = Prober::new(template, settings, cancel);
+    let variables = template_variables(template);
+    let names: Vec<String> = variables.iter().map(|v| v.name.clone()).collect();
+    let capabilities = Capabilities::detect(&prober, &names)?;
+    let references = switches::reference_probes(&prober, &capabilities.content)?;
+    let effects = switches::effects(&prober, &references, &variables)?;
+    Ok(TemplateReport {
+        capabilities,
+        variables: variables
+            .into_iter()
+            .zip(effects)
+            .map(|(variable, effect)| VariableReport { variable, effect })
+            .collect(),
+    })
+}
+
+/// Everything known about a template on one conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ConversationReport {
+    /// Which part produced each byte of the prompt.
+    pub attribution: Attribution,
+    /// Which values the template ignores.
+    pub dropped: DroppedFields,
+    /// Whether the prompt stays a prefix when the conversation grows by one turn.
+    pub stability: PrefixStability,
+}
+
+/// Attribution, dropped fields and prefix stability of `conversation`.
+pub fn inspect_conversation(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    cancel: &CancelToken,
+) -> Result<ConversationReport, InspectError> {
+    Ok(ConversationReport {
+        attribution: attribute(template, conversation, cancel)?,
+        dropped: dropped_fields(template, conversation, cancel)?,
+        stability: prefix_stability(template, conversation, cancel)?,
+    })
+}

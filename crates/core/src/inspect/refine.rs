@@ -1,0 +1,203 @@
+//! Narrowing ambiguous runs of an attribution by changing message values.
+//!
+//! Where prefix renders only bound a run of bytes to a range of messages (a template
+//! that renders the last message differently, or whose preamble depends on the first
+//! message), the two latest candidate messages get their values wrapped in new
+//! characters (see `perturb`), one at a time, and the prefix render that covers the run
+//! is repeated. Bytes that change with exactly one candidate's values are that
+//! message's (its content, reasoning, tool calls); the rest, typically the turn markers
+//! between two messages, stay ambiguous.
+
+use std::ops::Range;
+
+use super::attribution::{Part, Source, Span};
+use super::perturb::{perturb, Change};
+use super::text::{common_prefix_len, common_suffix_len};
+use super::Cancelled;
+use chatplate_render::{CancelToken, CompiledTemplate, Conversation, RenderErrorKind};
+
+/// How many candidate messages (the latest ones of a range) are changed.
+const CANDIDATES: usize = 2;
+
+/// `spans` with ambiguous runs split where a single candidate's values show.
+pub fn refine(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    spans: Vec<Span>,
+    cancel: &CancelToken,
+) -> Result<Vec<Span>, Cancelled> {
+    let mut refined = Vec::with_capacity(spans.len());
+    for span in spans {
+        match span.source {
+            Source::Ambiguous { from, to } => refined.extend(narrow(
+                template,
+                conversation,
+                span.range,
+                from,
+                to,
+                cancel,
+            )?),
+            _ => refined.push(span),
+        }
+    }
+    Ok(merge(refined))
+}
+
+fn narrow(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    range: Range<usize>,
+    from: Part,
+    to: Part,
+    cancel: &CancelToken,
+) -> Result<Vec<Span>, Cancelled> {
+    let n = conversation.messages.len();
+    let ambiguous = Source::Ambiguous { from, to };
+    let first = match from {
+        Part::Preamble => 0,
+        Part::Message(i) => i,
+        Part::End => n,
+    };
+    let (last, count) = match to {
+        Part::Preamble => {
+            return Ok(vec![Span {
+                range,
+                source: ambiguous,
+            }])
+        }
+        Part::Message(i) => (i, Some(i + 1)),
+        Part::End => (n.saturating_sub(1), None),
+    };
+    let Some(base) = render(template, conversation, count, cancel)? else {
+        return Ok(vec![Span {
+            range,
+            source: ambiguous,
+        }]);
+    };
+    let mut regions = Vec::new();
+    for candidate in (first..=last).rev().take(CANDIDATES) {
+        let changed = wrapped(conversation, candidate);
+        if let Some(text) = render(template, &changed, count, cancel)? {
+            regions.push((candidate, changed_in(&base, &text)));
+        }
+    }
+    Ok(split(range, &regions, ambiguous))
+}
+
+/// Renders the first `count` messages as a prefix, or everything (`None`).
+fn render(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    count: Option<usize>,
+    cancel: &CancelToken,
+) -> Result<Option<String>, Cancelled> {
+    let result = match count {
+        Some(count) => template.render_prefix(conversation, count, cancel),
+        None => template.render_cancellable(conversation, cancel),
+    };
+    match result {
+        Ok(text) => Ok(Some(text)),
+        Err(err) if err.kind == RenderErrorKind::Cancelled => Err(Cancelled),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The conversation with message `index`'s values (everything but its role) wrapped.
+fn wrapped(conversation: &Conversation, index: usize) -> Conversation {
+    let mut changed = conversation.clone();
+    if let Some(serde_json::Value::Object(fields)) = changed.messages.get_mut(index) {
+        for (key, value) in fields.iter_mut() {
+            if key != "role" {
+                *value = perturb(value, Change::Wrap);
+            }
+        }
+    }
+    changed
+}
+
+/// The range of `base` that differs in `changed`.
+fn changed_in(base: &str, changed: &str) -> Range<usize> {
+    let start = common_prefix_len(base, changed);
+    let suffix = common_suffix_len(base, changed, start);
+    start..base.len() - suffix
+}
+
+/// Splits `range`: bytes inside exactly one candidate's region become that message's.
+fn split(range: Range<usize>, regions: &[(usize, Range<usize>)], ambiguous: Source) -> Vec<Span> {
+    let mut cuts = vec![range.start, range.end];
+    for (_, region) in regions {
+        for cut in [region.start, region.end] {
+            if range.contains(&cut) {
+                cuts.push(cut);
+            }
+        }
+    }
+    cuts.sort_unstable();
+    cuts.dedup();
+    cuts.windows(2)
+        .map(|pair| {
+            let owners: Vec<usize> = regions
+                .iter()
+                .filter(|(_, r)| r.start <= pair[0] && pair[1] <= r.end)
+                .map(|(i, _)| *i)
+                .collect();
+            let source = match owners.as_slice() {
+                [only] => Source::Message(*only),
+                _ => ambiguous,
+            };
+            Span {
+                range: pair[0]..pair[1],
+                source,
+            }
+        })
+        .collect()
+}
+
+/// Joins neighbouring spans with the same source.
+pub fn merge(spans: Vec<Span>) -> Vec<Span> {
+    let mut merged: Vec<Span> = Vec::with_capacity(spans.len());
+    for span in spans {
+        match merged.last_mut() {
+            Some(last) if last.source == span.source && last.range.end == span.range.start => {
+                last.range.end = span.range.end
+            }
+            _ => merged.push(span),
+        }
+    }
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_of_one_candidate_become_its_own() {
+        let ambiguous = Source::Ambiguous {
+            from: Part::Message(1),
+            to: Part::Message(2),
+        };
+        let spans = split(10..30, &[(2, 20..26), (1, 5..14)], ambiguous);
+        assert_eq!(
+            spans,
+            vec![
+                Span {
+                    range: 10..14,
+                    source: Source::Message(1)
+                },
+                Span {
+                    range: 14..20,
+                    source: ambiguous
+                },
+                Span {
+                    range: 20..26,
+                    source: Source::Message(2)
+                },
+                Span {
+                    range: 26..30,
+                    source: ambiguous
+                },
+            ]
+        );
+    }
+}

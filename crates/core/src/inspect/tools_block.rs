@@ -1,0 +1,133 @@
+//! Locating the tool definitions in an attributed prompt: the bytes that are inserted
+//! when the same conversation is rendered with its tools rather than without.
+//!
+//! The comparison is made on the shortest prefix render that shows the difference (the
+//! preamble, or Llama 3.1's first user message), so that tool *calls* rendered
+//! differently further on do not count. A line diff finds the inserted runs; within a
+//! changed run, only the differing middle counts. Templates print definitions in one
+//! or a few places (Llama 3.1: `Environment: ipython` in the system turn and the
+//! definitions in the first user turn), so the block may be several ranges.
+
+use std::ops::Range;
+
+use super::attribution::{carvable, Span, ToolsBlock};
+use super::prefixes::Bounds;
+use super::text::{common_prefix_len, common_suffix_len};
+use super::{Cancelled, InspectError};
+use crate::diff::{diff_lines, DiffLine};
+use chatplate_render::{CancelToken, CompiledTemplate, Conversation, RenderErrorKind};
+
+/// Finds the tools block of `prompt` (the render of `conversation`).
+pub fn locate(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    prompt: &str,
+    bounds: &Bounds,
+    spans: &[Span],
+    cancel: &CancelToken,
+) -> Result<ToolsBlock, InspectError> {
+    if conversation.tools.as_ref().is_none_or(Vec::is_empty) {
+        return Ok(ToolsBlock::NoTools);
+    }
+    let Some(without) = render_without(template, conversation, None, cancel)? else {
+        return Ok(ToolsBlock::NotSeparable);
+    };
+    let first = common_prefix_len(prompt, &without);
+    if first == prompt.len() && first == without.len() {
+        return Ok(ToolsBlock::NotRendered);
+    }
+    // The shortest prefix that reaches the first difference.
+    let (_, slot) = bounds.at(first);
+    let (with, without, agrees) = if slot <= conversation.messages.len() {
+        let with = template.render_prefix(conversation, slot, cancel);
+        let without = render_without(template, conversation, Some(slot), cancel)?;
+        match (with, without) {
+            (Ok(with), Some(without)) => {
+                let agrees = common_prefix_len(&with, prompt);
+                (with, without, agrees)
+            }
+            _ => return Ok(ToolsBlock::NotSeparable),
+        }
+    } else {
+        (prompt.to_string(), without, prompt.len())
+    };
+    let ranges = inserted(&without, &with);
+    let fits = |r: &Range<usize>| r.end <= agrees && carvable(spans, r);
+    if ranges.is_empty() || !ranges.iter().all(fits) {
+        return Ok(ToolsBlock::NotSeparable);
+    }
+    Ok(ToolsBlock::Located(ranges))
+}
+
+/// Byte ranges of `with` that are not in `without`: inserted lines, and the differing
+/// middle of changed ones.
+pub fn inserted(without: &str, with: &str) -> Vec<Range<usize>> {
+    let mut ranges = Vec::new();
+    let (mut offset, mut removed, mut added) = (0, String::new(), String::new());
+    let mut flush = |offset: usize, removed: &mut String, added: &mut String| {
+        if !added.is_empty() {
+            let start = common_prefix_len(removed, added);
+            let end = added.len() - common_suffix_len(removed, added, start);
+            if start < end {
+                ranges.push(offset - added.len() + start..offset - added.len() + end);
+            }
+        }
+        removed.clear();
+        added.clear();
+    };
+    for line in diff_lines(without, with) {
+        match line {
+            DiffLine::Same(text) => {
+                flush(offset, &mut removed, &mut added);
+                offset += text.len();
+            }
+            DiffLine::Removed(text) => removed.push_str(text),
+            DiffLine::Added(text) => {
+                added.push_str(text);
+                offset += text.len();
+            }
+        }
+    }
+    flush(offset, &mut removed, &mut added);
+    ranges
+}
+
+/// Renders the conversation (or with `prefix` its first messages) without tools;
+/// templates that fail on `tools=None` get an empty list. `None` when neither renders.
+fn render_without(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    prefix: Option<usize>,
+    cancel: &CancelToken,
+) -> Result<Option<String>, InspectError> {
+    let mut bare = conversation.clone();
+    for tools in [None, Some(Vec::new())] {
+        bare.tools = tools;
+        let result = match prefix {
+            Some(count) => template.render_prefix(&bare, count, cancel),
+            None => template.render_cancellable(&bare, cancel),
+        };
+        match result {
+            Ok(text) => return Ok(Some(text)),
+            Err(err) if err.kind == RenderErrorKind::Cancelled => {
+                return Err(InspectError::Cancelled(Cancelled))
+            }
+            Err(_) => {}
+        }
+    }
+    Ok(None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_inserted_lines_and_changed_middles() {
+        let without = "sys\nDate: 1\n\nuser: hi\n";
+        let with = "sys\nEnv: py\nDate: 1\n\nuser: TOOLS hi\n";
+        let ranges = inserted(without, with);
+        let texts: Vec<&str> = ranges.iter().map(|r| &with[r.clone()]).collect();
+        assert_eq!(texts, vec!["Env: py\n", "TOOLS "]);
+    }
+}

@@ -1,0 +1,61 @@
+//! chatplate-core: chat-template sessions, template sources, inspection, tokens and
+//! checking, on the [`chatplate_render`] engine.
+//!
+//! * [`session`]: the session file, which is also a golden fixture: the conversation, its
+//!   settings, the template it names and the expected prompt ([`Session`]).
+//! * [`catalog`]: where templates come from: files, bundled templates, model folders as
+//!   transformers reads them, the local Hugging Face cache, the Hub (feature `hub`) and
+//!   GGUF metadata ([`TemplateSource`]).
+//! * [`check`]: fixtures as golden tests ([`check_all`], [`check_file`]).
+//! * [`inspect`]: what a template does with a conversation: capabilities, which message
+//!   produced which bytes, values it ignores, prefix stability.
+//! * [`tokens`]: the model's tokenizer (feature `tokens`).
+//! * [`worker`]: a render worker on its own threads for interactive front ends: newest
+//!   request wins, results arrive as messages, every job bounded.
+//!
+//! Nothing here knows about terminals or command lines. Reading a fixture:
+//!
+//! ```
+//! use chatplate_core::Session;
+//!
+//! let session = Session::parse(
+//!     r#"{"version": 1, "template": {"bundled": "gemma-3-tools"},
+//!         "messages": [{"role": "user", "content": "Hi"}],
+//!         "add_generation_prompt": true}"#,
+//!     std::path::Path::new("example.json"),
+//! )?;
+//! assert_eq!(session.messages.len(), 1);
+//! # Ok::<(), chatplate_core::SessionError>(())
+//! ```
+//!
+//! `examples/render_fixture.rs` renders a fixture with its template and compares the
+//! prompt with the one it expects.
+//!
+//! # Features
+//!
+//! * `hub` (default): fetching template files from the Hugging Face Hub (ureq).
+//! * `tokens` (default): the model's tokenizer (Hugging Face `tokenizers`).
+//!
+//! serde_json's `arbitrary_precision` feature is enabled here, so that numbers in
+//! sessions are kept as written (saving never rewrites `1.50` or a 30-digit integer).
+//! Cargo unifies features across a build, so every crate linked with chatplate-core sees
+//! serde_json with it on.
+
+#![warn(missing_docs)]
+
+pub use catalog::{CatalogError, Origin, TemplateAccess, TemplateSource};
+pub use check::{check_all, check_file, CaseResult, CheckOptions, Outcome};
+pub use session::{Expected, Session, SessionError, TemplateRef};
+
+pub mod catalog;
+pub mod check;
+pub mod corpus;
+pub mod diff;
+pub mod files;
+pub mod gguf;
+pub mod inspect;
+pub mod request;
+pub mod session;
+pub mod target;
+pub mod tokens;
+pub mod worker;

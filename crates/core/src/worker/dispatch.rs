@@ -1,0 +1,377 @@
+//! The dispatcher thread: one pending slot per job kind, one running job, deadlines, and
+//! the bookkeeping that keeps at most one abandoned render thread alive.
+//!
+//! Threads: this one, the active runner, and at most one abandoned runner. A runner that
+//! passes its deadline is cancelled and, if no other runner is abandoned, left to finish
+//! on its own while a fresh runner takes over. If one is already abandoned, the late
+//! runner is reported as timed out but kept: nothing else starts until one of the two
+//! returns, so the thread count stays bounded whatever the templates do.
+
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use chatplate_render::{CancelToken, Limits, RenderError, RenderErrorKind};
+
+use super::runner::{self, Runner};
+use super::snapshot::Snapshot;
+use super::values::MessageValues;
+use super::{Job, JobKind, Output, Reply, Update};
+
+/// What the dispatcher's inbox carries.
+pub(super) enum Command {
+    /// A change to the conversation.
+    Update(Update),
+    /// A new request from the handle.
+    Submit { generation: u64, job: Job },
+    /// A runner finished a job.
+    Done {
+        runner: u64,
+        result: Result<Output, RenderError>,
+    },
+    /// The handle was dropped.
+    Shutdown,
+}
+
+/// How many times a render's deadline a background job (many renders) may take.
+const BACKGROUND_FACTOR: u32 = 30;
+
+/// Hands a reply to the caller (and wakes it); shared with the threads that open things.
+pub(super) type Notify = Arc<dyn Fn(Reply) + Send + Sync>;
+
+struct Queued {
+    generation: u64,
+    job: Job,
+    /// The caller was already told this render waits for an abandoned one.
+    blocked_reported: bool,
+}
+
+struct Running {
+    runner: Runner,
+    kind: JobKind,
+    generation: u64,
+    template: Option<usize>,
+    token: CancelToken,
+    deadline: Instant,
+    /// How long it was allowed: the base deadline, grown with the conversation.
+    allowed: Duration,
+    /// Reported as timed out, but not abandoned (another runner already is).
+    timed_out: bool,
+}
+
+struct Abandoned {
+    runner: Runner,
+    template: Option<usize>,
+}
+
+struct Dispatcher {
+    deadline: Duration,
+    commands: Sender<Command>,
+    notify: Notify,
+    /// The conversation jobs run on; a running job holds a snapshot (each message
+    /// shared, so an update never copies the others).
+    conversation: Snapshot,
+    /// Its messages as template values, kept in step with the updates.
+    values: MessageValues,
+    queued: [Option<Queued>; JobKind::ALL.len()],
+    running: Option<Running>,
+    idle: Option<Runner>,
+    abandoned: Option<Abandoned>,
+    next_runner: u64,
+}
+
+/// Starts the dispatcher thread.
+pub(super) fn start(
+    deadline: Duration,
+    commands: Sender<Command>,
+    inbox: Receiver<Command>,
+    notify: Notify,
+) -> std::io::Result<()> {
+    let dispatcher = Dispatcher {
+        deadline,
+        commands,
+        notify,
+        conversation: Snapshot::default(),
+        values: MessageValues::default(),
+        queued: Default::default(),
+        running: None,
+        idle: None,
+        abandoned: None,
+        next_runner: 0,
+    };
+    std::thread::Builder::new()
+        .name("chatplate-worker".into())
+        .spawn(move || dispatcher.run(&inbox))
+        .map(drop)
+}
+
+/// The identity of the template a render job uses.
+fn template_of(job: &Job) -> Option<usize> {
+    match job {
+        Job::Render { template }
+        | Job::Attribute { template, .. }
+        | Job::Capabilities { template, .. }
+        | Job::Badges { template, .. }
+        | Job::Values { template, .. } => Some(Arc::as_ptr(template) as usize),
+        Job::Open { .. } | Job::ScanCache | Job::Tokenize { .. } => None,
+    }
+}
+
+impl Dispatcher {
+    fn run(mut self, inbox: &Receiver<Command>) {
+        loop {
+            let command = match self.running.as_ref().filter(|r| !r.timed_out) {
+                Some(running) => {
+                    let wait = running.deadline.saturating_duration_since(Instant::now());
+                    match inbox.recv_timeout(wait) {
+                        Ok(command) => Some(command),
+                        Err(RecvTimeoutError::Timeout) => None,
+                        Err(RecvTimeoutError::Disconnected) => return,
+                    }
+                }
+                None => match inbox.recv() {
+                    Ok(command) => Some(command),
+                    Err(_) => return,
+                },
+            };
+            match command {
+                None => self.time_out(),
+                Some(Command::Update(update)) => {
+                    self.values.note(&update);
+                    self.conversation.apply(update);
+                }
+                Some(Command::Submit { generation, job })
+                    if matches!(job, Job::Open { .. } | Job::ScanCache) =>
+                {
+                    self.run_alone(generation, job)
+                }
+                Some(Command::Submit { generation, job }) => {
+                    self.cancel_background(job.kind());
+                    if job.kind() == JobKind::Render {
+                        self.drop_superseded();
+                    }
+                    let slot = job.kind().index();
+                    self.queued[slot] = Some(Queued {
+                        generation,
+                        job,
+                        blocked_reported: false,
+                    });
+                }
+                Some(Command::Done { runner, result }) => self.finished(runner, result),
+                Some(Command::Shutdown) => return,
+            }
+            self.start_next();
+        }
+    }
+
+    /// Opening a target (which may download from the Hub for as long as the network
+    /// takes) and scanning the cache have no deadline: they run on a thread of their own,
+    /// through the runners' own job code and panic guard, so renders never wait behind
+    /// them.
+    fn run_alone(&mut self, generation: u64, job: Job) {
+        let kind = job.kind();
+        let conversation = self.conversation.clone();
+        // Cached: the same values the next render uses.
+        let values = self.values.current(&self.conversation);
+        let notify = Arc::clone(&self.notify);
+        let spawned = std::thread::Builder::new()
+            .name("chatplate-open".into())
+            .spawn(move || {
+                let result = runner::run_caught(job, &conversation, &values, &CancelToken::new());
+                notify(Reply {
+                    kind,
+                    generation,
+                    result,
+                });
+            });
+        if let Err(err) = spawned {
+            let message = format!("could not start a thread to open it: {err}");
+            self.reply(kind, generation, Err(RenderError::input(message)));
+        }
+    }
+
+    fn reply(&self, kind: JobKind, generation: u64, result: Result<Output, RenderError>) {
+        (self.notify)(Reply {
+            kind,
+            generation,
+            result,
+        });
+    }
+
+    fn finished(&mut self, runner: u64, result: Result<Output, RenderError>) {
+        if self.running.as_ref().is_some_and(|r| r.runner.id == runner) {
+            if let Some(done) = self.running.take() {
+                if !done.timed_out {
+                    self.reply(done.kind, done.generation, result);
+                }
+                self.idle = Some(done.runner);
+            }
+        } else if self
+            .abandoned
+            .as_ref()
+            .is_some_and(|a| a.runner.id == runner)
+        {
+            // Dropping the runner closes its job channel; its thread ends.
+            self.abandoned = None;
+            if self.running.as_ref().is_some_and(|r| r.timed_out) {
+                self.abandon_running();
+            }
+        }
+    }
+
+    /// A running background job answers an older conversation once a render or a
+    /// newer job of its kind is asked for: it is cancelled (it ends at its next
+    /// checkpoint and its cancellation is reported), so typing never waits for it.
+    fn cancel_background(&mut self, submitted: JobKind) {
+        if let Some(running) = self.running.as_ref() {
+            let stale = submitted == JobKind::Render || submitted == running.kind;
+            let cancellable = matches!(
+                running.kind,
+                JobKind::Attribute | JobKind::Tokenize | JobKind::Values | JobKind::Badges
+            );
+            // Capability probes ignore the conversation: only a newer request replaces them.
+            let replaced = running.kind == JobKind::Capabilities && submitted == running.kind;
+            if (cancellable && stale) || replaced {
+                running.token.cancel();
+            }
+        }
+    }
+
+    /// A queued value probe answers the conversation before this render's change: it
+    /// is dropped (reported as cancelled, so the caller asks again for the new one).
+    fn drop_superseded(&mut self) {
+        if let Some(queued) = self.queued[JobKind::Values.index()].take() {
+            self.reply(JobKind::Values, queued.generation, Err(cancelled_error()));
+        }
+    }
+
+    /// The running job passed its deadline.
+    fn time_out(&mut self) {
+        let Some(running) = self.running.as_mut() else {
+            return;
+        };
+        running.token.cancel();
+        running.timed_out = true;
+        let (kind, generation, allowed) = (running.kind, running.generation, running.allowed);
+        let can_abandon = self.abandoned.is_none();
+        self.reply(kind, generation, Err(timeout_error(allowed, can_abandon)));
+        if can_abandon {
+            self.abandon_running();
+        }
+    }
+
+    /// Leaves the running job's thread to end on its own; a fresh runner takes over.
+    fn abandon_running(&mut self) {
+        if let Some(running) = self.running.take() {
+            self.abandoned = Some(Abandoned {
+                runner: running.runner,
+                template: running.template,
+            });
+        }
+    }
+
+    fn start_next(&mut self) {
+        if self.running.is_some() {
+            return;
+        }
+        for kind in JobKind::ALL {
+            let slot = kind.index();
+            let Some(queued) = self.queued[slot].as_mut() else {
+                continue;
+            };
+            let template = template_of(&queued.job);
+            let blocked = template.is_some()
+                && self
+                    .abandoned
+                    .as_ref()
+                    .is_some_and(|a| a.template == template);
+            if blocked {
+                if !queued.blocked_reported {
+                    queued.blocked_reported = true;
+                    let generation = queued.generation;
+                    self.reply(kind, generation, Err(blocked_error()));
+                }
+                continue;
+            }
+            if let Some(queued) = self.queued[slot].take() {
+                self.start(kind, queued, template);
+            }
+            return;
+        }
+    }
+
+    fn start(&mut self, kind: JobKind, queued: Queued, template: Option<usize>) {
+        let runner = match self.idle.take() {
+            Some(runner) => runner,
+            None => {
+                self.next_runner += 1;
+                match runner::spawn(self.next_runner, self.commands.clone()) {
+                    Ok(runner) => runner,
+                    Err(err) => {
+                        let message = format!("could not start a render thread: {err}");
+                        return self.reply(
+                            kind,
+                            queued.generation,
+                            Err(RenderError::input(message)),
+                        );
+                    }
+                }
+            }
+        };
+        let token = CancelToken::new();
+        let allowed = if kind.background() {
+            self.allowed() * BACKGROUND_FACTOR
+        } else {
+            self.allowed()
+        };
+        let values = self.values.current(&self.conversation);
+        runner.run(queued.job, self.conversation.clone(), values, token.clone());
+        self.running = Some(Running {
+            runner,
+            kind,
+            generation: queued.generation,
+            template,
+            token,
+            deadline: Instant::now() + allowed,
+            allowed,
+            timed_out: false,
+        });
+    }
+
+    /// The time a job on the current conversation may take: like the engine's own
+    /// deadline, it grows with the square of the input, so a long real conversation on
+    /// a template that rescans it per message is never cut off.
+    fn allowed(&self) -> Duration {
+        self.deadline + Limits::default().deadline_extension(self.conversation.items())
+    }
+}
+
+fn timeout_error(deadline: Duration, abandoned: bool) -> RenderError {
+    let after = if abandoned {
+        "it was stopped and is left to end on its own"
+    } else {
+        "another stopped render is still running, so nothing else starts until one ends"
+    };
+    RenderError::new(
+        RenderErrorKind::Timeout,
+        format!(
+            "the template did not finish within {:.1} s; {after}",
+            deadline.as_secs_f64()
+        ),
+    )
+}
+
+fn cancelled_error() -> RenderError {
+    RenderError::new(
+        RenderErrorKind::Cancelled,
+        "cancelled: a newer request replaced it",
+    )
+}
+
+fn blocked_error() -> RenderError {
+    RenderError::new(
+        RenderErrorKind::Timeout,
+        "not rendered: an earlier render of this template timed out and is still \
+                  running; at most one is left running, so this one starts when it ends",
+    )
+}

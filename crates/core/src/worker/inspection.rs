@@ -1,0 +1,145 @@
+//! Inspection jobs on the worker: exact attribution of the prompt (see
+//! [`crate::inspect`]), kept with what it was computed from so the next request after
+//! an edit re-renders only the prefixes the edit touched.
+
+use std::sync::Arc;
+
+use crate::inspect::{attribute_incremental, Attribution, InspectError, Previous};
+use chatplate_render::{CancelToken, Conversation, RenderError, RenderErrorKind};
+
+use super::{Output, Template};
+
+/// An attribution with the conversation and prompt it explains.
+#[derive(Debug)]
+pub struct Attributed {
+    /// The conversation (a snapshot of the worker's).
+    pub conversation: Arc<Conversation>,
+    /// The prompt explained.
+    pub prompt: Arc<str>,
+    /// Which part produced each byte.
+    pub attribution: Attribution,
+}
+
+/// Attributes the worker's conversation, reusing `previous` when it comes from the
+/// same template.
+pub(super) fn attribute(
+    template: &Arc<Template>,
+    conversation: &Arc<Conversation>,
+    previous: Option<&Attributed>,
+    token: &CancelToken,
+) -> Result<Output, RenderError> {
+    let compiled = template.compiled()?;
+    let previous = previous.map(|p| Previous {
+        conversation: &p.conversation,
+        prompt: &p.prompt,
+        attribution: &p.attribution,
+    });
+    let attribution =
+        attribute_incremental(compiled, conversation, previous, token).map_err(inspect_error)?;
+    let prompt = compiled.render_cancellable(conversation, token)?;
+    Ok(Output::Attributed(Arc::new(Attributed {
+        conversation: Arc::clone(conversation),
+        prompt: prompt.into(),
+        attribution,
+    })))
+}
+
+/// An inspection failure as the worker reports errors.
+pub(super) fn inspect_error(error: InspectError) -> RenderError {
+    match error {
+        InspectError::Render(error) => error,
+        InspectError::Cancelled(_) => RenderError::new(
+            RenderErrorKind::Cancelled,
+            "cancelled: a newer request replaced it",
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use crate::inspect::Source;
+    use crate::worker::{Job, JobKind, Output, Template, Update, Worker};
+    use chatplate_render::{Conversation, Limits, RenderErrorKind};
+
+    const PATIENCE: Duration = Duration::from_secs(60);
+
+    fn conversation(count: usize) -> Conversation {
+        Conversation::new(
+            (0..count)
+                .map(|i| json!({"role": "user", "content": format!("m{i}")}))
+                .collect(),
+        )
+    }
+
+    fn attribute(worker: &Worker, generation: u64, template: &Arc<Template>) {
+        worker.submit(
+            generation,
+            Job::Attribute {
+                template: Arc::clone(template),
+                previous: None,
+            },
+        );
+    }
+
+    #[test]
+    fn attributes_each_byte_to_its_message() {
+        let worker = Worker::spawn(PATIENCE).unwrap();
+        let template = Template::new(
+            "[{% for m in messages %}<{{ m.content }}>{% endfor %}",
+            Limits::default(),
+        );
+        worker.update(Update::all(conversation(2)));
+        attribute(&worker, 3, &template);
+        let reply = worker.recv_timeout(PATIENCE).expect("a reply");
+        assert_eq!((reply.kind, reply.generation), (JobKind::Attribute, 3));
+        let Ok(Output::Attributed(attributed)) = reply.result else {
+            panic!("not attributed: {:?}", reply.result)
+        };
+        assert_eq!(&*attributed.prompt, "[<m0><m1>");
+        assert!(attributed.attribution.monotone());
+        let a = &attributed.attribution;
+        assert_eq!(a.source_at(0), Some(Source::Preamble));
+        assert_eq!(a.source_at(2), Some(Source::Message(0)));
+        assert_eq!(a.source_at(6), Some(Source::Message(1)));
+        assert_eq!(a.message_bytes(), vec![4, 4]);
+    }
+
+    #[test]
+    fn a_render_request_cancels_a_running_attribution() {
+        let worker = Worker::spawn(PATIENCE).unwrap();
+        // Cubic per prefix: attributing 400 messages takes minutes. The limits are lifted
+        // so the step budget cannot end the job first (it did, within the 200 ms below, in
+        // an optimised build), which would make this a race instead of a cancellation.
+        let unbounded = Limits::default()
+            .with_fuel(u64::MAX / 4)
+            .with_deadline(Duration::from_secs(3600));
+        let template = Template::new(
+            "{% for m in messages %}{% for n in messages %}{% for o in messages %}\
+             {% endfor %}{% endfor %}{{ m.content }}{% endfor %}",
+            unbounded,
+        );
+        worker.update(Update::all(conversation(400)));
+        attribute(&worker, 1, &template);
+        // Let the attribution start, then ask for a render of a newer state.
+        std::thread::sleep(Duration::from_millis(200));
+        worker.update(Update::all(conversation(1)));
+        worker.submit(
+            2,
+            Job::Render {
+                template: Arc::clone(&template),
+            },
+        );
+        let first = worker.recv_timeout(PATIENCE).expect("a reply");
+        assert_eq!(first.kind, JobKind::Attribute);
+        let err = first.result.expect_err("cancelled, not finished");
+        assert_eq!(err.kind, RenderErrorKind::Cancelled);
+        let second = worker.recv_timeout(PATIENCE).expect("the render");
+        assert_eq!((second.kind, second.generation), (JobKind::Render, 2));
+        assert!(second.result.is_ok());
+    }
+}

@@ -1,0 +1,375 @@
+//! The render worker: engine jobs run off the caller's thread, requests in, replies out.
+//!
+//! A caller (the terminal app) submits [`Job`]s tagged with a generation number and never
+//! waits: replies come back on a channel, and an optional waker tells the caller's event
+//! loop that one is ready. The worker knows nothing about terminals.
+//!
+//! * **The conversation lives on the worker too**: the caller sends what changed
+//!   ([`Update`]: one edited message, the settings, or everything) and the worker keeps
+//!   its own copy up to date, so a keystroke in a 10,000-message session costs the
+//!   caller a copy of one message, not of the whole conversation; the worker shares
+//!   each message with running jobs, so applying it copies no message either
+//!   ([`snapshot`]).
+//! * **Coalescing**: each [`JobKind`] has one pending slot; a newer request of a kind
+//!   replaces the queued one, so a burst of edits costs one render, not one per edit.
+//!   Updates are applied as they arrive, so none is lost to coalescing.
+//! * **Generations**: every reply carries the generation it answers, so the caller can drop
+//!   a result older than what it shows and mark one older than its text as stale.
+//! * **Deadlines**: a job running past the deadline is cancelled through its
+//!   [`CancelToken`](chatplate_render::CancelToken) and reported as timed out. Its thread is
+//!   abandoned until it returns; at most one abandoned thread exists at any time, and the
+//!   template it was rendering is not started again while it runs.
+//! * **Panics** in a job are caught and reported as a render error; the worker lives on.
+//!
+//! New job kinds (inspection, tokenizing) add a [`Job`] variant, a [`JobKind`] and an
+//! [`Output`] variant, and run against the same conversation; the dispatcher needs no
+//! other change.
+
+pub mod capabilities;
+mod dispatch;
+pub mod inspection;
+pub mod locate;
+mod opening;
+mod runner;
+mod snapshot;
+pub mod tokenizing;
+pub mod unused;
+mod values;
+
+use std::ops::Range;
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use serde_json::Value as Json;
+
+use chatplate_render::{normalize_newlines, CompiledTemplate, Conversation, Limits, RenderError};
+
+use dispatch::Command;
+
+/// A template compiled on first use, on the worker (compiling is engine work too).
+/// Shared through an `Arc`; the pointer identifies the template to the dispatcher.
+#[derive(Debug)]
+pub struct Template {
+    source: String,
+    limits: Limits,
+    compiled: OnceLock<Result<CompiledTemplate, RenderError>>,
+}
+
+impl Template {
+    /// A template for `source`, not compiled yet.
+    pub fn new(source: &str, limits: Limits) -> Arc<Self> {
+        Arc::new(Template {
+            source: source.to_string(),
+            limits,
+            compiled: OnceLock::new(),
+        })
+    }
+
+    /// The source as the user wrote it, newlines normalised: error positions refer to it.
+    pub fn error_source(&self) -> String {
+        normalize_newlines(&self.source)
+    }
+
+    /// Compiles on first call; later calls return the same result.
+    pub fn compiled(&self) -> Result<&CompiledTemplate, RenderError> {
+        self.compiled
+            .get_or_init(|| CompiledTemplate::compile(&self.source, self.limits))
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+}
+
+/// What changed in the conversation since the last update.
+#[derive(Debug, Clone, Default)]
+pub struct Update {
+    /// Everything but the messages (tools, flags, variables, clock), when it changed;
+    /// its `messages` are ignored.
+    pub settings: Option<Conversation>,
+    /// The messages.
+    pub messages: MessageUpdate,
+}
+
+/// Which messages changed.
+#[derive(Debug, Clone, Default)]
+pub enum MessageUpdate {
+    /// None.
+    #[default]
+    Unchanged,
+    /// All of them (the list itself changed): the new list.
+    All(Vec<Json>),
+    /// These, by index; the list has the same length as before.
+    Some(Vec<(usize, Json)>),
+}
+
+impl Update {
+    /// Everything: the whole conversation.
+    pub fn all(conversation: Conversation) -> Self {
+        let mut settings = conversation;
+        let messages = std::mem::take(&mut settings.messages);
+        Update {
+            settings: Some(settings),
+            messages: MessageUpdate::All(messages),
+        }
+    }
+}
+
+/// Work for the worker; every job runs on the worker's current conversation.
+#[derive(Debug, Clone)]
+pub enum Job {
+    /// Render the conversation with a template, then find each message in the prompt
+    /// (see [`locate`]; done here, so the caller never handles the conversation).
+    Render {
+        /// The template.
+        template: Arc<Template>,
+    },
+    /// Attribute every prompt byte to the message (or other part) that produced it,
+    /// reusing what still holds from `previous` (see [`inspection`]). A newer render
+    /// or attribution request cancels a running one.
+    Attribute {
+        /// The template.
+        template: Arc<Template>,
+        /// An earlier result by the same template.
+        previous: Option<Arc<inspection::Attributed>>,
+    },
+    /// Resolve what the user typed in an open dialog ([`crate::target::open`]).
+    Open {
+        /// A path, a model folder, a model id, a `.gguf`, ...
+        target: String,
+    },
+    /// List the local Hugging Face cache's models that have a chat template.
+    ScanCache,
+    /// Tokenize a prompt with the session's tokenizer (see [`tokenizing`]). A newer
+    /// render or tokenize request cancels a running one.
+    Tokenize {
+        /// Where the tokenizer is.
+        choice: tokenizing::TokenizerChoice,
+        /// The prompt (the app's shown render).
+        prompt: Arc<str>,
+    },
+    /// Probe what a template can render (see [`capabilities`]). Only a newer request of
+    /// this kind cancels a running one: the probes do not read the conversation.
+    Capabilities {
+        /// The template.
+        template: Arc<Template>,
+        /// Variables and clock for the probes.
+        settings: crate::inspect::ProbeSettings,
+    },
+    /// The same probes for the template list's badges (see [`capabilities`]): the
+    /// lowest priority, one template per request, cancelled by a render or a newer
+    /// request of this kind (the app asks again), so it never delays typing.
+    Badges {
+        /// The template.
+        template: Arc<Template>,
+        /// Variables and clock for the probes.
+        settings: crate::inspect::ProbeSettings,
+    },
+    /// Which values of one message and of the settings the template ignores (see
+    /// [`unused`]). A render request cancels it, running or queued.
+    Values {
+        /// The template.
+        template: Arc<Template>,
+        /// The message whose values to probe, if any.
+        message: Option<usize>,
+    },
+}
+
+/// The kinds of job; each has its own coalescing slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JobKind {
+    /// [`Job::Render`].
+    Render,
+    /// [`Job::Attribute`].
+    Attribute,
+    /// [`Job::Open`].
+    Open,
+    /// [`Job::ScanCache`].
+    ScanCache,
+    /// [`Job::Tokenize`].
+    Tokenize,
+    /// [`Job::Capabilities`].
+    Capabilities,
+    /// [`Job::Badges`].
+    Badges,
+    /// [`Job::Values`].
+    Values,
+}
+
+impl JobKind {
+    /// Every kind, in the order the dispatcher prefers when several are queued.
+    pub const ALL: [JobKind; 8] = [
+        JobKind::Render,
+        JobKind::Open,
+        JobKind::ScanCache,
+        JobKind::Tokenize,
+        JobKind::Capabilities,
+        JobKind::Values,
+        JobKind::Attribute,
+        JobKind::Badges,
+    ];
+
+    fn index(self) -> usize {
+        match self {
+            JobKind::Render => 0,
+            JobKind::Attribute => 1,
+            JobKind::Open => 2,
+            JobKind::ScanCache => 3,
+            JobKind::Tokenize => 4,
+            JobKind::Capabilities => 5,
+            JobKind::Badges => 6,
+            JobKind::Values => 7,
+        }
+    }
+
+    /// Background work: a running job of this kind is cancelled when a render or a
+    /// newer job of its kind is submitted (it answers an older conversation), and it
+    /// may run longer than a render.
+    pub fn background(self) -> bool {
+        !matches!(self, JobKind::Render)
+    }
+}
+
+impl Job {
+    /// This job's kind.
+    pub fn kind(&self) -> JobKind {
+        match self {
+            Job::Render { .. } => JobKind::Render,
+            Job::Attribute { .. } => JobKind::Attribute,
+            Job::Open { .. } => JobKind::Open,
+            Job::ScanCache => JobKind::ScanCache,
+            Job::Tokenize { .. } => JobKind::Tokenize,
+            Job::Capabilities { .. } => JobKind::Capabilities,
+            Job::Badges { .. } => JobKind::Badges,
+            Job::Values { .. } => JobKind::Values,
+        }
+    }
+}
+
+/// A successful render.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    /// The prompt.
+    pub prompt: Arc<str>,
+    /// Byte offset of the start of each prompt line (computed here, off the caller's thread).
+    pub line_starts: Vec<usize>,
+    /// Each message's byte range in the prompt, when found.
+    pub spans: Vec<Option<Range<usize>>>,
+}
+
+/// What a job produced.
+#[derive(Debug, Clone)]
+pub enum Output {
+    /// From [`Job::Render`].
+    Rendered(Rendered),
+    /// From [`Job::Attribute`].
+    Attributed(Arc<inspection::Attributed>),
+    /// From [`Job::Open`].
+    Opened(Box<crate::target::Opened>),
+    /// From [`Job::ScanCache`].
+    Cached(Vec<crate::catalog::TemplateSet>),
+    /// From [`Job::Tokenize`].
+    Tokens(Arc<tokenizing::TokenizedPrompt>),
+    /// From [`Job::Capabilities`] and [`Job::Badges`].
+    Capabilities(Arc<capabilities::TemplateInfo>),
+    /// From [`Job::Values`].
+    Values(Arc<unused::ValueChecks>),
+}
+
+/// The answer to one request.
+#[derive(Debug, Clone)]
+pub struct Reply {
+    /// The kind of job answered.
+    pub kind: JobKind,
+    /// The generation the request was submitted with.
+    pub generation: u64,
+    /// The output, or why there is none (a render error, a timeout, a caught panic).
+    pub result: Result<Output, RenderError>,
+}
+
+type Waker = Box<dyn Fn() + Send>;
+
+/// The handle: submit jobs, collect replies. Dropping it stops the worker (an abandoned
+/// render thread ends with the process).
+pub struct Worker {
+    commands: Sender<Command>,
+    replies: Receiver<Reply>,
+    waker: Arc<Mutex<Option<Waker>>>,
+}
+
+impl std::fmt::Debug for Worker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Worker").finish_non_exhaustive()
+    }
+}
+
+impl Worker {
+    /// Starts the dispatcher thread; jobs running longer than `deadline` time out.
+    pub fn spawn(deadline: Duration) -> std::io::Result<Self> {
+        let (commands, inbox) = mpsc::channel();
+        let (replies_out, replies) = mpsc::channel();
+        let waker: Arc<Mutex<Option<Waker>>> = Arc::default();
+        let notify = {
+            let waker = Arc::clone(&waker);
+            move |reply: Reply| {
+                if replies_out.send(reply).is_ok() {
+                    if let Some(wake) = waker.lock().ok().as_deref().and_then(Option::as_ref) {
+                        wake();
+                    }
+                }
+            }
+        };
+        dispatch::start(deadline, commands.clone(), inbox, Arc::new(notify))?;
+        Ok(Worker {
+            commands,
+            replies,
+            waker,
+        })
+    }
+
+    /// Brings the worker's conversation up to date; jobs submitted afterwards see it.
+    pub fn update(&self, update: Update) {
+        let _ = self.commands.send(Command::Update(update));
+    }
+
+    /// Queues `job`, replacing any queued job of the same kind.
+    pub fn submit(&self, generation: u64, job: Job) {
+        let _ = self.commands.send(Command::Submit { generation, job });
+    }
+
+    /// Calls `wake` (from the worker's thread) after each reply is queued, so an event
+    /// loop can sleep until there is something to collect.
+    pub fn set_waker(&self, wake: impl Fn() + Send + 'static) {
+        if let Ok(mut slot) = self.waker.lock() {
+            *slot = Some(Box::new(wake));
+        }
+    }
+
+    /// The next reply, if one is ready.
+    pub fn try_recv(&self) -> Option<Reply> {
+        self.replies.try_recv().ok()
+    }
+
+    /// Waits up to `timeout` for the next reply; `None` when none came.
+    pub fn recv_timeout(&self, timeout: Duration) -> Option<Reply> {
+        self.replies.recv_timeout(timeout).ok()
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        let _ = self.commands.send(Command::Shutdown);
+    }
+}
+
+/// Byte offset of the start of each line of `text` (no entry after a final newline).
+pub fn line_starts(text: &str) -> Vec<usize> {
+    let mut starts = vec![0];
+    starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+    if text.ends_with('\n') {
+        starts.pop();
+    }
+    starts
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,150 @@
+//! A runner thread: runs one job at a time for the dispatcher, catching panics so a bug
+//! in the engine becomes an error message instead of a dead worker.
+
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::mpsc::{self, Sender};
+use std::sync::Arc;
+
+use chatplate_render::{CancelToken, PreparedMessages, RenderError, RenderErrorKind};
+
+use super::dispatch::Command;
+use super::snapshot::Snapshot;
+use super::{line_starts, locate, Job, Output, Rendered};
+
+/// The dispatcher's handle on one runner thread; dropping it ends the thread once its
+/// current job returns.
+pub(super) struct Runner {
+    /// Distinguishes the active runner from an abandoned one.
+    pub id: u64,
+    jobs: Sender<Task>,
+}
+
+/// A job with the conversation snapshot it runs on (and its messages as template
+/// values) and its cancel token.
+type Task = (Job, Snapshot, Arc<PreparedMessages>, CancelToken);
+
+impl Runner {
+    /// Hands the runner a job on `conversation`.
+    pub fn run(
+        &self,
+        job: Job,
+        conversation: Snapshot,
+        values: Arc<PreparedMessages>,
+        token: CancelToken,
+    ) {
+        let _ = self.jobs.send((job, conversation, values, token));
+    }
+}
+
+/// Runs `job`, a panic in it becoming an error.
+pub(super) fn run_caught(
+    job: Job,
+    conversation: &Snapshot,
+    values: &PreparedMessages,
+    token: &CancelToken,
+) -> Result<Output, RenderError> {
+    catch_unwind(AssertUnwindSafe(|| run(job, conversation, values, token)))
+        .unwrap_or_else(|payload| Err(panic_error(payload.as_ref())))
+}
+
+/// Starts runner `id`; it reports each finished job to `done`.
+pub(super) fn spawn(id: u64, done: Sender<Command>) -> std::io::Result<Runner> {
+    let (jobs, inbox) = mpsc::channel::<Task>();
+    std::thread::Builder::new()
+        .name(format!("chatplate-render-{id}"))
+        .spawn(move || {
+            for (job, conversation, values, token) in inbox {
+                let result = run_caught(job, &conversation, &values, &token);
+                if done.send(Command::Done { runner: id, result }).is_err() {
+                    return;
+                }
+            }
+        })?;
+    Ok(Runner { id, jobs })
+}
+
+fn run(
+    job: Job,
+    conversation: &Snapshot,
+    values: &PreparedMessages,
+    token: &CancelToken,
+) -> Result<Output, RenderError> {
+    match job {
+        Job::Render { template } => {
+            #[cfg(debug_assertions)]
+            test_panic(conversation);
+            let compiled = template.compiled()?;
+            let settings = &conversation.settings;
+            // Continuing the final message renders from the messages themselves.
+            let prompt = if settings.continue_final_message.field().is_some() {
+                compiled.render_cancellable(&conversation.conversation(), token)?
+            } else {
+                compiled.render_prepared(settings, values, token)?
+            };
+            Ok(Output::Rendered(Rendered {
+                line_starts: line_starts(&prompt),
+                spans: locate::locate_messages(&prompt, &conversation.messages),
+                prompt: prompt.into(),
+            }))
+        }
+        Job::Attribute { template, previous } => {
+            // The one job that needs the whole conversation: built here, off the
+            // dispatcher, and kept by the result for the next incremental attribution.
+            let conversation = Arc::new(conversation.conversation());
+            super::inspection::attribute(&template, &conversation, previous.as_deref(), token)
+        }
+        Job::Open { target } => super::opening::open(&target),
+        Job::ScanCache => Ok(super::opening::scan_cache()),
+        Job::Tokenize { choice, prompt } => {
+            super::tokenizing::tokenize(&choice, &prompt, &conversation.conversation(), token)
+        }
+        Job::Capabilities { template, settings } | Job::Badges { template, settings } => {
+            super::capabilities::probe(&template, &settings, token)
+        }
+        Job::Values { template, message } => super::unused::probe(
+            &template,
+            message,
+            &conversation.conversation(),
+            values,
+            token,
+        ),
+    }
+}
+
+/// A caught panic as a render error; the session it was rendering is unharmed.
+fn panic_error(payload: &(dyn Any + Send)) -> RenderError {
+    let what = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "no message".into());
+    RenderError::new(
+        RenderErrorKind::Runtime,
+        format!(
+            "chatplate bug: the template engine crashed ({what}). Your session is unharmed; \
+             please report this template and conversation."
+        ),
+    )
+}
+
+/// Debug builds only: panics when a message contains `$CHATPLATE_TEST_PANIC`, so tests
+/// can prove a crash on the worker is contained (no template is known to crash it).
+#[cfg(debug_assertions)]
+fn test_panic(conversation: &Snapshot) {
+    let Some(marker) = std::env::var("CHATPLATE_TEST_PANIC")
+        .ok()
+        .filter(|m| !m.is_empty())
+    else {
+        return;
+    };
+    let hit = conversation.messages.iter().any(|message| {
+        message
+            .get("content")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(|text| text.contains(&marker))
+    });
+    if hit {
+        panic!("test panic requested through CHATPLATE_TEST_PANIC");
+    }
+}

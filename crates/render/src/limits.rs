@@ -1,0 +1,197 @@
+//! The bounds on one render of an untrusted template, and how each is reported.
+//!
+//! Attacks are stopped by the deadline and the byte budget. The step budget (MiniJinja
+//! fuel) only catches endless loops, and must never refuse a real conversation: several
+//! real templates are quadratic in the number of messages (for each message they scan
+//! the others: google-gemma-4 takes about 4.4 M steps for 1,000 messages,
+//! openai-gpt-oss about 28.5 M for 10,000), so the budget grows with the square of the
+//! input. Every limit error names the limit, its value and the flag that raises it.
+
+use std::time::Duration;
+
+/// Bounds on what an untrusted template may do in one render. More bounds may be added:
+/// start from [`Limits::default`] and change what you need with the `with_` methods.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub struct Limits {
+    /// Base step budget (MiniJinja fuel: about one unit per instruction, plus one per 64
+    /// bytes of data made). A render's budget is this plus [`STEPS_PER_ITEM_PAIR`] per
+    /// pair of input items (see [`Limits::step_budget`]).
+    pub fuel: u64,
+    /// Largest prompt, in bytes.
+    pub max_output_bytes: usize,
+    /// Most memory the template may hold during the render, in bytes.
+    pub max_memory_bytes: usize,
+    /// Deepest macro / include / loop recursion.
+    pub recursion: usize,
+    /// Wall-clock bound on one render.
+    pub deadline: Duration,
+}
+
+/// Extra steps per pair of input items (messages, tools, documents).
+pub const STEPS_PER_ITEM_PAIR: u64 = 10;
+
+/// Extra render time per pair of input items, in microseconds: quadratic templates
+/// take about 0.35 µs (gemma-4, 2,000 messages: 1.4 s) per pair on the 2-core machine.
+pub const MICROS_PER_ITEM_PAIR: u64 = 1;
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits {
+            fuel: 5_000_000,
+            max_output_bytes: 32 << 20,
+            max_memory_bytes: 256 << 20,
+            recursion: 200,
+            deadline: Duration::from_secs(5),
+        }
+    }
+}
+
+impl Limits {
+    /// With a base step budget of `fuel`.
+    pub fn with_fuel(mut self, fuel: u64) -> Self {
+        self.fuel = fuel;
+        self
+    }
+
+    /// With a largest prompt of `bytes`.
+    pub fn with_max_output_bytes(mut self, bytes: usize) -> Self {
+        self.max_output_bytes = bytes;
+        self
+    }
+
+    /// With at most `bytes` of memory held by the template during a render.
+    pub fn with_max_memory_bytes(mut self, bytes: usize) -> Self {
+        self.max_memory_bytes = bytes;
+        self
+    }
+
+    /// With macro / include / loop recursion at most `depth` deep.
+    pub fn with_recursion(mut self, depth: usize) -> Self {
+        self.recursion = depth;
+        self
+    }
+
+    /// With a wall-clock bound of `deadline` on one render (before its growth with the
+    /// conversation, see [`Limits::deadline_extension`]).
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// The step budget for a render with `items` input items (messages, tools and
+    /// documents): [`Limits::fuel`] + [`STEPS_PER_ITEM_PAIR`] × items².
+    pub fn step_budget(&self, items: usize) -> u64 {
+        let items = items as u64;
+        self.fuel
+            .saturating_add(STEPS_PER_ITEM_PAIR.saturating_mul(items.saturating_mul(items)))
+    }
+
+    /// The message for a render that used up its step budget.
+    pub fn steps_exceeded(&self, items: usize) -> String {
+        format!(
+            "the template ran more than {} steps, its step budget for {} input items \
+             ({} + {STEPS_PER_ITEM_PAIR} × items²); if the conversation is real, raise \
+             the base budget with --fuel",
+            group(self.step_budget(items)),
+            group(items as u64),
+            group(self.fuel),
+        )
+    }
+
+    /// The message for a prompt larger than [`Limits::max_output_bytes`].
+    pub fn output_exceeded(&self) -> String {
+        format!(
+            "the prompt grew beyond {} (the output limit; raise it with --max-output)",
+            bytes(self.max_output_bytes)
+        )
+    }
+
+    /// The message for a render that held more than [`Limits::max_memory_bytes`].
+    pub fn memory_exceeded(&self, needed: usize) -> String {
+        let needed = match needed {
+            0 => String::new(),
+            n => format!(" (it asked for {})", bytes(n)),
+        };
+        format!(
+            "the template needed more than {} of memory{needed} (the memory limit; raise \
+             it with --max-memory)",
+            bytes(self.max_memory_bytes)
+        )
+    }
+
+    /// How much longer than [`Limits::deadline`] a render of `items` input items may
+    /// take: [`MICROS_PER_ITEM_PAIR`] × items², like the step budget.
+    pub fn deadline_extension(&self, items: usize) -> Duration {
+        let items = items as u64;
+        Duration::from_micros(MICROS_PER_ITEM_PAIR.saturating_mul(items.saturating_mul(items)))
+    }
+
+    /// The message for a render that ran past its deadline.
+    pub fn deadline_exceeded(&self, items: usize) -> String {
+        let extension = self.deadline_extension(items);
+        if extension < Duration::from_millis(100) {
+            return format!(
+                "the template did not finish within {:.1} s and was stopped (the deadline; \
+                 raise it with --deadline)",
+                self.deadline.as_secs_f64()
+            );
+        }
+        format!(
+            "the template did not finish within {:.1} s and was stopped, its deadline for {} \
+             input items ({:.1} s + {MICROS_PER_ITEM_PAIR} µs × items²); raise the base with \
+             --deadline",
+            (self.deadline + extension).as_secs_f64(),
+            group(items as u64),
+            self.deadline.as_secs_f64(),
+        )
+    }
+
+    /// The message for recursion deeper than [`Limits::recursion`].
+    pub fn recursion_exceeded(&self) -> String {
+        format!(
+            "the template recursed deeper than {} levels (the recursion limit)",
+            self.recursion
+        )
+    }
+}
+
+/// `1234567` as `1,234,567`.
+pub fn group(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, ch) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// A byte count for people: `256 MiB`, `1,000 bytes`.
+pub fn bytes(n: usize) -> String {
+    const MIB: usize = 1 << 20;
+    if n >= MIB && n.is_multiple_of(MIB) {
+        format!("{} MiB", group((n / MIB) as u64))
+    } else if n >= 10 * MIB {
+        format!("{:.0} MiB", n as f64 / MIB as f64)
+    } else {
+        format!("{} bytes", group(n as u64))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn budget_grows_with_the_square_of_the_input() {
+        let limits = Limits::default();
+        assert_eq!(limits.step_budget(0), 5_000_000);
+        assert_eq!(limits.step_budget(1_000), 15_000_000);
+        assert_eq!(group(1_234_567), "1,234,567");
+        assert_eq!(bytes(256 << 20), "256 MiB");
+        assert_eq!(bytes(1000), "1,000 bytes");
+    }
+}

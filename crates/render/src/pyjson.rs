@@ -1,0 +1,312 @@
+//! Python's `json.dumps` as transformers exposes it through the `tojson` filter.
+//!
+//! transformers replaces Jinja's `tojson` with
+//! `json.dumps(x, ensure_ascii=False, indent=None, separators=None, sort_keys=False)`, so
+//! the default separators are `", "` and `": "` (or `","` with an indent), nothing is
+//! HTML-escaped and non-ASCII text is kept as is.
+
+use minijinja::value::{Value, ValueKind};
+use minijinja::{Error, ErrorKind};
+
+use super::generators::is_generator;
+use super::none::is_python_none;
+use super::pyfloat::repr_float;
+
+/// The keyword arguments of `json.dumps` that templates use.
+#[derive(Debug, Clone, Default)]
+pub struct DumpOptions {
+    /// `indent`: `None` for one line, otherwise the text repeated per level.
+    pub indent: Option<String>,
+    /// `separators`: item and key separators; `None` picks Python's defaults.
+    pub separators: Option<(String, String)>,
+    /// `sort_keys`.
+    pub sort_keys: bool,
+    /// `ensure_ascii`: escape every non-ASCII character as `\uXXXX`.
+    pub ensure_ascii: bool,
+    /// Refuse to produce more than this many bytes (`None`: only the render's byte
+    /// budget applies).
+    pub max_bytes: Option<usize>,
+}
+
+/// Deepest nesting serialised: Python's encoder fails with `RecursionError` near its
+/// recursion limit of 1,000.
+pub const MAX_JSON_DEPTH: usize = 1000;
+
+/// Serializes `value` exactly as Python's `json.dumps` would.
+pub fn dumps(value: &Value, options: &DumpOptions) -> Result<String, Error> {
+    let (item_sep, key_sep) = match &options.separators {
+        Some((item, key)) => (item.clone(), key.clone()),
+        None if options.indent.is_some() => (",".to_string(), ": ".to_string()),
+        None => (", ".to_string(), ": ".to_string()),
+    };
+    let mut writer = JsonWriter {
+        out: String::new(),
+        options,
+        item_sep,
+        key_sep,
+        checked_at: 0,
+    };
+    writer.write(value, 0)?;
+    Ok(writer.out)
+}
+
+struct JsonWriter<'a> {
+    out: String,
+    options: &'a DumpOptions,
+    item_sep: String,
+    key_sep: String,
+    /// Output length at the last budget check.
+    checked_at: usize,
+}
+
+impl JsonWriter<'_> {
+    fn write(&mut self, value: &Value, depth: usize) -> Result<(), Error> {
+        if self
+            .options
+            .max_bytes
+            .is_some_and(|max| self.out.len() > max)
+        {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                "tojson: output exceeds the render's remaining budget",
+            ));
+        }
+        if self.out.len() - self.checked_at > 1 << 16 {
+            self.checked_at = self.out.len();
+            super::scope::reserve(None, 0)?;
+        }
+        if depth > MAX_JSON_DEPTH {
+            return Err(Error::new(
+                ErrorKind::InvalidOperation,
+                "RecursionError: maximum recursion depth exceeded while encoding a JSON object",
+            ));
+        }
+        if is_python_none(value) {
+            self.out.push_str("null");
+            return Ok(());
+        }
+        match value.kind() {
+            ValueKind::None => self.out.push_str("null"),
+            ValueKind::Bool => self
+                .out
+                .push_str(if value.is_true() { "true" } else { "false" }),
+            ValueKind::Number => self.write_number(value),
+            ValueKind::String => self.write_string(value.as_str().unwrap_or_default()),
+            ValueKind::Seq | ValueKind::Iterable if !is_generator(value) => {
+                self.write_seq(value, depth)?
+            }
+            ValueKind::Map if !super::loops::is_namespace(value) => self.write_map(value, depth)?,
+            _ => return Err(not_serializable(value)),
+        }
+        Ok(())
+    }
+
+    fn write_number(&mut self, value: &Value) {
+        if value.is_integer() {
+            self.out.push_str(&value.to_string());
+            return;
+        }
+        let float = f64::try_from(value.clone()).unwrap_or(f64::NAN);
+        let text = match repr_float(float).as_str() {
+            "nan" => "NaN".to_string(),
+            "inf" => "Infinity".to_string(),
+            "-inf" => "-Infinity".to_string(),
+            other => other.to_string(),
+        };
+        self.out.push_str(&text);
+    }
+
+    fn write_string(&mut self, text: &str) {
+        if self
+            .options
+            .max_bytes
+            .is_some_and(|max| self.out.len() + text.len() > max)
+        {
+            // Leave the output over budget; the next `write` reports it.
+            self.out.push_str(text);
+            return;
+        }
+        self.out.push('"');
+        for ch in text.chars() {
+            match ch {
+                '"' => self.out.push_str("\\\""),
+                '\\' => self.out.push_str("\\\\"),
+                '\n' => self.out.push_str("\\n"),
+                '\r' => self.out.push_str("\\r"),
+                '\t' => self.out.push_str("\\t"),
+                '\u{8}' => self.out.push_str("\\b"),
+                '\u{c}' => self.out.push_str("\\f"),
+                c if (c as u32) < 0x20 => self.push_unicode_escape(c as u32),
+                c if self.options.ensure_ascii && !c.is_ascii() => {
+                    let mut units = [0u16; 2];
+                    for unit in c.encode_utf16(&mut units) {
+                        self.push_unicode_escape(u32::from(*unit));
+                    }
+                }
+                c => self.out.push(c),
+            }
+        }
+        self.out.push('"');
+    }
+
+    fn push_unicode_escape(&mut self, unit: u32) {
+        self.out.push_str(&format!("\\u{unit:04x}"));
+    }
+
+    fn write_seq(&mut self, value: &Value, depth: usize) -> Result<(), Error> {
+        // At least a separator per item: refuse a list too long to write before starting
+        // (a list doubled with `l + l` is lazy and can claim 2^60 items).
+        let len = value.len().unwrap_or(0);
+        super::scope::reserve_items(None, len, self.item_sep.len().max(1))?;
+        let mut items = value.try_iter()?.peekable();
+        if items.peek().is_none() {
+            self.out.push_str("[]");
+            return Ok(());
+        }
+        self.out.push('[');
+        for (index, item) in items.enumerate() {
+            self.separator(index, depth + 1)?;
+            self.write(&item, depth + 1)?;
+        }
+        self.newline(depth)?;
+        self.out.push(']');
+        Ok(())
+    }
+
+    fn write_map(&mut self, value: &Value, depth: usize) -> Result<(), Error> {
+        super::scope::reserve_items(None, value.len().unwrap_or(0), 4)?;
+        let mut keys: Vec<Value> = value.try_iter()?.collect();
+        if keys.is_empty() {
+            self.out.push_str("{}");
+            return Ok(());
+        }
+        if self.options.sort_keys {
+            sort_keys(&mut keys)?;
+        }
+        self.out.push('{');
+        for (index, key) in keys.iter().enumerate() {
+            self.separator(index, depth + 1)?;
+            let key_text = key_string(key)?;
+            self.write_string(&key_text);
+            self.out.push_str(&self.key_sep.clone());
+            self.write(&value.get_item(key)?, depth + 1)?;
+        }
+        self.newline(depth)?;
+        self.out.push('}');
+        Ok(())
+    }
+
+    /// Writes what comes before the item at `index` inside a container.
+    fn separator(&mut self, index: usize, depth: usize) -> Result<(), Error> {
+        if index > 0 {
+            let sep = self.item_sep.clone();
+            self.out.push_str(&sep);
+        }
+        self.newline(depth)
+    }
+
+    fn newline(&mut self, depth: usize) -> Result<(), Error> {
+        if let Some(indent) = &self.options.indent {
+            // The indent is the template's: `tojson(indent=10**6)` nested a few levels.
+            super::scope::reserve(None, indent.len().saturating_mul(depth))?;
+            self.out.push('\n');
+            for _ in 0..depth {
+                self.out.push_str(indent);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// JSON object keys the way Python coerces them: str, int, float, bool and None only.
+fn key_string(key: &Value) -> Result<String, Error> {
+    if is_python_none(key) {
+        return Ok("null".into());
+    }
+    match key.kind() {
+        ValueKind::String => Ok(key.as_str().unwrap_or_default().to_string()),
+        ValueKind::Bool => Ok(if key.is_true() { "true" } else { "false" }.into()),
+        ValueKind::None => Ok("null".into()),
+        ValueKind::Number => {
+            let mut text = String::new();
+            super::pyrepr::write_number(&mut text, key);
+            Ok(text)
+        }
+        _ => Err(Error::new(
+            ErrorKind::InvalidOperation,
+            format!(
+                "TypeError: keys must be str, int, float, bool or None, not {}",
+                super::pytype::type_name(key)
+            ),
+        )),
+    }
+}
+
+fn sort_keys(keys: &mut [Value]) -> Result<(), Error> {
+    let all_strings = keys.iter().all(|k| k.kind() == ValueKind::String);
+    let all_numbers = keys.iter().all(|k| k.kind() == ValueKind::Number);
+    if !all_strings && !all_numbers {
+        return Err(Error::new(
+            ErrorKind::InvalidOperation,
+            "TypeError: '<' not supported between keys of different types",
+        ));
+    }
+    keys.sort();
+    Ok(())
+}
+
+fn not_serializable(value: &Value) -> Error {
+    Error::new(
+        ErrorKind::InvalidOperation,
+        format!(
+            "TypeError: Object of type {} is not JSON serializable",
+            super::pytype::type_name(value)
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dumps_json(json: serde_json::Value, options: &DumpOptions) -> String {
+        dumps(&crate::data::json_to_value(&json), options).unwrap()
+    }
+
+    // Expectations are CPython 3.11 `json.dumps(..., ensure_ascii=False, ...)` output.
+    #[test]
+    fn default_separators_have_spaces() {
+        let json = serde_json::json!({"name": "f", "args": [1, 2.0, null, true], "e": {}});
+        assert_eq!(
+            dumps_json(json, &DumpOptions::default()),
+            r#"{"name": "f", "args": [1, 2.0, null, true], "e": {}}"#
+        );
+    }
+
+    #[test]
+    fn indent_uses_comma_without_trailing_space() {
+        let json = serde_json::json!({"a": [1, {"b": "é\n"}], "c": []});
+        let options = DumpOptions {
+            indent: Some("  ".into()),
+            ..DumpOptions::default()
+        };
+        assert_eq!(
+            dumps_json(json, &options),
+            "{\n  \"a\": [\n    1,\n    {\n      \"b\": \"é\\n\"\n    }\n  ],\n  \"c\": []\n}"
+        );
+    }
+
+    #[test]
+    fn ensure_ascii_and_sort_keys() {
+        let json = serde_json::json!({"b": "😀", "a": "\u{1}<>&"});
+        let options = DumpOptions {
+            ensure_ascii: true,
+            sort_keys: true,
+            ..DumpOptions::default()
+        };
+        assert_eq!(
+            dumps_json(json, &options),
+            r#"{"a": "\u0001<>&", "b": "\ud83d\ude00"}"#
+        );
+    }
+}

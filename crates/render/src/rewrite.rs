@@ -1,0 +1,519 @@
+//! AST-guided source rewrites for the Python behaviours MiniJinja's VM cannot be
+//! told about from outside. Before compiling, the template is parsed with MiniJinja's own
+//! parser; the affected expressions are located by their source spans and only their
+//! text is rewritten, so line numbers (and error positions) are preserved.
+//!
+//! * **`Markup + str`**: adding a plain string to a `|safe` string HTML-escapes the plain
+//!   one (markupsafe's `Markup.__add__` / `__radd__`), even though transformers renders
+//!   with autoescape off; functionary v3.1 builds its tool list this way. Every `+` with
+//!   an operand that is statically Markup (`x|safe`, `x|escape`, or another such `+`)
+//!   becomes a call to the Markup helper ([`super::markup`]); so does `+` on a variable
+//!   some `{% set %}` assigns Markup to (see [`super::markupvars`]).
+//! * **`x % args`**: Python's string formatting or modulo, decided at run time, for
+//!   every `%` whose left operand is not plainly numeric (those keep MiniJinja's own
+//!   `%`, which has Python's floor semantics), becomes a call to the formatting helper
+//!   ([`super::percent`]).
+//! * **Dict methods**: `d.items` (not called) and `d['items']` go through a helper
+//!   ([`super::boundmethods`]) that finds the method as Python does.
+//! * **Looping over a string**: Jinja2 knows the length, so `loop.length`, `loop.last`
+//!   and `loop.revindex` work; MiniJinja's character iterator has none. Every `for`
+//!   loop's iterable is wrapped in the loop helper ([`super::loops`]), which gives a
+//!   string its length (and lets a cancelled render stop at the next item).
+//! * **Assignments**: the value of every `{% set ns.attr = value %}` passes through a
+//!   helper ([`super::loops`]) that refuses a namespace inside a namespace (which could
+//!   contain itself) and lists too large to ever materialise; every other `{% set %}`
+//!   value through one that refuses only the too-large lists.
+//! * **A slice indexed in place** (`messages[1:][i]`) goes through a helper
+//!   ([`super::slices`]) that indexes a list slice in O(1) instead of walking
+//!   MiniJinja's lazy one.
+//!
+//! Expression extents come from [`super::extent`], computed once per node, so the pass is
+//! linear in the template.
+//!
+//! The helpers' names are chosen per template ([`Helpers`]), so the template itself
+//! cannot call them.
+
+use minijinja::machinery::ast::{BinOpKind, CallArg, Expr, Slice, Stmt, UnaryOpKind};
+use minijinja::value::ValueKind;
+
+use super::boundmethods::{dict_lookup, Lookup};
+
+use super::extent::Extents;
+use super::helpers::Helpers;
+use super::offsets::OffsetMap;
+
+/// A rewritten template and the way back from its byte offsets to the original's.
+#[derive(Debug, Clone, Default)]
+pub struct Rewritten {
+    /// The text MiniJinja compiles.
+    pub text: String,
+    /// Where the edits landed.
+    pub map: OffsetMap,
+    /// The deepest expression nesting in the template (a chain of `n` operators is `n`
+    /// deep), which MiniJinja's compiler recurses through.
+    pub depth: usize,
+}
+
+impl Rewritten {
+    /// Maps a byte offset in the rewritten text to the original source, so error
+    /// positions point at what the user wrote.
+    pub fn original_offset(&self, offset: usize) -> usize {
+        self.map.original_offset(offset)
+    }
+}
+
+/// Applies the rewrites to `source`; returns it unchanged when it does not parse (the
+/// real compile then reports the syntax error).
+pub fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Rewritten {
+    let Some(ast) = ast else {
+        return Rewritten {
+            text: source.to_string(),
+            map: OffsetMap::default(),
+            depth: 0,
+        };
+    };
+    // Pushed first so that, once sorted, they enclose the edits inside the values.
+    let edits: Vec<Edit> = super::scopes::namespace_sets(ast, source)
+        .into_iter()
+        .map(|set| Edit {
+            start: set.value.0,
+            end: set.value.1,
+            kind: EditKind::Around("((".into(), format!("), {})[0]", set.namespace)),
+        })
+        .collect();
+    let mut cx = Cx {
+        source,
+        helpers,
+        edits,
+        depth: 0,
+        extents: Extents::new(source),
+    };
+    super::markupvars::with_names(ast, || walk_stmt(ast, &mut cx));
+    let cx_depth = cx.depth;
+    let mut edits = cx.edits;
+    // Outer edits first where two start together, so a wrap encloses what it contains.
+    edits.sort_by_key(|edit| (edit.start, std::cmp::Reverse(edit.end)));
+    let mut map = OffsetMap::default();
+    let text = apply_edits(
+        source,
+        0,
+        source.len(),
+        &mut edits.as_slice(),
+        Some(&mut map),
+    );
+    Rewritten {
+        text,
+        map,
+        depth: cx_depth,
+    }
+}
+
+/// The walk's state: the source, the helper names and the edits found so far.
+struct Cx<'s> {
+    source: &'s str,
+    helpers: &'s Helpers,
+    edits: Vec<Edit>,
+    /// The deepest expression nesting seen.
+    depth: usize,
+    /// Expression extents, each computed once.
+    extents: Extents<'s>,
+}
+
+/// One rewrite: the byte range it covers and how its new text is made.
+struct Edit {
+    start: usize,
+    end: usize,
+    kind: EditKind,
+}
+
+enum EditKind {
+    /// Replace the range with this text.
+    Replace(String),
+    /// Wrap the range, with any edits inside it applied, in a call to this function.
+    Wrap(String),
+    /// Put text before and after the range, with any edits inside it applied.
+    Around(String, String),
+}
+
+/// Writes `source[start..end]` with the edits inside that range applied. `edits` is
+/// sorted by start and consumed as it is used; nested edits are applied inside `Wrap`s.
+/// Top-level edits are recorded in `map` when given.
+fn apply_edits(
+    source: &str,
+    start: usize,
+    end: usize,
+    edits: &mut &[Edit],
+    mut map: Option<&mut OffsetMap>,
+) -> String {
+    let mut out = String::with_capacity(end - start + 32);
+    let mut cursor = start;
+    while let Some((edit, rest)) = edits.split_first() {
+        if edit.start >= end {
+            break;
+        }
+        *edits = rest;
+        if edit.start < cursor {
+            continue; // overlaps an edit already made
+        }
+        out.push_str(&source[cursor..edit.start]);
+        let new_start = start + out.len();
+        let prefix = match &edit.kind {
+            EditKind::Replace(text) => {
+                out.push_str(text);
+                None
+            }
+            EditKind::Wrap(function) => {
+                let inner = apply_edits(source, edit.start, edit.end, edits, None);
+                out.push_str(&format!("{function}(({inner}))"));
+                Some(function.len() + 2)
+            }
+            EditKind::Around(before, after) => {
+                let inner = apply_edits(source, edit.start, edit.end, edits, None);
+                out.push_str(&format!("{before}{inner}{after}"));
+                Some(before.len())
+            }
+        };
+        if let Some(map) = map.as_deref_mut() {
+            map.record(
+                (new_start, start + out.len()),
+                (edit.start, edit.end),
+                prefix,
+            );
+        }
+        cursor = edit.end;
+    }
+    out.push_str(&source[cursor..end]);
+    out
+}
+
+fn walk_stmts(stmts: &[Stmt], cx: &mut Cx) {
+    for stmt in stmts {
+        walk_stmt(stmt, cx);
+    }
+}
+
+fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
+    match stmt {
+        Stmt::Template(t) => walk_stmts(&t.children, cx),
+        Stmt::EmitExpr(e) => walk_expr(&e.expr, cx),
+        Stmt::ForLoop(f) => {
+            let (start, end) = cx.extents.of(&f.iter);
+            // Pushed before the iterable's own edits so that, once sorted, it encloses them.
+            cx.edits.push(Edit {
+                start,
+                end,
+                kind: EditKind::Wrap(cx.helpers.loop_iterable()),
+            });
+            walk_expr(&f.iter, cx);
+            if let Some(filter) = &f.filter_expr {
+                walk_expr(filter, cx);
+            }
+            walk_stmts(&f.body, cx);
+            walk_stmts(&f.else_body, cx);
+        }
+        Stmt::IfCond(i) => {
+            walk_expr(&i.expr, cx);
+            walk_stmts(&i.true_body, cx);
+            walk_stmts(&i.false_body, cx);
+        }
+        Stmt::WithBlock(w) => {
+            for (_, value) in &w.assignments {
+                walk_expr(value, cx);
+            }
+            walk_stmts(&w.body, cx);
+        }
+        Stmt::Set(s) => {
+            let (mut start, end) = cx.extents.of(&s.expr);
+            // Some expression spans (comparisons) begin before the `=`.
+            let (_, target_end) = cx.extents.of(&s.target);
+            if let Some(equals) = cx.source.get(target_end..).and_then(|t| t.find('=')) {
+                start = start.max(target_end + equals + 1);
+            }
+            let helper = match s.target {
+                Expr::GetAttr(_) => cx.helpers.namespace_value(),
+                _ => cx.helpers.set_value(),
+            };
+            cx.edits.push(Edit {
+                start,
+                end,
+                kind: EditKind::Wrap(helper),
+            });
+            walk_expr(&s.expr, cx)
+        }
+        Stmt::SetBlock(s) => walk_stmts(&s.body, cx),
+        Stmt::AutoEscape(a) => walk_stmts(&a.body, cx),
+        Stmt::FilterBlock(f) => walk_stmts(&f.body, cx),
+        Stmt::Block(b) => walk_stmts(&b.body, cx),
+        Stmt::Macro(m) => {
+            for default in &m.defaults {
+                walk_expr(default, cx);
+            }
+            walk_stmts(&m.body, cx);
+        }
+        Stmt::CallBlock(c) => {
+            walk_args(&c.call.args, cx);
+            walk_stmts(&c.macro_decl.body, cx);
+        }
+        Stmt::Do(d) => walk_args(&d.call.args, cx),
+        _ => {}
+    }
+}
+
+fn walk_args(args: &[CallArg], cx: &mut Cx) {
+    for arg in args {
+        let (CallArg::Pos(e)
+        | CallArg::Kwarg(_, e)
+        | CallArg::PosSplat(e)
+        | CallArg::KwargSplat(e)) = arg;
+        walk_expr(e, cx);
+    }
+}
+
+fn walk_expr(expr: &Expr, cx: &mut Cx) {
+    walk_expr_at(expr, 1, cx)
+}
+
+/// Walks `expr`, nested `depth` deep. Long operator chains (`a ~ b ~ c ~ ...`) are
+/// left-deep trees: their left spine is walked in a loop, so the walk costs neither
+/// stack nor time per level beyond the level itself.
+fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
+    let (mut current, mut depth, mut known_plain) = (expr, depth, false);
+    loop {
+        cx.depth = cx.depth.max(depth);
+        if let Some((format, args)) = string_percent(current) {
+            let (start, end) = cx.extents.of(current);
+            let text = format!(
+                "{}({}, {})",
+                cx.helpers.percent_format(),
+                emit(format, cx),
+                emit(args, cx)
+            );
+            cx.edits.push(Edit {
+                start,
+                end,
+                kind: EditKind::Replace(text),
+            });
+            return;
+        }
+        if !known_plain && is_markup_add(current) {
+            let (start, end) = cx.extents.of(current);
+            let text = emit(current, cx);
+            cx.edits.push(Edit {
+                start,
+                end,
+                kind: EditKind::Replace(text),
+            });
+            return;
+        }
+        let Expr::BinOp(b) = current else {
+            walk_other(current, depth, cx);
+            return;
+        };
+        walk_expr_at(&b.right, depth + 1, cx);
+        // A `+` that is not a Markup `+` has no Markup `+` on its left either.
+        known_plain = matches!(b.op, BinOpKind::Add);
+        current = &b.left;
+        depth += 1;
+    }
+}
+
+/// Walks an expression that is not an operator: dict-method lookups are rewritten
+/// (see [`super::boundmethods`]); everything else is walked part by part.
+fn walk_other(expr: &Expr, depth: usize, cx: &mut Cx) {
+    if let Expr::Call(call) = expr {
+        // `d.items()` is a method call, not a lookup: only its parts are walked.
+        if let Expr::GetAttr(callee) = &call.expr {
+            walk_expr_at(&callee.expr, depth + 1, cx);
+            walk_args(&call.args, cx);
+            return;
+        }
+    }
+    if let Some((base, lookup, name)) = dict_lookup(expr) {
+        // `helper((base), 'name')`: the base keeps its own edits, the lookup goes.
+        let (base_start, base_end) = cx.extents.of(base);
+        let (_, end) = cx.extents.of(expr);
+        let helper = match lookup {
+            Lookup::Attr => cx.helpers.dict_attr(),
+            Lookup::Item => cx.helpers.dict_item(),
+        };
+        cx.edits.push(Edit {
+            start: base_start,
+            end: base_end,
+            kind: EditKind::Around(format!("{helper}(("), format!("), {name:?})")),
+        });
+        cx.edits.push(Edit {
+            start: base_end,
+            end,
+            kind: EditKind::Replace(String::new()),
+        });
+        walk_expr_at(base, depth + 1, cx);
+        return;
+    }
+    if let Expr::GetItem(item) = expr {
+        if let Expr::Slice(slice) = &item.expr {
+            slice_call(slice, &item.expr, cx);
+            walk_expr_at(&slice.expr, depth + 2, cx);
+            for bound in [&slice.start, &slice.stop, &slice.step]
+                .into_iter()
+                .flatten()
+            {
+                walk_expr_at(bound, depth + 2, cx);
+            }
+            walk_expr_at(&item.subscript_expr, depth + 1, cx);
+            return;
+        }
+    }
+    for child in children(expr) {
+        walk_expr_at(child, depth + 1, cx);
+    }
+}
+
+/// `base[start:stop:step]`, indexed where it is written, becomes
+/// `slice_of((base), (start), (stop), (step))` (`none` for a missing bound): a list slice
+/// that indexes in O(1) (see [`super::slices`]). Only the brackets and colons between
+/// the parts are replaced, so the parts keep their own edits.
+fn slice_call(slice: &Slice, whole: &Expr, cx: &mut Cx) {
+    let (base_start, base_end) = cx.extents.of(&slice.expr);
+    let (_, end) = cx.extents.of(whole);
+    cx.edits.push(Edit {
+        start: base_start,
+        end: base_end,
+        kind: EditKind::Around(format!("{}((", cx.helpers.slice_of()), ")".into()),
+    });
+    let (mut cursor, mut between) = (base_end, String::from(", "));
+    for bound in [&slice.start, &slice.stop, &slice.step] {
+        let Some(bound) = bound else {
+            between.push_str("none, ");
+            continue;
+        };
+        let (start, bound_end) = cx.extents.of(bound);
+        cx.edits.push(Edit {
+            start: cursor,
+            end: start,
+            kind: EditKind::Replace(format!("{between}(")),
+        });
+        (cursor, between) = (bound_end, String::from("), "));
+    }
+    cx.edits.push(Edit {
+        start: cursor,
+        end,
+        kind: EditKind::Replace(format!("{})", between.trim_end_matches(", "))),
+    });
+}
+
+/// The direct sub-expressions of `expr`, in source order.
+pub fn children<'e, 'a>(expr: &'e Expr<'a>) -> Vec<&'e Expr<'a>> {
+    let args = |args: &'e [CallArg<'a>]| {
+        args.iter().map(|arg| match arg {
+            CallArg::Pos(e)
+            | CallArg::Kwarg(_, e)
+            | CallArg::PosSplat(e)
+            | CallArg::KwargSplat(e) => e,
+        })
+    };
+    match expr {
+        Expr::Slice(s) => std::iter::once(&s.expr)
+            .chain([&s.start, &s.stop, &s.step].into_iter().flatten())
+            .collect(),
+        Expr::UnaryOp(u) => vec![&u.expr],
+        Expr::BinOp(b) => vec![&b.left, &b.right],
+        Expr::Compare(c) => std::iter::once(&c.expr)
+            .chain(c.ops.iter().map(|op| &op.expr))
+            .collect(),
+        Expr::IfExpr(i) => [&i.true_expr, &i.test_expr]
+            .into_iter()
+            .chain(i.false_expr.as_ref())
+            .collect(),
+        Expr::Filter(f) => f.expr.iter().chain(args(&f.args)).collect(),
+        Expr::Test(t) => std::iter::once(&t.expr).chain(args(&t.args)).collect(),
+        Expr::GetAttr(g) => vec![&g.expr],
+        Expr::GetItem(g) => vec![&g.expr, &g.subscript_expr],
+        Expr::Call(c) => std::iter::once(&c.expr).chain(args(&c.args)).collect(),
+        Expr::List(l) => l.items.iter().collect(),
+        Expr::Tuple(t) => t.items.iter().collect(),
+        Expr::Map(m) => m.keys.iter().chain(&m.values).collect(),
+        Expr::Var(_) | Expr::Const(_) => Vec::new(),
+    }
+}
+
+/// `'literal' % args`: Python string formatting, the operands.
+fn string_percent<'e, 'a>(expr: &'e Expr<'a>) -> Option<(&'e Expr<'a>, &'e Expr<'a>)> {
+    match expr {
+        Expr::BinOp(b) if matches!(b.op, BinOpKind::Rem) && !is_numeric(&b.left) => {
+            Some((&b.left, &b.right))
+        }
+        _ => None,
+    }
+}
+
+/// Plainly a number: a number literal, a `loop` counter, a counting filter, or
+/// arithmetic on those. Such `%` stays MiniJinja's own (it has Python's floor modulo).
+fn is_numeric(expr: &Expr) -> bool {
+    match expr {
+        Expr::Const(c) => matches!(c.value.kind(), ValueKind::Number | ValueKind::Bool),
+        Expr::GetAttr(g) => {
+            matches!(&g.expr, Expr::Var(v) if v.id == "loop")
+                && matches!(
+                    g.name,
+                    "index" | "index0" | "revindex" | "revindex0" | "length" | "depth" | "depth0"
+                )
+        }
+        Expr::Filter(f) => matches!(
+            f.name,
+            "length" | "count" | "int" | "float" | "abs" | "round" | "sum" | "wordcount"
+        ),
+        Expr::BinOp(b) => {
+            !matches!(
+                b.op,
+                BinOpKind::Concat | BinOpKind::ScAnd | BinOpKind::ScOr | BinOpKind::In
+            ) && is_numeric(&b.left)
+                && is_numeric(&b.right)
+        }
+        Expr::UnaryOp(u) => matches!(u.op, UnaryOpKind::Neg) && is_numeric(&u.expr),
+        _ => false,
+    }
+}
+
+/// Longest chain of `+` searched for a Markup operand; beyond it the chain is left as
+/// it is (real templates add a handful of strings; a machine-made chain of a million
+/// would otherwise make the rewrite quadratic).
+const MAX_MARKUP_CHAIN: usize = 1000;
+
+fn is_markup_add(expr: &Expr) -> bool {
+    let mut current = expr;
+    for _ in 0..MAX_MARKUP_CHAIN {
+        let Expr::BinOp(b) = current else {
+            return false;
+        };
+        if !matches!(b.op, BinOpKind::Add) {
+            return false;
+        }
+        if super::markupvars::is_markup_operand(&b.right)
+            || super::markupvars::is_markup_operand(&b.left)
+        {
+            return true;
+        }
+        if matches!(&b.right, Expr::BinOp(_)) && is_markup_add(&b.right) {
+            return true;
+        }
+        current = &b.left;
+    }
+    false
+}
+
+/// The replacement text for an expression: Markup `+` becomes a helper call, anything
+/// else keeps its source text.
+fn emit(expr: &Expr, cx: &mut Cx) -> String {
+    if let Expr::BinOp(b) = expr {
+        if is_markup_add(expr) {
+            return format!(
+                "{}({}, {})",
+                cx.helpers.markup_add(),
+                emit(&b.left, cx),
+                emit(&b.right, cx)
+            );
+        }
+    }
+    let (start, end) = cx.extents.of(expr);
+    format!("({})", cx.source.get(start..end).unwrap_or_default())
+}

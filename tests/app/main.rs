@@ -1,0 +1,32 @@
+//! App tests: the terminal app's state and update, screens on ratatui's TestBackend
+//! (insta snapshots), the docs' key table, and end-to-end runs of the real binary in a
+//! pseudo-terminal.
+
+#[cfg(feature = "tui")]
+#[path = "../e2e_support/mod.rs"]
+mod e2e_support;
+#[path = "../hf_support/mod.rs"]
+mod hf_support;
+#[cfg(feature = "tokens")]
+#[path = "../tokens_support/mod.rs"]
+mod tokens_support;
+#[cfg(feature = "tui")]
+#[path = "../tui_support/mod.rs"]
+mod tui_support;
+
+mod app_open;
+mod e2e_author;
+mod e2e_edits;
+mod e2e_exits;
+mod e2e_open;
+mod e2e_pty;
+mod readme;
+mod tui_config;
+mod tui_explain;
+mod tui_files;
+mod tui_info;
+mod tui_open;
+mod tui_snapshots;
+mod tui_tokens;
+mod tui_update;
+mod workbench;

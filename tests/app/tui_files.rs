@@ -1,0 +1,281 @@
+//! The app and its files, state in and state out: recovery files kept and keyed, a
+//! session changed on disk, a missing template, a failed save, input normalisation.
+
+#![cfg(feature = "tui")]
+
+use crate::tui_support;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use chatplate::tui::action::{Action, DialogAction, MessageAction, Step};
+use chatplate::tui::app::App;
+use chatplate::tui::dialog::{Confirm, Overlay};
+use chatplate::tui::startup::{open, open_session};
+use chatplate::tui::TuiOptions;
+use chatplate_core::catalog;
+use chatplate_core::session::{Session, TemplateRef};
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+use tui_support::{example_app, key, type_text};
+
+fn app_on(file: &Path, sessions: &Path) -> App {
+    let (workspace, _) = open_session(file, sessions).unwrap();
+    let mut app = App::new(workspace, catalog::bundled());
+    app.settle();
+    app
+}
+
+fn saved_session(dir: &Path) -> std::path::PathBuf {
+    let file = dir.join("w.json");
+    let template = catalog::default_template();
+    chatplate::tui::conversation::example_session(template.reference(dir))
+        .save(&file)
+        .unwrap();
+    file
+}
+
+/// Long enough after the last change for the autosave to be due.
+fn later() -> Instant {
+    Instant::now() + Duration::from_secs(10)
+}
+
+#[test]
+fn a_kept_recovery_file_is_never_overwritten() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = saved_session(dir.path());
+    let mut first = app_on(&file, dir.path());
+    first.update(Action::Message(MessageAction::CycleRole));
+    first.emergency_save().unwrap();
+    let kept = dir.path().join("w.recovery.json");
+    let kept_bytes = std::fs::read(&kept).unwrap();
+
+    let mut second = app_on(&file, dir.path());
+    assert!(matches!(
+        second.overlay,
+        Some(Overlay::Confirm(Confirm::Restore(_)))
+    ));
+    second.update(Action::Dialog(DialogAction::Cancel));
+    second.update(Action::Message(MessageAction::Duplicate));
+    second.tick(later());
+    assert_eq!(std::fs::read(&kept).unwrap(), kept_bytes);
+    let own = dir.path().join("w~2.recovery.json");
+    assert_eq!(Session::load(&own).unwrap().messages.len(), 5);
+
+    // The next run offers the newest and counts the other.
+    let third = app_on(&file, dir.path());
+    let Some(Overlay::Confirm(Confirm::Restore(found))) = &third.overlay else {
+        panic!("no restore question")
+    };
+    assert_eq!((found.path.clone(), found.others), (own, 1));
+    assert_eq!(found.contents, Ok((5, "qwen2.5-reasoning-tools".into())));
+}
+
+#[test]
+fn discarding_offers_the_next_recovery_file_and_restoring_adopts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = saved_session(dir.path());
+    for (name, role) in [("w.recovery.json", "user"), ("w~2.recovery.json", "tool")] {
+        let mut session = Session::load(&file).unwrap();
+        session.messages[0].0.insert("role".into(), role.into());
+        session.save(&dir.path().join(name)).unwrap();
+    }
+    let mut app = app_on(&file, dir.path());
+    let offered = |app: &App| match &app.overlay {
+        Some(Overlay::Confirm(Confirm::Restore(found))) => Some(found.path.clone()),
+        _ => None,
+    };
+    let first = offered(&app).expect("a question");
+    app.update(Action::Dialog(DialogAction::Discard));
+    assert!(!first.exists());
+    let second = offered(&app).expect("the other one next");
+    app.update(Action::Dialog(DialogAction::Accept));
+    assert!(app.workspace.dirty);
+    assert_eq!(
+        app.workspace.recovery_path(),
+        second,
+        "restored file is this run's"
+    );
+    app.update(Action::Save);
+    assert!(!second.exists(), "saving removes it");
+}
+
+#[test]
+fn untitled_recovery_is_keyed_to_the_template_opened() {
+    let dir = tempfile::tempdir().unwrap();
+    let templates: Vec<_> = ["a", "b"]
+        .iter()
+        .map(|name| {
+            let path = dir.path().join(format!("{name}.jinja"));
+            std::fs::write(&path, format!("{name}{{{{ messages|length }}}}")).unwrap();
+            path
+        })
+        .collect();
+    let workspace = |path: &Path| {
+        let opened = open(&TuiOptions {
+            file: Some(path.to_path_buf()),
+            ..TuiOptions::default()
+        })
+        .unwrap();
+        let mut workspace = opened.workspace;
+        workspace.sessions_dir = dir.path().join("sessions");
+        workspace
+    };
+    let (a, b) = (workspace(&templates[0]), workspace(&templates[1]));
+    assert_ne!(a.recovery_path(), b.recovery_path());
+    let name = a
+        .recovery_path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    assert!(name.starts_with(".untitled-a-"), "{name}");
+}
+
+#[test]
+fn a_session_changed_on_disk_asks_and_reload_takes_the_disk_version() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = saved_session(dir.path());
+    let mut app = app_on(&file, dir.path());
+    app.update(Action::Message(MessageAction::CycleRole));
+    let mut theirs = Session::load(&file).unwrap();
+    theirs.messages[0].0["content"] = "theirs".into();
+    theirs.save(&file).unwrap();
+    app.update(Action::Save);
+    assert_eq!(app.overlay, Some(Overlay::Confirm(Confirm::Changed)));
+    app.update(Action::Dialog(DialogAction::Reload));
+    assert!(!app.workspace.dirty);
+    assert_eq!(app.workspace.session.messages[0].0["content"], "theirs");
+    // Saving what was just read asks nothing.
+    app.update(Action::Save);
+    assert_eq!(app.overlay, None);
+    // Save as, after another change on disk, writes elsewhere and leaves theirs alone.
+    app.update(Action::Message(MessageAction::CycleRole));
+    theirs.messages[0].0["content"] = "theirs again".into();
+    theirs.save(&file).unwrap();
+    app.update(Action::Save);
+    app.update(Action::Dialog(DialogAction::SaveAs));
+    assert!(matches!(app.overlay, Some(Overlay::Input(_))));
+    for _ in 0..40 {
+        app.update(Action::Dialog(DialogAction::Backspace));
+    }
+    let copy = dir.path().join("mine.json");
+    type_text(&mut app, &copy.display().to_string());
+    app.handle_key(key(KeyCode::Enter));
+    assert_eq!(Session::load(&copy).unwrap().messages[0].role(), "user");
+    assert_eq!(
+        Session::load(&file).unwrap().messages[0].0["content"],
+        "theirs again"
+    );
+}
+
+#[test]
+fn a_missing_template_renders_nothing_and_is_picked_up_when_it_appears() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = saved_session(dir.path());
+    let mut session = Session::load(&file).unwrap();
+    session.template = TemplateRef::Path("later.jinja".into());
+    session.save(&file).unwrap();
+    let mut app = app_on(&file, dir.path());
+    assert!(app.workspace.missing_template.is_some());
+    let err = app
+        .preview
+        .error()
+        .expect("an error, not the default template");
+    assert!(err.message.contains("later.jinja"), "{}", err.message);
+    std::fs::write(
+        dir.path().join("later.jinja"),
+        "found {{ messages|length }}",
+    )
+    .unwrap();
+    app.tick(later());
+    app.settle();
+    assert_eq!(app.preview.text(), "found 4");
+    assert!(app.workspace.missing_template.is_none());
+}
+
+#[test]
+fn a_failed_autosave_does_not_hide_a_failed_save() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    // A file where the folder should be: both the save and the recovery file fail.
+    let blocked = dir.path().join("blocked");
+    std::fs::write(&blocked, "").unwrap();
+    app.workspace.sessions_dir = blocked.clone();
+    app.update(Action::Message(MessageAction::CycleRole));
+    app.save(Some(blocked.join("s.json")));
+    let shown = app.status.clone().expect("a status");
+    assert!(
+        shown.error && shown.text.starts_with("not saved"),
+        "{shown:?}"
+    );
+    app.tick(later());
+    assert_eq!(app.status, Some(shown), "the save failure stays on show");
+}
+
+#[test]
+fn pasted_line_breaks_become_newlines() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(Action::Message(MessageAction::Select(Step::First)));
+    app.update(Action::Message(MessageAction::EditContent));
+    app.update(Action::Paste("\r\na\rb\r\nc".into()));
+    let content = app.workspace.session.messages[0].0["content"]
+        .as_str()
+        .unwrap();
+    assert!(content.ends_with("\na\nb\nc"), "{content:?}");
+}
+
+#[test]
+fn escape_and_a_command_in_one_read_are_two_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(Action::Message(MessageAction::EditContent));
+    assert!(app.editor.is_some());
+    let alt_ctrl_s = KeyModifiers::ALT | KeyModifiers::CONTROL;
+    app.handle_key(KeyEvent::new(KeyCode::Char('s'), alt_ctrl_s));
+    assert!(app.editor.is_none(), "Esc closed the editor");
+    assert!(
+        matches!(app.overlay, Some(Overlay::Input(_))),
+        "Ctrl+S asks for a name"
+    );
+    // Alt+letter in the editor stays the editor's (word movement), not Esc + letter.
+    app.update(Action::Dialog(DialogAction::Cancel));
+    app.update(Action::Message(MessageAction::EditContent));
+    app.handle_key(KeyEvent::new(KeyCode::Char('b'), KeyModifiers::ALT));
+    assert!(app.editor.is_some());
+}
+
+#[test]
+fn an_unchanged_external_edit_is_not_a_change() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(Action::ExternalEdit);
+    let text = app.editor.as_ref().unwrap().text();
+    app.update(Action::ExternalEdited(format!("{text}\n")));
+    assert!(!app.workspace.dirty);
+    app.update(Action::ExternalEdited(format!("{text}!")));
+    assert!(app.workspace.dirty);
+}
+
+#[test]
+fn the_restore_question_keeps_its_keys_visible_with_a_long_template_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("models--some-organisation--a-fairly-long-model-name-v2/snapshots/0123456789abcdef0123456789abcdef01234567");
+    std::fs::create_dir_all(&folder).unwrap();
+    std::fs::write(folder.join("chat_template.jinja"), "{{ messages|length }}").unwrap();
+    let mut session = Session::new(TemplateRef::Path(
+        "models--some-organisation--a-fairly-long-model-name-v2/snapshots/0123456789abcdef0123456789abcdef01234567/chat_template.jinja".into(),
+    ));
+    session.messages.truncate(1);
+    let file = dir.path().join("w.json");
+    session.save(&file).unwrap();
+    session.messages.clear();
+    session.save(&dir.path().join("w.recovery.json")).unwrap();
+    let mut app = app_on(&file, dir.path());
+    for (width, height) in [(80, 24), (120, 40)] {
+        let screen = tui_support::screen(&mut app, width, height);
+        assert!(
+            screen.contains("y restore · n discard · Esc decide later"),
+            "{width}x{height}:\n{screen}"
+        );
+    }
+}

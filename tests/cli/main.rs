@@ -1,0 +1,21 @@
+//! Command-line tests: the real `chatplate` binary run headless (render, check, inspect,
+//! tokens, sources, standard input, hostile files, saves killed mid-write).
+
+#[path = "../common/mod.rs"]
+mod common;
+#[cfg(feature = "tui")]
+#[path = "../e2e_support/mod.rs"]
+mod e2e_support;
+#[path = "../hf_support/mod.rs"]
+mod hf_support;
+#[cfg(feature = "tokens")]
+#[path = "../tokens_support/mod.rs"]
+mod tokens_support;
+
+mod cli;
+mod cli_conventions;
+mod cli_tokens;
+mod inspect_cli;
+mod session_save;
+mod sources_cli;
+mod untrusted;

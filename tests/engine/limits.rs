@@ -1,0 +1,337 @@
+//! Untrusted templates: every attack ends with a clear error (or a correct render),
+//! never a panic, an abort, a hang, unbounded memory or a read of a file the template
+//! was not given. Each group names the item of issue 7 it covers.
+//!
+//! This test binary counts allocations like the chatplate binary does, so the byte
+//! budget sees everything a render allocates.
+
+use std::time::Duration;
+
+use chatplate_render::{
+    reset_thread_peak, thread_peak_bytes, CompiledTemplate, Conversation, Limits, RenderControl,
+    RenderError, RenderErrorKind,
+};
+use serde_json::json;
+
+fn conversation() -> Conversation {
+    Conversation::new(vec![json!({"role": "user", "content": "hi"})])
+}
+
+/// Renders on a render thread with a generous deadline (nothing here should need it).
+fn render_with(source: &str, limits: Limits) -> Result<String, RenderError> {
+    let control = RenderControl::default().with_deadline(Duration::from_secs(60));
+    CompiledTemplate::compile(source, limits)?.render_controlled(&conversation(), &control)
+}
+
+fn render(source: &str) -> Result<String, RenderError> {
+    render_with(source, Limits::default())
+}
+
+/// The error `source` must end with; an internal error (a caught panic) never counts.
+fn error_of(source: &str) -> RenderError {
+    let err = render(source).expect_err(source);
+    assert!(!err.message.contains("internal error"), "{source}: {err}");
+    err
+}
+
+// Item 3: inputs that panicked.
+
+#[test]
+fn a_tag_made_of_one_percent_sign_is_a_syntax_error() {
+    for source in ["{%} {% raw %}x{% endraw %}", "{% generation %}{%}", "{%}"] {
+        assert_eq!(error_of(source).kind, RenderErrorKind::Syntax, "{source}");
+    }
+}
+
+// CPython: 'a b'.rsplit() == ['a', 'b']; 'a b c'.rsplit(None, 1) == ['a b', 'c'];
+// 'a b'.rsplit(1) raises TypeError: must be str or None, not int.
+#[test]
+fn rsplit_without_a_separator_splits_on_whitespace() {
+    assert_eq!(
+        render("{{ 'a b'.rsplit() }}|{{ 'a b c'.rsplit(None, 1) }}|{{ ' a  b '.rsplit(none) }}")
+            .unwrap(),
+        "['a', 'b']|['a b', 'c']|['a', 'b']"
+    );
+    let err = error_of("{{ 'a b'.rsplit(1) }}");
+    assert!(
+        err.message.contains("must be str or None, not int"),
+        "{err}"
+    );
+    assert!(error_of("{{ 'ab'.rsplit('') }}")
+        .message
+        .contains("empty separator"));
+}
+
+// Item 4: template-controlled sizes are charged before allocating.
+
+#[test]
+fn template_chosen_widths_and_counts_are_refused_before_allocating() {
+    let attacks = [
+        "{{ 'x'|center(10**12) }}",
+        "{{ 'x'|indent(10**12) }}",
+        "{{ 'a\nb'|indent(10**11, true) }}",
+        "{{ [1, [2]]|tojson(indent=10**12) }}",
+        "{{ 'x'.zfill(10**12) }}",
+        "{{ '%1000000000000s' % 'x' }}",
+        "{{ '%.1000000000000f' % 1.5 }}",
+        "{{ '%*s' % (10**12, 'x') }}",
+        "{{ '{:>1000000000000}'.format('x') }}",
+        "{{ '{:{}}'.format('x', 10**12) }}",
+        "{{ '%1000000000000s'|format('x') }}",
+        "{{ 'x'.ljust(10**12) }}",
+        "{{ 'x'.rjust(10**12, '-') }}",
+        "{{ 'x'.center(10**12) }}",
+        "{{ 'x' * 10**12 }}",
+        "{{ [1] * 10**12 }}",
+        "{{ range(10**12)|list }}",
+        "{{ [1]|batch(10**12, 'x')|list }}",
+        "{{ [1, 2]|slice(10**12)|list }}",
+        "{{ ('x' * 10000).replace('', 'y' * 100000) }}",
+        "{{ ('x' * 10000)|replace('', 'y' * 100000) }}",
+        "{{ ('x' * 10000).replace('x', 'y' * 100000, 10**12) }}",
+        "{{ ('-' * 100000).join(['a'] * 100000) }}",
+        "{{ ['a'] * 100000|join('-' * 100000) }}",
+        "{{ 'x'|truncate(10**18) }}",
+        "{{ 'x'|wordwrap(10**12) }}",
+    ];
+    for source in attacks {
+        reset_thread_peak();
+        let result = render(source);
+        match &result {
+            Ok(text) => assert!(text.len() < 1 << 20, "{source} made {} bytes", text.len()),
+            Err(err) => assert!(!err.message.contains("internal error"), "{source}: {err}"),
+        }
+    }
+}
+
+#[test]
+fn a_lazily_doubled_list_is_refused_before_it_is_collected() {
+    let source = "{% set ns = namespace(l=[1]) %}{% for i in range(60) %}\
+                  {% set ns.l = ns.l + ns.l %}{% endfor %}{{ ns.l|tojson }}";
+    let err = error_of(source);
+    assert!(err.message.contains("too large"), "{err}");
+    // Without a namespace, doubling through set statements.
+    let mut chain = String::from("{% set l0 = [1] %}");
+    for i in 1..=40 {
+        chain.push_str(&format!("{{% set l{i} = l{} + l{} %}}", i - 1, i - 1));
+    }
+    let err = error_of(&format!("{chain}{{{{ l40|tojson }}}}"));
+    assert!(err.message.contains("too large"), "{err}");
+    // Doubled inside one expression: too long to print, refused before printing.
+    let source = "{{ ([1] * 100000000 + [1] * 100000000)|string|length }}";
+    let err = error_of(source);
+    assert_eq!(err.kind, RenderErrorKind::Limit, "{err}");
+}
+
+// Item 5: recursion ends in an error, not a stack overflow.
+
+#[test]
+fn a_namespace_cannot_contain_itself() {
+    for source in [
+        "{% set ns = namespace() %}{% set ns.me = ns %}{{ ns }}",
+        "{% set ns = namespace() %}{% set ns.me = ns %}{{ ns|tojson }}",
+        "{% set ns = namespace() %}{% set ns.me = ns %}{{ ns|string }}",
+        "{% set ns = namespace() %}{% set ns.me = ns %}{{ ns|dictsort }}",
+        "{% set a = namespace() %}{% set b = namespace() %}{% set a.x = a %}{% set b.x = b %}{{ a == b }}",
+        "{% set a = namespace() %}{% set b = namespace(a=a) %}{% set a.b = b %}{{ a }}",
+        "{% set ns = namespace() %}{% set ns.l = [1, [ns]] %}{{ ns.l }}",
+        "{% set ns = namespace() %}{% set ns.d = {'k': ns} %}{{ ns.d == ns.d }}",
+    ] {
+        let err = error_of(source);
+        assert!(err.message.contains("namespace"), "{source}: {err}");
+    }
+}
+
+#[test]
+fn deep_nesting_ends_in_an_error() {
+    let build = |depth: usize| {
+        format!(
+            "{{% set ns = namespace(l=[]) %}}{{% for i in range({depth}) %}}\
+             {{% set ns.l = [ns.l] %}}{{% endfor %}}"
+        )
+    };
+    // Python: RecursionError while getting the repr of a list nested 3,000 deep.
+    let err = error_of(&format!("{}{{{{ ns.l }}}}", build(3000)));
+    assert!(err.message.contains("RecursionError"), "{err}");
+    let err = error_of(&format!("{}{{{{ ns.l|tojson }}}}", build(3000)));
+    assert!(err.message.contains("RecursionError"), "{err}");
+    // Deeper than a namespace may hold, or more work than the step budget.
+    let err = error_of(&format!("{}{{{{ ns.l|length }}}}", build(50_000)));
+    assert_eq!(err.kind, RenderErrorKind::Limit, "{err}");
+}
+
+#[test]
+fn long_operator_chains_compile_or_fail_cleanly() {
+    // Python's `~` chains are flat: 10,000 terms render.
+    let chain = format!("{{% set x = 'a' %}}{{{{ x{} }}}}", " ~ x".repeat(9_999));
+    assert_eq!(render(&chain).unwrap(), "a".repeat(10_000));
+    let too_deep = format!("{{{{ 1{} }}}}", " + 1".repeat(200_000));
+    let err = CompiledTemplate::compile(&too_deep, Limits::default()).unwrap_err();
+    assert!(err.message.contains("nested 200,001 levels deep"), "{err}");
+}
+
+// Item 10: a byte budget, separate from the step budget.
+
+#[test]
+fn the_byte_budget_bounds_what_a_render_holds() {
+    let limits = Limits::default()
+        .with_max_memory_bytes(16 << 20)
+        .with_fuel(u64::MAX / 128);
+    let grow = "{% set ns = namespace(s='') %}{% for i in range(1000) %}\
+                {% set ns.s = ns.s ~ ('x' * 1000000) %}{% endfor %}{{ ns.s|length }}";
+    let template = CompiledTemplate::compile(grow, limits).unwrap();
+    reset_thread_peak();
+    let err = template.render(&conversation()).unwrap_err();
+    assert_eq!(err.kind, RenderErrorKind::Limit, "{err}");
+    assert!(
+        err.message.contains("16 MiB") && err.message.contains("--max-memory"),
+        "{err}"
+    );
+    let peak = thread_peak_bytes();
+    assert!(peak < 64 << 20, "the render held {peak} bytes");
+}
+
+#[test]
+fn big_single_allocations_never_happen() {
+    for source in [
+        "{{ 'x'|center(10**9) }}",
+        "{{ 'x'.zfill(10**9) }}",
+        "{{ '%1000000000s' % 'x' }}",
+        "{{ '{:>1000000000}'.format('x') }}",
+    ] {
+        let template = CompiledTemplate::compile(source, Limits::default()).unwrap();
+        reset_thread_peak();
+        let err = template.render(&conversation()).unwrap_err();
+        assert!(err.message.contains("--max-memory"), "{source}: {err}");
+        assert!(
+            thread_peak_bytes() < 16 << 20,
+            "{source}: {}",
+            thread_peak_bytes()
+        );
+    }
+    // A loop over a 50 MB string costs steps, not a list of 50 million strings.
+    let template = CompiledTemplate::compile(
+        "{% for c in 'x' * 50000000 %}{% endfor %}",
+        Limits::default(),
+    )
+    .unwrap();
+    reset_thread_peak();
+    assert_eq!(
+        template.render(&conversation()).unwrap_err().kind,
+        RenderErrorKind::Limit
+    );
+    assert!(thread_peak_bytes() < 128 << 20, "{}", thread_peak_bytes());
+}
+
+// Item 11: real conversations fit; every limit says how to raise it.
+
+#[test]
+fn the_step_budget_grows_with_the_conversation() {
+    // For each message, scan every message: quadratic, like google-gemma-4.
+    let source =
+        "{% for m in messages %}{% for n in messages %}{% if n.role == m.role %}{% endif %}\
+                  {% endfor %}{{ m.content }}{% endfor %}";
+    let messages: Vec<_> = (0..1500)
+        .map(|i| json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": "x"}))
+        .collect();
+    let conversation = Conversation::new(messages);
+    let template = CompiledTemplate::compile(source, Limits::default()).unwrap();
+    assert_eq!(template.render(&conversation).unwrap(), "x".repeat(1500));
+    assert!(
+        template.last_fuel_used() > Limits::default().fuel,
+        "not quadratic enough"
+    );
+}
+
+#[test]
+fn every_limit_error_names_its_limit_value_and_flag() {
+    let small = Limits::default()
+        .with_fuel(10_000)
+        .with_max_output_bytes(1000)
+        .with_max_memory_bytes(1 << 20);
+    let cases = [
+        (
+            "{% for i in range(100000) %}{% endfor %}",
+            "10,010 steps",
+            "--fuel",
+        ),
+        (
+            "{% for i in range(1000) %}0123456789{% endfor %}",
+            "1,000 bytes",
+            "--max-output",
+        ),
+        ("{{ 'x'|center(10**7) }}", "1 MiB", "--max-memory"),
+    ];
+    for (source, value, flag) in cases {
+        let err = render_with(source, small).unwrap_err();
+        assert_eq!(err.kind, RenderErrorKind::Limit, "{source}");
+        assert!(
+            err.message.contains(value) && err.message.contains(flag),
+            "{err}"
+        );
+        assert!(!err.message.contains("endless loop"), "{err}");
+    }
+    let err = error_of("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}");
+    assert_eq!(err.kind, RenderErrorKind::Limit, "{err}");
+    assert!(err.message.contains("200 levels"), "{err}");
+}
+
+// Item 17: only what transformers' environment has.
+
+#[test]
+fn templates_see_neither_debug_nor_chatplate_helpers() {
+    for source in [
+        "{{ debug() }}",
+        "{{ __chatplate_loop_iterable('ab') }}",
+        "{{ __chatplate_namespace_value(1) }}",
+        "{{ __chatplate_markup_add('a', 'b') }}",
+        "{{ __chatplate_percent_format('%s', 1) }}",
+        "{% call __chatplate_generation() %}x{% endcall %}",
+        "{{ __chatplate_now }}x",
+        "{{ 'a b'|split }}",
+        "{{ 'a'|bool }}",
+        "{{ [1]|zip([2])|list }}",
+        "{{ 'ab' is startingwith('a') }}",
+    ] {
+        match render(source) {
+            Err(err) => assert!(!err.message.contains("internal"), "{source}: {err}"),
+            // Undefined prints as nothing, as in Jinja2.
+            Ok(text) => assert_eq!(text, "x", "{source}"),
+        }
+    }
+    // Real templates still get the generation block, loops over strings, Markup and %.
+    assert_eq!(
+        render(
+            "{% generation %}{% for c in 'ab' %}{{ loop.length }}{% endfor %}{% endgeneration %}"
+        )
+        .unwrap(),
+        "22"
+    );
+    assert_eq!(render("{{ '%s-%d' % ('a', 1) }}").unwrap(), "a-1");
+}
+
+// Older guarantees.
+
+#[test]
+fn nested_loops_run_out_of_fuel() {
+    let source = "{% for i in range(100000) %}{% for j in range(100000) %}{% endfor %}{% endfor %}";
+    assert_eq!(error_of(source).kind, RenderErrorKind::Limit);
+}
+
+#[test]
+fn unbounded_recursion_is_an_error() {
+    let err = error_of("{% macro f(n) %}{{ f(n + 1) }}{% endmacro %}{{ f(0) }}");
+    assert_eq!(err.kind, RenderErrorKind::Limit, "{err}");
+}
+
+#[test]
+fn templates_cannot_read_files() {
+    for source in [
+        "{% include '/etc/passwd' %}",
+        "{% import '/etc/passwd' as x %}",
+        "{% extends '/etc/passwd' %}",
+    ] {
+        let err = error_of(source);
+        assert!(!err.message.contains("root:"), "{source} leaked a file");
+    }
+}

@@ -1,0 +1,41 @@
+//! Real templates that are quadratic in the number of messages render long
+//! conversations exactly as transformers does (issue 7, item 11): google-gemma-4 at
+//! 2,000 messages and openai-gpt-oss at 10,000, with the default step budget and byte
+//! budget (only the deadline is raised: this test build is unoptimised).
+//!
+//! The goldens are large and not committed: `scripts/make_long_goldens.py` writes them
+//! (from transformers 5.23.0) to `target/long-goldens/`, or to `$CHATPLATE_LONG_GOLDENS`.
+//! Without them the test says it is skipped.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use chatplate_core::check::{check_all, collect_fixtures, report, CheckOptions};
+use chatplate_render::Limits;
+
+#[test]
+fn long_quadratic_conversations_match_transformers() {
+    let dir = std::env::var_os("CHATPLATE_LONG_GOLDENS")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/long-goldens"));
+    let fixtures = collect_fixtures(std::slice::from_ref(&dir)).fixtures;
+    if fixtures.len() < 2 {
+        eprintln!(
+            "SKIPPED long_conversations: no goldens in {} (run scripts/make_long_goldens.py)",
+            dir.display()
+        );
+        return;
+    }
+    let options = CheckOptions {
+        limits: Limits::default().with_deadline(Duration::from_secs(600)),
+        ..CheckOptions::default()
+    };
+    let results = check_all(&fixtures, &options);
+    let failures: Vec<String> = results
+        .iter()
+        .filter(|r| !r.outcome.passed())
+        .map(|r| report(r).chars().take(2000).collect())
+        .collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    eprintln!("long_conversations: {} goldens match", results.len());
+}
