@@ -30,7 +30,7 @@ pub(super) struct InspectArgs {
     /// prefix stability.
     #[arg(long, conflicts_with = "table")]
     fixture: Option<PathBuf>,
-    /// A Markdown table of the bundled templates' main capabilities (as in README.md).
+    /// A Markdown table of the bundled templates' main capabilities (as in docs/inspect.md).
     #[arg(long, conflicts_with = "json")]
     table: bool,
     /// Print one JSON object instead of text.

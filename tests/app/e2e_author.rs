@@ -1,7 +1,7 @@
 //! End to end, the authoring goal of issue 11: from an empty session, build the fixture
 //! "system; user; assistant with two parallel tool calls (object and string arguments);
 //! two tool results; final answer; two tools; add_generation_prompt; enable_thinking =
-//! false" with the keys the README documents, save it with its expected prompt, and
+//! false" with the keys docs/keys.md documents, save it with its expected prompt, and
 //! let `chatplate check` pass it. Command keys are counted (typed text is not): the goal
 //! is at most 35.
 

@@ -169,10 +169,10 @@ fn readme_has_the_generated_capability_table() {
     );
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
     let table = String::from_utf8_lossy(&output.stdout);
-    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let docs = std::fs::read_to_string(repo().join("docs/inspect.md")).unwrap();
     assert!(
-        readme.contains(table.as_ref()),
-        "README.md lacks the current table; paste:\n{table}"
+        docs.contains(table.as_ref()),
+        "docs/inspect.md lacks the current table; paste:\n{table}"
     );
 }
 

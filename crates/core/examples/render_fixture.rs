@@ -1,8 +1,8 @@
-//! Renders a session fixture through chatplate's library API, with neither the command
-//! line nor the terminal app compiled in:
+//! Renders a session fixture through the engine crates' API (chatplate-core and
+//! chatplate-render), with neither the command line nor the terminal app compiled in:
 //!
 //! ```sh
-//! cargo run --no-default-features --example render_fixture -- sessions/example.json
+//! cargo run -p chatplate-core --example render_fixture -- sessions/example.json
 //! ```
 //!
 //! Prints the prompt exactly as transformers would produce it and says on stderr whether

@@ -1,17 +1,17 @@
-//! README.md documents every key binding: each key of every binding in the one keymap
-//! table appears, in backticks, in the README's key table.
+//! docs/keys.md documents every key binding: each key of every binding in the one keymap
+//! table appears, in backticks, in its key table.
 
 #![cfg(feature = "tui")]
 
 use chatplate::tui::keymap::help_sections;
 
 #[test]
-fn readme_lists_every_key_binding() {
-    let readme = include_str!("../../README.md");
-    let table_start = readme
+fn the_key_docs_list_every_key_binding() {
+    let docs = include_str!("../../docs/keys.md");
+    let table_start = docs
         .find("## Key bindings")
-        .expect("README has a key table");
-    let table = &readme[table_start..];
+        .expect("docs/keys.md has a key table");
+    let table = &docs[table_start..];
     let mut missing = Vec::new();
     for (section, rows) in help_sections() {
         for (keys, help) in rows {
@@ -24,7 +24,7 @@ fn readme_lists_every_key_binding() {
     }
     assert!(
         missing.is_empty(),
-        "README key table lacks:\n{}",
+        "docs/keys.md key table lacks:\n{}",
         missing.join("\n")
     );
 }
