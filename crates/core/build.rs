@@ -13,7 +13,7 @@ fn main() {
     entries.retain(|p| p.extension().is_some_and(|e| e == "jinja"));
     entries.sort();
     let mut code = String::from(
-        "/// Bundled templates: (file stem, source).\npub const BUNDLED: &[(&str, &str)] = &[\n",
+        "/// Bundled templates: (file stem, source).\npub(crate) const BUNDLED: &[(&str, &str)] = &[\n",
     );
     for path in entries {
         let stem = path.file_stem().unwrap().to_string_lossy();

@@ -131,7 +131,7 @@ pub const DEFAULT_TEMPLATE: &str = "qwen2.5-reasoning-tools";
 const MINIMAL_TEMPLATE: &str = "{% for m in messages %}<|{{ m.role }}|>\n{{ m.content }}\n{% endfor %}{% if add_generation_prompt %}<|assistant|>\n{% endif %}";
 
 /// A bundled template by name.
-pub fn find_bundled(name: &str) -> Result<TemplateSource, CatalogError> {
+pub(crate) fn find_bundled(name: &str) -> Result<TemplateSource, CatalogError> {
     bundled()
         .into_iter()
         .find(|t| t.name == name)
@@ -367,7 +367,7 @@ fn file_label(path: &Path) -> String {
 /// `path` relative to `base` when both are under a common folder; absolute when they share
 /// only the file-system root (`/tmp/s.json` naming `/work/t.jinja` as `../../work/t.jinja`
 /// would break as soon as the session moved).
-pub fn relative_to(path: &Path, base: &Path) -> String {
+pub(crate) fn relative_to(path: &Path, base: &Path) -> String {
     let absolute = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let (path_abs, base_abs) = (absolute(path), absolute(base));
     let path_parts: Vec<_> = path_abs.components().collect();

@@ -11,7 +11,7 @@ use crate::catalog::relative_to;
 use crate::session::{ContinueSetting, Expected, Message, Session, TemplateRef, FORMAT_VERSION};
 
 /// The fixed clock every golden was produced with.
-pub const CORPUS_CLOCK: &str = "2026-01-15T00:00:00";
+pub(crate) const CORPUS_CLOCK: &str = "2026-01-15T00:00:00";
 
 /// Why the corpus could not be converted.
 #[derive(Debug, thiserror::Error)]

@@ -18,7 +18,7 @@ pub const MAX_TEMPLATE_BYTES: u64 = 1 << 20;
 
 /// Largest JSON file holding templates (`tokenizer_config.json`), which can carry
 /// thousands of added-token entries beside the template.
-pub const MAX_CONFIG_BYTES: u64 = 64 << 20;
+pub(crate) const MAX_CONFIG_BYTES: u64 = 64 << 20;
 
 /// Largest fixture, session or messages file: long conversations are large, but not
 /// this large.
@@ -69,7 +69,7 @@ pub enum FileError {
 
 /// Opens a regular file for reading (never blocking on a FIFO), with its size; for
 /// files read in part (a GGUF header), which have no overall cap.
-pub fn open_regular(path: &Path) -> Result<(File, u64), FileError> {
+pub(crate) fn open_regular(path: &Path) -> Result<(File, u64), FileError> {
     let io = |cause| FileError::Io {
         path: path.to_path_buf(),
         cause,
@@ -184,20 +184,24 @@ fn kind_of(file_type: &fs::FileType) -> &'static str {
 
 /// What [`walk`] found under a folder.
 #[derive(Debug, Default)]
-pub struct Walk {
+pub(crate) struct Walk {
     /// Regular files (and links to regular files inside the folder), in name order,
     /// each file once.
-    pub files: Vec<PathBuf>,
+    pub(crate) files: Vec<PathBuf>,
     /// Entries left out, with why (a link cycle, a link leading out of the folder, an
     /// unreadable folder).
-    pub skipped: Vec<(PathBuf, String)>,
+    pub(crate) skipped: Vec<(PathBuf, String)>,
 }
 
 /// Every file under `root` for which `wanted` says yes, depth first in name order.
 /// Folder links are followed only while they stay inside `root`; a link back to a
 /// folder being walked is skipped, and a file reached by two paths is listed once.
 /// `descend` decides which folders to enter.
-pub fn walk(root: &Path, descend: impl Fn(&Path) -> bool, wanted: impl Fn(&Path) -> bool) -> Walk {
+pub(crate) fn walk(
+    root: &Path,
+    descend: impl Fn(&Path) -> bool,
+    wanted: impl Fn(&Path) -> bool,
+) -> Walk {
     let boundary = fs::canonicalize(root).unwrap_or_else(|_| root.to_path_buf());
     let inside = |path: &Path| fs::canonicalize(path).is_ok_and(|real| real.starts_with(&boundary));
     let skipped = std::cell::RefCell::new(Vec::new());

@@ -41,21 +41,21 @@ const BUFFER: usize = 64 * 1024;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GgufMetadata {
     /// The format version (2 or 3).
-    pub version: u32,
+    pub(crate) version: u32,
     /// The file is big-endian.
-    pub big_endian: bool,
+    pub(crate) big_endian: bool,
     /// `general.name`.
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// `tokenizer.chat_template`.
     pub chat_template: Option<String>,
     /// `tokenizer.chat_template.<name>`, in file order.
-    pub named_templates: Vec<(String, String)>,
+    pub(crate) named_templates: Vec<(String, String)>,
     /// The text of `tokens[bos_token_id]`.
     pub bos_token: Option<String>,
     /// The text of `tokens[eos_token_id]`.
     pub eos_token: Option<String>,
     /// `tokenizer.ggml.add_bos_token`.
-    pub add_bos_token: Option<bool>,
+    pub(crate) add_bos_token: Option<bool>,
 }
 
 /// Why a GGUF header could not be read.

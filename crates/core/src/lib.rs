@@ -42,6 +42,7 @@
 //! serde_json with it on.
 
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 pub use catalog::{CatalogError, Origin, TemplateAccess, TemplateSource};
 pub use check::{check_all, check_file, CaseResult, CheckOptions, Outcome};

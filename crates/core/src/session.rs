@@ -146,7 +146,7 @@ fn read_clock<'de, D: serde::Deserializer<'de>>(
 pub struct Session {
     /// Format version; must be [`FORMAT_VERSION`].
     #[serde(deserialize_with = "read_version")]
-    pub version: u32,
+    pub(crate) version: u32,
     /// The chat template.
     pub template: TemplateRef,
     /// `bos_token` passed to the template (overrides the template's own metadata).
@@ -196,7 +196,7 @@ pub struct Session {
     /// `chatplate check` also asserts that one more turn keeps the prompt a byte prefix
     /// (see `inspect::prefix_stability`).
     #[serde(default, skip_serializing_if = "is_false")]
-    pub assert_prefix_stable: bool,
+    pub(crate) assert_prefix_stable: bool,
 }
 
 /// `expected_tokens` as written: a count (`1234`) or the ids (`[128000, 9906, ...]`).
@@ -439,7 +439,7 @@ impl Session {
     }
 
     /// The fixed clock, parsed.
-    pub fn parsed_clock(&self) -> Result<Option<jiff::civil::DateTime>, SessionError> {
+    pub(crate) fn parsed_clock(&self) -> Result<Option<jiff::civil::DateTime>, SessionError> {
         self.clock
             .as_deref()
             .map(|text| {

@@ -115,13 +115,13 @@ const TESTS: [&str; 39] = [
 ];
 
 /// Whether Jinja2 (in transformers' environment) has a filter of this name.
-pub fn is_jinja2_filter(name: &str) -> bool {
+pub(crate) fn is_jinja2_filter(name: &str) -> bool {
     FILTERS.contains(&name)
 }
 
 /// Jinja2's `TemplateAssertionError` for the first unknown filter or test outside a
 /// conditional: its message and byte offset.
-pub fn check(ast: &Stmt) -> Option<(String, usize)> {
+pub(crate) fn check(ast: &Stmt) -> Option<(String, usize)> {
     stmt(ast, false)
 }
 

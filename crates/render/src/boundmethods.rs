@@ -23,7 +23,7 @@ use minijinja::{Error, ErrorKind, State};
 
 /// Which lookup a dict-method rewrite replaces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Lookup {
+pub(crate) enum Lookup {
     /// `x.name`, not called.
     Attr,
     /// `x['name']`.
@@ -36,7 +36,10 @@ const SAFE: [&str; 6] = ["copy", "fromkeys", "get", "items", "keys", "values"];
 const UNSAFE: [&str; 5] = ["clear", "pop", "popitem", "setdefault", "update"];
 
 /// Registers the helpers under this template's names for them.
-pub fn register(env: &mut minijinja::Environment<'static>, helpers: &super::helpers::Helpers) {
+pub(crate) fn register(
+    env: &mut minijinja::Environment<'static>,
+    helpers: &super::helpers::Helpers,
+) {
     env.add_function(helpers.dict_attr(), |base: Value, name: String| {
         attr(base, &name)
     });
@@ -47,7 +50,7 @@ pub fn register(env: &mut minijinja::Environment<'static>, helpers: &super::help
 
 /// The lookup to rewrite: `(base, helper, method name)` for `x.items` (not called) and
 /// `x['items']`.
-pub fn dict_lookup<'e, 'a>(expr: &'e Expr<'a>) -> Option<(&'e Expr<'a>, Lookup, String)> {
+pub(crate) fn dict_lookup<'e, 'a>(expr: &'e Expr<'a>) -> Option<(&'e Expr<'a>, Lookup, String)> {
     match expr {
         Expr::GetAttr(g) if SAFE.contains(&g.name) || UNSAFE.contains(&g.name) => {
             Some((&g.expr, Lookup::Attr, g.name.to_string()))
@@ -110,7 +113,7 @@ fn item(base: Value, name: &str) -> Result<Value, Error> {
 
 /// A dict method bound to its dict.
 #[derive(Debug)]
-pub struct BoundMethod {
+pub(crate) struct BoundMethod {
     receiver: Value,
     name: &'static str,
 }
@@ -138,6 +141,6 @@ impl Object for BoundMethod {
 }
 
 /// Whether `value` is a bound dict method (Python's `builtin_function_or_method`).
-pub fn is_bound_method(value: &Value) -> bool {
+pub(crate) fn is_bound_method(value: &Value) -> bool {
     value.downcast_object_ref::<BoundMethod>().is_some()
 }

@@ -7,7 +7,7 @@ use minijinja::Error;
 use super::pyerror::raise;
 
 /// `bytes.decode(encoding='utf-8')`.
-pub fn decode(bytes: &[u8], args: &[Value]) -> Result<Value, Error> {
+pub(crate) fn decode(bytes: &[u8], args: &[Value]) -> Result<Value, Error> {
     let (encoding,): (Option<String>,) = from_args(args)?;
     match codec(encoding.as_deref())? {
         Codec::Utf8 => String::from_utf8(bytes.to_vec()).map(Value::from).map_err(|err| {
@@ -58,7 +58,7 @@ fn codec(name: Option<&str>) -> Result<Codec, Error> {
 }
 
 /// `str.encode(encoding='utf-8')`.
-pub fn encode(text: &str, args: &[Value]) -> Result<Value, Error> {
+pub(crate) fn encode(text: &str, args: &[Value]) -> Result<Value, Error> {
     let (encoding, kwargs): (Option<String>, Kwargs) = from_args(args)?;
     let encoding = kwargs.get::<Option<String>>("encoding")?.or(encoding);
     let _errors: Option<String> = kwargs.get("errors")?;

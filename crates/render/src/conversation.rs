@@ -145,7 +145,7 @@ fn alias_reasoning(fields: Map<String, Json>) -> Map<String, Json> {
 /// A message as the template sees it, converted straight to a template value: the same
 /// result as [`effective_messages`] followed by conversion, without the intermediate
 /// JSON copy (this runs for every message on every render).
-pub fn message_value(message: &Json) -> minijinja::Value {
+pub(crate) fn message_value(message: &Json) -> minijinja::Value {
     use super::data::{dict, json_to_value};
     use minijinja::Value;
     let Json::Object(fields) = message else {
@@ -190,7 +190,7 @@ fn first_reasoning(fields: &Map<String, Json>) -> Option<&Json> {
 }
 
 /// Whether `field` is one of the names reasoning travels under.
-pub fn is_reasoning_field(field: &str) -> bool {
+pub(crate) fn is_reasoning_field(field: &str) -> bool {
     REASONING_FIELDS.contains(&field)
 }
 

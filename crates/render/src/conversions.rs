@@ -9,7 +9,7 @@ use minijinja::Error;
 use super::pyerror::raise;
 
 /// Python's `repr(value)`, or `ascii(value)` (non-ASCII escaped) when `ascii` is set.
-pub fn repr_of(value: &Value, ascii: bool) -> Value {
+pub(crate) fn repr_of(value: &Value, ascii: bool) -> Value {
     let out = super::pyrepr::repr(value);
     if !ascii {
         return Value::from(out);
@@ -30,7 +30,10 @@ pub fn repr_of(value: &Value, ascii: bool) -> Value {
 /// characters (MiniJinja pads by bytes). Every field reads a new argument holding its
 /// converted value (and, for text with a plain width spec, its finished text).
 /// Fields that look further into an argument (`{0.name!r}`) are left to MiniJinja.
-pub fn str_format(format: &str, args: &[Value]) -> Option<Result<(String, Vec<Value>), Error>> {
+pub(crate) fn str_format(
+    format: &str,
+    args: &[Value],
+) -> Option<Result<(String, Vec<Value>), Error>> {
     let wide_text = args
         .iter()
         .any(|a| a.as_str().is_some_and(|s| !s.is_ascii()));

@@ -14,7 +14,7 @@ use super::none::python_none;
 
 /// An insertion-ordered dict built from JSON.
 #[derive(Debug)]
-pub struct PyDict {
+pub(crate) struct PyDict {
     keys: Vec<Value>,
     values: Vec<Value>,
 }
@@ -54,7 +54,7 @@ impl Object for PyDict {
 
 /// Converts JSON into a template value: key order kept, `null` as Python's `None`
 /// (see [`super::none`]), integers as integers and other numbers as floats.
-pub fn json_to_value(json: &Json) -> Value {
+pub(crate) fn json_to_value(json: &Json) -> Value {
     match json {
         Json::Null => python_none(),
         Json::Bool(flag) => Value::from(*flag),
@@ -70,7 +70,7 @@ pub fn json_to_value(json: &Json) -> Value {
 }
 
 /// Wraps ordered entries as a dict value.
-pub fn dict(entries: Vec<(Value, Value)>) -> Value {
+pub(crate) fn dict(entries: Vec<(Value, Value)>) -> Value {
     Value::from_object(PyDict::from_entries(entries))
 }
 

@@ -21,10 +21,10 @@ use super::pytype::type_name;
 use super::rewrite::children;
 
 /// The helper the failing operation is routed through.
-pub const EXPLAIN: &str = "__chatplate_explain_operator";
+pub(crate) const EXPLAIN: &str = "__chatplate_explain_operator";
 
 /// Whether `err` is an operator failure whose Python wording needs the operand types.
-pub fn needs_types(err: &Error) -> bool {
+pub(crate) fn needs_types(err: &Error) -> bool {
     if err.kind() != ErrorKind::InvalidOperation {
         return false;
     }
@@ -42,12 +42,12 @@ pub fn needs_types(err: &Error) -> bool {
 }
 
 /// Registers the helper (on the environment used for the second render only).
-pub fn register(env: &mut minijinja::Environment<'static>) {
+pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
     env.add_function(EXPLAIN, explain);
 }
 
 /// `source` with the operation at `range` routed through [`EXPLAIN`].
-pub fn instrument(
+pub(crate) fn instrument(
     source: &str,
     range: Range<usize>,
     syntax: &minijinja::syntax::SyntaxConfig,

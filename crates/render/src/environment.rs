@@ -17,7 +17,7 @@ use super::{
 const FILTERS_NOT_IN_JINJA2: [&str; 5] = ["split", "lines", "bool", "chain", "zip"];
 
 /// A fresh environment for one template, its helpers registered under `helpers`.
-pub fn build(limits: Limits, helpers: &helpers::Helpers) -> Environment<'static> {
+pub(crate) fn build(limits: Limits, helpers: &helpers::Helpers) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_syntax(super::syntax_config());
     env.set_undefined_behavior(UndefinedBehavior::Lenient);
@@ -65,7 +65,7 @@ pub fn build(limits: Limits, helpers: &helpers::Helpers) -> Environment<'static>
 }
 
 /// An `io::Write` that refuses to grow past a byte budget.
-pub struct LimitedWriter {
+pub(crate) struct LimitedWriter {
     /// What was written.
     pub buffer: Vec<u8>,
     budget: usize,
@@ -73,7 +73,7 @@ pub struct LimitedWriter {
 
 impl LimitedWriter {
     /// A writer refusing to grow past `budget` bytes.
-    pub fn new(budget: usize) -> Self {
+    pub(crate) fn new(budget: usize) -> Self {
         LimitedWriter {
             buffer: Vec::new(),
             budget,

@@ -101,7 +101,7 @@ impl Hasher for AddressHasher {
 
 impl<'s> Extents<'s> {
     /// None computed yet, for expressions of `source`.
-    pub fn new(source: &'s str) -> Self {
+    pub(crate) fn new(source: &'s str) -> Self {
         Extents {
             source,
             known: HashMap::default(),
@@ -109,7 +109,7 @@ impl<'s> Extents<'s> {
     }
 
     /// Byte range of the whole expression text (see the module docs).
-    pub fn of(&mut self, expr: &Expr) -> (usize, usize) {
+    pub(crate) fn of(&mut self, expr: &Expr) -> (usize, usize) {
         let extent = self.extent(expr);
         (extent.start, extent.end)
     }

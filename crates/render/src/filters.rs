@@ -13,7 +13,7 @@ use super::pytype::type_name;
 use super::scope;
 
 /// Registers every overriding filter on `env`.
-pub fn register(env: &mut minijinja::Environment<'static>) {
+pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("tojson", tojson);
     env.add_filter("string", string);
     env.add_filter("join", join);
@@ -51,7 +51,7 @@ fn tojson(state: &State, value: Value, args: Rest<Value>, kwargs: Kwargs) -> Res
 
 /// A template-controlled count (a width, a repetition): a non-negative size, checked
 /// against the render's byte budget (`each` bytes per unit) before anything is built.
-pub fn checked_count(state: &State, value: &Value, each: usize) -> Result<usize, Error> {
+pub(crate) fn checked_count(state: &State, value: &Value, each: usize) -> Result<usize, Error> {
     let count = match value.as_i64() {
         Some(n) => usize::try_from(n.max(0)).unwrap_or(usize::MAX),
         // An integer beyond 64 bits: far more than any budget.
@@ -217,11 +217,11 @@ fn last(state: &State, value: Value) -> Result<Value, Error> {
 }
 
 /// Bytes one collected item is counted as (a MiniJinja value).
-pub const ITEM_BYTES: usize = 24;
+pub(crate) const ITEM_BYTES: usize = 24;
 
 /// Iterates like Python's `iter()`: `None` and numbers are not iterable. The items are
 /// collected, so their number is checked against the render's byte budget first.
-pub fn iterate(state: &State, value: &Value) -> Result<Vec<Value>, Error> {
+pub(crate) fn iterate(state: &State, value: &Value) -> Result<Vec<Value>, Error> {
     ensure_iterable(value)?;
     scope::tick(Some(state))?;
     scope::reserve_items(Some(state), value.len().unwrap_or(0), ITEM_BYTES)?;
@@ -236,7 +236,7 @@ pub fn iterate(state: &State, value: &Value) -> Result<Vec<Value>, Error> {
 }
 
 /// Fails with Python's `TypeError` for `None`, numbers and booleans.
-pub fn ensure_iterable(value: &Value) -> Result<(), Error> {
+pub(crate) fn ensure_iterable(value: &Value) -> Result<(), Error> {
     if is_python_none(value) || matches!(value.kind(), ValueKind::Number | ValueKind::Bool) {
         return Err(Error::new(
             ErrorKind::InvalidOperation,

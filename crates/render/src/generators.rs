@@ -16,7 +16,7 @@ use minijinja::{Error, State};
 use super::none::is_python_none;
 
 /// Registers the generator-returning filters on `env`.
-pub fn register(env: &mut minijinja::Environment<'static>) {
+pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
     let guarded: [(&'static str, Value); 5] = [
         ("map", Value::from_function(minijinja::filters::map)),
         ("select", Value::from_function(minijinja::filters::select)),
@@ -64,7 +64,7 @@ pub(super) fn with_subject(value: Value, args: Rest<Value>, kwargs: Kwargs) -> V
 /// `loop.length` work as in Jinja2, which looks ahead), but not a list: no `len()`, no
 /// indexing, not JSON-serializable.
 #[derive(Debug)]
-pub struct Generator(Vec<Value>);
+pub(crate) struct Generator(Vec<Value>);
 
 impl Object for Generator {
     fn repr(self: &Arc<Self>) -> ObjectRepr {
@@ -91,12 +91,12 @@ impl Object for Generator {
 
 /// Whether `value` is a [`Generator`] (as opposed to MiniJinja's lazy lists, such as
 /// the result of `list + list` or a slice, which are lists in Python).
-pub fn is_generator(value: &Value) -> bool {
+pub(crate) fn is_generator(value: &Value) -> bool {
     value.downcast_object_ref::<Generator>().is_some()
 }
 
 /// Wraps filter results as a [`Generator`].
-pub fn generator(items: Vec<Value>) -> Value {
+pub(crate) fn generator(items: Vec<Value>) -> Value {
     Value::from_object(Generator(items))
 }
 

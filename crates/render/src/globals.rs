@@ -9,10 +9,13 @@ use minijinja::value::{Kwargs, Value};
 use minijinja::{Error, ErrorKind, State};
 
 /// The error detail prefix that marks an error raised by the template itself.
-pub const RAISED_PREFIX: &str = "raise_exception: ";
+pub(crate) const RAISED_PREFIX: &str = "raise_exception: ";
 
 /// Registers the globals (the generation helper under this template's name).
-pub fn register(env: &mut minijinja::Environment<'static>, helpers: &super::helpers::Helpers) {
+pub(crate) fn register(
+    env: &mut minijinja::Environment<'static>,
+    helpers: &super::helpers::Helpers,
+) {
     env.remove_global("debug");
     env.add_function("raise_exception", raise_exception);
     env.add_function("strftime_now", strftime_now);
@@ -41,7 +44,7 @@ fn raise_exception(state: &State, message: Value) -> Result<Value, Error> {
 /// Python's `datetime.strftime` in the C locale, for a naive datetime: glibc's
 /// directives, `%c`/`%x` in the C locale's layout, `%f` as microseconds, `%z`/`%Z` empty
 /// (no time zone), unknown directives kept as written.
-pub fn strftime(now: DateTime, format: &str) -> Result<String, Error> {
+pub(crate) fn strftime(now: DateTime, format: &str) -> Result<String, Error> {
     let translated = c_locale_format(now, format);
     jiff::fmt::strtime::format(&translated, now).map_err(|err| {
         Error::new(

@@ -11,7 +11,7 @@ use minijinja::value::{Enumerator, Kwargs, Object, ObjectRepr, Rest, Value};
 use minijinja::{Error, State};
 
 /// Registers the wrapping `groupby` filter.
-pub fn register(env: &mut minijinja::Environment<'static>) {
+pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
     let builtin = Value::from_function(minijinja::filters::groupby);
     env.add_filter(
         "groupby",
@@ -62,6 +62,6 @@ impl Object for Group {
 }
 
 /// Whether `value` is a `groupby` group (printed as a tuple).
-pub fn is_group(value: &Value) -> bool {
+pub(crate) fn is_group(value: &Value) -> bool {
     value.downcast_object_ref::<Group>().is_some()
 }

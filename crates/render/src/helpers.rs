@@ -9,14 +9,14 @@
 
 /// The helper names for one template.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Helpers {
+pub(crate) struct Helpers {
     prefix: String,
 }
 
 impl Helpers {
     /// Names that `source` cannot mention: `__chatplate_` unless the source contains
     /// it, else `__chatplate1_`, `__chatplate2_`, ...
-    pub fn for_source(source: &str) -> Self {
+    pub(crate) fn for_source(source: &str) -> Self {
         let mut prefix = "__chatplate_".to_string();
         let mut attempt = 0u64;
         while source.contains(&prefix) {
@@ -31,47 +31,47 @@ impl Helpers {
     }
 
     /// Body of a `{% generation %}` block.
-    pub fn generation(&self) -> String {
+    pub(crate) fn generation(&self) -> String {
         self.name("generation")
     }
 
     /// `left + right` with markupsafe semantics.
-    pub fn markup_add(&self) -> String {
+    pub(crate) fn markup_add(&self) -> String {
         self.name("markup_add")
     }
 
     /// `'format' % args`.
-    pub fn percent_format(&self) -> String {
+    pub(crate) fn percent_format(&self) -> String {
         self.name("percent_format")
     }
 
     /// Every `for` loop's iterable.
-    pub fn loop_iterable(&self) -> String {
+    pub(crate) fn loop_iterable(&self) -> String {
         self.name("loop_iterable")
     }
 
     /// The value of every `{% set ns.attr = value %}`.
-    pub fn namespace_value(&self) -> String {
+    pub(crate) fn namespace_value(&self) -> String {
         self.name("namespace_value")
     }
 
     /// `x.name` where `name` is a dict method, not called (see [`super::boundmethods`]).
-    pub fn dict_attr(&self) -> String {
+    pub(crate) fn dict_attr(&self) -> String {
         self.name("dict_attr")
     }
 
     /// `x['name']` where `name` is a dict method (see [`super::boundmethods`]).
-    pub fn dict_item(&self) -> String {
+    pub(crate) fn dict_item(&self) -> String {
         self.name("dict_item")
     }
 
     /// `base[start:stop:step]` where it is indexed at once (see [`super::slices`]).
-    pub fn slice_of(&self) -> String {
+    pub(crate) fn slice_of(&self) -> String {
         self.name("slice_of")
     }
 
     /// The value of every other `{% set ... = value %}`.
-    pub fn set_value(&self) -> String {
+    pub(crate) fn set_value(&self) -> String {
         self.name("set_value")
     }
 }

@@ -12,7 +12,7 @@ use super::pyrepr::to_str;
 use super::strmethods::is_space;
 
 /// Registers the filters.
-pub fn register(env: &mut minijinja::Environment<'static>) {
+pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("forceescape", |value: Value| {
         Value::from_safe_string(escape_html(&to_str(&value)))
     });

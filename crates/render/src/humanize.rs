@@ -6,7 +6,7 @@ use minijinja::Error;
 use super::pyerror::raise;
 
 /// Registers the filter.
-pub fn register(env: &mut minijinja::Environment<'static>) {
+pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("filesizeformat", filesizeformat);
 }
 

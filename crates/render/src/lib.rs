@@ -60,6 +60,7 @@
 //! still hold, and the byte limit is not checked.
 
 #![warn(missing_docs)]
+#![warn(unreachable_pub)]
 
 mod assertions;
 mod boundmethods;

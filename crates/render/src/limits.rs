@@ -33,7 +33,7 @@ pub const STEPS_PER_ITEM_PAIR: u64 = 10;
 
 /// Extra render time per pair of input items, in microseconds: quadratic templates
 /// take about 0.35 µs (gemma-4, 2,000 messages: 1.4 s) per pair on the 2-core machine.
-pub const MICROS_PER_ITEM_PAIR: u64 = 1;
+pub(crate) const MICROS_PER_ITEM_PAIR: u64 = 1;
 
 impl Default for Limits {
     fn default() -> Self {
@@ -157,7 +157,7 @@ impl Limits {
 }
 
 /// `1234567` as `1,234,567`.
-pub fn group(n: u64) -> String {
+pub(crate) fn group(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (index, ch) in digits.chars().enumerate() {
@@ -170,7 +170,7 @@ pub fn group(n: u64) -> String {
 }
 
 /// A byte count for people: `256 MiB`, `1,000 bytes`.
-pub fn bytes(n: usize) -> String {
+pub(crate) fn bytes(n: usize) -> String {
     const MIB: usize = 1 << 20;
     if n >= MIB && n.is_multiple_of(MIB) {
         format!("{} MiB", group((n / MIB) as u64))

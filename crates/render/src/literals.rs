@@ -14,7 +14,7 @@ use super::offsets::OffsetMap;
 
 /// Rewrites the string literals MiniJinja would read differently from Jinja2; the map
 /// leads back from the result's offsets to `source`'s.
-pub fn decode_python_escapes(source: &str) -> (String, OffsetMap) {
+pub(crate) fn decode_python_escapes(source: &str) -> (String, OffsetMap) {
     let mut map = OffsetMap::default();
     if !needs_decoding(source) {
         return (source.to_string(), map);

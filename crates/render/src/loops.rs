@@ -33,7 +33,7 @@ use super::scope;
 
 /// Deepest nesting of lists and dicts a namespace attribute may hold (Python's
 /// recursion limit makes printing fail at about 1,000).
-pub const MAX_NESTING: usize = 10_000;
+pub(crate) const MAX_NESTING: usize = 10_000;
 
 /// Bytes one list slot is counted as (a MiniJinja value).
 const SLOT_BYTES: usize = 24;
@@ -42,10 +42,10 @@ const SLOT_BYTES: usize = 24;
 /// templates keep flags, strings and short lists there; a list doubled in a loop
 /// reaches this in about 20 steps and is refused here instead of being walked for
 /// seconds or materialised all at once.
-pub const MAX_STORED_ITEMS: usize = 1_000_000;
+pub(crate) const MAX_STORED_ITEMS: usize = 1_000_000;
 
 /// Registers both helpers under this template's names.
-pub fn register(env: &mut minijinja::Environment<'static>, helpers: &Helpers) {
+pub(crate) fn register(env: &mut minijinja::Environment<'static>, helpers: &Helpers) {
     env.add_function(helpers.loop_iterable(), loop_iterable);
     env.add_function(helpers.namespace_value(), namespace_value);
     env.add_function(helpers.set_value(), set_value);
@@ -78,7 +78,7 @@ fn is_lazy_list(value: &Value) -> bool {
 
 /// A lazy list as a real list (O(1) to index, see the module docs); anything else
 /// unchanged. The copy is charged to the byte budget and the fuel like a `|list`.
-pub fn materialize(state: &State, value: Value) -> Result<Value, Error> {
+pub(crate) fn materialize(state: &State, value: Value) -> Result<Value, Error> {
     if !is_lazy_list(&value) {
         return Ok(value);
     }
@@ -185,7 +185,7 @@ fn namespace_value(state: &State, value: Value) -> Result<Value, Error> {
 }
 
 /// Whether `value` is a namespace (MiniJinja's own type, known here only by name).
-pub fn is_namespace(value: &Value) -> bool {
+pub(crate) fn is_namespace(value: &Value) -> bool {
     value
         .as_object()
         .is_some_and(|object| object.type_name().ends_with("::Namespace"))

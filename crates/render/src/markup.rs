@@ -5,7 +5,10 @@ use minijinja::value::{Value, ValueKind};
 use minijinja::{Error, ErrorKind, State};
 
 /// Registers the runtime helper under this template's name for it.
-pub fn register(env: &mut minijinja::Environment<'static>, helpers: &super::helpers::Helpers) {
+pub(crate) fn register(
+    env: &mut minijinja::Environment<'static>,
+    helpers: &super::helpers::Helpers,
+) {
     env.add_function(helpers.markup_add(), markup_add);
 }
 
@@ -47,7 +50,7 @@ fn plain_add(state: &State, left: Value, right: Value) -> Result<Value, Error> {
 }
 
 /// markupsafe's `escape`: `& < > ' "`.
-pub fn escape_html(text: &str) -> String {
+pub(crate) fn escape_html(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     for ch in text.chars() {
         match ch {

@@ -21,7 +21,7 @@ thread_local! {
 const MARKUP_FILTERS: [&str; 4] = ["safe", "escape", "e", "forceescape"];
 
 /// Runs `body` with the Markup variables of `ast` known to [`is_markup`].
-pub fn with_names<T>(ast: &Stmt, body: impl FnOnce() -> T) -> T {
+pub(crate) fn with_names<T>(ast: &Stmt, body: impl FnOnce() -> T) -> T {
     let names = collect(ast);
     NAMES.with(|cell| *cell.borrow_mut() = names);
     let result = body();
@@ -32,7 +32,7 @@ pub fn with_names<T>(ast: &Stmt, body: impl FnOnce() -> T) -> T {
 /// One operand of a `+` chain is statically Markup: a `|safe`-like filter or a
 /// variable that holds Markup (the chain itself is walked by the caller, so long
 /// chains stay linear).
-pub fn is_markup_operand(expr: &Expr) -> bool {
+pub(crate) fn is_markup_operand(expr: &Expr) -> bool {
     match expr {
         Expr::Filter(f) => MARKUP_FILTERS.contains(&f.name),
         _ => NAMES.with(|cell| name_of(expr).is_some_and(|name| cell.borrow().contains(&name))),

@@ -45,7 +45,7 @@ thread_local! {
 }
 
 /// The value written to the [`ON_CAP`] flag when the hard cap is hit.
-pub const STOPPED_AT_CAP: u8 = u8::MAX;
+pub(crate) const STOPPED_AT_CAP: u8 = u8::MAX;
 
 unsafe impl GlobalAlloc for MeteredAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {

@@ -14,7 +14,7 @@ use super::pytype::type_name;
 use super::undefined::object_type_repr;
 
 /// The unknown-method callback installed on the environment.
-pub fn call_method(
+pub(crate) fn call_method(
     state: &mut State,
     value: &Value,
     method: &str,

@@ -14,7 +14,7 @@ use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
 
 /// The stand-in for a Python `None` that came from input data.
 #[derive(Debug)]
-pub struct PyNone;
+pub(crate) struct PyNone;
 
 impl Object for PyNone {
     fn repr(self: &Arc<Self>) -> ObjectRepr {
@@ -40,11 +40,11 @@ impl Object for PyNone {
 }
 
 /// A fresh `None` value that fails iteration like Python's.
-pub fn python_none() -> Value {
+pub(crate) fn python_none() -> Value {
     Value::from_object(PyNone)
 }
 
 /// True for both MiniJinja's `none` and the input-data [`PyNone`].
-pub fn is_python_none(value: &Value) -> bool {
+pub(crate) fn is_python_none(value: &Value) -> bool {
     value.is_none() || value.downcast_object_ref::<PyNone>().is_some()
 }

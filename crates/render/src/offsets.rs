@@ -17,7 +17,7 @@ struct Shift {
 
 /// The edits one rewrite made, in order of position.
 #[derive(Debug, Clone, Default)]
-pub struct OffsetMap {
+pub(crate) struct OffsetMap {
     shifts: Vec<Shift>,
 }
 
@@ -25,7 +25,12 @@ impl OffsetMap {
     /// Records that `original` (a range of the input) became `new` (a range of the
     /// output). `prefix` is the length of text inserted before a wrapped original.
     /// Edits must be recorded in increasing order and must not overlap.
-    pub fn record(&mut self, new: (usize, usize), original: (usize, usize), prefix: Option<usize>) {
+    pub(crate) fn record(
+        &mut self,
+        new: (usize, usize),
+        original: (usize, usize),
+        prefix: Option<usize>,
+    ) {
         self.shifts.push(Shift {
             new,
             original,
@@ -34,7 +39,7 @@ impl OffsetMap {
     }
 
     /// Maps a byte offset in the rewritten text to the text before the rewrite.
-    pub fn original_offset(&self, offset: usize) -> usize {
+    pub(crate) fn original_offset(&self, offset: usize) -> usize {
         let mut growth: isize = 0;
         for shift in &self.shifts {
             if offset < shift.new.0 {

@@ -16,7 +16,10 @@ use super::pyerror::raise;
 use super::pytype::type_name;
 
 /// Registers the runtime helper under this template's name for it.
-pub fn register(env: &mut minijinja::Environment<'static>, helpers: &super::helpers::Helpers) {
+pub(crate) fn register(
+    env: &mut minijinja::Environment<'static>,
+    helpers: &super::helpers::Helpers,
+) {
     env.add_function(helpers.percent_format(), percent);
 }
 

@@ -12,7 +12,7 @@ use super::none::is_python_none;
 const NOT_IN_JINJA2: [&str; 4] = ["safe", "int", "startingwith", "endingwith"];
 
 /// Registers every overriding test on `env`, and removes MiniJinja's extras.
-pub fn register(env: &mut minijinja::Environment<'static>) {
+pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
     for name in NOT_IN_JINJA2 {
         env.remove_test(name);
     }

@@ -41,7 +41,7 @@ enum Piece {
 
 /// The format for MiniJinja's `format` filter and its arguments: `format % args` with
 /// every field resolved.
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// The format, string fields reduced to plain `%s`.
     pub format: String,
     /// One argument per field, in order.
@@ -50,7 +50,7 @@ pub struct Prepared {
 
 /// Resolves `format % args` as Python does, up to the numeric formatting.
 /// `budget` bounds widths and precisions (the bytes the render may still produce).
-pub fn prepare(format: &str, args: &Value, budget: usize) -> Result<Prepared, Error> {
+pub(crate) fn prepare(format: &str, args: &Value, budget: usize) -> Result<Prepared, Error> {
     let pieces = parse(format)?;
     let mapping = (args.kind() == ValueKind::Map).then_some(args);
     let positional: Vec<Value> = if args.is_tuple() {

@@ -35,7 +35,7 @@ const CLASSES: [&str; 16] = [
 
 /// A runtime error as Python would report it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PyError {
+pub(crate) struct PyError {
     /// The exception class, when the failure has a Python counterpart.
     pub class: Option<&'static str>,
     /// `str(exception)`.
@@ -43,12 +43,12 @@ pub struct PyError {
 }
 
 /// An error the compatibility layer raises, written the way Python would report it.
-pub fn raise(class: &'static str, message: impl std::fmt::Display) -> Error {
+pub(crate) fn raise(class: &'static str, message: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::InvalidOperation, format!("{class}: {message}"))
 }
 
 /// Translates a runtime error; `detail` is its message with chained causes.
-pub fn translate(kind: ErrorKind, detail: &str) -> PyError {
+pub(crate) fn translate(kind: ErrorKind, detail: &str) -> PyError {
     if detail.starts_with("can only assign to namespaces") {
         // Jinja2 checks the target's type, undefined or not.
         return runtime("cannot assign attribute on non-namespace object".into());
@@ -134,7 +134,7 @@ fn type_error(message: String) -> Option<PyError> {
 }
 
 /// Python's `repr()` of a name.
-pub fn repr(text: &str) -> String {
+pub(crate) fn repr(text: &str) -> String {
     let mut out = String::new();
     write_str_repr(&mut out, text);
     out

@@ -30,7 +30,7 @@ pub struct DumpOptions {
 
 /// Deepest nesting serialised: Python's encoder fails with `RecursionError` near its
 /// recursion limit of 1,000.
-pub const MAX_JSON_DEPTH: usize = 1000;
+pub(crate) const MAX_JSON_DEPTH: usize = 1000;
 
 /// Serializes `value` exactly as Python's `json.dumps` would.
 pub fn dumps(value: &Value, options: &DumpOptions) -> Result<String, Error> {

@@ -13,7 +13,7 @@ use super::pyfloat::repr_float;
 
 /// Deepest nesting printed: Python's `repr` fails with `RecursionError` near its
 /// recursion limit of 1,000.
-pub const MAX_REPR_DEPTH: usize = 1000;
+pub(crate) const MAX_REPR_DEPTH: usize = 1000;
 
 /// How much text is written between two budget checks.
 const CHECK_EVERY_BYTES: usize = 1 << 16;
@@ -21,7 +21,7 @@ const CHECK_EVERY_BYTES: usize = 1 << 16;
 /// Python's `str(value)`: strings as they are, everything else as `repr`. Fails for
 /// nesting deeper than [`MAX_REPR_DEPTH`] and for text beyond the render's byte budget
 /// (`state` is the render's, when there is one).
-pub fn to_str_in(state: Option<&State>, value: &Value) -> Result<String, Error> {
+pub(crate) fn to_str_in(state: Option<&State>, value: &Value) -> Result<String, Error> {
     match value.as_str() {
         Some(text) if value.kind() == ValueKind::String => Ok(text.to_string()),
         _ => {
@@ -39,12 +39,12 @@ pub fn to_str_in(state: Option<&State>, value: &Value) -> Result<String, Error> 
 /// [`to_str_in`] for filters that get no state. The render's memory budget still
 /// applies (a value too large stops the render at its next checkpoint); the error
 /// itself is shown in place.
-pub fn to_str(value: &Value) -> String {
+pub(crate) fn to_str(value: &Value) -> String {
     to_str_in(None, value).unwrap_or_else(|err| format!("<{err}>"))
 }
 
 /// Python's `repr(value)` (strings quoted), for state-less callers like [`to_str`].
-pub fn repr(value: &Value) -> String {
+pub(crate) fn repr(value: &Value) -> String {
     match value.as_str() {
         Some(text) if value.kind() == ValueKind::String => {
             let mut out = String::new();
@@ -160,7 +160,7 @@ impl Repr<'_, '_, '_> {
 }
 
 /// Writes an integer or float the way Python prints it.
-pub fn write_number(out: &mut String, value: &Value) {
+pub(crate) fn write_number(out: &mut String, value: &Value) {
     if value.is_integer() {
         out.push_str(&value.to_string());
     } else {
@@ -197,7 +197,7 @@ fn write_bytes_repr(out: &mut String, bytes: &[u8]) {
 
 /// Python's `repr(str)`: single quotes unless the text has `'` and no `"`, with
 /// backslash escapes for control and non-printable characters.
-pub fn write_str_repr(out: &mut String, text: &str) {
+pub(crate) fn write_str_repr(out: &mut String, text: &str) {
     let quote = if text.contains('\'') && !text.contains('"') {
         '"'
     } else {
@@ -238,7 +238,7 @@ fn push_escape(out: &mut String, ch: char) {
 ///
 /// Unassigned code points are treated as printable; the tables here cover the
 /// assigned non-printable ranges, which is what real chat data contains.
-pub fn is_printable(ch: char) -> bool {
+pub(crate) fn is_printable(ch: char) -> bool {
     let c = ch as u32;
     if c == 0x20 {
         return true;

@@ -3,7 +3,7 @@
 /// Python's `str.splitlines()`: splits on every Unicode line boundary Python knows
 /// (`\n`, `\r`, `\r\n`, `\v`, `\f`, `\x1c`-`\x1e`, `\x85`, U+2028, U+2029) and drops a
 /// final empty piece.
-pub fn splitlines(text: &str) -> Vec<&str> {
+pub(crate) fn splitlines(text: &str) -> Vec<&str> {
     let mut lines = Vec::new();
     let mut start = 0;
     let mut chars = text.char_indices().peekable();

@@ -5,7 +5,7 @@ use minijinja::value::{Value, ValueKind};
 use super::none::is_python_none;
 
 /// The Python type a template value corresponds to (`str`, `dict`, `NoneType`, ...).
-pub fn type_name(value: &Value) -> &'static str {
+pub(crate) fn type_name(value: &Value) -> &'static str {
     if is_python_none(value) {
         return "NoneType";
     }

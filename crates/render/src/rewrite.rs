@@ -44,7 +44,7 @@ use super::offsets::OffsetMap;
 
 /// A rewritten template and the way back from its byte offsets to the original's.
 #[derive(Debug, Clone, Default)]
-pub struct Rewritten {
+pub(crate) struct Rewritten {
     /// The text MiniJinja compiles.
     pub text: String,
     /// Where the edits landed.
@@ -57,14 +57,14 @@ pub struct Rewritten {
 impl Rewritten {
     /// Maps a byte offset in the rewritten text to the original source, so error
     /// positions point at what the user wrote.
-    pub fn original_offset(&self, offset: usize) -> usize {
+    pub(crate) fn original_offset(&self, offset: usize) -> usize {
         self.map.original_offset(offset)
     }
 }
 
 /// Applies the rewrites to `source`; returns it unchanged when it does not parse (the
 /// real compile then reports the syntax error).
-pub fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Rewritten {
+pub(crate) fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Rewritten {
     let Some(ast) = ast else {
         return Rewritten {
             text: source.to_string(),

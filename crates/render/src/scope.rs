@@ -23,7 +23,7 @@ use super::CancelToken;
 
 /// Why a render was stopped from outside the template's own logic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
+pub(crate) enum Stop {
     /// Its cancel token was cancelled.
     Cancelled = 1,
     /// It ran past its deadline.
@@ -34,7 +34,7 @@ pub enum Stop {
 
 /// What the render thread and whoever waits for it share.
 #[derive(Debug, Default)]
-pub struct Shared {
+pub(crate) struct Shared {
     stop: AtomicU8,
     /// The largest allocation refused or the memory held when stopped, for the message.
     memory: AtomicUsize,
@@ -42,7 +42,7 @@ pub struct Shared {
 
 impl Shared {
     /// Why the render stopped, if it was stopped.
-    pub fn stop(&self) -> Option<Stop> {
+    pub(crate) fn stop(&self) -> Option<Stop> {
         match self.stop.load(Ordering::SeqCst) {
             1 => Some(Stop::Cancelled),
             2 => Some(Stop::Deadline),
@@ -52,25 +52,25 @@ impl Shared {
     }
 
     /// Records the first reason only.
-    pub fn set_stop(&self, stop: Stop) {
+    pub(crate) fn set_stop(&self, stop: Stop) {
         let _ = self
             .stop
             .compare_exchange(0, stop as u8, Ordering::SeqCst, Ordering::SeqCst);
     }
 
     /// The flag the allocator sets when a render thread hits its hard cap.
-    pub fn flag(&self) -> &AtomicU8 {
+    pub(crate) fn flag(&self) -> &AtomicU8 {
         &self.stop
     }
 
     /// Bytes involved in a memory stop.
-    pub fn memory(&self) -> usize {
+    pub(crate) fn memory(&self) -> usize {
         self.memory.load(Ordering::Relaxed)
     }
 }
 
 /// One render's bounds, as the checkpoints see them.
-pub struct Scope {
+pub(crate) struct Scope {
     /// Shared with the caller.
     pub shared: Arc<Shared>,
     /// Asks the render to stop.
@@ -87,7 +87,7 @@ pub struct Scope {
 
 impl Scope {
     /// A scope starting now on this thread.
-    pub fn new(
+    pub(crate) fn new(
         shared: Arc<Shared>,
         cancel: CancelToken,
         deadline: Option<Instant>,
@@ -138,13 +138,13 @@ thread_local! {
 }
 
 /// Makes `scope` the current render on this thread until the guard is dropped.
-pub fn enter(scope: Scope) -> ScopeGuard {
+pub(crate) fn enter(scope: Scope) -> ScopeGuard {
     let previous = CURRENT.with(|c| c.replace(Some(scope)));
     ScopeGuard { previous }
 }
 
 /// Restores the previous scope (normally none) when dropped.
-pub struct ScopeGuard {
+pub(crate) struct ScopeGuard {
     previous: Option<Scope>,
 }
 
@@ -167,7 +167,7 @@ fn stopped(state: Option<&State>) -> Error {
 }
 
 /// A checkpoint: fails when the current render must stop.
-pub fn tick(state: Option<&State>) -> Result<(), Error> {
+pub(crate) fn tick(state: Option<&State>) -> Result<(), Error> {
     let stop = CURRENT.with(|c| c.borrow().as_ref().and_then(Scope::should_stop));
     match stop {
         Some(_) => Err(stopped(state)),
@@ -178,7 +178,7 @@ pub fn tick(state: Option<&State>) -> Result<(), Error> {
 /// How many more bytes the current render may hold: its memory budget less what it
 /// holds (without a render scope, the default budget). Field widths are checked
 /// against it before any padding is built.
-pub fn remaining_bytes() -> usize {
+pub(crate) fn remaining_bytes() -> usize {
     CURRENT.with(|c| match c.borrow().as_ref() {
         Some(scope) => scope.max_memory.saturating_sub(scope.held()),
         None => super::Limits::default().max_memory_bytes,
@@ -188,7 +188,7 @@ pub fn remaining_bytes() -> usize {
 /// Checks, before allocating `bytes`, that the render may hold them; fails (and stops
 /// the render) when they would take it over its byte budget. Outside a render the
 /// default budget applies, so no single allocation can be absurd.
-pub fn reserve(state: Option<&State>, bytes: usize) -> Result<(), Error> {
+pub(crate) fn reserve(state: Option<&State>, bytes: usize) -> Result<(), Error> {
     let over = CURRENT.with(|c| match c.borrow().as_ref() {
         Some(scope) => {
             let total = scope.held().saturating_add(bytes);
@@ -208,11 +208,11 @@ pub fn reserve(state: Option<&State>, bytes: usize) -> Result<(), Error> {
 }
 
 /// [`reserve`] for `count` items of `each` bytes.
-pub fn reserve_items(state: Option<&State>, count: usize, each: usize) -> Result<(), Error> {
+pub(crate) fn reserve_items(state: Option<&State>, count: usize, each: usize) -> Result<(), Error> {
     reserve(state, count.saturating_mul(each))
 }
 
 /// The current render's clock, if a render is in progress.
-pub fn clock() -> Option<DateTime> {
+pub(crate) fn clock() -> Option<DateTime> {
     CURRENT.with(|c| c.borrow().as_ref().map(|s| s.clock))
 }

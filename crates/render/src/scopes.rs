@@ -16,7 +16,7 @@
 use minijinja::machinery::ast::{Expr, Stmt};
 
 /// One assignment to rewrite: the value's source range and the namespace's name.
-pub struct NamespaceSet<'a> {
+pub(crate) struct NamespaceSet<'a> {
     /// Byte range of the assigned value.
     pub value: (usize, usize),
     /// The namespace variable assigned to.
@@ -24,7 +24,7 @@ pub struct NamespaceSet<'a> {
 }
 
 /// Every `{% set ns.attr = value %}` inside a macro or call body.
-pub fn namespace_sets<'a>(ast: &Stmt<'a>, source: &str) -> Vec<NamespaceSet<'a>> {
+pub(crate) fn namespace_sets<'a>(ast: &Stmt<'a>, source: &str) -> Vec<NamespaceSet<'a>> {
     let mut found = Vec::new();
     walk(ast, false, source, &mut found);
     found

@@ -20,7 +20,7 @@ use super::scope;
 type SizeCheck = fn(&State, &Value, &[Value]) -> Result<(), Error>;
 
 /// Registers the size-checked versions of MiniJinja's builtin filters.
-pub fn register(env: &mut minijinja::Environment<'static>) {
+pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
     let wrapped: [(&'static str, Value, SizeCheck); 12] = [
         (
             "batch",
@@ -144,7 +144,7 @@ fn replaced_len(text: &str, old: &str, new: &str, count: Option<i64>) -> usize {
 }
 
 /// String methods whose result size the template chooses. `None` for other methods.
-pub fn string_method(
+pub(crate) fn string_method(
     state: &State,
     text: &str,
     method: &str,
@@ -251,7 +251,7 @@ fn pad(state: &State, text: &str, method: &str, args: &[Value]) -> Result<Value,
 
 /// Checks printf-style formatting (`'%5s' % x`, the `format` filter) against the byte
 /// budget: `call` is the format string followed by the arguments.
-pub fn check_format(state: &State, call: &[Value]) -> Result<(), Error> {
+pub(crate) fn check_format(state: &State, call: &[Value]) -> Result<(), Error> {
     let format = call.first().and_then(Value::as_str).unwrap_or_default();
     let args = call.get(1..).unwrap_or_default();
     let star_widths = format.contains('*');

@@ -16,7 +16,7 @@ use minijinja::{Environment, Error};
 use super::helpers::Helpers;
 
 /// Registers the helper under this template's name.
-pub fn register(env: &mut Environment<'static>, helpers: &Helpers) {
+pub(crate) fn register(env: &mut Environment<'static>, helpers: &Helpers) {
     env.add_function(helpers.slice_of(), slice_of);
 }
 

@@ -18,7 +18,7 @@ use super::offsets::OffsetMap;
 
 /// The text MiniJinja should compile, and the way back to the user's source.
 #[derive(Debug, Clone, Default)]
-pub struct Prepared {
+pub(crate) struct Prepared {
     /// The prepared text.
     pub text: String,
     /// Literal decoding, then tag rewriting.
@@ -28,7 +28,7 @@ pub struct Prepared {
 impl Prepared {
     /// Maps a byte offset in [`Prepared::text`] to the user's source (newlines
     /// normalized, see [`normalize_newlines`]).
-    pub fn original_offset(&self, offset: usize) -> usize {
+    pub(crate) fn original_offset(&self, offset: usize) -> usize {
         let [literals, tags] = &self.maps;
         literals.original_offset(tags.original_offset(offset))
     }
@@ -42,7 +42,7 @@ pub fn normalize_newlines(source: &str) -> String {
 
 /// Prepares `source` for MiniJinja, with the helper names chosen for it (see
 /// [`Helpers`]).
-pub fn prepare(source: &str) -> (Prepared, Helpers) {
+pub(crate) fn prepare(source: &str) -> (Prepared, Helpers) {
     let normalized = normalize_newlines(source);
     let (decoded, literals) = super::literals::decode_python_escapes(&normalized);
     let helpers = Helpers::for_source(&decoded);

@@ -21,12 +21,12 @@ use super::pyerror::raise;
 use super::pystr::splitlines;
 
 /// Python's `str.isspace()` for one character.
-pub fn is_space(ch: char) -> bool {
+pub(crate) fn is_space(ch: char) -> bool {
     ch.is_whitespace() || ('\u{1c}'..='\u{1f}').contains(&ch)
 }
 
 /// Registers the string filters with Python's semantics.
-pub fn register(env: &mut minijinja::Environment<'static>) {
+pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("title", |value: Value| {
         jinja_title(&super::pyrepr::to_str(&value))
     });
@@ -37,7 +37,7 @@ pub fn register(env: &mut minijinja::Environment<'static>) {
 }
 
 /// The string methods this module implements, or `None` to let pycompat answer.
-pub fn call(text: &str, method: &str, args: &[Value]) -> Option<Result<Value, Error>> {
+pub(crate) fn call(text: &str, method: &str, args: &[Value]) -> Option<Result<Value, Error>> {
     Some(match method {
         "split" => split(text, args, false),
         "rsplit" => split(text, args, true),

@@ -12,7 +12,7 @@ use minijinja::syntax::SyntaxConfig;
 use super::pyerror::repr;
 
 /// Jinja2's message for the MiniJinja syntax error `detail` at byte `offset` of `source`.
-pub fn translate(detail: &str, source: &str, offset: Option<usize>) -> String {
+pub(crate) fn translate(detail: &str, source: &str, offset: Option<usize>) -> String {
     let at = offset.and_then(|offset| source.get(offset..).map(|rest| (offset, rest)));
     let translated: Option<String> = match (detail, at) {
         ("unexpected end of comment", _) => Some("Missing end of comment tag".to_string()),

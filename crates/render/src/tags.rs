@@ -16,7 +16,7 @@ use super::pyerror::repr;
 
 /// A structural syntax error: Jinja2's message and the byte offset it points at.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TagError {
+pub(crate) struct TagError {
     /// Jinja2's message.
     pub message: String,
     /// Where in the source (the tag, or the end of the template).
@@ -35,7 +35,7 @@ const STATEMENTS: [&str; 8] = [
 ];
 
 /// Whether `source` has a `{% do %}` tag (a quick textual test; [`check`] decides).
-pub fn has_do_tag(source: &str) -> bool {
+pub(crate) fn has_do_tag(source: &str) -> bool {
     source.match_indices("{%").any(|(at, _)| {
         let rest = source[at + 2..].trim_start_matches(['-', '+']).trim_start();
         rest.strip_prefix("do").is_some_and(|after| {
@@ -46,7 +46,7 @@ pub fn has_do_tag(source: &str) -> bool {
 
 /// The first block-structure error in `source`, if any. Lexical errors are left to the
 /// compiler.
-pub fn check(source: &str) -> Option<TagError> {
+pub(crate) fn check(source: &str) -> Option<TagError> {
     let mut tokens = tokenize(source, false, SyntaxConfig::default()).map_while(Result::ok);
     let mut stack: Vec<Open> = Vec::new();
     while let Some((token, span)) = tokens.next() {

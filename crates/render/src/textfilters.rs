@@ -8,7 +8,7 @@ use minijinja::{Error, State};
 use super::pyrepr::to_str_in;
 
 /// Registers the filters on `env`.
-pub fn register(env: &mut minijinja::Environment<'static>) {
+pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("int", int);
     env.add_filter("float", float);
     env.add_filter("center", center);
@@ -129,7 +129,7 @@ fn center(state: &State, value: Value, width: Option<Value>) -> Result<String, E
 }
 
 /// `text.center(width)` for a width known to be affordable.
-pub fn center_text(text: &str, width: usize) -> String {
+pub(crate) fn center_text(text: &str, width: usize) -> String {
     let len = text.chars().count();
     if len >= width {
         return text.to_string();

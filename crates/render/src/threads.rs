@@ -12,7 +12,7 @@ use std::sync::mpsc::{self, Sender};
 use std::sync::{Mutex, OnceLock};
 
 /// One render, with everything it needs.
-pub type Job = Box<dyn FnOnce() + Send>;
+pub(crate) type Job = Box<dyn FnOnce() + Send>;
 
 /// Most idle render threads kept waiting.
 const MAX_IDLE: usize = 4;
@@ -25,7 +25,7 @@ fn idle() -> &'static Mutex<Vec<Sender<Job>>> {
 /// Runs `job` on an idle render thread, or on a new one with `stack_bytes` of stack.
 /// `job` must catch its own panics (a panicking job would end its thread, which is
 /// only a lost thread, not a lost answer: the caller sees its channel disconnect).
-pub fn run(job: Job, stack_bytes: usize) -> std::io::Result<()> {
+pub(crate) fn run(job: Job, stack_bytes: usize) -> std::io::Result<()> {
     let mut job = job;
     loop {
         let waiting = idle().lock().ok().and_then(|mut idle| idle.pop());

@@ -25,12 +25,12 @@ thread_local! {
 }
 
 /// Forgets the misses of the previous render on this thread.
-pub fn reset() {
+pub(crate) fn reset() {
     MISSES.with(|misses| misses.borrow_mut().clear());
 }
 
 /// Notes that `owner` (Python's `object_type_repr`, e.g. `dict object`) has no `key`.
-pub fn note_miss(key: &Value, owner: &'static str) {
+pub(crate) fn note_miss(key: &Value, owner: &'static str) {
     MISSES.with(|misses| {
         let mut misses = misses.borrow_mut();
         if misses.last().is_some_and(|(last, _)| last == key) {
@@ -55,7 +55,7 @@ fn owner_of(key: &Value) -> Option<&'static str> {
 }
 
 /// Jinja2's `object_type_repr`: `None`, or `<type> object` for built-in types.
-pub fn object_type_repr(value: &Value) -> String {
+pub(crate) fn object_type_repr(value: &Value) -> String {
     match type_name(value) {
         "NoneType" => "None".to_string(),
         name => format!("{name} object"),
@@ -63,7 +63,7 @@ pub fn object_type_repr(value: &Value) -> String {
 }
 
 /// Jinja2's message for the undefined value MiniJinja describes as `expr`.
-pub fn hint(expr: &str) -> String {
+pub(crate) fn hint(expr: &str) -> String {
     let Some((_, key)) = split_lookup(expr) else {
         return format!("{} is undefined", repr(expr));
     };

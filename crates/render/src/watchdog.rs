@@ -26,7 +26,7 @@ use super::threads;
 use super::{CompiledTemplate, Conversation, RenderControl, RenderError};
 
 /// Stack reserved for each render thread.
-pub const RENDER_STACK_BYTES: usize = 256 << 20;
+pub(crate) const RENDER_STACK_BYTES: usize = 256 << 20;
 
 /// How often a waiting caller looks at the cancel token.
 const POLL: Duration = Duration::from_millis(10);

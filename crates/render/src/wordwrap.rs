@@ -16,7 +16,7 @@ use super::pyrepr::to_str;
 use super::strmethods::is_space;
 
 /// Registers the filter.
-pub fn register(env: &mut minijinja::Environment<'static>) {
+pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
     env.add_filter("wordwrap", wordwrap);
 }
 

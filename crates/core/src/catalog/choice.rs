@@ -9,7 +9,7 @@ use super::{CatalogError, Origin, TemplateSource};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TemplateSet {
     /// What the set is (a model name, a folder, a file), for messages.
-    pub label: String,
+    pub(crate) label: String,
     /// The templates, in the source's order.
     pub entries: Vec<TemplateSource>,
     /// The entry asked for by name (`--template-name`, `#NAME`, a fixture's `name`).

@@ -8,7 +8,7 @@ use super::{open_file, CatalogError, Origin, TemplateMetadata, TemplateSet, Temp
 use crate::gguf::{self, GgufMetadata};
 
 /// Every template in the GGUF file at `path`.
-pub fn load(path: &Path) -> Result<TemplateSet, CatalogError> {
+pub(super) fn load(path: &Path) -> Result<TemplateSet, CatalogError> {
     let metadata = read(path)?;
     let label = path
         .file_stem()
@@ -42,7 +42,7 @@ pub fn load(path: &Path) -> Result<TemplateSet, CatalogError> {
 }
 
 /// The header of the file at `path`, read without touching its tensor data.
-pub fn read(path: &Path) -> Result<GgufMetadata, CatalogError> {
+pub(crate) fn read(path: &Path) -> Result<GgufMetadata, CatalogError> {
     let file = open_file(path)?;
     let len = file
         .metadata()

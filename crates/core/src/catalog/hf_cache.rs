@@ -14,7 +14,7 @@ use super::{model, read, ModelPlace, TemplateSet};
 use crate::files::MAX_TEMPLATE_BYTES;
 
 /// The revision used when none is given.
-pub const DEFAULT_REVISION: &str = "main";
+pub(crate) const DEFAULT_REVISION: &str = "main";
 
 /// A model id with an optional revision: `ORG/NAME` or `ORG/NAME@REVISION`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,12 +50,12 @@ impl ModelId {
 
     /// Whether the id and revision are safe to use as cache paths (what [`ModelId::parse`]
     /// checks; ids built with [`ModelId::new`] from a fixture are checked here).
-    pub fn is_valid(&self) -> bool {
+    pub(crate) fn is_valid(&self) -> bool {
         valid_repo_id(&self.repo) && safe_revision(self.revision())
     }
 
     /// The revision to resolve (`main` when none was given).
-    pub fn revision(&self) -> &str {
+    pub(crate) fn revision(&self) -> &str {
         self.revision.as_deref().unwrap_or(DEFAULT_REVISION)
     }
 }
@@ -124,7 +124,7 @@ pub fn cache_root() -> PathBuf {
 }
 
 /// The cache root from an environment lookup (`HF_HUB_CACHE`, `HF_HOME`, ...).
-pub fn cache_root_from(env: impl Fn(&str) -> Option<OsString>) -> PathBuf {
+pub(crate) fn cache_root_from(env: impl Fn(&str) -> Option<OsString>) -> PathBuf {
     let set = |key: &str| env(key).filter(|v| !v.is_empty());
     if let Some(dir) = set("HF_HUB_CACHE").or_else(|| set("HUGGINGFACE_HUB_CACHE")) {
         return expand_home(PathBuf::from(dir), &env);
@@ -133,7 +133,7 @@ pub fn cache_root_from(env: impl Fn(&str) -> Option<OsString>) -> PathBuf {
 }
 
 /// `$HF_HOME`, else `$XDG_CACHE_HOME/huggingface`, else `~/.cache/huggingface`.
-pub fn hf_home_from(env: &impl Fn(&str) -> Option<OsString>) -> PathBuf {
+pub(crate) fn hf_home_from(env: &impl Fn(&str) -> Option<OsString>) -> PathBuf {
     let set = |key: &str| env(key).filter(|v| !v.is_empty());
     if let Some(home) = set("HF_HOME") {
         return expand_home(PathBuf::from(home), env);
@@ -153,7 +153,7 @@ fn expand_home(path: PathBuf, env: &impl Fn(&str) -> Option<OsString>) -> PathBu
 }
 
 /// `<root>/models--ORG--NAME`.
-pub fn repo_dir(root: &Path, repo: &str) -> PathBuf {
+pub(crate) fn repo_dir(root: &Path, repo: &str) -> PathBuf {
     root.join(format!("models--{}", repo.replace('/', "--")))
 }
 
@@ -201,7 +201,7 @@ pub fn snapshot(root: &Path, id: &ModelId) -> Result<Snapshot, CacheError> {
 }
 
 /// A full 40-character hexadecimal commit hash.
-pub fn is_commit(revision: &str) -> bool {
+pub(crate) fn is_commit(revision: &str) -> bool {
     revision.len() == 40 && revision.bytes().all(|b| b.is_ascii_hexdigit())
 }
 

@@ -22,7 +22,7 @@ use super::{model, read, CatalogError, Fetch, Snapshot};
 use crate::files::MAX_TEMPLATE_BYTES;
 
 /// The Hub used when `HF_ENDPOINT` is not set.
-pub const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
+pub(crate) const DEFAULT_ENDPOINT: &str = "https://huggingface.co";
 
 /// An access token; its `Debug` output never shows it.
 #[derive(Clone, PartialEq, Eq)]
@@ -35,7 +35,7 @@ impl Token {
     }
 
     /// The secret itself, for the `Authorization` header only.
-    pub fn secret(&self) -> &str {
+    pub(crate) fn secret(&self) -> &str {
         &self.0
     }
 }
@@ -66,7 +66,7 @@ impl HubSettings {
     }
 
     /// Settings from an environment lookup.
-    pub fn from_lookup(env: impl Fn(&str) -> Option<OsString>) -> Self {
+    pub(crate) fn from_lookup(env: impl Fn(&str) -> Option<OsString>) -> Self {
         let text = |key: &str| {
             env(key)
                 .map(|v| v.to_string_lossy().trim().to_string())
@@ -211,7 +211,7 @@ pub enum HubError {
 }
 
 /// Whether a repository file is one the templates need.
-pub fn is_template_file(file: &str) -> bool {
+pub(crate) fn is_template_file(file: &str) -> bool {
     const TOP_LEVEL: [&str; 5] = [
         model::TOKENIZER_CONFIG,
         model::CHAT_TEMPLATE_FILE,

@@ -19,17 +19,17 @@ use super::{read, CatalogError, Origin, TemplateSet, TemplateSource};
 use crate::files::{MAX_CONFIG_BYTES, MAX_TEMPLATE_BYTES};
 
 /// `tokenizer_config.json`.
-pub const TOKENIZER_CONFIG: &str = "tokenizer_config.json";
+pub(crate) const TOKENIZER_CONFIG: &str = "tokenizer_config.json";
 /// The single-template file of models saved since 2025.
-pub const CHAT_TEMPLATE_FILE: &str = "chat_template.jinja";
+pub(crate) const CHAT_TEMPLATE_FILE: &str = "chat_template.jinja";
 /// The processors' legacy template file, `{"chat_template": "..."}`.
-pub const PROCESSOR_TEMPLATE_FILE: &str = "chat_template.json";
+pub(crate) const PROCESSOR_TEMPLATE_FILE: &str = "chat_template.json";
 /// The folder of named templates, one `NAME.jinja` each.
-pub const TEMPLATE_DIR: &str = "additional_chat_templates";
+pub(crate) const TEMPLATE_DIR: &str = "additional_chat_templates";
 /// Legacy special tokens, read when the config has no `added_tokens_decoder`.
-pub const SPECIAL_TOKENS_MAP: &str = "special_tokens_map.json";
+pub(crate) const SPECIAL_TOKENS_MAP: &str = "special_tokens_map.json";
 /// A processor's config, which may carry a `chat_template` of its own.
-pub const PROCESSOR_CONFIG: &str = "processor_config.json";
+pub(crate) const PROCESSOR_CONFIG: &str = "processor_config.json";
 
 /// Files whose presence makes a folder a model folder (opening any of them opens the
 /// model).
@@ -44,7 +44,7 @@ const MODEL_FILES: [&str; 7] = [
 ];
 
 /// Whether `dir` holds a Hugging Face model's template files.
-pub fn is_model_folder(dir: &Path) -> bool {
+pub(crate) fn is_model_folder(dir: &Path) -> bool {
     [
         TOKENIZER_CONFIG,
         CHAT_TEMPLATE_FILE,
@@ -57,7 +57,7 @@ pub fn is_model_folder(dir: &Path) -> bool {
 
 /// The model folder a file belongs to, and the template entry the file itself is
 /// (`default` for `chat_template.jinja`, `NAME` for `additional_chat_templates/NAME.jinja`).
-pub fn folder_of(path: &Path) -> Option<(PathBuf, Option<String>)> {
+pub(crate) fn folder_of(path: &Path) -> Option<(PathBuf, Option<String>)> {
     let name = path.file_name()?.to_str()?;
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty());
     let parent = parent.unwrap_or(Path::new("."));
@@ -109,7 +109,7 @@ pub fn load(place: ModelPlace) -> Result<TemplateSet, CatalogError> {
 
 /// A JSON file of another name holding a tokenizer config's `chat_template`: read on its
 /// own, with the special tokens it names.
-pub fn load_config_file(path: &Path) -> Result<TemplateSet, CatalogError> {
+pub(crate) fn load_config_file(path: &Path) -> Result<TemplateSet, CatalogError> {
     let config = read_object(path)?.unwrap_or_default();
     let tokens = tokens::from_object(&config);
     let found = config_templates(&config, path)?.ok_or_else(|| CatalogError::Config {

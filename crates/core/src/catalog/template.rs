@@ -70,7 +70,7 @@ pub struct Snapshot {
 
 impl ModelPlace {
     /// The folder holding the model's files.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         match self {
             ModelPlace::Folder(dir) => dir,
             ModelPlace::Cache(snapshot) | ModelPlace::Hub(snapshot) => &snapshot.dir,
@@ -78,7 +78,7 @@ impl ModelPlace {
     }
 
     /// The model's display name: the folder name, or the model id.
-    pub fn model_name(&self) -> String {
+    pub(crate) fn model_name(&self) -> String {
         match self {
             ModelPlace::Folder(dir) => folder_name(dir),
             ModelPlace::Cache(snapshot) | ModelPlace::Hub(snapshot) => snapshot.id.clone(),
@@ -100,13 +100,13 @@ pub struct TemplateMetadata {
     /// Named special tokens other than bos/eos (`unk_token`, `pad_token`, model-specific
     /// ones such as `image_token`), passed to the template as transformers passes its
     /// `special_tokens_map`.
-    pub other_tokens: Vec<(String, String)>,
+    pub(crate) other_tokens: Vec<(String, String)>,
     /// GGUF `tokenizer.ggml.add_bos_token`: whether llama.cpp's tokenizer prepends BOS
     /// itself (so a template that also prints it doubles it).
     pub add_bos_token: Option<bool>,
     /// The entry was asked for by name, so a session keeps that name instead of letting
     /// the tools decide between `default` and `tool_use`.
-    pub pinned: bool,
+    pub(crate) pinned: bool,
     /// Things worth telling the user (a template file shadowed by another, ...).
     pub notes: Vec<String>,
 }

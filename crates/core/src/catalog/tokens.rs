@@ -28,17 +28,20 @@ const NAMED: [&str; 7] = [
 
 /// The special tokens of one model.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SpecialTokens {
+pub(crate) struct SpecialTokens {
     /// `bos_token`.
-    pub bos: Option<String>,
+    pub(crate) bos: Option<String>,
     /// `eos_token`.
-    pub eos: Option<String>,
+    pub(crate) eos: Option<String>,
     /// Every other named or model-specific token, in transformers' order.
-    pub others: Vec<(String, String)>,
+    pub(crate) others: Vec<(String, String)>,
 }
 
 /// The tokens of the model in `dir` whose parsed `tokenizer_config.json` is `config`.
-pub fn from_config(config: &Map<String, Json>, dir: &Path) -> Result<SpecialTokens, CatalogError> {
+pub(crate) fn from_config(
+    config: &Map<String, Json>,
+    dir: &Path,
+) -> Result<SpecialTokens, CatalogError> {
     let mut kwargs = config.clone();
     if !config.contains_key("added_tokens_decoder") {
         if let Some(legacy) = read_object(&dir.join(SPECIAL_TOKENS_MAP))? {
@@ -55,7 +58,7 @@ pub fn from_config(config: &Map<String, Json>, dir: &Path) -> Result<SpecialToke
 }
 
 /// The tokens named by one object of tokenizer keyword arguments.
-pub fn from_object(kwargs: &Map<String, Json>) -> SpecialTokens {
+pub(crate) fn from_object(kwargs: &Map<String, Json>) -> SpecialTokens {
     let mut all: Vec<(String, String)> = NAMED
         .iter()
         .filter_map(|key| Some((key.to_string(), token_text(kwargs.get(*key)?)?)))

@@ -8,7 +8,7 @@ use serde_json::{json, Value as Json};
 use super::{report, CaseResult, Outcome};
 
 /// A short, stable name for an outcome (`pass`, `mismatch`, `broken`, ...).
-pub fn outcome_name(outcome: &Outcome) -> &'static str {
+pub(crate) fn outcome_name(outcome: &Outcome) -> &'static str {
     match outcome {
         Outcome::Pass => "pass",
         Outcome::Blessed => "blessed",

@@ -40,7 +40,7 @@ impl Fixture {
 
     /// The folder its relative template paths start at: its own, or `root` for a
     /// fixture given as text.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         match (&self.text, self.path.parent()) {
             (None, Some(dir)) => dir,
             _ => &self.root,
@@ -113,7 +113,7 @@ fn is_candidate(path: &Path) -> bool {
 /// not: valid JSON that is not an object with `version` or `template` (a
 /// `tokenizer_config.json`, a list of messages, a `{"messages": ...}` input file).
 /// A file that is not even JSON, or that looks like a fixture, is a broken fixture.
-pub fn not_a_fixture(path: &Path) -> Option<String> {
+pub(crate) fn not_a_fixture(path: &Path) -> Option<String> {
     let bytes = files::read_bytes(path, files::MAX_SESSION_BYTES).ok()?;
     let json: Json = serde_json::from_slice(&bytes).ok()?;
     if is_fixture_shaped(&json) {

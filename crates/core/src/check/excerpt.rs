@@ -4,7 +4,7 @@
 //! pointed at; a tab shown 8 cells wide moved it sideways.)
 
 /// Columns an excerpt row takes at most, gutter included: fits an 80-column terminal.
-pub const EXCERPT_COLUMNS: usize = 80;
+pub(crate) const EXCERPT_COLUMNS: usize = 80;
 
 /// Cells a tab takes in an excerpt.
 const TAB_CELLS: usize = 4;
@@ -13,7 +13,7 @@ const TAB_CELLS: usize = 4;
 /// `">N | text"` rows, a `"   ^"` row under the error's row) with tabs expanded and
 /// rows longer than `columns` wrapped, continuation rows under the same gutter and the
 /// caret row right under the wrapped row holding the error column.
-pub fn fit(excerpt: &str, columns: usize) -> String {
+pub(crate) fn fit(excerpt: &str, columns: usize) -> String {
     let rows: Vec<&str> = excerpt.lines().collect();
     let mut out = String::new();
     let mut index = 0;

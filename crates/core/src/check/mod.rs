@@ -102,15 +102,15 @@ pub struct CaseResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Verdict {
     /// What happened.
-    pub outcome: Outcome,
+    pub(crate) outcome: Outcome,
     /// Worth knowing whatever the outcome.
     #[serde(default)]
-    pub notes: Vec<String>,
+    pub(crate) notes: Vec<String>,
 }
 
 impl Verdict {
     /// A verdict without notes.
-    pub fn of(outcome: Outcome) -> Self {
+    pub(crate) fn of(outcome: Outcome) -> Self {
         Verdict {
             outcome,
             notes: Vec::new(),
@@ -118,7 +118,7 @@ impl Verdict {
     }
 
     /// This verdict for the fixture at `path`.
-    pub fn at(self, path: &Path) -> CaseResult {
+    pub(crate) fn at(self, path: &Path) -> CaseResult {
         CaseResult {
             path: path.to_path_buf(),
             outcome: self.outcome,
@@ -195,7 +195,7 @@ pub fn render_with(
 
 /// An error message with its template excerpt, as the CLI prints it. `source` is the
 /// template as the user wrote it.
-pub fn describe_error(err: &RenderError, source: &str) -> String {
+pub(crate) fn describe_error(err: &RenderError, source: &str) -> String {
     match error_excerpt(err, source) {
         Some(excerpt) => format!("{err}\n{excerpt}"),
         None => err.to_string(),
@@ -289,7 +289,7 @@ fn cached_commit(template: &TemplateSource) -> Option<&str> {
 
 /// Says so when a fixture's model reference recorded one snapshot and the cache now
 /// resolves its revision to another: the model's template may have changed under it.
-pub fn template_drift(reference: &TemplateRef, template: &TemplateSource) -> Option<String> {
+pub(crate) fn template_drift(reference: &TemplateRef, template: &TemplateSource) -> Option<String> {
     let TemplateRef::Model {
         id,
         revision,
@@ -357,7 +357,10 @@ fn prefix_stable(
 }
 
 /// Compares a render result with an expectation.
-pub fn compare(expected: Option<&Expected>, rendered: Result<String, RenderFailure>) -> Outcome {
+pub(crate) fn compare(
+    expected: Option<&Expected>,
+    rendered: Result<String, RenderFailure>,
+) -> Outcome {
     match (expected, rendered) {
         (None, _) => Outcome::NoExpectation,
         (Some(Expected::Prompt(want)), Ok(got)) if *want == got => Outcome::Pass,
@@ -378,7 +381,7 @@ pub fn compare(expected: Option<&Expected>, rendered: Result<String, RenderFailu
 /// Whether a failure satisfies `{"error": want}`: the fragment appears in the stable
 /// summary or anywhere in the full description (fixtures blessed before the summary
 /// existed carry the position too).
-pub fn error_matches(failure: &RenderFailure, want: &str) -> bool {
+pub(crate) fn error_matches(failure: &RenderFailure, want: &str) -> bool {
     failure.summary.contains(want) || failure.description.contains(want)
 }
 
@@ -422,7 +425,10 @@ mod limits_serde {
         deadline_ms: u64,
     }
 
-    pub fn serialize<S: Serializer>(limits: &Limits, serializer: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn serialize<S: Serializer>(
+        limits: &Limits,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
         Wire {
             fuel: limits.fuel,
             max_output_bytes: limits.max_output_bytes,
@@ -433,7 +439,9 @@ mod limits_serde {
         .serialize(serializer)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Limits, D::Error> {
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Limits, D::Error> {
         let wire = Wire::deserialize(deserializer)?;
         Ok(Limits::default()
             .with_fuel(wire.fuel)

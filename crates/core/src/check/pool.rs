@@ -10,7 +10,7 @@ use super::{check_file, CaseResult, CheckOptions, Fixture, Outcome, Verdict};
 
 /// Stack for each checking thread. Deeply nested templates recurse in the parser and
 /// compiler; the memory is only reserved, and only what is used is ever touched.
-pub const WORKER_STACK_BYTES: usize = 256 << 20;
+pub(crate) const WORKER_STACK_BYTES: usize = 256 << 20;
 
 /// Checks (or with `options.bless`, rewrites) every fixture, in parallel; the result
 /// has one entry per fixture, in input order, whatever happened.
@@ -57,7 +57,7 @@ pub fn check_all(fixtures: &[Fixture], options: &CheckOptions) -> Vec<CaseResult
 }
 
 /// [`check_file`], with a panic turned into the fixture's failure.
-pub fn check_guarded(fixture: &Fixture, options: &CheckOptions) -> CaseResult {
+pub(crate) fn check_guarded(fixture: &Fixture, options: &CheckOptions) -> CaseResult {
     catch_unwind(AssertUnwindSafe(|| check_file(fixture, options))).unwrap_or_else(|payload| {
         Verdict::of(Outcome::Crashed(format!(
             "panicked: {}",
@@ -68,7 +68,7 @@ pub fn check_guarded(fixture: &Fixture, options: &CheckOptions) -> CaseResult {
 }
 
 /// The text a panic was raised with.
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
         .map(|s| s.to_string())

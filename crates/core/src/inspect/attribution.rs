@@ -204,7 +204,7 @@ pub(super) fn attribute_from(
 }
 
 /// The prompt itself; its failure is the inspection's.
-pub fn render_full(
+pub(crate) fn render_full(
     template: &CompiledTemplate,
     conversation: &Conversation,
     cancel: &CancelToken,
@@ -218,7 +218,7 @@ pub fn render_full(
 }
 
 /// Spans from slot bounds.
-pub fn spans_from(bounds: &Bounds, len: usize, conversation: &Conversation) -> Vec<Span> {
+pub(crate) fn spans_from(bounds: &Bounds, len: usize, conversation: &Conversation) -> Vec<Span> {
     let n = conversation.messages.len();
     let continuing = conversation.continue_final_message.field().is_some();
     bounds
@@ -275,7 +275,7 @@ fn carve(spans: Vec<Span>, range: Range<usize>) -> Vec<Span> {
 
 /// Whether `range` can be the tools block: inside one span of any kind, or covering
 /// only the preamble and ambiguous runs (never parts of two messages).
-pub fn carvable(spans: &[Span], range: &Range<usize>) -> bool {
+pub(crate) fn carvable(spans: &[Span], range: &Range<usize>) -> bool {
     let touched: Vec<&Span> = spans
         .iter()
         .filter(|s| s.range.start < range.end && range.start < s.range.end)

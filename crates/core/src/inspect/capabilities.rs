@@ -17,7 +17,7 @@ pub struct Decided<T> {
     /// The answer.
     pub value: T,
     /// What was rendered ("system → user").
-    pub probe: String,
+    pub(crate) probe: String,
     /// What in the output (or error) decided it.
     pub observed: String,
 }
@@ -175,12 +175,12 @@ impl Entry {
     }
 
     /// An entry for a yes/no answer.
-    pub fn flag(key: &str, decided: &Decided<bool>) -> Self {
+    pub(crate) fn flag(key: &str, decided: &Decided<bool>) -> Self {
         Entry::of(key, decided, json!(decided.value))
     }
 
     /// An entry whose value is a name.
-    pub fn named<T>(key: &str, decided: &Decided<T>, name: &str) -> Self {
+    pub(crate) fn named<T>(key: &str, decided: &Decided<T>, name: &str) -> Self {
         Entry::of(key, decided, json!(name))
     }
 
@@ -201,7 +201,7 @@ impl Capabilities {
     /// Runs every probe; `variables` are the template's own inputs, candidates for
     /// thinking switches. Probes that need an earlier answer (typed content, non-null
     /// content, object arguments) are shaped by it, as in minja.
-    pub fn detect(prober: &Prober, variables: &[String]) -> Result<Self, Cancelled> {
+    pub(crate) fn detect(prober: &Prober, variables: &[String]) -> Result<Self, Cancelled> {
         let content = content::detect(prober)?;
         let roles = roles::detect(prober, &content)?;
         let tools = tools::detect(prober, &content)?;

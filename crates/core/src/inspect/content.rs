@@ -10,9 +10,9 @@ use super::probe::{message, text_parts, Probe, Prober, Shown};
 use super::Cancelled;
 
 /// Text of the probe user message.
-pub const USER_NEEDLE: &str = "UserNeedle4831";
+pub(crate) const USER_NEEDLE: &str = "UserNeedle4831";
 /// Text of a second user message.
-pub const SECOND_USER_NEEDLE: &str = "UserNeedle5902";
+pub(crate) const SECOND_USER_NEEDLE: &str = "UserNeedle5902";
 
 /// What the content probes found.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,7 +32,7 @@ pub struct ContentCaps {
 
 impl ContentCaps {
     /// A user message with `text`, shaped as the template wants it.
-    pub fn user(&self, text: &str) -> Json {
+    pub(crate) fn user(&self, text: &str) -> Json {
         self.message("user", text)
     }
 
@@ -46,7 +46,7 @@ impl ContentCaps {
     }
 
     /// The content of a message that only carries tool calls: `""` or `null`.
-    pub fn empty(&self) -> Json {
+    pub(crate) fn empty(&self) -> Json {
         if self.requires_non_null_content.value {
             json!("")
         } else {
@@ -55,7 +55,7 @@ impl ContentCaps {
     }
 
     /// The report lines about whether probing works at all: they come first.
-    pub fn baseline_entries(&self) -> Vec<Entry> {
+    pub(crate) fn baseline_entries(&self) -> Vec<Entry> {
         vec![
             Entry::flag("renders_user_message", &self.renders_user_message),
             Entry::flag("requires_tools_list", &self.requires_tools_list),
@@ -72,7 +72,7 @@ impl ContentCaps {
 }
 
 /// Runs the content probes.
-pub fn detect(prober: &Prober) -> Result<ContentCaps, Cancelled> {
+pub(crate) fn detect(prober: &Prober) -> Result<ContentCaps, Cancelled> {
     let (renders_user_message, requires_tools_list) =
         prober.calibrate(&message("user", USER_NEEDLE))?;
     let as_string = Probe::of(vec![message("user", USER_NEEDLE)]);
@@ -116,7 +116,7 @@ pub fn detect(prober: &Prober) -> Result<ContentCaps, Cancelled> {
 }
 
 /// A list printed as data rather than read: its keys show.
-pub fn is_stringified(text: &str) -> bool {
+pub(crate) fn is_stringified(text: &str) -> bool {
     text.contains("'type'") || text.contains("\"type\"")
 }
 

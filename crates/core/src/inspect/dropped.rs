@@ -325,7 +325,7 @@ impl Base<'_> {
 }
 
 /// Every value the user set, in order.
-pub fn fields_of(conversation: &Conversation) -> Vec<FieldRef> {
+pub(crate) fn fields_of(conversation: &Conversation) -> Vec<FieldRef> {
     let mut fields: Vec<FieldRef> = (0..conversation.messages.len())
         .flat_map(|index| message_fields(conversation, index))
         .collect();

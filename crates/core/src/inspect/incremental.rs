@@ -51,7 +51,7 @@ pub fn attribute_incremental(
 }
 
 /// For each `k` in `0..=n`, the earlier outcome of `P(k)` when it still holds.
-pub fn reusable(
+pub(crate) fn reusable(
     previous: &Previous,
     conversation: &Conversation,
     prompt: &str,

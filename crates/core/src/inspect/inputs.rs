@@ -17,7 +17,7 @@ use chatplate_render::syntax_tree::children;
 const SPECIAL: [&str; 5] = ["loop", "self", "caller", "varargs", "kwargs"];
 
 /// Names read from the context by `source`, in name order.
-pub fn context_reads(source: &str) -> BTreeSet<String> {
+pub(crate) fn context_reads(source: &str) -> BTreeSet<String> {
     let Ok(ast) = minijinja::machinery::parse(source, "<template>", syntax_config()) else {
         return BTreeSet::new();
     };

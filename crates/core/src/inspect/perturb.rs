@@ -9,7 +9,7 @@ use serde_json::Value as Json;
 
 /// The two ways of changing a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
+pub(crate) enum Change {
     /// Same length, letters and digits rotated; numbers +1, booleans flipped.
     Rotate,
     /// An extra character at the end of every string; numbers +1, booleans flipped.
@@ -22,7 +22,7 @@ pub enum Change {
 
 /// `value` with every string leaf (and number, boolean) changed; object keys and
 /// `"type"` tags are kept, since they select how a value is read rather than carry it.
-pub fn perturb(value: &Json, change: Change) -> Json {
+pub(crate) fn perturb(value: &Json, change: Change) -> Json {
     match value {
         Json::String(text) => Json::String(change_text(text, change)),
         Json::Number(number) => match number.as_i64() {

@@ -40,7 +40,7 @@ pub enum PrefixOutcome {
 
 impl PrefixOutcome {
     /// `Some(len)` when the prefix is a prefix of the prompt.
-    pub fn consistent_len(self) -> Option<usize> {
+    pub(crate) fn consistent_len(self) -> Option<usize> {
         match self {
             PrefixOutcome::Rendered { len, agrees } if len == agrees => Some(len),
             _ => None,
@@ -50,7 +50,7 @@ impl PrefixOutcome {
 
 /// Renders `P(k)` for each of `counts`, on all cores, comparing each with `prompt` and
 /// keeping only lengths (the renders themselves would take quadratic memory).
-pub fn render_prefixes(
+pub(crate) fn render_prefixes(
     template: &CompiledTemplate,
     conversation: &Conversation,
     counts: &[usize],
@@ -90,7 +90,7 @@ pub fn render_prefixes(
 }
 
 /// Renders and compares one prefix.
-pub fn render_one(
+pub(crate) fn render_one(
     template: &CompiledTemplate,
     conversation: &Conversation,
     count: usize,
@@ -116,7 +116,7 @@ fn outcome(
 }
 
 /// The slot bounds that a set of prefix renders proves, for every offset.
-pub struct Bounds {
+pub(crate) struct Bounds {
     /// `(prefix maximum of agrees(k), k)` for rendered `k`, ascending in `k`.
     upper: Vec<(usize, usize)>,
     /// `(len P(k), prefix maximum of k + 1)` for consistent `k`, ascending in length.
@@ -127,7 +127,7 @@ pub struct Bounds {
 
 impl Bounds {
     /// Bounds from `(k, outcome)` pairs of a conversation with `messages` messages.
-    pub fn new(outcomes: &[(usize, PrefixOutcome)], messages: usize) -> Self {
+    pub(super) fn new(outcomes: &[(usize, PrefixOutcome)], messages: usize) -> Self {
         let mut upper = Vec::new();
         let mut best = 0;
         let mut sorted: Vec<_> = outcomes.to_vec();
@@ -157,7 +157,7 @@ impl Bounds {
     }
 
     /// `(lowest, highest)` slot that can have produced the byte at `offset`.
-    pub fn at(&self, offset: usize) -> (usize, usize) {
+    pub(crate) fn at(&self, offset: usize) -> (usize, usize) {
         let upper = self.upper.partition_point(|(agrees, _)| *agrees <= offset);
         let hi = self.upper.get(upper).map_or(self.end_slot, |(_, k)| *k);
         let lower = self.lower.partition_point(|(len, _)| *len <= offset);
@@ -166,7 +166,7 @@ impl Bounds {
     }
 
     /// Maximal runs of `0..len` with the same bounds.
-    pub fn runs(&self, len: usize) -> Vec<(Range<usize>, (usize, usize))> {
+    pub(crate) fn runs(&self, len: usize) -> Vec<(Range<usize>, (usize, usize))> {
         let mut cuts: Vec<usize> = self.upper.iter().map(|(a, _)| *a).collect();
         cuts.extend(self.lower.iter().map(|(l, _)| *l));
         cuts.push(0);

@@ -37,20 +37,20 @@ impl Default for ProbeSettings {
 #[derive(Debug, Clone, Default)]
 pub struct Probe {
     /// The messages.
-    pub messages: Vec<Json>,
+    pub(crate) messages: Vec<Json>,
     /// Tool definitions, if any.
-    pub tools: Option<Vec<Json>>,
+    pub(crate) tools: Option<Vec<Json>>,
     /// Open an assistant turn at the end.
-    pub add_generation_prompt: bool,
+    pub(crate) add_generation_prompt: bool,
     /// Variables set on top of the settings' ones.
-    pub variables: Map<String, Json>,
+    pub(crate) variables: Map<String, Json>,
     /// A clock other than the settings' one.
-    pub clock: Option<DateTime>,
+    pub(crate) clock: Option<DateTime>,
 }
 
 impl Probe {
     /// A probe of these messages, without tools or generation prompt.
-    pub fn of(messages: Vec<Json>) -> Self {
+    pub(crate) fn of(messages: Vec<Json>) -> Self {
         Probe {
             messages,
             ..Probe::default()
@@ -58,25 +58,25 @@ impl Probe {
     }
 
     /// The same probe with tool definitions.
-    pub fn with_tools(mut self, tools: Vec<Json>) -> Self {
+    pub(crate) fn with_tools(mut self, tools: Vec<Json>) -> Self {
         self.tools = Some(tools);
         self
     }
 
     /// The same probe with the generation prompt.
-    pub fn with_generation_prompt(mut self) -> Self {
+    pub(crate) fn with_generation_prompt(mut self) -> Self {
         self.add_generation_prompt = true;
         self
     }
 
     /// The same probe with one more variable.
-    pub fn with_variable(mut self, name: &str, value: Json) -> Self {
+    pub(crate) fn with_variable(mut self, name: &str, value: Json) -> Self {
         self.variables.insert(name.to_string(), value);
         self
     }
 
     /// A short description for reports: the roles in order, then tools and switches.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut text = self
             .messages
             .iter()
@@ -166,7 +166,10 @@ impl<'a> Prober<'a> {
     /// Checks that one user message renders. Some templates loop over `tools` without
     /// a guard and fail on `tools=None`; when an empty list makes it render, every
     /// later probe without tools gets one. Returns (renders, needs a tools list).
-    pub fn calibrate(&self, user: &Json) -> Result<(Decided<bool>, Decided<bool>), Cancelled> {
+    pub(crate) fn calibrate(
+        &self,
+        user: &Json,
+    ) -> Result<(Decided<bool>, Decided<bool>), Cancelled> {
         let plain = Probe::of(vec![user.clone()]);
         let error = match self.render(&plain)? {
             Ok(_) => {
@@ -196,7 +199,7 @@ impl<'a> Prober<'a> {
     }
 
     /// Renders `probe`; the outer error means the inspection was cancelled.
-    pub fn render(&self, probe: &Probe) -> Result<Result<String, RenderError>, Cancelled> {
+    pub(crate) fn render(&self, probe: &Probe) -> Result<Result<String, RenderError>, Cancelled> {
         if self.limit_failures.get() >= LIMIT_FAILURES {
             return Ok(Err(RenderError::new(
                 RenderErrorKind::Limit,
@@ -221,7 +224,7 @@ impl<'a> Prober<'a> {
     }
 
     /// Renders `probe` and tells whether the output contains every needle.
-    pub fn shows(&self, probe: &Probe, needles: &[&str]) -> Result<Shown, Cancelled> {
+    pub(crate) fn shows(&self, probe: &Probe, needles: &[&str]) -> Result<Shown, Cancelled> {
         Ok(match self.render(probe)? {
             Ok(text) if needles.iter().all(|n| text.contains(n)) => Shown::Yes(text),
             Ok(text) => Shown::No(text),
@@ -230,7 +233,7 @@ impl<'a> Prober<'a> {
     }
 
     /// Every failure seen so far.
-    pub fn failures(&self) -> Vec<ProbeFailure> {
+    pub(crate) fn failures(&self) -> Vec<ProbeFailure> {
         self.failures.borrow().clone()
     }
 
@@ -254,7 +257,7 @@ impl<'a> Prober<'a> {
 
 /// Whether a probe's output showed what was looked for.
 #[derive(Debug, Clone)]
-pub enum Shown {
+pub(crate) enum Shown {
     /// It rendered and contains every needle.
     Yes(String),
     /// It rendered without (all of) them.
@@ -265,12 +268,12 @@ pub enum Shown {
 
 impl Shown {
     /// Whether the needles were found.
-    pub fn yes(&self) -> bool {
+    pub(crate) fn yes(&self) -> bool {
         matches!(self, Shown::Yes(_))
     }
 
     /// The rendered text, when there is one.
-    pub fn text(&self) -> Option<&str> {
+    pub(crate) fn text(&self) -> Option<&str> {
         match self {
             Shown::Yes(text) | Shown::No(text) => Some(text),
             Shown::Failed(_) => None,
@@ -278,7 +281,7 @@ impl Shown {
     }
 
     /// "appears" / "does not appear" / "raises: ..." for evidence texts.
-    pub fn verdict(&self, what: &str) -> String {
+    pub(crate) fn verdict(&self, what: &str) -> String {
         match self {
             Shown::Yes(_) => format!("{what} appears in the prompt"),
             Shown::No(_) => format!("{what} does not appear in the prompt"),
@@ -288,7 +291,7 @@ impl Shown {
 }
 
 /// "raises: message" for the template's own errors, "fails: ..." for others.
-pub fn failure_text(err: &RenderError) -> String {
+pub(crate) fn failure_text(err: &RenderError) -> String {
     match err.kind {
         RenderErrorKind::Raised => format!("the template raises: {}", err.message),
         _ => format!("rendering fails: {}", err.message),
@@ -296,11 +299,11 @@ pub fn failure_text(err: &RenderError) -> String {
 }
 
 /// A message with a role and text content.
-pub fn message(role: &str, content: &str) -> Json {
+pub(super) fn message(role: &str, content: &str) -> Json {
     json!({"role": role, "content": content})
 }
 
 /// Text content as typed parts: `[{"type": "text", "text": ...}]`.
-pub fn text_parts(text: &str) -> Json {
+pub(crate) fn text_parts(text: &str) -> Json {
     json!([{"type": "text", "text": text}])
 }

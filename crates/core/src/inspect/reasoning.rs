@@ -34,7 +34,7 @@ pub struct ReasoningCaps {
     /// minja's `reasoning_format`: the first form found, in minja's priority order.
     pub reasoning_format: Decided<ReasoningFormat>,
     /// Every form that rendered.
-    pub reasoning_forms: Vec<ReasoningFormat>,
+    pub(crate) reasoning_forms: Vec<ReasoningFormat>,
     /// Reasoning only shows on messages with tool calls.
     pub reasoning_requires_tools: Decided<bool>,
     /// An earlier turn's reasoning still shows once a new user turn follows (`None`
@@ -82,7 +82,7 @@ impl ReasoningCaps {
 
 /// Runs the reasoning probes; `variables` are the template's own inputs (candidates
 /// for thinking switches).
-pub fn detect(
+pub(crate) fn detect(
     prober: &Prober,
     content: &ContentCaps,
     tools: &ToolCaps,
@@ -252,7 +252,7 @@ fn has_field(shown: &Shown) -> bool {
 }
 
 /// Builds assistant messages with reasoning in the template's own format.
-pub struct Maker<'a> {
+pub(crate) struct Maker<'a> {
     content: &'a ContentCaps,
     tools: &'a ToolCaps,
     format: ReasoningFormat,

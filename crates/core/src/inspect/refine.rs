@@ -20,7 +20,7 @@ use chatplate_render::{CancelToken, CompiledTemplate, Conversation, RenderErrorK
 const CANDIDATES: usize = 2;
 
 /// `spans` with ambiguous runs split where a single candidate's values show.
-pub fn refine(
+pub(crate) fn refine(
     template: &CompiledTemplate,
     conversation: &Conversation,
     spans: Vec<Span>,
@@ -154,7 +154,7 @@ fn split(range: Range<usize>, regions: &[(usize, Range<usize>)], ambiguous: Sour
 }
 
 /// Joins neighbouring spans with the same source.
-pub fn merge(spans: Vec<Span>) -> Vec<Span> {
+pub(crate) fn merge(spans: Vec<Span>) -> Vec<Span> {
     let mut merged: Vec<Span> = Vec::with_capacity(spans.len());
     for span in spans {
         match merged.last_mut() {

@@ -7,13 +7,13 @@ use super::Cancelled;
 use chatplate_render::RenderErrorKind;
 
 /// Text of the probe system message.
-pub const SYSTEM_NEEDLE: &str = "SystemNeedle2267";
+pub(crate) const SYSTEM_NEEDLE: &str = "SystemNeedle2267";
 const ASSISTANT_NEEDLE: &str = "AssistantNeedle7340";
 const SECOND_ASSISTANT_NEEDLE: &str = "AssistantNeedle8151";
 const DEVELOPER_NEEDLE: &str = "DeveloperNeedle3318";
 const CUSTOM_NEEDLE: &str = "NarratorNeedle6024";
 /// A role no chat format defines, to see whether unknown roles are rejected.
-pub const CUSTOM_ROLE: &str = "narrator";
+pub(crate) const CUSTOM_ROLE: &str = "narrator";
 
 /// What the role probes found.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,7 +51,7 @@ impl RoleCaps {
 }
 
 /// Runs the role probes.
-pub fn detect(prober: &Prober, content: &ContentCaps) -> Result<RoleCaps, Cancelled> {
+pub(crate) fn detect(prober: &Prober, content: &ContentCaps) -> Result<RoleCaps, Cancelled> {
     let user = content.user(USER_NEEDLE);
     let with_system = Probe::of(vec![content.message("system", SYSTEM_NEEDLE), user.clone()]);
     let shown = prober.shows(&with_system, &[SYSTEM_NEEDLE])?;
@@ -182,7 +182,7 @@ fn role_support(
 }
 
 /// The handling a probe's outcome shows.
-pub fn handling(shown: &Shown) -> RoleHandling {
+pub(crate) fn handling(shown: &Shown) -> RoleHandling {
     match shown {
         Shown::Yes(_) => RoleHandling::Renders,
         Shown::No(_) => RoleHandling::Dropped,

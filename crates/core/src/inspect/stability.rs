@@ -24,11 +24,11 @@ use chatplate_render::{
 };
 
 /// Content of the probe reply.
-pub const PROBE_REPLY: &str = "Here is the answer.";
+pub(crate) const PROBE_REPLY: &str = "Here is the answer.";
 /// Reasoning of the probe reply.
-pub const PROBE_REASONING: &str = "Let me think about it.";
+pub(crate) const PROBE_REASONING: &str = "Let me think about it.";
 /// Content of the probe user message or tool result that follows the reply.
-pub const PROBE_NEXT: &str = "Thanks! One more question.";
+pub(crate) const PROBE_NEXT: &str = "Thanks! One more question.";
 
 /// Which earlier prompt a check compares.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,7 +181,7 @@ fn ends_with_reply(messages: &[Json]) -> bool {
 }
 
 /// The probe reply: content, and reasoning when asked for.
-pub fn probe_reply(with_reasoning: bool) -> Json {
+pub(crate) fn probe_reply(with_reasoning: bool) -> Json {
     if with_reasoning {
         json!({"role": "assistant", "content": PROBE_REPLY, "reasoning_content": PROBE_REASONING})
     } else {

@@ -29,7 +29,10 @@ pub struct VariableEffect {
 /// Conversations that render, richest first: user, assistant, user with tools and a
 /// generation prompt, with and without a leading system message (some templates only
 /// read a variable when there is no system message), else a single user message.
-pub fn reference_probes(prober: &Prober, content: &ContentCaps) -> Result<Vec<Probe>, Cancelled> {
+pub(crate) fn reference_probes(
+    prober: &Prober,
+    content: &ContentCaps,
+) -> Result<Vec<Probe>, Cancelled> {
     let exchange = vec![
         content.user(USER_NEEDLE),
         content.message("assistant", "ReplyNeedle3390"),
@@ -59,7 +62,7 @@ pub fn reference_probes(prober: &Prober, content: &ContentCaps) -> Result<Vec<Pr
 }
 
 /// Whether the reference prompt changes between two clocks.
-pub fn uses_clock(prober: &Prober, reference: &Probe) -> Result<Decided<bool>, Cancelled> {
+pub(crate) fn uses_clock(prober: &Prober, reference: &Probe) -> Result<Decided<bool>, Cancelled> {
     let clocks = [
         DateTime::constant(2026, 1, 15, 0, 0, 0, 0),
         DateTime::constant(2027, 8, 30, 13, 45, 59, 0),
@@ -90,7 +93,7 @@ pub fn uses_clock(prober: &Prober, reference: &Probe) -> Result<Decided<bool>, C
 
 /// Each variable set to true, false and a string, on each reference conversation; the
 /// first reference where it makes a difference decides.
-pub fn effects(
+pub(crate) fn effects(
     prober: &Prober,
     references: &[Probe],
     variables: &[TemplateVariable],

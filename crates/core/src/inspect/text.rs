@@ -2,7 +2,7 @@
 
 /// Length in bytes of the longest common prefix of `a` and `b`, on a char boundary of
 /// both.
-pub fn common_prefix_len(a: &str, b: &str) -> usize {
+pub(crate) fn common_prefix_len(a: &str, b: &str) -> usize {
     let bytes = a
         .as_bytes()
         .iter()
@@ -18,7 +18,7 @@ pub fn common_prefix_len(a: &str, b: &str) -> usize {
 
 /// Length in bytes of the longest common suffix of `a[skip..]` and `b[skip..]`, on char
 /// boundaries.
-pub fn common_suffix_len(a: &str, b: &str, skip: usize) -> usize {
+pub(crate) fn common_suffix_len(a: &str, b: &str, skip: usize) -> usize {
     let (a, b) = (&a[skip..], &b[skip..]);
     let bytes = a
         .as_bytes()
@@ -48,7 +48,7 @@ pub fn excerpt(text: &str, from: usize, max: usize) -> String {
 }
 
 /// The largest char boundary at or before `at`.
-pub fn floor_boundary(text: &str, mut at: usize) -> usize {
+pub(crate) fn floor_boundary(text: &str, mut at: usize) -> usize {
     at = at.min(text.len());
     while !text.is_char_boundary(at) {
         at -= 1;
@@ -57,7 +57,7 @@ pub fn floor_boundary(text: &str, mut at: usize) -> usize {
 }
 
 /// "at byte N: A "…" vs B "…"" for two different prompts.
-pub fn describe_difference(a: &str, b: &str, a_label: &str, b_label: &str) -> String {
+pub(crate) fn describe_difference(a: &str, b: &str, a_label: &str, b_label: &str) -> String {
     let at = common_prefix_len(a, b);
     format!(
         "the prompts differ from byte {at}: {a_label} {} vs {b_label} {}",

@@ -18,7 +18,7 @@ use super::text::{describe_difference, excerpt};
 use super::Cancelled;
 
 /// The switches found, each with how it changes the prompt.
-pub struct Switches {
+pub(crate) struct Switches {
     switches: Vec<(String, String)>,
     probes: String,
 }
@@ -27,7 +27,7 @@ impl Switches {
     /// Toggles `enable_thinking` and every template variable on `[user]` (whose text is
     /// `user_text`) with the generation prompt and, when the template renders
     /// reasoning, on `history` (an exchange whose reasoning is `needle`).
-    pub fn probe(
+    pub(crate) fn probe(
         prober: &Prober,
         user: Json,
         user_text: &str,
@@ -61,7 +61,7 @@ impl Switches {
     }
 
     /// Whether `enable_thinking` is one of the switches.
-    pub fn honours_enable_thinking(&self) -> Decided<bool> {
+    pub(crate) fn honours_enable_thinking(&self) -> Decided<bool> {
         let found = self
             .switches
             .iter()
@@ -80,7 +80,7 @@ impl Switches {
     }
 
     /// Every switch.
-    pub fn decided(&self) -> Decided<Vec<String>> {
+    pub(crate) fn decided(&self) -> Decided<Vec<String>> {
         let names: Vec<String> = self.switches.iter().map(|(n, _)| n.clone()).collect();
         let observed = if self.switches.is_empty() {
             "no variable changes what follows the user's text or the reasoning shown".to_string()

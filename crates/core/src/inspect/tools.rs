@@ -10,16 +10,16 @@ use super::roles::handling;
 use super::Cancelled;
 
 /// Name of the probe tool definition.
-pub const TOOL_NEEDLE: &str = "probe_tool_fn";
+pub(crate) const TOOL_NEEDLE: &str = "probe_tool_fn";
 const ARGUMENT_KEY: &str = "argument_needle";
 const CALL_ONE: &str = "probe_call_one";
 const CALL_TWO: &str = "probe_call_two";
 /// The `id` of the probe tool call (9 alphanumerics, as Mistral templates demand).
-pub const CALL_ID: &str = "CallIdA01";
+pub(crate) const CALL_ID: &str = "CallIdA01";
 const SECOND_CALL_ID: &str = "CallIdA02";
 /// The `tool_call_id` of the probe tool response: different from the call's `id`, so
 /// the two can be told apart.
-pub const RESPONSE_ID: &str = "CallIdB02";
+pub(crate) const RESPONSE_ID: &str = "CallIdB02";
 const RESULT_NEEDLE: &str = "ToolResultNeedle9021";
 
 /// What the tool probes found.
@@ -61,7 +61,7 @@ impl ToolCaps {
     }
 
     /// A tool call in the argument form this template renders.
-    pub fn call(&self, id: &str, name: &str) -> Json {
+    pub(crate) fn call(&self, id: &str, name: &str) -> Json {
         let arguments = json!({ ARGUMENT_KEY: "ArgValue" });
         if self.requires_object_arguments.value {
             tool_call(id, name, arguments)
@@ -72,17 +72,17 @@ impl ToolCaps {
 }
 
 /// `{"id", "type": "function", "function": {"name", "arguments"}}`.
-pub fn tool_call(id: &str, name: &str, arguments: Json) -> Json {
+pub(crate) fn tool_call(id: &str, name: &str, arguments: Json) -> Json {
     json!({"id": id, "type": "function", "function": {"name": name, "arguments": arguments}})
 }
 
 /// An assistant message that only carries `calls`.
-pub fn call_message(content: &ContentCaps, calls: Vec<Json>) -> Json {
+pub(crate) fn call_message(content: &ContentCaps, calls: Vec<Json>) -> Json {
     json!({"role": "assistant", "content": content.empty(), "tool_calls": calls})
 }
 
 /// The probe tool definition.
-pub fn tool_definition() -> Json {
+pub(crate) fn tool_definition() -> Json {
     json!({"type": "function", "function": {
         "name": TOOL_NEEDLE, "description": "A probe tool.",
         "parameters": {"type": "object",
@@ -91,7 +91,7 @@ pub fn tool_definition() -> Json {
 }
 
 /// Runs the tool probes.
-pub fn detect(prober: &Prober, content: &ContentCaps) -> Result<ToolCaps, Cancelled> {
+pub(crate) fn detect(prober: &Prober, content: &ContentCaps) -> Result<ToolCaps, Cancelled> {
     let user = content.user(USER_NEEDLE);
     let defined = Probe::of(vec![user.clone()]).with_tools(vec![tool_definition()]);
     let defined_shown = prober.shows(&defined, &[TOOL_NEEDLE])?;

@@ -18,7 +18,7 @@ use crate::diff::{diff_lines, DiffLine};
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation, RenderErrorKind};
 
 /// Finds the tools block of `prompt` (the render of `conversation`).
-pub fn locate(
+pub(super) fn locate(
     template: &CompiledTemplate,
     conversation: &Conversation,
     prompt: &str,
@@ -61,7 +61,7 @@ pub fn locate(
 
 /// Byte ranges of `with` that are not in `without`: inserted lines, and the differing
 /// middle of changed ones.
-pub fn inserted(without: &str, with: &str) -> Vec<Range<usize>> {
+pub(crate) fn inserted(without: &str, with: &str) -> Vec<Range<usize>> {
     let mut ranges = Vec::new();
     let (mut offset, mut removed, mut added) = (0, String::new(), String::new());
     let mut flush = |offset: usize, removed: &mut String, added: &mut String| {

@@ -11,7 +11,7 @@ use std::collections::HashSet;
 
 /// The byte offset and text of the first key that repeats an earlier key of the same
 /// object, in JSON text that is already known to be valid.
-pub fn first_duplicate_key(text: &str) -> Option<(usize, String)> {
+pub(crate) fn first_duplicate_key(text: &str) -> Option<(usize, String)> {
     let bytes = text.as_bytes();
     // One entry per open container: the keys seen so far for an object, None for a list.
     let mut open: Vec<Option<HashSet<String>>> = Vec::new();
@@ -54,7 +54,7 @@ pub fn first_duplicate_key(text: &str) -> Option<(usize, String)> {
 }
 
 /// The byte offset of the value of the top-level `key` in a JSON object's text.
-pub fn top_level_value(text: &str, key: &str) -> Option<usize> {
+pub(crate) fn top_level_value(text: &str, key: &str) -> Option<usize> {
     let bytes = text.as_bytes();
     let (mut depth, mut index) = (0usize, 0usize);
     while index < bytes.len() {
@@ -105,7 +105,7 @@ fn key_text(quoted: &str) -> String {
 /// Where to point for a parse error (1-based). serde_json reports a message's own
 /// validation errors (no role, bad content) where it finished reading that message;
 /// those point at the message's opening brace instead.
-pub fn error_position(text: &str, err: &serde_json::Error) -> (usize, usize) {
+pub(crate) fn error_position(text: &str, err: &serde_json::Error) -> (usize, usize) {
     let (line, column) = (err.line(), err.column().max(1));
     // Checks on one field's value are placed at the end of the object by serde_json.
     let message = err.to_string();
@@ -142,7 +142,7 @@ fn offset_of(text: &str, line: usize, column: usize) -> usize {
     (line_start + column.saturating_sub(1)).min(text.len())
 }
 
-pub fn line_column(text: &str, offset: usize) -> (usize, usize) {
+pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     let before = &text[..offset];
     let line_start = before.rfind('\n').map_or(0, |i| i + 1);
     (
@@ -187,7 +187,7 @@ fn is_escaped(bytes: &[u8], quote: usize) -> bool {
 }
 
 /// serde_json appends " at line L column C"; the position is reported separately.
-pub fn strip_position(message: &str) -> String {
+pub(crate) fn strip_position(message: &str) -> String {
     match message.rfind(" at line ") {
         Some(at) => message[..at].to_string(),
         None => message.to_string(),

@@ -30,17 +30,17 @@ const NAMED_SPECIAL: [&str; 7] = [
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AddedTokenSpec {
     /// The text that is matched.
-    pub content: String,
+    pub(crate) content: String,
     /// Match only as a whole word.
-    pub single_word: bool,
+    pub(crate) single_word: bool,
     /// Swallow whitespace on the left.
-    pub lstrip: bool,
+    pub(crate) lstrip: bool,
     /// Swallow whitespace on the right.
-    pub rstrip: bool,
+    pub(crate) rstrip: bool,
     /// Match against normalized text (else the raw input).
-    pub normalized: bool,
+    pub(crate) normalized: bool,
     /// A special (control) token.
-    pub special: bool,
+    pub(crate) special: bool,
 }
 
 impl AddedTokenSpec {
@@ -85,12 +85,12 @@ impl AddedTokenSpec {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TokenizerConfig {
     /// `split_special_tokens` (default false).
-    pub split_special_tokens: bool,
+    pub(crate) split_special_tokens: bool,
     /// `added_tokens_decoder`, in id order.
-    pub added_tokens: Vec<AddedTokenSpec>,
+    pub(crate) added_tokens: Vec<AddedTokenSpec>,
     /// Named, model-specific and extra special tokens, in transformers' order; each is added
     /// only when not already an added token.
-    pub special_tokens: Vec<AddedTokenSpec>,
+    pub(crate) special_tokens: Vec<AddedTokenSpec>,
 }
 
 impl TokenizerConfig {

@@ -10,7 +10,7 @@ use crate::session::{ExpectedTokens, Session};
 
 /// Why the token step failed.
 #[derive(Debug, thiserror::Error)]
-pub enum TokenCheckError {
+pub(crate) enum TokenCheckError {
     /// The tokenizer could not be found or loaded, or failed.
     #[error(transparent)]
     Tokenizer(#[from] TokenizerError),
@@ -38,7 +38,7 @@ pub fn session_tokenizer(
 }
 
 /// Whether `ids` is what `expected` asks for; `Err` says how they differ.
-pub fn compare_tokens(expected: &ExpectedTokens, ids: &[u32]) -> Result<(), String> {
+pub(crate) fn compare_tokens(expected: &ExpectedTokens, ids: &[u32]) -> Result<(), String> {
     match expected {
         ExpectedTokens::Count(count) if *count == ids.len() => Ok(()),
         ExpectedTokens::Count(count) => Err(format!(
@@ -63,7 +63,11 @@ pub fn compare_tokens(expected: &ExpectedTokens, ids: &[u32]) -> Result<(), Stri
 /// Tokenizes `prompt` with the session's tokenizer and compares with `expected_tokens`
 /// (nothing to do when the session has none).
 #[cfg(feature = "tokens")]
-pub fn check(session: &Session, session_dir: &Path, prompt: &str) -> Result<(), TokenCheckError> {
+pub(crate) fn check(
+    session: &Session,
+    session_dir: &Path,
+    prompt: &str,
+) -> Result<(), TokenCheckError> {
     let Some(expected) = &session.expected_tokens else {
         return Ok(());
     };
@@ -73,7 +77,7 @@ pub fn check(session: &Session, session_dir: &Path, prompt: &str) -> Result<(), 
 
 /// Rewrites the session's `expected_tokens`, keeping its form (a count stays a count).
 #[cfg(feature = "tokens")]
-pub fn bless(
+pub(crate) fn bless(
     session: &mut Session,
     session_dir: &Path,
     prompt: &str,
@@ -97,7 +101,7 @@ fn prompt_ids(session: &Session, dir: &Path, prompt: &str) -> Result<Vec<u32>, T
 
 /// Without tokenizer support a fixture with `expected_tokens` cannot pass.
 #[cfg(not(feature = "tokens"))]
-pub fn check(session: &Session, _dir: &Path, _prompt: &str) -> Result<(), TokenCheckError> {
+pub(crate) fn check(session: &Session, _dir: &Path, _prompt: &str) -> Result<(), TokenCheckError> {
     match session.expected_tokens {
         Some(_) => Err(TokenizerError::Unsupported.into()),
         None => Ok(()),
@@ -106,7 +110,11 @@ pub fn check(session: &Session, _dir: &Path, _prompt: &str) -> Result<(), TokenC
 
 /// Without tokenizer support `expected_tokens` is left as it is.
 #[cfg(not(feature = "tokens"))]
-pub fn bless(_session: &mut Session, _dir: &Path, _prompt: &str) -> Result<(), TokenizerError> {
+pub(crate) fn bless(
+    _session: &mut Session,
+    _dir: &Path,
+    _prompt: &str,
+) -> Result<(), TokenizerError> {
     Ok(())
 }
 

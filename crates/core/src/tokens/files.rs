@@ -57,7 +57,7 @@ impl TokenizerFiles {
     }
 
     /// The tokenizer of a model folder, if it has a `tokenizer.json`.
-    pub fn in_folder(folder: &Path) -> Option<Self> {
+    pub(crate) fn in_folder(folder: &Path) -> Option<Self> {
         let tokenizer = existing(folder.join(TOKENIZER_FILE))?;
         Some(TokenizerFiles {
             tokenizer,
@@ -67,7 +67,7 @@ impl TokenizerFiles {
 
     /// The tokenizer of the model folder a template file lives in (a `chat_template.jinja`
     /// or `tokenizer_config.json`), if that folder has one.
-    pub fn beside(template_file: &Path) -> Option<Self> {
+    pub(crate) fn beside(template_file: &Path) -> Option<Self> {
         Self::in_folder(template_file.parent()?)
     }
 }

@@ -26,7 +26,7 @@ use super::TokenizerError;
 use chatplate_render::Conversation;
 
 /// Message roles whose content the template's author does not control.
-pub const UNTRUSTED_ROLES: [&str; 4] = ["user", "tool", "ipython", "function"];
+pub(crate) const UNTRUSTED_ROLES: [&str; 4] = ["user", "tool", "ipython", "function"];
 
 /// Where an untrusted text comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,9 +58,9 @@ impl fmt::Display for TextSource {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UntrustedText {
     /// Where it comes from.
-    pub source: TextSource,
+    pub(crate) source: TextSource,
     /// The text.
-    pub text: String,
+    pub(crate) text: String,
 }
 
 /// Untrusted text at a known place in the prompt.

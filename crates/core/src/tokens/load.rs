@@ -112,12 +112,12 @@ impl ModelTokenizer {
     }
 
     /// `Some(special)` when `id` is an added token (special or not), `None` otherwise.
-    pub fn added_token(&self, id: u32) -> Option<bool> {
+    pub(crate) fn added_token(&self, id: u32) -> Option<bool> {
         self.added.get(&id).copied()
     }
 
     /// Whether `id` is a special token, as the tokenizer's files declare it.
-    pub fn is_special(&self, id: u32) -> bool {
+    pub(crate) fn is_special(&self, id: u32) -> bool {
         self.added_token(id) == Some(true)
     }
 

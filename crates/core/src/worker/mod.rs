@@ -72,7 +72,7 @@ impl Template {
     }
 
     /// Compiles on first call; later calls return the same result.
-    pub fn compiled(&self) -> Result<&CompiledTemplate, RenderError> {
+    pub(crate) fn compiled(&self) -> Result<&CompiledTemplate, RenderError> {
         self.compiled
             .get_or_init(|| CompiledTemplate::compile(&self.source, self.limits))
             .as_ref()
@@ -197,7 +197,7 @@ pub enum JobKind {
 
 impl JobKind {
     /// Every kind, in the order the dispatcher prefers when several are queued.
-    pub const ALL: [JobKind; 8] = [
+    pub(crate) const ALL: [JobKind; 8] = [
         JobKind::Render,
         JobKind::Open,
         JobKind::ScanCache,
@@ -224,14 +224,14 @@ impl JobKind {
     /// Background work: a running job of this kind is cancelled when a render or a
     /// newer job of its kind is submitted (it answers an older conversation), and it
     /// may run longer than a render.
-    pub fn background(self) -> bool {
+    pub(crate) fn background(self) -> bool {
         !matches!(self, JobKind::Render)
     }
 }
 
 impl Job {
     /// This job's kind.
-    pub fn kind(&self) -> JobKind {
+    pub(crate) fn kind(&self) -> JobKind {
         match self {
             Job::Render { .. } => JobKind::Render,
             Job::Attribute { .. } => JobKind::Attribute,

@@ -16,7 +16,7 @@ use super::{line_starts, locate, Job, Output, Rendered};
 /// current job returns.
 pub(super) struct Runner {
     /// Distinguishes the active runner from an abandoned one.
-    pub id: u64,
+    pub(crate) id: u64,
     jobs: Sender<Task>,
 }
 
@@ -26,7 +26,7 @@ type Task = (Job, Snapshot, Arc<PreparedMessages>, CancelToken);
 
 impl Runner {
     /// Hands the runner a job on `conversation`.
-    pub fn run(
+    pub(crate) fn run(
         &self,
         job: Job,
         conversation: Snapshot,

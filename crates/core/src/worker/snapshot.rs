@@ -17,16 +17,16 @@ use chatplate_render::Conversation;
 
 /// Settings and messages, each shared.
 #[derive(Debug, Clone, Default)]
-pub struct Snapshot {
+pub(super) struct Snapshot {
     /// Everything but the messages (its `messages` is empty).
-    pub settings: Arc<Conversation>,
+    pub(crate) settings: Arc<Conversation>,
     /// The messages.
-    pub messages: Arc<Vec<Arc<Json>>>,
+    pub(crate) messages: Arc<Vec<Arc<Json>>>,
 }
 
 impl Snapshot {
     /// Applies `update`; copies pointers at most, never a message that did not change.
-    pub fn apply(&mut self, update: Update) {
+    pub(crate) fn apply(&mut self, update: Update) {
         if let Some(mut settings) = update.settings {
             settings.messages = Vec::new();
             self.settings = Arc::new(settings);
@@ -49,14 +49,14 @@ impl Snapshot {
 
     /// The whole conversation, as the engine's inspection functions take it (a copy
     /// of every message: only for jobs that need one).
-    pub fn conversation(&self) -> Conversation {
+    pub(super) fn conversation(&self) -> Conversation {
         let mut conversation = Conversation::clone(&self.settings);
         conversation.messages = self.messages.iter().map(|m| Json::clone(m)).collect();
         conversation
     }
 
     /// The number of items a render walks (messages, tools, documents).
-    pub fn items(&self) -> usize {
+    pub(crate) fn items(&self) -> usize {
         self.messages.len()
             + self.settings.tools.as_ref().map_or(0, Vec::len)
             + self.settings.documents.as_ref().map_or(0, Vec::len)

@@ -16,7 +16,7 @@ use super::inspection::inspect_error;
 use super::{Output, Template};
 
 /// Most values probed by one job (a message with hundreds of tool calls is cut here).
-pub const MAX_VALUES: usize = 64;
+pub(crate) const MAX_VALUES: usize = 64;
 
 /// The verdicts for one message's values and the settings.
 #[derive(Debug, Clone, PartialEq)]

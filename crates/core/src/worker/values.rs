@@ -21,7 +21,7 @@ pub(super) struct MessageValues {
 
 impl MessageValues {
     /// Takes in `update` (before it is applied to the conversation).
-    pub fn note(&mut self, update: &Update) {
+    pub(crate) fn note(&mut self, update: &Update) {
         match &update.messages {
             MessageUpdate::Unchanged => {}
             MessageUpdate::All(_) => self.prepared = None,
@@ -39,7 +39,7 @@ impl MessageValues {
     }
 
     /// The values of `conversation`'s messages (converted now if a new list came).
-    pub fn current(&mut self, conversation: &Snapshot) -> Arc<PreparedMessages> {
+    pub(crate) fn current(&mut self, conversation: &Snapshot) -> Arc<PreparedMessages> {
         Arc::clone(self.prepared.get_or_insert_with(|| {
             Arc::new(PreparedMessages::of_messages(
                 conversation.messages.iter().map(|m| &**m),

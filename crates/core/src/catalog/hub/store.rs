@@ -14,7 +14,7 @@ use super::super::Snapshot;
 use super::HubError;
 
 /// Stores one file of `id` at `commit`.
-pub fn store(
+pub(crate) fn store(
     cache: &Path,
     id: &ModelId,
     commit: &str,
@@ -41,7 +41,7 @@ pub fn store(
 }
 
 /// The snapshot the files were stored in.
-pub fn snapshot(cache: &Path, id: &ModelId, commit: &str) -> Snapshot {
+pub(super) fn snapshot(cache: &Path, id: &ModelId, commit: &str) -> Snapshot {
     Snapshot {
         id: id.repo.clone(),
         revision: id.revision().to_string(),

@@ -19,7 +19,7 @@ const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
 const MAX_REDIRECTS: usize = 5;
 
 /// Fetches the template files of `id` into the cache.
-pub fn fetch(
+pub(crate) fn fetch(
     settings: &HubSettings,
     id: &ModelId,
     progress: &mut dyn FnMut(&FetchEvent),
