@@ -70,6 +70,7 @@ pub(super) fn run(args: InspectArgs) -> Result<i32> {
             return Ok(1);
         }
         Some(Err(InspectError::Cancelled(cancelled))) => return Err(cancelled.into()),
+        Some(Err(other)) => return Err(other.into()),
         None => None,
     };
     if args.json {

@@ -26,6 +26,7 @@ pub const MAX_SESSION_BYTES: u64 = 256 << 20;
 
 /// Why a file could not be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum FileError {
     /// The operating system refused (missing file, no permission, ...).
     #[error("{}: {cause}", path.display())]

@@ -60,6 +60,7 @@ pub struct GgufMetadata {
 
 /// Why a GGUF header could not be read.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum GgufError {
     /// The first four bytes are not `GGUF`.
     #[error("not a GGUF file (it starts with {0}, not \"GGUF\")")]

@@ -39,6 +39,7 @@ pub struct ImportOptions {
 
 /// Why a body could not be imported.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum RequestError {
     /// Not a JSON object.
     #[error("a request body must be a JSON object")]

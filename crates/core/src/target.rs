@@ -28,6 +28,7 @@ pub enum Opened {
 
 /// Why a target could not be opened.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum OpenError {
     /// Finding or reading the templates failed.
     #[error(transparent)]

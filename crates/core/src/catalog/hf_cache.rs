@@ -97,6 +97,7 @@ fn valid_repo_id(repo: &str) -> bool {
 
 /// Why a model id could not be resolved from the cache.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum CacheError {
     /// Neither the revision nor the model is cached.
     #[error("{id} is not in the local Hugging Face cache ({root})")]

@@ -135,6 +135,7 @@ impl std::fmt::Display for FetchEvent {
 
 /// Why fetching failed.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum HubError {
     /// `HF_HUB_OFFLINE` forbids connecting.
     #[error("{id} is not in the local Hugging Face cache ({cache}) and HF_HUB_OFFLINE is set")]

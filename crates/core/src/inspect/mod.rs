@@ -69,6 +69,7 @@ pub struct Cancelled;
 
 /// Why an inspection of a conversation produced nothing.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
 pub enum InspectError {
     /// Stopped through its [`CancelToken`].
     #[error(transparent)]

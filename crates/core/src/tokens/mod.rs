@@ -46,6 +46,7 @@ pub use tokenized::{Token, Tokenized};
 
 /// Why a tokenizer could not be found, loaded or used.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum TokenizerError {
     /// No `tokenizer.json` at or beside this path.
     #[error("{path}: no tokenizer.json there")]
