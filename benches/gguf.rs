@@ -3,6 +3,8 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 
+#[path = "../tests/common/mod.rs"]
+mod common;
 #[path = "../tests/gguf_support/mod.rs"]
 mod gguf_support;
 

@@ -2,6 +2,8 @@
 //! (insta snapshots), the docs' key table, and end-to-end runs of the real binary in a
 //! pseudo-terminal.
 
+#[path = "../common/mod.rs"]
+mod common;
 #[cfg(feature = "tui")]
 #[path = "../e2e_support/mod.rs"]
 mod e2e_support;

@@ -6,9 +6,18 @@ pub mod binary;
 
 use std::path::PathBuf;
 
+/// Says that `test` is skipped for want of data or a reference the checkout lacks, or,
+/// under `CI=true`, fails it: CI installs everything, so a missing piece there is a
+/// broken set-up, not a reason to pass.
+pub fn skip_unless_ci(test: &str, reason: &str) {
+    let in_ci = std::env::var("CI").is_ok_and(|v| v == "true" || v == "1");
+    assert!(!in_ci, "{test} needs what CI provides, but: {reason}");
+    eprintln!("SKIPPED {test}: {reason}");
+}
+
 /// The conformance corpus: `$CHATPLATE_CORPUS`, else `../shared/conformance/dev` beside
-/// the repository (always present in CI), when its MANIFEST.json exists. Prints that the
-/// calling test is skipped otherwise.
+/// the repository (always present in CI), when its MANIFEST.json exists. Otherwise the
+/// calling test is skipped, or fails under `CI=true` ([`skip_unless_ci`]).
 pub fn corpus_dir(test: &str) -> Option<PathBuf> {
     let dir = std::env::var_os("CHATPLATE_CORPUS")
         .map(PathBuf::from)
@@ -18,9 +27,9 @@ pub fn corpus_dir(test: &str) -> Option<PathBuf> {
     if dir.join("MANIFEST.json").exists() {
         return Some(dir);
     }
-    eprintln!(
-        "SKIPPED {test}: no corpus at {} (set CHATPLATE_CORPUS)",
-        dir.display()
+    skip_unless_ci(
+        test,
+        &format!("no corpus at {} (set CHATPLATE_CORPUS)", dir.display()),
     );
     None
 }

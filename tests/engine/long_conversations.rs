@@ -20,9 +20,12 @@ fn long_quadratic_conversations_match_transformers() {
         .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/long-goldens"));
     let fixtures = collect_fixtures(std::slice::from_ref(&dir)).fixtures;
     if fixtures.len() < 2 {
-        eprintln!(
-            "SKIPPED long_conversations: no goldens in {} (run scripts/make_long_goldens.py)",
-            dir.display()
+        crate::common::skip_unless_ci(
+            "long_conversations",
+            &format!(
+                "no goldens in {} (run scripts/make_long_goldens.py)",
+                dir.display()
+            ),
         );
         return;
     }

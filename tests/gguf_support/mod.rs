@@ -17,8 +17,9 @@ pub fn python_with_gguf(test: &str) -> Option<String> {
     if works {
         return Some(python);
     }
-    eprintln!(
-        "SKIPPED {test}: {python} cannot import gguf (pip install gguf, or set CHATPLATE_PYTHON)"
+    crate::common::skip_unless_ci(
+        test,
+        &format!("{python} cannot import gguf (pip install gguf, or set CHATPLATE_PYTHON)"),
     );
     None
 }

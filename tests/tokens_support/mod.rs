@@ -79,9 +79,12 @@ pub fn real_tokenizer(name: &str, test: &str) -> Option<PathBuf> {
     if folder.join("tokenizer.json").is_file() {
         return Some(folder);
     }
-    eprintln!(
-        "SKIPPED {test}: no {name} tokenizer at {} (run scripts/fetch_tokenizers.sh)",
-        folder.display()
+    crate::common::skip_unless_ci(
+        test,
+        &format!(
+            "no {name} tokenizer at {} (run scripts/fetch_tokenizers.sh)",
+            folder.display()
+        ),
     );
     None
 }
