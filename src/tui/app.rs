@@ -5,16 +5,13 @@
 //! render as wanted; the event loop sends one request to the render worker per batch of
 //! input (see [`super::rendering`]), so neither `update` nor drawing waits on the engine.
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
-
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use chatplate_core::catalog::TemplateSource;
 use chatplate_core::session::Expected;
 use chatplate_render::RenderError;
 
-use super::action::{Action, Effect, Pane};
+use super::action::{Action, Effect, Message, Pane};
 use super::attribution::Explanation;
 use super::dialog::{Confirm, Overlay};
 use super::editor::FieldEditor;
@@ -29,9 +26,6 @@ use super::templates_pane::TemplatesPane;
 use super::theme::Theme;
 use super::workspace::Workspace;
 use chatplate_core::worker::Worker;
-
-/// How often the template file is checked for changes.
-const WATCH_INTERVAL: Duration = Duration::from_millis(500);
 
 /// Focus and terminal size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,7 +74,7 @@ pub struct App {
     pub status: Option<Status>,
     /// Colours or modifiers only.
     pub theme: Theme,
-    last_watch: Option<Instant>,
+    pub(super) chores: super::files::Chores,
     /// The render worker and what the app is waiting for from it.
     pub(super) pending: Pending,
     /// Exact attribution of the prompt (from the worker).
@@ -103,7 +97,8 @@ pub struct App {
 
 impl App {
     /// An app on `workspace`, with `catalog` in the template pane and a render worker of
-    /// its own. Offers to restore the recovery file when one exists.
+    /// its own. Its first [`App::tick`] looks for a recovery file an earlier run left, to
+    /// offer to restore it.
     ///
     /// # Panics
     /// When the operating system refuses to start the worker thread; the terminal app
@@ -133,7 +128,7 @@ impl App {
             },
             status: None,
             theme: Theme::colored(),
-            last_watch: None,
+            chores: Default::default(),
             pending: Pending::new(worker),
             explanation: Explanation::default(),
             prompt_cursor: PromptCursor::default(),
@@ -145,7 +140,6 @@ impl App {
             badges: Default::default(),
         };
         app.invalidate();
-        app.offer_recovery();
         app
     }
 
@@ -179,8 +173,16 @@ impl App {
         self.update(action)
     }
 
-    /// Applies one action; returns work that needs the terminal.
-    pub fn update(&mut self, action: Action) -> Option<Effect> {
+    /// Applies one action, or what came of file work; returns work that needs the
+    /// terminal or the disk.
+    pub fn update(&mut self, message: impl Into<Message>) -> Option<Effect> {
+        match message.into() {
+            Message::Action(action) => self.act(action),
+            Message::Disk(done) => self.take_in(done),
+        }
+    }
+
+    fn act(&mut self, action: Action) -> Option<Effect> {
         if !matches!(action, Action::Resize(..)) {
             self.status = None;
         }
@@ -192,8 +194,8 @@ impl App {
             Action::Zoom => self.screen.zoom = !self.screen.zoom,
             Action::Quit => return self.request_quit(),
             Action::Save => return self.save(None),
-            Action::OpenPicker => self.open_picker(),
-            Action::NewSession => self.new_session(),
+            Action::OpenPicker => return self.open_picker(),
+            Action::NewSession => return self.new_session(),
             Action::OpenTarget => self.ask_open(),
             Action::SaveAs => self.ask_save_as(),
             Action::SaveExpected => return self.when_current(Deferred::Expected),
@@ -277,30 +279,6 @@ impl App {
         None
     }
 
-    /// Saves to `path` (or the current file); asks for a name the first time, and what
-    /// to do when another program changed the file since it was read.
-    pub fn save(&mut self, path: Option<PathBuf>) -> Option<Effect> {
-        if path.is_none() && self.workspace.path.is_none() {
-            self.overlay = Some(Overlay::save_as(&self.workspace.sessions_dir, false));
-            return None;
-        }
-        let same_file = path.is_none() || path == self.workspace.path;
-        if same_file && self.workspace.changed_on_disk() {
-            self.overlay = Some(Overlay::Confirm(Confirm::Changed));
-            return None;
-        }
-        self.write_session(path);
-        None
-    }
-
-    /// Writes the session file, whatever is on disk.
-    pub(super) fn write_session(&mut self, path: Option<PathBuf>) {
-        match self.workspace.save(path) {
-            Ok(path) => self.notify(format!("saved {}", path.display())),
-            Err(err) => self.warn(format!("not saved: {err}")),
-        }
-    }
-
     /// Stores the shown render (or error) as the session's expected outcome.
     pub(super) fn take_expected(&mut self) {
         let expected = match &self.preview.output {
@@ -335,64 +313,9 @@ impl App {
         }
     }
 
-    /// Periodic work: the template file watch and the recovery autosave. Returns whether
-    /// anything on screen changed (an idle app draws nothing).
-    pub fn tick(&mut self, now: Instant) -> bool {
-        let mut changed = false;
-        if self
-            .last_watch
-            .is_none_or(|last| now.duration_since(last) >= WATCH_INTERVAL)
-        {
-            self.last_watch = Some(now);
-            changed |= self.reload_template_if_changed();
-        }
-        if let Err(err) = self.workspace.autosave(now) {
-            // An error already on show (a failed save, most likely for the same reason:
-            // a full disk) stays; it is the one the user must not miss.
-            if !self.status.as_ref().is_some_and(|s| s.error) {
-                changed = true;
-                self.warn(format!("recovery file not written: {err}"));
-            }
-        }
-        changed
-    }
-
-    /// When [`App::tick`] next has work to do.
-    pub fn next_tick(&self, now: Instant) -> Instant {
-        let watch = self.last_watch.map_or(now, |last| last + WATCH_INTERVAL);
-        self.workspace
-            .autosave_due()
-            .map_or(watch, |due| due.min(watch))
-    }
-
-    fn reload_template_if_changed(&mut self) -> bool {
-        match self.workspace.poll_template() {
-            Some(Ok(template)) => {
-                let name = template.name.clone();
-                self.preview = preview_for(&self.workspace);
-                self.templates.remember(&template);
-                self.invalidate();
-                self.notify(format!("reloaded {name} from disk"));
-                true
-            }
-            Some(Err(err)) => {
-                self.warn(format!("template reload failed: {err}"));
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// When the app is ending abnormally: keeps unsaved changes in the recovery file,
-    /// synchronously. Returns the file written (`None`: nothing unsaved) or the error.
-    pub fn emergency_save(&mut self) -> Result<Option<String>, String> {
-        if !self.workspace.dirty {
-            return Ok(None);
-        }
-        self.workspace
-            .write_recovery()
-            .map(|()| Some(self.workspace.recovery_path().display().to_string()))
-            .map_err(|err| err.to_string())
+    /// The preview for the workspace's (reloaded) template.
+    pub(super) fn reload_preview(&mut self) {
+        self.preview = preview_for(&self.workspace);
     }
 
     /// Replaces the workspace (after opening or restoring a session).

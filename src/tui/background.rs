@@ -3,14 +3,16 @@
 
 use chatplate_core::worker::{JobKind, Reply};
 
+use super::action::Effect;
 use super::app::App;
 
 impl App {
-    /// Takes a background reply in; returns whether anything shown changed.
-    pub(super) fn receive_background(&mut self, reply: Reply) -> bool {
+    /// Takes a background reply in; returns whether anything shown changed. File work
+    /// a reply leads to (opening a session) goes to `effects`.
+    pub(super) fn receive_background(&mut self, reply: Reply, effects: &mut Vec<Effect>) -> bool {
         match reply.kind {
             JobKind::Attribute => self.receive_attribution(reply),
-            JobKind::Open => self.receive_opened(reply),
+            JobKind::Open => self.receive_opened(reply, effects),
             JobKind::ScanCache => self.receive_cached(reply),
             JobKind::Tokenize => self.receive_tokens(reply),
             JobKind::Capabilities => self.receive_info(reply),

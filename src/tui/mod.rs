@@ -4,7 +4,8 @@
 //! [`app::App::update`] applies it, a change asks the render worker ([`chatplate_core::worker`])
 //! for a new prompt ([`rendering`]), its reply lands in the [`preview`] cache, and
 //! [`ui::draw`] paints the state. Views never call the engine and the UI thread never
-//! waits for it.
+//! waits for it. `update` does no file I/O either: saving, opening and the recovery file
+//! are [`disk`] jobs the event loop does between updates ([`driver`]).
 
 pub mod action;
 pub mod app;
@@ -19,11 +20,14 @@ pub mod conversation;
 pub mod dialog;
 mod dialog_view;
 mod diff_view;
+pub mod disk;
+pub mod driver;
 pub mod editor;
 mod event_loop;
 mod events;
 pub mod field_write;
 pub mod fields;
+mod files;
 mod footer;
 pub mod help;
 pub mod highlight;

@@ -196,7 +196,7 @@ impl App {
 
     fn receive(&mut self, reply: Reply, effects: &mut Vec<Effect>) -> bool {
         if reply.kind != JobKind::Render {
-            return self.receive_background(reply);
+            return self.receive_background(reply, effects);
         }
         let changed = self.preview.accept(reply);
         if changed {

@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use chatplate::tui::action::{Action, DialogAction, MessageAction, Step};
 use chatplate::tui::app::App;
 use chatplate::tui::dialog::{Confirm, Overlay};
+use chatplate::tui::disk::recovery_path;
+use chatplate::tui::driver::{self, apply, press};
 use chatplate::tui::startup::{open, open_session};
 use chatplate::tui::TuiOptions;
 use chatplate_core::catalog;
@@ -20,6 +22,7 @@ use tui_support::{example_app, key, type_text};
 fn app_on(file: &Path, sessions: &Path) -> App {
     let (workspace, _) = open_session(file, sessions).unwrap();
     let mut app = App::new(workspace, catalog::bundled());
+    tui_support::start(&mut app);
     app.settle();
     app
 }
@@ -44,7 +47,7 @@ fn a_kept_recovery_file_is_never_overwritten() {
     let file = saved_session(dir.path());
     let mut first = app_on(&file, dir.path());
     first.update(Action::Message(MessageAction::CycleRole));
-    first.emergency_save().unwrap();
+    driver::emergency_save(&mut first).unwrap();
     let kept = dir.path().join("w.recovery.json");
     let kept_bytes = std::fs::read(&kept).unwrap();
 
@@ -55,7 +58,7 @@ fn a_kept_recovery_file_is_never_overwritten() {
     ));
     second.update(Action::Dialog(DialogAction::Cancel));
     second.update(Action::Message(MessageAction::Duplicate));
-    second.tick(later());
+    driver::tick(&mut second, later());
     assert_eq!(std::fs::read(&kept).unwrap(), kept_bytes);
     let own = dir.path().join("w~2.recovery.json");
     assert_eq!(Session::load(&own).unwrap().messages.len(), 5);
@@ -84,17 +87,17 @@ fn discarding_offers_the_next_recovery_file_and_restoring_adopts_it() {
         _ => None,
     };
     let first = offered(&app).expect("a question");
-    app.update(Action::Dialog(DialogAction::Discard));
+    apply(&mut app, Action::Dialog(DialogAction::Discard));
     assert!(!first.exists());
     let second = offered(&app).expect("the other one next");
-    app.update(Action::Dialog(DialogAction::Accept));
+    apply(&mut app, Action::Dialog(DialogAction::Accept));
     assert!(app.workspace.dirty);
     assert_eq!(
-        app.workspace.recovery_path(),
+        recovery_path(&app.workspace),
         second,
         "restored file is this run's"
     );
-    app.update(Action::Save);
+    apply(&mut app, Action::Save);
     assert!(!second.exists(), "saving removes it");
 }
 
@@ -120,9 +123,8 @@ fn untitled_recovery_is_keyed_to_the_template_opened() {
         workspace
     };
     let (a, b) = (workspace(&templates[0]), workspace(&templates[1]));
-    assert_ne!(a.recovery_path(), b.recovery_path());
-    let name = a
-        .recovery_path()
+    assert_ne!(recovery_path(&a), recovery_path(&b));
+    let name = recovery_path(&a)
         .file_name()
         .unwrap()
         .to_string_lossy()
@@ -139,19 +141,19 @@ fn a_session_changed_on_disk_asks_and_reload_takes_the_disk_version() {
     let mut theirs = Session::load(&file).unwrap();
     theirs.messages[0].0["content"] = "theirs".into();
     theirs.save(&file).unwrap();
-    app.update(Action::Save);
+    apply(&mut app, Action::Save);
     assert_eq!(app.overlay, Some(Overlay::Confirm(Confirm::Changed)));
-    app.update(Action::Dialog(DialogAction::Reload));
+    apply(&mut app, Action::Dialog(DialogAction::Reload));
     assert!(!app.workspace.dirty);
     assert_eq!(app.workspace.session.messages[0].0["content"], "theirs");
     // Saving what was just read asks nothing.
-    app.update(Action::Save);
+    apply(&mut app, Action::Save);
     assert_eq!(app.overlay, None);
     // Save as, after another change on disk, writes elsewhere and leaves theirs alone.
     app.update(Action::Message(MessageAction::CycleRole));
     theirs.messages[0].0["content"] = "theirs again".into();
     theirs.save(&file).unwrap();
-    app.update(Action::Save);
+    apply(&mut app, Action::Save);
     app.update(Action::Dialog(DialogAction::SaveAs));
     assert!(matches!(app.overlay, Some(Overlay::Input(_))));
     for _ in 0..40 {
@@ -159,7 +161,7 @@ fn a_session_changed_on_disk_asks_and_reload_takes_the_disk_version() {
     }
     let copy = dir.path().join("mine.json");
     type_text(&mut app, &copy.display().to_string());
-    app.handle_key(key(KeyCode::Enter));
+    press(&mut app, key(KeyCode::Enter));
     assert_eq!(Session::load(&copy).unwrap().messages[0].role(), "user");
     assert_eq!(
         Session::load(&file).unwrap().messages[0].0["content"],
@@ -186,7 +188,7 @@ fn a_missing_template_renders_nothing_and_is_picked_up_when_it_appears() {
         "found {{ messages|length }}",
     )
     .unwrap();
-    app.tick(later());
+    driver::tick(&mut app, later());
     app.settle();
     assert_eq!(app.preview.text(), "found 4");
     assert!(app.workspace.missing_template.is_none());
@@ -201,13 +203,14 @@ fn a_failed_autosave_does_not_hide_a_failed_save() {
     std::fs::write(&blocked, "").unwrap();
     app.workspace.sessions_dir = blocked.clone();
     app.update(Action::Message(MessageAction::CycleRole));
-    app.save(Some(blocked.join("s.json")));
+    let save = app.save(Some(blocked.join("s.json")));
+    driver::follow(&mut app, save);
     let shown = app.status.clone().expect("a status");
     assert!(
         shown.error && shown.text.starts_with("not saved"),
         "{shown:?}"
     );
-    app.tick(later());
+    driver::tick(&mut app, later());
     assert_eq!(app.status, Some(shown), "the save failure stays on show");
 }
 

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 
 use chatplate::tui::action::{Action, MessageAction, Pane, Step};
 use chatplate::tui::app::App;
+use chatplate::tui::driver;
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;
 use tui_support::{ctrl, example_app, key, screen, type_text};
@@ -28,7 +29,7 @@ fn open(app: &mut App, target: &str) {
     type_text(app, target);
     app.handle_key(key(KeyCode::Enter));
     assert!(app.open_pending());
-    app.settle();
+    driver::settle(app);
     assert!(!app.open_pending());
 }
 
@@ -126,10 +127,10 @@ fn new_session_and_save_as() {
     if let Some(chatplate::tui::dialog::Overlay::Input(input)) = &mut app.overlay {
         input.text = path.display().to_string();
     }
-    app.handle_key(key(KeyCode::Enter));
+    driver::press(&mut app, key(KeyCode::Enter));
     assert!(path.is_file(), "{}", status(&app));
     assert!(!app.workspace.dirty);
-    app.handle_key(ctrl('n'));
+    driver::press(&mut app, ctrl('n'));
     assert!(app.workspace.session.messages.is_empty());
     assert!(app.workspace.path.is_none());
 }

@@ -7,6 +7,7 @@ use chatplate::tui::action::{
     Action, CopyTarget, DialogAction, Direction, Effect, MessageAction, Pane, PromptAction, Step,
 };
 use chatplate::tui::dialog::{Confirm, Overlay};
+use chatplate::tui::driver::{self, apply, press};
 use chatplate::tui::fields::Field;
 use chatplate_core::catalog::{Origin, TemplateSource};
 use chatplate_core::session::{Expected, Session};
@@ -190,7 +191,7 @@ fn save_as_expected_then_save_and_reload() {
         "asks for a name"
     );
     type_text(&mut app, "golden");
-    app.handle_key(key(KeyCode::Enter));
+    press(&mut app, key(KeyCode::Enter));
     let path = dir.path().join("golden.json");
     assert!(!app.workspace.dirty);
     let saved = Session::load(&path).unwrap();
@@ -210,7 +211,9 @@ fn quit_guard_and_recovery() {
     app.update(msg(MessageAction::CycleRole));
     assert_eq!(app.update(Action::Quit), None);
     assert_eq!(app.overlay, Some(Overlay::Confirm(Confirm::Quit)));
-    let written = app.emergency_save().unwrap().expect("a recovery file");
+    let written = driver::emergency_save(&mut app)
+        .unwrap()
+        .expect("a recovery file");
     let recovery = dir
         .path()
         .join(".untitled-bundled-qwen2.5-reasoning-tools.recovery.json");
@@ -221,13 +224,13 @@ fn quit_guard_and_recovery() {
         &next.overlay,
         Some(Overlay::Confirm(Confirm::Restore(found))) if found.path == recovery
     ));
-    next.update(Action::Dialog(DialogAction::Accept));
+    apply(&mut next, Action::Dialog(DialogAction::Accept));
     assert_eq!(roles(&next)[1], "assistant");
     assert!(next.workspace.dirty);
     // Quitting without saving removes it.
     next.update(Action::Quit);
     assert_eq!(
-        next.update(Action::Dialog(DialogAction::Discard)),
+        apply(&mut next, Action::Dialog(DialogAction::Discard)),
         Some(Effect::Quit)
     );
     assert!(!recovery.exists());
@@ -279,7 +282,7 @@ fn template_file_changes_are_picked_up() {
         "{% for m in messages %}<{{ m.role }}>{% endfor %}!",
     )
     .unwrap();
-    app.tick(std::time::Instant::now());
+    driver::tick(&mut app, std::time::Instant::now());
     app.settle();
     assert_eq!(app.preview.text(), "<system><user><assistant><tool>!");
     assert!(app.status.as_ref().unwrap().text.contains("reloaded"));
