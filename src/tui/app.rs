@@ -8,12 +8,12 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use chatplate_core::catalog::TemplateSource;
-use chatplate_core::session::Expected;
+use chatplate_core::session::Session;
 use chatplate_render::RenderError;
 
 use super::action::{Action, Effect, Message, Pane};
 use super::attribution::Explanation;
-use super::dialog::{Confirm, Overlay};
+use super::dialog::Overlay;
 use super::editor::FieldEditor;
 use super::keymap::{self, Scope};
 use super::messages_pane::MessagesPane;
@@ -51,48 +51,133 @@ pub struct Status {
     pub error: bool,
 }
 
-/// The whole app.
+/// The whole app. Its state changes only through [`App::update`]; tests and views read
+/// it through the accessors below.
 #[derive(Debug)]
 pub struct App {
+    // Read by `benches/keystroke.rs` as fields, so still public: the bench is to move to
+    // `workspace()`, `preview()`, `editor()` and `explanation()`.
     /// The session and its files.
     pub workspace: Workspace,
     /// The cached render.
     pub preview: Preview,
-    /// Template pane state.
-    pub templates: TemplatesPane,
-    /// Message pane state.
-    pub messages: MessagesPane,
     /// The open field editor, if any.
     pub editor: Option<FieldEditor>,
+    /// Exact attribution of the prompt (from the worker).
+    pub explanation: Explanation,
+    /// Template pane state.
+    pub(super) templates: TemplatesPane,
+    /// Message pane state.
+    pub(super) messages: MessagesPane,
     /// Prompt pane state.
-    pub prompt: PromptPane,
+    pub(super) prompt: PromptPane,
     /// The dialog on top, if any.
-    pub overlay: Option<Overlay>,
+    pub(super) overlay: Option<Overlay>,
     /// Focus and size.
-    pub screen: Screen,
+    pub(super) screen: Screen,
     /// The status line.
-    pub status: Option<Status>,
+    pub(super) status: Option<Status>,
     /// Colours or modifiers only.
-    pub theme: Theme,
+    pub(super) theme: Theme,
+    /// The periodic file work's bookkeeping.
     pub(super) chores: super::files::Chores,
     /// The render worker and what the app is waiting for from it.
     pub(super) pending: Pending,
-    /// Exact attribution of the prompt (from the worker).
-    pub explanation: Explanation,
     /// The prompt pane's cursor.
-    pub prompt_cursor: PromptCursor,
+    pub(super) prompt_cursor: PromptCursor,
     /// Token mode in the prompt pane (tokens from the worker).
-    pub token_mode: super::token_mode::TokenMode,
+    pub(super) token_mode: super::token_mode::TokenMode,
     /// The templates pane's capability view and its per-template cache.
-    pub info: super::info_view::InfoView,
+    pub(super) info: super::info_view::InfoView,
     /// What the open dialog opened or is waiting for.
-    pub opening: Opening,
+    pub(super) opening: Opening,
     /// Undo / redo of list edits, go-to and find in the message list.
-    pub workbench: super::workbench::Workbench,
+    pub(super) workbench: super::workbench::Workbench,
     /// Values the template ignores (from the worker).
-    pub ignored: super::ignored::IgnoredValues,
+    pub(super) ignored: super::ignored::IgnoredValues,
     /// Capability badges in the template list (from the worker).
-    pub badges: super::badges::TemplateBadges,
+    pub(super) badges: super::badges::TemplateBadges,
+}
+
+/// Reading the state (for views and tests), and the few changes made from outside the
+/// keys.
+impl App {
+    /// The session and its files.
+    pub fn workspace(&self) -> &Workspace {
+        &self.workspace
+    }
+
+    /// The shown render (or error).
+    pub fn preview(&self) -> &Preview {
+        &self.preview
+    }
+
+    /// The open field editor, if any.
+    pub fn editor(&self) -> Option<&FieldEditor> {
+        self.editor.as_ref()
+    }
+
+    /// Exact attribution of the shown prompt, as far as it has arrived.
+    pub fn explanation(&self) -> &Explanation {
+        &self.explanation
+    }
+
+    /// The template list, its filter and the source view.
+    pub fn templates(&self) -> &TemplatesPane {
+        &self.templates
+    }
+
+    /// The message list's selection.
+    pub fn messages(&self) -> &MessagesPane {
+        &self.messages
+    }
+
+    /// The prompt pane's scroll, toggles and search.
+    pub fn prompt(&self) -> &PromptPane {
+        &self.prompt
+    }
+
+    /// The dialog on top, if any.
+    pub fn overlay(&self) -> Option<&Overlay> {
+        self.overlay.as_ref()
+    }
+
+    /// Focus and terminal size.
+    pub fn screen(&self) -> Screen {
+        self.screen
+    }
+
+    /// The status line's message, if any.
+    pub fn status(&self) -> Option<&Status> {
+        self.status.as_ref()
+    }
+
+    /// Colours or modifiers only.
+    pub fn theme(&self) -> Theme {
+        self.theme
+    }
+
+    /// Whether the templates pane shows the capability view instead of the source.
+    pub fn info_open(&self) -> bool {
+        self.info.open
+    }
+
+    /// Draws with `theme` from now on (the config file's palette, `NO_COLOR`).
+    pub fn set_theme(&mut self, theme: Theme) {
+        self.theme = theme;
+    }
+
+    /// Changes the session from outside the keys, as one edit: unsaved, and rendered
+    /// again.
+    pub fn edit_session(&mut self, edit: impl FnOnce(&mut Session)) {
+        edit(&mut self.workspace.session);
+        self.edited();
+    }
+
+    /// Adds `template` to the template list (or refreshes it there) and selects it.
+    pub fn add_template(&mut self, template: &TemplateSource) {
+        self.templates.remember(template);
+    }
 }
 
 impl App {
@@ -271,31 +356,6 @@ impl App {
         self.invalidate();
     }
 
-    fn request_quit(&mut self) -> Option<Effect> {
-        if !self.workspace.dirty {
-            return Some(Effect::Quit);
-        }
-        self.overlay = Some(Overlay::Confirm(Confirm::Quit));
-        None
-    }
-
-    /// Stores the shown render (or error) as the session's expected outcome.
-    pub(super) fn take_expected(&mut self) {
-        let expected = match &self.preview.output {
-            Ok(prompt) => Expected::Prompt(prompt.to_string()),
-            Err(err) => Expected::Error(err.summary()),
-        };
-        let what = match expected {
-            Expected::Prompt(_) => "prompt",
-            Expected::Error(_) => "error",
-        };
-        self.workspace.session.expected = Some(expected);
-        self.workspace.touch();
-        self.notify(format!(
-            "expected {what} set from the current render (Ctrl+S to save)"
-        ));
-    }
-
     fn paste(&mut self, text: &str) {
         // Terminals send pasted line breaks as CR (what the Enter key sends).
         let text = &text.replace("\r\n", "\n").replace('\r', "\n");
@@ -313,26 +373,6 @@ impl App {
         }
     }
 
-    /// The preview for the workspace's (reloaded) template.
-    pub(super) fn reload_preview(&mut self) {
-        self.preview = preview_for(&self.workspace);
-    }
-
-    /// Replaces the workspace (after opening or restoring a session).
-    pub fn load(&mut self, workspace: Workspace) {
-        self.preview = preview_for(&workspace);
-        if let Some(template) = current_template(&workspace) {
-            self.templates.remember(template);
-        }
-        self.workspace = workspace;
-        // Steps recorded in the old session would splice its messages into this one.
-        self.workbench.forget_history();
-        self.editor = None;
-        self.messages = MessagesPane::default();
-        self.prompt = PromptPane::default();
-        self.invalidate();
-    }
-
     /// The session file's name with a `*` when there are unsaved changes.
     pub fn title(&self) -> String {
         let star = if self.workspace.dirty { "*" } else { "" };
@@ -341,7 +381,7 @@ impl App {
 }
 
 /// The preview for a workspace: its template, or the missing-template error.
-fn preview_for(workspace: &Workspace) -> Preview {
+pub(super) fn preview_for(workspace: &Workspace) -> Preview {
     match &workspace.missing_template {
         Some(why) => Preview::unavailable(RenderError::input(why.clone())),
         None => Preview::new(&workspace.template.source),
@@ -349,7 +389,7 @@ fn preview_for(workspace: &Workspace) -> Preview {
 }
 
 /// The template to select in the template pane (none while it is missing).
-fn current_template(workspace: &Workspace) -> Option<&TemplateSource> {
+pub(super) fn current_template(workspace: &Workspace) -> Option<&TemplateSource> {
     workspace
         .missing_template
         .is_none()

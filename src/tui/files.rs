@@ -8,9 +8,11 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use super::action::Effect;
-use super::app::App;
+use super::app::{current_template, preview_for, App};
 use super::dialog::{Confirm, Overlay, Picker};
 use super::disk::{Done, Guard, Job, Open, OpenedSession};
+use super::messages_pane::MessagesPane;
+use super::prompt_pane::PromptPane;
 use super::recovery::Found;
 use super::workspace::Workspace;
 
@@ -27,6 +29,35 @@ pub struct Chores {
 }
 
 impl App {
+    /// Quits, or asks first when there are unsaved changes.
+    pub(super) fn request_quit(&mut self) -> Option<Effect> {
+        if !self.workspace.dirty {
+            return Some(Effect::Quit);
+        }
+        self.overlay = Some(Overlay::Confirm(Confirm::Quit));
+        None
+    }
+
+    /// The preview for the workspace's (reloaded) template.
+    pub(super) fn reload_preview(&mut self) {
+        self.preview = preview_for(&self.workspace);
+    }
+
+    /// Replaces the workspace (after opening or restoring a session).
+    pub fn load(&mut self, workspace: Workspace) {
+        self.preview = preview_for(&workspace);
+        if let Some(template) = current_template(&workspace) {
+            self.templates.remember(template);
+        }
+        self.workspace = workspace;
+        // Steps recorded in the old session would splice its messages into this one.
+        self.workbench.forget_history();
+        self.editor = None;
+        self.messages = MessagesPane::default();
+        self.prompt = PromptPane::default();
+        self.invalidate();
+    }
+
     /// Saves to `path` (or the current file); asks for a name the first time. The event
     /// loop writes the file unless another program changed it since it was read, which
     /// brings up the question of what to do.

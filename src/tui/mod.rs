@@ -82,10 +82,10 @@ pub fn run(options: TuiOptions) -> anyhow::Result<i32> {
     // table is per thread (see `keymap::install`).
     let config = config::load();
     keymap::install(config.bindings);
-    app.theme = theme::Theme {
+    app.set_theme(theme::Theme {
         palette: config.palette,
         ..theme::Theme::from_env()
-    };
+    });
     app.scan_cache();
     let mut notices = config.problems;
     notices.extend(opened.notice);

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
-use chatplate_core::session::Session;
+use chatplate_core::session::{Expected, Session};
 use chatplate_core::worker::{Job, JobKind, MessageUpdate, Reply, Update, Worker};
 use chatplate_render::RenderError;
 
@@ -252,5 +252,22 @@ impl App {
         }
         let (_, action) = self.pending.deferred.take()?;
         self.run(action)
+    }
+
+    /// Stores the shown render (or error) as the session's expected outcome.
+    pub(super) fn take_expected(&mut self) {
+        let expected = match &self.preview.output {
+            Ok(prompt) => Expected::Prompt(prompt.to_string()),
+            Err(err) => Expected::Error(err.summary()),
+        };
+        let what = match expected {
+            Expected::Prompt(_) => "prompt",
+            Expected::Error(_) => "error",
+        };
+        self.workspace.session.expected = Some(expected);
+        self.workspace.touch();
+        self.notify(format!(
+            "expected {what} set from the current render (Ctrl+S to save)"
+        ));
     }
 }

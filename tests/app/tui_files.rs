@@ -53,7 +53,7 @@ fn a_kept_recovery_file_is_never_overwritten() {
 
     let mut second = app_on(&file, dir.path());
     assert!(matches!(
-        second.overlay,
+        second.overlay(),
         Some(Overlay::Confirm(Confirm::Restore(_)))
     ));
     second.update(Action::Dialog(DialogAction::Cancel));
@@ -65,7 +65,7 @@ fn a_kept_recovery_file_is_never_overwritten() {
 
     // The next run offers the newest and counts the other.
     let third = app_on(&file, dir.path());
-    let Some(Overlay::Confirm(Confirm::Restore(found))) = &third.overlay else {
+    let Some(Overlay::Confirm(Confirm::Restore(found))) = third.overlay() else {
         panic!("no restore question")
     };
     assert_eq!((found.path.clone(), found.others), (own, 1));
@@ -82,7 +82,7 @@ fn discarding_offers_the_next_recovery_file_and_restoring_adopts_it() {
         session.save(&dir.path().join(name)).unwrap();
     }
     let mut app = app_on(&file, dir.path());
-    let offered = |app: &App| match &app.overlay {
+    let offered = |app: &App| match app.overlay() {
         Some(Overlay::Confirm(Confirm::Restore(found))) => Some(found.path.clone()),
         _ => None,
     };
@@ -91,7 +91,7 @@ fn discarding_offers_the_next_recovery_file_and_restoring_adopts_it() {
     assert!(!first.exists());
     let second = offered(&app).expect("the other one next");
     apply(&mut app, Action::Dialog(DialogAction::Accept));
-    assert!(app.workspace.dirty);
+    assert!(app.workspace().dirty);
     assert_eq!(
         recovery_path(&app.workspace),
         second,
@@ -142,20 +142,20 @@ fn a_session_changed_on_disk_asks_and_reload_takes_the_disk_version() {
     theirs.messages[0].0["content"] = "theirs".into();
     theirs.save(&file).unwrap();
     apply(&mut app, Action::Save);
-    assert_eq!(app.overlay, Some(Overlay::Confirm(Confirm::Changed)));
+    assert_eq!(app.overlay(), Some(&Overlay::Confirm(Confirm::Changed)));
     apply(&mut app, Action::Dialog(DialogAction::Reload));
-    assert!(!app.workspace.dirty);
-    assert_eq!(app.workspace.session.messages[0].0["content"], "theirs");
+    assert!(!app.workspace().dirty);
+    assert_eq!(app.workspace().session.messages[0].0["content"], "theirs");
     // Saving what was just read asks nothing.
     apply(&mut app, Action::Save);
-    assert_eq!(app.overlay, None);
+    assert_eq!(app.overlay(), None);
     // Save as, after another change on disk, writes elsewhere and leaves theirs alone.
     app.update(Action::Message(MessageAction::CycleRole));
     theirs.messages[0].0["content"] = "theirs again".into();
     theirs.save(&file).unwrap();
     apply(&mut app, Action::Save);
     app.update(Action::Dialog(DialogAction::SaveAs));
-    assert!(matches!(app.overlay, Some(Overlay::Input(_))));
+    assert!(matches!(app.overlay(), Some(Overlay::Input(_))));
     for _ in 0..40 {
         app.update(Action::Dialog(DialogAction::Backspace));
     }
@@ -177,7 +177,7 @@ fn a_missing_template_renders_nothing_and_is_picked_up_when_it_appears() {
     session.template = TemplateRef::Path("later.jinja".into());
     session.save(&file).unwrap();
     let mut app = app_on(&file, dir.path());
-    assert!(app.workspace.missing_template.is_some());
+    assert!(app.workspace().missing_template.is_some());
     let err = app
         .preview
         .error()
@@ -190,28 +190,28 @@ fn a_missing_template_renders_nothing_and_is_picked_up_when_it_appears() {
     .unwrap();
     driver::tick(&mut app, later());
     app.settle();
-    assert_eq!(app.preview.text(), "found 4");
-    assert!(app.workspace.missing_template.is_none());
+    assert_eq!(app.preview().text(), "found 4");
+    assert!(app.workspace().missing_template.is_none());
 }
 
 #[test]
 fn a_failed_autosave_does_not_hide_a_failed_save() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = example_app(dir.path());
-    // A file where the folder should be: both the save and the recovery file fail.
+    // A file where the sessions folder should be: both the save and the recovery file
+    // fail.
     let blocked = dir.path().join("blocked");
     std::fs::write(&blocked, "").unwrap();
-    app.workspace.sessions_dir = blocked.clone();
+    let mut app = example_app(&blocked);
     app.update(Action::Message(MessageAction::CycleRole));
     let save = app.save(Some(blocked.join("s.json")));
     driver::follow(&mut app, save);
-    let shown = app.status.clone().expect("a status");
+    let shown = app.status().cloned().expect("a status");
     assert!(
         shown.error && shown.text.starts_with("not saved"),
         "{shown:?}"
     );
     driver::tick(&mut app, later());
-    assert_eq!(app.status, Some(shown), "the save failure stays on show");
+    assert_eq!(app.status(), Some(&shown), "the save failure stays on show");
 }
 
 #[test]
@@ -221,7 +221,7 @@ fn pasted_line_breaks_become_newlines() {
     app.update(Action::Message(MessageAction::Select(Step::First)));
     app.update(Action::Message(MessageAction::EditContent));
     app.update(Action::Paste("\r\na\rb\r\nc".into()));
-    let content = app.workspace.session.messages[0].0["content"]
+    let content = app.workspace().session.messages[0].0["content"]
         .as_str()
         .unwrap();
     assert!(content.ends_with("\na\nb\nc"), "{content:?}");
@@ -232,19 +232,19 @@ fn escape_and_a_command_in_one_read_are_two_keys() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
     app.update(Action::Message(MessageAction::EditContent));
-    assert!(app.editor.is_some());
+    assert!(app.editor().is_some());
     let alt_ctrl_s = KeyModifiers::ALT | KeyModifiers::CONTROL;
     app.handle_key(KeyEvent::new(KeyCode::Char('s'), alt_ctrl_s));
-    assert!(app.editor.is_none(), "Esc closed the editor");
+    assert!(app.editor().is_none(), "Esc closed the editor");
     assert!(
-        matches!(app.overlay, Some(Overlay::Input(_))),
+        matches!(app.overlay(), Some(Overlay::Input(_))),
         "Ctrl+S asks for a name"
     );
     // Alt+letter in the editor stays the editor's (word movement), not Esc + letter.
     app.update(Action::Dialog(DialogAction::Cancel));
     app.update(Action::Message(MessageAction::EditContent));
     app.handle_key(KeyEvent::new(KeyCode::Char('b'), KeyModifiers::ALT));
-    assert!(app.editor.is_some());
+    assert!(app.editor().is_some());
 }
 
 #[test]
@@ -252,11 +252,11 @@ fn an_unchanged_external_edit_is_not_a_change() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
     app.update(Action::ExternalEdit);
-    let text = app.editor.as_ref().unwrap().text();
+    let text = app.editor().unwrap().text();
     app.update(Action::ExternalEdited(format!("{text}\n")));
-    assert!(!app.workspace.dirty);
+    assert!(!app.workspace().dirty);
     app.update(Action::ExternalEdited(format!("{text}!")));
-    assert!(app.workspace.dirty);
+    assert!(app.workspace().dirty);
 }
 
 #[test]

@@ -34,7 +34,7 @@ fn i_probes_the_selected_template_on_the_worker_and_caches_it() {
     let mut app = info_app(dir.path());
     assert!(app.selected_info().is_none(), "nothing asked before `i`");
     app.handle_key(key(KeyCode::Char('i')));
-    assert!(app.info.open);
+    assert!(app.info_open());
     // update never waits: the answer is on its way.
     assert!(matches!(app.selected_info(), Some(InfoState::Computing)));
     assert!(app.info_pending());
@@ -43,19 +43,19 @@ fn i_probes_the_selected_template_on_the_worker_and_caches_it() {
     assert_eq!(answer(&app, "supports_tools"), Some(true.into()));
     assert_eq!(answer(&app, "supports_tool_calls"), Some(true.into()));
     // Another template is probed when selected; coming back is served from the cache.
-    let first = app.templates.selected().unwrap().name.clone();
+    let first = app.templates().selected().unwrap().name.clone();
     app.handle_key(key(KeyCode::Char('k')));
-    assert_ne!(app.templates.selected().unwrap().name, first);
+    assert_ne!(app.templates().selected().unwrap().name, first);
     assert!(app.info_pending());
     app.settle();
     assert!(matches!(app.selected_info(), Some(InfoState::Done(_))));
     app.handle_key(key(KeyCode::Char('j')));
-    assert_eq!(app.templates.selected().unwrap().name, first);
+    assert_eq!(app.templates().selected().unwrap().name, first);
     assert!(!app.info_pending(), "cached, not asked again");
     assert!(matches!(app.selected_info(), Some(InfoState::Done(_))));
     // `i` again shows the source.
     app.handle_key(key(KeyCode::Char('i')));
-    assert!(!app.info.open);
+    assert!(!app.info_open());
 }
 
 #[test]
@@ -79,7 +79,7 @@ fn a_template_that_does_not_compile_says_why() {
         "{% for m in messages %}",
         chatplate_core::catalog::Origin::Bundled,
     );
-    app.templates.remember(&broken);
+    app.add_template(&broken);
     app.handle_key(key(KeyCode::Char('i')));
     app.settle();
     assert!(matches!(app.selected_info(), Some(InfoState::Failed(_))));
