@@ -18,38 +18,16 @@ use super::editor::FieldEditor;
 use super::keymap::{self, Scope};
 use super::messages_pane::MessagesPane;
 use super::open_dialog::Opening;
+use super::pane::{PaneContext, Requests};
 use super::preview::Preview;
 use super::prompt_cursor::PromptCursor;
 use super::prompt_pane::PromptPane;
 use super::rendering::{Deferred, Pending};
+use super::screen::{Screen, Status};
 use super::templates_pane::TemplatesPane;
 use super::theme::Theme;
 use super::workspace::Workspace;
 use chatplate_core::worker::Worker;
-
-/// Focus and terminal size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Screen {
-    /// The pane that gets the keys.
-    pub focus: Pane,
-    /// The pane shown beside the prompt when only two fit.
-    pub left: Pane,
-    /// Terminal width.
-    pub width: u16,
-    /// Terminal height.
-    pub height: u16,
-    /// The focused pane alone on the whole screen.
-    pub zoom: bool,
-}
-
-/// A one-line message in the status bar.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Status {
-    /// The text.
-    pub text: String,
-    /// Shown as an error.
-    pub error: bool,
-}
 
 /// The whole app. Its state changes only through [`App::update`]; tests and views read
 /// it through the accessors below.
@@ -87,16 +65,12 @@ pub struct App {
     pub(super) prompt_cursor: PromptCursor,
     /// Token mode in the prompt pane (tokens from the worker).
     pub(super) token_mode: super::token_mode::TokenMode,
-    /// The templates pane's capability view and its per-template cache.
-    pub(super) info: super::info_view::InfoView,
     /// What the open dialog opened or is waiting for.
     pub(super) opening: Opening,
     /// Undo / redo of list edits, go-to and find in the message list.
     pub(super) workbench: super::workbench::Workbench,
     /// Values the template ignores (from the worker).
     pub(super) ignored: super::ignored::IgnoredValues,
-    /// Capability badges in the template list (from the worker).
-    pub(super) badges: super::badges::TemplateBadges,
 }
 
 /// Reading the state (for views and tests), and the few changes made from outside the
@@ -157,11 +131,6 @@ impl App {
         self.theme
     }
 
-    /// Whether the templates pane shows the capability view instead of the source.
-    pub fn info_open(&self) -> bool {
-        self.info.open
-    }
-
     /// Draws with `theme` from now on (the config file's palette, `NO_COLOR`).
     pub fn set_theme(&mut self, theme: Theme) {
         self.theme = theme;
@@ -218,11 +187,9 @@ impl App {
             explanation: Explanation::default(),
             prompt_cursor: PromptCursor::default(),
             token_mode: Default::default(),
-            info: Default::default(),
             opening: Opening::default(),
             workbench: Default::default(),
             ignored: Default::default(),
-            badges: Default::default(),
         };
         app.invalidate();
         app
@@ -296,10 +263,46 @@ impl App {
                 self.editor_closed();
             }
             Action::Prompt(action) => return self.update_prompt(action),
-            Action::Template(action) => return self.update_templates(action),
+            Action::Template(action) => {
+                let mut ctx = PaneContext::new(
+                    &mut self.workspace,
+                    &self.preview,
+                    self.screen,
+                    &mut self.status,
+                );
+                let effect = self.templates.handle(action, &mut ctx);
+                let asked = ctx.into_requests();
+                let deferred = self.carry_out(asked);
+                self.request_info();
+                return effect.or(deferred);
+            }
             Action::Dialog(action) => return self.update_dialog(action),
         }
         None
+    }
+
+    /// A pane's handler returned: does what it asked for.
+    fn carry_out(&mut self, asked: Requests) -> Option<Effect> {
+        if let Some(template) = asked.template {
+            self.use_template(template);
+        }
+        if asked.touched {
+            self.workspace.touch();
+        }
+        if let Some(index) = asked.message_edited {
+            self.workspace.touch();
+            self.invalidate_message(index);
+        }
+        if asked.edited {
+            self.edited();
+        }
+        if let Some(pane) = asked.focus {
+            self.focus(pane);
+        }
+        if let Some(overlay) = asked.overlay {
+            self.overlay = Some(overlay);
+        }
+        asked.deferred.and_then(|action| self.when_current(action))
     }
 
     fn cycle_focus(&mut self, by: usize) {
@@ -308,11 +311,6 @@ impl App {
             .position(|p| *p == self.screen.focus)
             .unwrap_or(0);
         self.focus(Pane::ALL[(index + by) % Pane::ALL.len()]);
-    }
-
-    /// Focuses `pane` (as the focus keys do).
-    pub(super) fn focus_pane(&mut self, pane: Pane) {
-        self.focus(pane);
     }
 
     fn focus(&mut self, pane: Pane) {

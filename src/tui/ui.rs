@@ -12,9 +12,11 @@ use ratatui::Frame;
 use chatplate_core::session::Expected;
 
 use super::action::Pane;
-use super::app::{App, Screen};
+use super::app::App;
 use super::messages_view::truncate;
-use super::{dialog_view, messages_view, prompt_view, templates_pane};
+use super::screen::Screen;
+use super::templates_view::TemplatesView;
+use super::{dialog_view, messages_view, prompt_view, templates_view};
 
 /// Where everything goes for a screen size.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,7 +97,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
     for (pane, rect) in &areas.panes {
         let focused = *pane == app.screen.focus;
         match pane {
-            Pane::Templates => templates_pane::draw(frame, *rect, app, focused),
+            Pane::Templates => templates_view::draw(frame, *rect, templates_view(app), focused),
             Pane::Messages => messages_view::draw(frame, *rect, app, focused),
             Pane::Prompt => prompt_view::draw(frame, *rect, app, focused),
         }
@@ -106,6 +108,15 @@ pub fn draw(frame: &mut Frame, app: &App) {
         areas.footer,
     );
     dialog_view::draw(frame, app);
+}
+
+fn templates_view(app: &App) -> TemplatesView<'_> {
+    TemplatesView {
+        pane: &app.templates,
+        in_use: &app.workspace.template,
+        preview: &app.preview,
+        theme: app.theme,
+    }
 }
 
 fn tab_line(app: &App, width: u16) -> Line<'static> {

@@ -205,7 +205,7 @@ fn templates_pane_badges() {
         .expect("a template")
         .source
         .clone();
-    assert!(app.badges_for(&selected).is_some(), "probed");
+    assert!(app.templates().badges.get(&selected).is_some(), "probed");
     let text = screen(&mut app, 80, 24);
     assert!(text.contains("sys tools"), "{text}");
     assert_snapshot!("templates_badges_80x24", text);
