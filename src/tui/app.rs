@@ -29,6 +29,8 @@ use super::theme::Theme;
 use super::workspace::Workspace;
 use chatplate_core::worker::Worker;
 
+mod derived;
+
 /// The whole app. Its state changes only through [`App::update`]; tests and views read
 /// it through the accessors below.
 #[derive(Debug)]

@@ -203,7 +203,8 @@ fn draw_fields(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let list = fields::fields(session, row);
-    let warning = super::injection_view::warning_lines(app, row, inner.width);
+    let warning =
+        super::injection_view::warning_lines(app.shown_tokens(), row, inner.width, app.theme);
     // Room for the explanation: what the fields leave, at least half the area.
     let fields_height = u16::try_from(list.len()).unwrap_or(u16::MAX);
     let warning_height = u16::try_from(warning.len())

@@ -44,7 +44,7 @@ impl App {
 
     /// The token at `offset` in token mode.
     fn token_range_at(&self, offset: usize) -> Option<std::ops::Range<usize>> {
-        self.token_range(offset)
+        self.token_mode.token_range(&self.preview, offset)
     }
 
     fn view_height(&self) -> usize {
@@ -179,7 +179,8 @@ impl App {
 
     /// The next token boundary in token mode (`None`: move by character).
     fn token_step(&self, offset: usize, direction: Direction) -> Option<usize> {
-        self.token_boundary(offset, direction)
+        self.token_mode
+            .token_boundary(&self.preview, offset, direction)
     }
 
     /// Selects the message that produced the byte under the cursor (or, without a

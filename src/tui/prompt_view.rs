@@ -118,7 +118,7 @@ fn prompt_lines(app: &App, width: u16, height: u16) -> Vec<(usize, Line<'static>
         matches,
         whitespace: app.prompt.whitespace,
         theme: app.theme,
-        tokens: super::token_mode::tokenized(app),
+        tokens: app.shown_tokens().map(|t| &t.tokenized),
     };
     let text = preview.text();
     (top..preview.line_count().min(top + height))
