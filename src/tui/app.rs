@@ -8,10 +8,9 @@
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use chatplate_core::catalog::TemplateSource;
-use chatplate_core::session::Session;
 use chatplate_render::RenderError;
 
-use super::action::{Action, Effect, Message, Pane};
+use super::action::{Action, Effect, Message, Pane, PromptAction};
 use super::attribution::Explanation;
 use super::dialog::Overlay;
 use super::editor::FieldEditor;
@@ -20,8 +19,7 @@ use super::messages_pane::MessagesPane;
 use super::open_dialog::Opening;
 use super::pane::{PaneContext, Requests};
 use super::preview::Preview;
-use super::prompt_cursor::PromptCursor;
-use super::prompt_pane::PromptPane;
+use super::prompt_pane::{PromptFacts, PromptPane};
 use super::rendering::{Deferred, Pending};
 use super::screen::{Screen, Status};
 use super::templates_pane::TemplatesPane;
@@ -29,10 +27,10 @@ use super::theme::Theme;
 use super::workspace::Workspace;
 use chatplate_core::worker::Worker;
 
-mod derived;
+mod read;
 
 /// The whole app. Its state changes only through [`App::update`]; tests and views read
-/// it through the accessors below.
+/// it through the accessors in `app/read.rs`.
 #[derive(Debug)]
 pub struct App {
     // Read by `benches/keystroke.rs` as fields, so still public: the bench is to move to
@@ -63,8 +61,6 @@ pub struct App {
     pub(super) chores: super::files::Chores,
     /// The render worker and what the app is waiting for from it.
     pub(super) pending: Pending,
-    /// The prompt pane's cursor.
-    pub(super) prompt_cursor: PromptCursor,
     /// Token mode in the prompt pane (tokens from the worker).
     pub(super) token_mode: super::token_mode::TokenMode,
     /// What the open dialog opened or is waiting for.
@@ -73,82 +69,6 @@ pub struct App {
     pub(super) workbench: super::workbench::Workbench,
     /// Values the template ignores (from the worker).
     pub(super) ignored: super::ignored::IgnoredValues,
-}
-
-/// Reading the state (for views and tests), and the few changes made from outside the
-/// keys.
-impl App {
-    /// The session and its files.
-    pub fn workspace(&self) -> &Workspace {
-        &self.workspace
-    }
-
-    /// The shown render (or error).
-    pub fn preview(&self) -> &Preview {
-        &self.preview
-    }
-
-    /// The open field editor, if any.
-    pub fn editor(&self) -> Option<&FieldEditor> {
-        self.editor.as_ref()
-    }
-
-    /// Exact attribution of the shown prompt, as far as it has arrived.
-    pub fn explanation(&self) -> &Explanation {
-        &self.explanation
-    }
-
-    /// The template list, its filter and the source view.
-    pub fn templates(&self) -> &TemplatesPane {
-        &self.templates
-    }
-
-    /// The message list's selection.
-    pub fn messages(&self) -> &MessagesPane {
-        &self.messages
-    }
-
-    /// The prompt pane's scroll, toggles and search.
-    pub fn prompt(&self) -> &PromptPane {
-        &self.prompt
-    }
-
-    /// The dialog on top, if any.
-    pub fn overlay(&self) -> Option<&Overlay> {
-        self.overlay.as_ref()
-    }
-
-    /// Focus and terminal size.
-    pub fn screen(&self) -> Screen {
-        self.screen
-    }
-
-    /// The status line's message, if any.
-    pub fn status(&self) -> Option<&Status> {
-        self.status.as_ref()
-    }
-
-    /// Colours or modifiers only.
-    pub fn theme(&self) -> Theme {
-        self.theme
-    }
-
-    /// Draws with `theme` from now on (the config file's palette, `NO_COLOR`).
-    pub fn set_theme(&mut self, theme: Theme) {
-        self.theme = theme;
-    }
-
-    /// Changes the session from outside the keys, as one edit: unsaved, and rendered
-    /// again.
-    pub fn edit_session(&mut self, edit: impl FnOnce(&mut Session)) {
-        edit(&mut self.workspace.session);
-        self.edited();
-    }
-
-    /// Adds `template` to the template list (or refreshes it there) and selects it.
-    pub fn add_template(&mut self, template: &TemplateSource) {
-        self.templates.remember(template);
-    }
 }
 
 impl App {
@@ -187,7 +107,6 @@ impl App {
             chores: Default::default(),
             pending: Pending::new(worker),
             explanation: Explanation::default(),
-            prompt_cursor: PromptCursor::default(),
             token_mode: Default::default(),
             opening: Opening::default(),
             workbench: Default::default(),
@@ -264,7 +183,12 @@ impl App {
                 self.update_editor(action);
                 self.editor_closed();
             }
-            Action::Prompt(action) => return self.update_prompt(action),
+            Action::Prompt(PromptAction::ToggleTokens) => self.toggle_tokens(),
+            Action::Prompt(action) => {
+                let (effect, deferred) =
+                    self.in_prompt(|pane, ctx, facts| pane.handle(action, ctx, facts));
+                return effect.or(deferred);
+            }
             Action::Template(action) => {
                 let mut ctx = PaneContext::new(
                     &mut self.workspace,
@@ -283,6 +207,28 @@ impl App {
         None
     }
 
+    /// Runs `handle` on the prompt pane with its context; returns its result and the
+    /// effect of what it asked for.
+    pub(super) fn in_prompt<R>(
+        &mut self,
+        handle: impl FnOnce(&mut PromptPane, &mut PaneContext, PromptFacts) -> R,
+    ) -> (R, Option<Effect>) {
+        let facts = PromptFacts {
+            anchor: self.prompt_anchor(),
+            tokens: &self.token_mode,
+            explanation: &self.explanation,
+        };
+        let mut ctx = PaneContext::new(
+            &mut self.workspace,
+            &self.preview,
+            self.screen,
+            &mut self.status,
+        );
+        let out = handle(&mut self.prompt, &mut ctx, facts);
+        let asked = ctx.into_requests();
+        (out, self.carry_out(asked))
+    }
+
     /// A pane's handler returned: does what it asked for.
     fn carry_out(&mut self, asked: Requests) -> Option<Effect> {
         if let Some(template) = asked.template {
@@ -297,6 +243,10 @@ impl App {
         }
         if asked.edited {
             self.edited();
+        }
+        if let Some(index) = asked.select_message {
+            self.messages.selected = index;
+            self.messages.in_fields = false;
         }
         if let Some(pane) = asked.focus {
             self.focus(pane);

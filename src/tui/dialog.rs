@@ -211,7 +211,12 @@ impl App {
         match input.kind {
             InputKind::SavePath { then_quit } => return self.save_to(&input.text, then_quit),
             InputKind::Role => self.set_role_recorded(&input.text),
-            InputKind::Search => self.start_search(input.text),
+            InputKind::Search => {
+                let term = input.text;
+                return self
+                    .in_prompt(|pane, ctx, _| pane.start_search(term, ctx))
+                    .1;
+            }
             InputKind::Open => self.open_target(&input.text),
             InputKind::GoTo => self.go_to(&input.text),
             InputKind::FindMessage => self.find_message(&input.text),

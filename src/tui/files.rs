@@ -12,7 +12,6 @@ use super::app::{current_template, preview_for, App};
 use super::dialog::{Confirm, Overlay, Picker};
 use super::disk::{Done, Guard, Job, Open, OpenedSession};
 use super::messages_pane::MessagesPane;
-use super::prompt_pane::PromptPane;
 use super::recovery::Found;
 use super::workspace::Workspace;
 
@@ -54,7 +53,7 @@ impl App {
         self.workbench.forget_history();
         self.editor = None;
         self.messages = MessagesPane::default();
-        self.prompt = PromptPane::default();
+        self.prompt.new_session();
         self.invalidate();
     }
 

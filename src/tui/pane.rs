@@ -39,6 +39,8 @@ pub struct Requests {
     pub edited: bool,
     /// Only this message changed, in place (the cheap render path for typing).
     pub message_edited: Option<usize>,
+    /// Select this message in the message list.
+    pub select_message: Option<usize>,
     /// Move the focus here.
     pub focus: Option<Pane>,
     /// Open this dialog.
@@ -94,6 +96,11 @@ impl<'a> PaneContext<'a> {
     /// Asks for message `index`, changed in place, to be rendered again.
     pub fn message_edited(&mut self, index: usize) {
         self.requests.message_edited = Some(index);
+    }
+
+    /// Asks for message `index` to be selected in the message list.
+    pub fn select_message(&mut self, index: usize) {
+        self.requests.select_message = Some(index);
     }
 
     /// Asks for the focus to move to `pane`.

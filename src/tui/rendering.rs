@@ -233,9 +233,19 @@ impl App {
                 self.take_expected();
                 None
             }
-            Deferred::Copy(target) => self.copy(target),
+            Deferred::Copy(target) => {
+                let extent = self.selected_extent();
+                match self.prompt.copy(target, &self.preview, extent) {
+                    Ok(effect) => Some(effect),
+                    Err(why) => {
+                        self.warn(why);
+                        None
+                    }
+                }
+            }
             Deferred::FirstDifference => {
-                self.prompt.top = Some(self.first_difference());
+                let expected = self.workspace.session.expected.as_ref();
+                self.prompt.top = Some(self.prompt.first_change_row(expected, &self.preview));
                 None
             }
         }

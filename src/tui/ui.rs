@@ -14,6 +14,7 @@ use chatplate_core::session::Expected;
 use super::action::Pane;
 use super::app::App;
 use super::messages_view::truncate;
+use super::prompt_view::PromptView;
 use super::screen::Screen;
 use super::templates_view::TemplatesView;
 use super::{dialog_view, messages_view, prompt_view, templates_view};
@@ -99,7 +100,7 @@ pub fn draw(frame: &mut Frame, app: &App) {
         match pane {
             Pane::Templates => templates_view::draw(frame, *rect, templates_view(app), focused),
             Pane::Messages => messages_view::draw(frame, *rect, app, focused),
-            Pane::Prompt => prompt_view::draw(frame, *rect, app, focused),
+            Pane::Prompt => prompt_view::draw(frame, *rect, &prompt_view(app), focused),
         }
     }
     frame.render_widget(Paragraph::new(status_line(app)), areas.status);
@@ -108,6 +109,25 @@ pub fn draw(frame: &mut Frame, app: &App) {
         areas.footer,
     );
     dialog_view::draw(frame, app);
+}
+
+fn prompt_view(app: &App) -> PromptView<'_> {
+    let mut notes = super::attribution_view::title_note(app.attribution_state()).to_string();
+    notes.push_str(&app.token_note());
+    PromptView {
+        pane: &app.prompt,
+        preview: &app.preview,
+        session: &app.workspace.session,
+        missing_template: app.workspace.missing_template.is_some(),
+        stale: app.is_stale(),
+        anchor: app.prompt_anchor(),
+        selected: app.selected_ranges(),
+        cursor: app.cursor_range(),
+        token_mode: app.token_mode.enabled,
+        tokens: app.shown_tokens().map(|t| &t.tokenized),
+        notes,
+        theme: app.theme,
+    }
 }
 
 fn templates_view(app: &App) -> TemplatesView<'_> {

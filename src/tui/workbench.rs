@@ -22,10 +22,6 @@ pub struct Workbench {
     editor_visit: Option<usize>,
     /// The text `/` last looked for in the message list.
     pub find: Option<String>,
-    /// Line numbers in the prompt pane.
-    pub numbers: bool,
-    /// The diff shows changes with context only.
-    pub hunks: bool,
 }
 
 impl Workbench {
