@@ -17,9 +17,8 @@ use super::editor::FieldEditor;
 use super::keymap::{self, Scope};
 use super::messages_pane::MessagesPane;
 use super::open_dialog::Opening;
-use super::pane::{PaneContext, Requests};
 use super::preview::Preview;
-use super::prompt_pane::{PromptFacts, PromptPane};
+use super::prompt_pane::PromptPane;
 use super::rendering::{Deferred, Pending};
 use super::screen::{Screen, Status};
 use super::templates_pane::TemplatesPane;
@@ -27,6 +26,7 @@ use super::theme::Theme;
 use super::workspace::Workspace;
 use chatplate_core::worker::Worker;
 
+mod panes;
 mod read;
 
 /// The whole app. Its state changes only through [`App::update`]; tests and views read
@@ -163,7 +163,10 @@ impl App {
             Action::FocusNext => self.cycle_focus(1),
             Action::FocusPrev => self.cycle_focus(Pane::ALL.len() - 1),
             Action::Focus(pane) => self.focus(pane),
-            Action::Help => self.open_help(),
+            Action::Help => {
+                let from = self.scope();
+                self.overlay = Some(Overlay::Help { scroll: 0, from });
+            }
             Action::Zoom => self.screen.zoom = !self.screen.zoom,
             Action::Quit => return self.request_quit(),
             Action::Save => return self.save(None),
@@ -172,89 +175,40 @@ impl App {
             Action::OpenTarget => self.ask_open(),
             Action::SaveAs => self.ask_save_as(),
             Action::SaveExpected => return self.when_current(Deferred::Expected),
-            Action::ExternalEdit => return self.external_edit(),
-            Action::ExternalEdited(text) => self.external_edited(&text),
-            Action::Paste(text) => self.paste(&text),
+            Action::ExternalEdit => {
+                return self.in_messages(|pane, ctx, editor| pane.external_edit(ctx, editor));
+            }
+            Action::ExternalEdited(text) => {
+                return self.in_messages(|_, ctx, editor| {
+                    MessagesPane::external_edited(&text, ctx, editor);
+                    None
+                });
+            }
+            Action::Paste(text) => return self.paste(&text),
             Action::Resize(width, height) => {
                 (self.screen.width, self.screen.height) = (width, height)
             }
-            Action::Message(action) => self.update_messages_recorded(action),
+            Action::Message(action) => return self.update_messages_recorded(action),
             Action::Editor(action) => {
-                self.update_editor(action);
+                let effect = self.in_messages(|_, ctx, editor| {
+                    MessagesPane::handle_editor(action, ctx, editor);
+                    None
+                });
                 self.editor_closed();
+                return effect;
             }
             Action::Prompt(PromptAction::ToggleTokens) => self.toggle_tokens(),
             Action::Prompt(action) => {
-                let (effect, deferred) =
-                    self.in_prompt(|pane, ctx, facts| pane.handle(action, ctx, facts));
-                return effect.or(deferred);
+                return self.in_prompt(|pane, ctx, facts| pane.handle(action, ctx, facts));
             }
             Action::Template(action) => {
-                let mut ctx = PaneContext::new(
-                    &mut self.workspace,
-                    &self.preview,
-                    self.screen,
-                    &mut self.status,
-                );
-                let effect = self.templates.handle(action, &mut ctx);
-                let asked = ctx.into_requests();
-                let deferred = self.carry_out(asked);
+                let effect = self.in_templates(|pane, ctx| pane.handle(action, ctx));
                 self.request_info();
-                return effect.or(deferred);
+                return effect;
             }
             Action::Dialog(action) => return self.update_dialog(action),
         }
         None
-    }
-
-    /// Runs `handle` on the prompt pane with its context; returns its result and the
-    /// effect of what it asked for.
-    pub(super) fn in_prompt<R>(
-        &mut self,
-        handle: impl FnOnce(&mut PromptPane, &mut PaneContext, PromptFacts) -> R,
-    ) -> (R, Option<Effect>) {
-        let facts = PromptFacts {
-            anchor: self.prompt_anchor(),
-            tokens: &self.token_mode,
-            explanation: &self.explanation,
-        };
-        let mut ctx = PaneContext::new(
-            &mut self.workspace,
-            &self.preview,
-            self.screen,
-            &mut self.status,
-        );
-        let out = handle(&mut self.prompt, &mut ctx, facts);
-        let asked = ctx.into_requests();
-        (out, self.carry_out(asked))
-    }
-
-    /// A pane's handler returned: does what it asked for.
-    fn carry_out(&mut self, asked: Requests) -> Option<Effect> {
-        if let Some(template) = asked.template {
-            self.use_template(template);
-        }
-        if asked.touched {
-            self.workspace.touch();
-        }
-        if let Some(index) = asked.message_edited {
-            self.workspace.touch();
-            self.invalidate_message(index);
-        }
-        if asked.edited {
-            self.edited();
-        }
-        if let Some(index) = asked.select_message {
-            self.messages.selected = index;
-            self.messages.in_fields = false;
-        }
-        if let Some(pane) = asked.focus {
-            self.focus(pane);
-        }
-        if let Some(overlay) = asked.overlay {
-            self.overlay = Some(overlay);
-        }
-        asked.deferred.and_then(|action| self.when_current(action))
     }
 
     fn cycle_focus(&mut self, by: usize) {
@@ -306,21 +260,22 @@ impl App {
         self.invalidate();
     }
 
-    fn paste(&mut self, text: &str) {
+    fn paste(&mut self, text: &str) -> Option<Effect> {
         // Terminals send pasted line breaks as CR (what the Enter key sends).
         let text = &text.replace("\r\n", "\n").replace('\r', "\n");
         let scope = self.scope();
         match (&mut self.overlay, scope) {
             (Some(overlay), _) => overlay.paste(text),
             (None, Scope::Editor) => {
-                if let Some(editor) = &mut self.editor {
-                    editor.textarea.insert_str(text);
-                }
-                self.apply_editor();
+                return self.in_messages(|_, ctx, editor| {
+                    MessagesPane::paste(text, ctx, editor);
+                    None
+                });
             }
             (None, Scope::Filter) => self.templates.filter_paste(text),
             _ => {}
         }
+        None
     }
 
     /// The session file's name with a `*` when there are unsaved changes.

@@ -213,9 +213,10 @@ impl App {
             InputKind::Role => self.set_role_recorded(&input.text),
             InputKind::Search => {
                 let term = input.text;
-                return self
-                    .in_prompt(|pane, ctx, _| pane.start_search(term, ctx))
-                    .1;
+                return self.in_prompt(|pane, ctx, _| {
+                    pane.start_search(term, ctx);
+                    None
+                });
             }
             InputKind::Open => self.open_target(&input.text),
             InputKind::GoTo => self.go_to(&input.text),

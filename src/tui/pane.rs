@@ -39,6 +39,10 @@ pub struct Requests {
     pub edited: bool,
     /// Only this message changed, in place (the cheap render path for typing).
     pub message_edited: Option<usize>,
+    /// The prompt view goes back to following the selected message.
+    pub follow: bool,
+    /// The field editor opened: keys go to the messages pane.
+    pub focus_editor: bool,
     /// Select this message in the message list.
     pub select_message: Option<usize>,
     /// Move the focus here.
@@ -96,6 +100,16 @@ impl<'a> PaneContext<'a> {
     /// Asks for message `index`, changed in place, to be rendered again.
     pub fn message_edited(&mut self, index: usize) {
         self.requests.message_edited = Some(index);
+    }
+
+    /// Asks for the prompt view to follow the selected message again.
+    pub fn follow_selection(&mut self) {
+        self.requests.follow = true;
+    }
+
+    /// Asks for the keys to go to the field editor that just opened.
+    pub fn focus_editor(&mut self) {
+        self.requests.focus_editor = true;
     }
 
     /// Asks for message `index` to be selected in the message list.
