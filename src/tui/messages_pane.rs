@@ -356,3 +356,40 @@ impl MessagesPane {
         Self::apply_editor(ctx, editor);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use chatplate_core::catalog;
+
+    use super::*;
+    use crate::tui::action::Pane;
+    use crate::tui::conversation::example_session;
+    use crate::tui::preview::Preview;
+    use crate::tui::screen::Screen;
+    use crate::tui::workspace::Workspace;
+
+    /// An edit changes the session and asks the app for the rest.
+    #[test]
+    fn adding_a_message_opens_its_editor_and_asks_for_a_render() {
+        let dir = std::env::temp_dir();
+        let template = catalog::default_template();
+        let session = example_session(template.reference(&dir));
+        let mut workspace = Workspace::new(session, None, template.clone(), dir);
+        let preview = Preview::new(&template.source);
+        let screen = Screen {
+            focus: Pane::Prompt,
+            left: Pane::Templates,
+            width: 80,
+            height: 24,
+            zoom: false,
+        };
+        let (mut pane, mut editor, mut status) = (MessagesPane::default(), None, None);
+        let mut ctx = PaneContext::new(&mut workspace, &preview, screen, &mut status);
+        pane.handle(MessageAction::Add, &mut ctx, &mut editor);
+        let asked = ctx.into_requests();
+        assert!(asked.edited && asked.follow && asked.focus_editor);
+        assert_eq!(asked.focus, None, "the pane beside the prompt stays");
+        assert_eq!((pane.selected, workspace.session.messages.len()), (1, 5));
+        assert!(editor.is_some_and(|e| e.field == Field::Content));
+    }
+}

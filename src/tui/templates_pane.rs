@@ -166,3 +166,44 @@ impl TemplatesPane {
         self.info.pending()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use chatplate_core::catalog::{self, Origin};
+
+    use super::*;
+    use crate::tui::action::Step;
+    use crate::tui::conversation::example_session;
+    use crate::tui::preview::Preview;
+    use crate::tui::screen::Screen;
+    use crate::tui::workspace::Workspace;
+
+    /// The pane works on its context alone: no app needed.
+    #[test]
+    fn choosing_asks_the_app_for_the_template_and_the_focus() {
+        let dir = std::env::temp_dir();
+        let in_use = catalog::default_template();
+        let session = example_session(in_use.reference(&dir));
+        let mut workspace = Workspace::new(session, None, in_use.clone(), dir);
+        let preview = Preview::new(&in_use.source);
+        let screen = Screen {
+            focus: Pane::Templates,
+            left: Pane::Templates,
+            width: 120,
+            height: 40,
+            zoom: false,
+        };
+        let other = TemplateSource::new("other", "{{ messages|length }}", Origin::Inline);
+        let mut pane = TemplatesPane::new(vec![in_use, other], None);
+        pane.came_from = Pane::Prompt;
+        let mut status = None;
+        let mut ctx = PaneContext::new(&mut workspace, &preview, screen, &mut status);
+        pane.handle(TemplateAction::Select(Step::Last), &mut ctx);
+        pane.handle(TemplateAction::Choose, &mut ctx);
+        let asked = ctx.into_requests();
+        assert_eq!(asked.template.map(|t| t.name), Some("other".into()));
+        assert!(asked.touched, "an unsaved change");
+        assert_eq!(asked.focus, Some(Pane::Prompt), "back where the user was");
+        assert_eq!(status.map(|s| s.text), Some("using template other".into()));
+    }
+}
