@@ -1,6 +1,6 @@
 //! The app's file work. `update` never touches the disk: it describes what it needs as a
 //! [`Job`] (inside [`Effect::Disk`](super::action::Effect::Disk)), the event loop hands the
-//! job to [`perform`] and feeds the [`Done`] back to `update` (see [`super::driver`]).
+//! job to [`perform()`] and feeds the [`Done`] back to `update` (see [`super::driver`]).
 //!
 //! Saving stays safe: files are replaced atomically, a session file another program
 //! changed since it was read is not overwritten without asking (its size and content

@@ -1,6 +1,6 @@
 //! The prompt pane's state and action handler: scrolling (following the selected message
 //! until the user scrolls), the cursor ([`super::prompt_cursor`]), whitespace, line
-//! numbers and diff toggles ([`super::diff_view`]), search and copy. `prompt_view` draws
+//! numbers and diff toggles (`diff_view`), search and copy. `prompt_view` draws
 //! it.
 
 use std::ops::Range;

@@ -1,4 +1,4 @@
-//! Doing the file work: what [`perform`] does for each [`Job`].
+//! Doing the file work: what [`perform()`] does for each [`Job`].
 
 use std::fs;
 use std::path::{Path, PathBuf};
