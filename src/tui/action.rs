@@ -1,10 +1,13 @@
 //! Typed intents: everything the user can ask the app to do.
 //!
 //! Keys become actions in [`crate::tui::keymap`]; [`crate::tui::app::App::update`] is the
-//! only place that carries them out. Actions that need the terminal itself (the
-//! clipboard, an external editor) come back out of `update` as an [`Effect`].
+//! only place that carries them out. Work that needs the terminal itself (the clipboard,
+//! an external editor) or the disk comes back out of `update` as an [`Effect`]; what came
+//! of file work goes back in as a [`Message`].
 
 use ratatui_textarea::Input;
+
+use super::disk::{Done, Job};
 
 /// The three panes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -254,8 +257,30 @@ pub enum Action {
     Dialog(DialogAction),
 }
 
-/// Work `update` hands back because it needs the real terminal.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// What [`crate::tui::app::App::update`] applies: an intent, or what came of file work
+/// the event loop did for one.
+#[derive(Debug)]
+pub enum Message {
+    /// What the user asked for.
+    Action(Action),
+    /// The outcome of an [`Effect::Disk`].
+    Disk(Done),
+}
+
+impl From<Action> for Message {
+    fn from(action: Action) -> Self {
+        Message::Action(action)
+    }
+}
+
+impl From<Done> for Message {
+    fn from(done: Done) -> Self {
+        Message::Disk(done)
+    }
+}
+
+/// Work `update` hands back because it needs the real terminal or the disk.
+#[derive(Debug, Clone, PartialEq)]
 pub enum Effect {
     /// Leave the app.
     Quit,
@@ -276,4 +301,7 @@ pub enum Effect {
     /// Suspend the UI and edit a file in place (the template); the file watch picks up
     /// the saved change.
     EditFile(std::path::PathBuf),
+    /// File work: saving, opening, the recovery file, the template watch. The event loop
+    /// does it ([`super::disk::perform`]) and gives `update` the outcome.
+    Disk(Job),
 }

@@ -5,105 +5,76 @@
 //! render as wanted; the event loop sends one request to the render worker per batch of
 //! input (see [`super::rendering`]), so neither `update` nor drawing waits on the engine.
 
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
-
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use chatplate_core::catalog::TemplateSource;
-use chatplate_core::session::Expected;
 use chatplate_render::RenderError;
 
-use super::action::{Action, Effect, Pane};
+use super::action::{Action, Effect, Message, Pane, PromptAction};
 use super::attribution::Explanation;
-use super::dialog::{Confirm, Overlay};
+use super::dialog::Overlay;
 use super::editor::FieldEditor;
 use super::keymap::{self, Scope};
 use super::messages_pane::MessagesPane;
 use super::open_dialog::Opening;
 use super::preview::Preview;
-use super::prompt_cursor::PromptCursor;
 use super::prompt_pane::PromptPane;
 use super::rendering::{Deferred, Pending};
+use super::screen::{Screen, Status};
 use super::templates_pane::TemplatesPane;
 use super::theme::Theme;
 use super::workspace::Workspace;
 use chatplate_core::worker::Worker;
 
-/// How often the template file is checked for changes.
-const WATCH_INTERVAL: Duration = Duration::from_millis(500);
+mod panes;
+mod read;
 
-/// Focus and terminal size.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Screen {
-    /// The pane that gets the keys.
-    pub focus: Pane,
-    /// The pane shown beside the prompt when only two fit.
-    pub left: Pane,
-    /// Terminal width.
-    pub width: u16,
-    /// Terminal height.
-    pub height: u16,
-    /// The focused pane alone on the whole screen.
-    pub zoom: bool,
-}
-
-/// A one-line message in the status bar.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Status {
-    /// The text.
-    pub text: String,
-    /// Shown as an error.
-    pub error: bool,
-}
-
-/// The whole app.
+/// The whole app. Its state changes only through [`App::update`]; tests and views read
+/// it through the accessors in `app/read.rs`.
 #[derive(Debug)]
 pub struct App {
+    // Read by `benches/keystroke.rs` as fields, so still public: the bench is to move to
+    // `workspace()`, `preview()`, `editor()` and `explanation()`.
     /// The session and its files.
     pub workspace: Workspace,
     /// The cached render.
     pub preview: Preview,
-    /// Template pane state.
-    pub templates: TemplatesPane,
-    /// Message pane state.
-    pub messages: MessagesPane,
     /// The open field editor, if any.
     pub editor: Option<FieldEditor>,
-    /// Prompt pane state.
-    pub prompt: PromptPane,
-    /// The dialog on top, if any.
-    pub overlay: Option<Overlay>,
-    /// Focus and size.
-    pub screen: Screen,
-    /// The status line.
-    pub status: Option<Status>,
-    /// Colours or modifiers only.
-    pub theme: Theme,
-    last_watch: Option<Instant>,
-    /// The render worker and what the app is waiting for from it.
-    pub(super) pending: Pending,
     /// Exact attribution of the prompt (from the worker).
     pub explanation: Explanation,
-    /// The prompt pane's cursor.
-    pub prompt_cursor: PromptCursor,
+    /// Template pane state.
+    pub(super) templates: TemplatesPane,
+    /// Message pane state.
+    pub(super) messages: MessagesPane,
+    /// Prompt pane state.
+    pub(super) prompt: PromptPane,
+    /// The dialog on top, if any.
+    pub(super) overlay: Option<Overlay>,
+    /// Focus and size.
+    pub(super) screen: Screen,
+    /// The status line.
+    pub(super) status: Option<Status>,
+    /// Colours or modifiers only.
+    pub(super) theme: Theme,
+    /// The periodic file work's bookkeeping.
+    pub(super) chores: super::files::Chores,
+    /// The render worker and what the app is waiting for from it.
+    pub(super) pending: Pending,
     /// Token mode in the prompt pane (tokens from the worker).
-    pub token_mode: super::token_mode::TokenMode,
-    /// The templates pane's capability view and its per-template cache.
-    pub info: super::info_view::InfoView,
+    pub(super) token_mode: super::token_mode::TokenMode,
     /// What the open dialog opened or is waiting for.
-    pub opening: Opening,
+    pub(super) opening: Opening,
     /// Undo / redo of list edits, go-to and find in the message list.
-    pub workbench: super::workbench::Workbench,
+    pub(super) workbench: super::workbench::Workbench,
     /// Values the template ignores (from the worker).
-    pub ignored: super::ignored::IgnoredValues,
-    /// Capability badges in the template list (from the worker).
-    pub badges: super::badges::TemplateBadges,
+    pub(super) ignored: super::ignored::IgnoredValues,
 }
 
 impl App {
     /// An app on `workspace`, with `catalog` in the template pane and a render worker of
-    /// its own. Offers to restore the recovery file when one exists.
+    /// its own. Its first [`App::tick`] looks for a recovery file an earlier run left, to
+    /// offer to restore it.
     ///
     /// # Panics
     /// When the operating system refuses to start the worker thread; the terminal app
@@ -133,19 +104,15 @@ impl App {
             },
             status: None,
             theme: Theme::colored(),
-            last_watch: None,
+            chores: Default::default(),
             pending: Pending::new(worker),
             explanation: Explanation::default(),
-            prompt_cursor: PromptCursor::default(),
             token_mode: Default::default(),
-            info: Default::default(),
             opening: Opening::default(),
             workbench: Default::default(),
             ignored: Default::default(),
-            badges: Default::default(),
         };
         app.invalidate();
-        app.offer_recovery();
         app
     }
 
@@ -179,8 +146,16 @@ impl App {
         self.update(action)
     }
 
-    /// Applies one action; returns work that needs the terminal.
-    pub fn update(&mut self, action: Action) -> Option<Effect> {
+    /// Applies one action, or what came of file work; returns work that needs the
+    /// terminal or the disk.
+    pub fn update(&mut self, message: impl Into<Message>) -> Option<Effect> {
+        match message.into() {
+            Message::Action(action) => self.act(action),
+            Message::Disk(done) => self.take_in(done),
+        }
+    }
+
+    fn act(&mut self, action: Action) -> Option<Effect> {
         if !matches!(action, Action::Resize(..)) {
             self.status = None;
         }
@@ -188,28 +163,49 @@ impl App {
             Action::FocusNext => self.cycle_focus(1),
             Action::FocusPrev => self.cycle_focus(Pane::ALL.len() - 1),
             Action::Focus(pane) => self.focus(pane),
-            Action::Help => self.open_help(),
+            Action::Help => {
+                let from = self.scope();
+                self.overlay = Some(Overlay::Help { scroll: 0, from });
+            }
             Action::Zoom => self.screen.zoom = !self.screen.zoom,
             Action::Quit => return self.request_quit(),
             Action::Save => return self.save(None),
-            Action::OpenPicker => self.open_picker(),
-            Action::NewSession => self.new_session(),
+            Action::OpenPicker => return self.open_picker(),
+            Action::NewSession => return self.new_session(),
             Action::OpenTarget => self.ask_open(),
             Action::SaveAs => self.ask_save_as(),
             Action::SaveExpected => return self.when_current(Deferred::Expected),
-            Action::ExternalEdit => return self.external_edit(),
-            Action::ExternalEdited(text) => self.external_edited(&text),
-            Action::Paste(text) => self.paste(&text),
+            Action::ExternalEdit => {
+                return self.in_messages(|pane, ctx, editor| pane.external_edit(ctx, editor));
+            }
+            Action::ExternalEdited(text) => {
+                return self.in_messages(|_, ctx, editor| {
+                    MessagesPane::external_edited(&text, ctx, editor);
+                    None
+                });
+            }
+            Action::Paste(text) => return self.paste(&text),
             Action::Resize(width, height) => {
                 (self.screen.width, self.screen.height) = (width, height)
             }
-            Action::Message(action) => self.update_messages_recorded(action),
+            Action::Message(action) => return self.update_messages_recorded(action),
             Action::Editor(action) => {
-                self.update_editor(action);
+                let effect = self.in_messages(|_, ctx, editor| {
+                    MessagesPane::handle_editor(action, ctx, editor);
+                    None
+                });
                 self.editor_closed();
+                return effect;
             }
-            Action::Prompt(action) => return self.update_prompt(action),
-            Action::Template(action) => return self.update_templates(action),
+            Action::Prompt(PromptAction::ToggleTokens) => self.toggle_tokens(),
+            Action::Prompt(action) => {
+                return self.in_prompt(|pane, ctx, facts| pane.handle(action, ctx, facts));
+            }
+            Action::Template(action) => {
+                let effect = self.in_templates(|pane, ctx| pane.handle(action, ctx));
+                self.request_info();
+                return effect;
+            }
             Action::Dialog(action) => return self.update_dialog(action),
         }
         None
@@ -221,11 +217,6 @@ impl App {
             .position(|p| *p == self.screen.focus)
             .unwrap_or(0);
         self.focus(Pane::ALL[(index + by) % Pane::ALL.len()]);
-    }
-
-    /// Focuses `pane` (as the focus keys do).
-    pub(super) fn focus_pane(&mut self, pane: Pane) {
-        self.focus(pane);
     }
 
     fn focus(&mut self, pane: Pane) {
@@ -269,145 +260,22 @@ impl App {
         self.invalidate();
     }
 
-    fn request_quit(&mut self) -> Option<Effect> {
-        if !self.workspace.dirty {
-            return Some(Effect::Quit);
-        }
-        self.overlay = Some(Overlay::Confirm(Confirm::Quit));
-        None
-    }
-
-    /// Saves to `path` (or the current file); asks for a name the first time, and what
-    /// to do when another program changed the file since it was read.
-    pub fn save(&mut self, path: Option<PathBuf>) -> Option<Effect> {
-        if path.is_none() && self.workspace.path.is_none() {
-            self.overlay = Some(Overlay::save_as(&self.workspace.sessions_dir, false));
-            return None;
-        }
-        let same_file = path.is_none() || path == self.workspace.path;
-        if same_file && self.workspace.changed_on_disk() {
-            self.overlay = Some(Overlay::Confirm(Confirm::Changed));
-            return None;
-        }
-        self.write_session(path);
-        None
-    }
-
-    /// Writes the session file, whatever is on disk.
-    pub(super) fn write_session(&mut self, path: Option<PathBuf>) {
-        match self.workspace.save(path) {
-            Ok(path) => self.notify(format!("saved {}", path.display())),
-            Err(err) => self.warn(format!("not saved: {err}")),
-        }
-    }
-
-    /// Stores the shown render (or error) as the session's expected outcome.
-    pub(super) fn take_expected(&mut self) {
-        let expected = match &self.preview.output {
-            Ok(prompt) => Expected::Prompt(prompt.to_string()),
-            Err(err) => Expected::Error(err.summary()),
-        };
-        let what = match expected {
-            Expected::Prompt(_) => "prompt",
-            Expected::Error(_) => "error",
-        };
-        self.workspace.session.expected = Some(expected);
-        self.workspace.touch();
-        self.notify(format!(
-            "expected {what} set from the current render (Ctrl+S to save)"
-        ));
-    }
-
-    fn paste(&mut self, text: &str) {
+    fn paste(&mut self, text: &str) -> Option<Effect> {
         // Terminals send pasted line breaks as CR (what the Enter key sends).
         let text = &text.replace("\r\n", "\n").replace('\r', "\n");
         let scope = self.scope();
         match (&mut self.overlay, scope) {
             (Some(overlay), _) => overlay.paste(text),
             (None, Scope::Editor) => {
-                if let Some(editor) = &mut self.editor {
-                    editor.textarea.insert_str(text);
-                }
-                self.apply_editor();
+                return self.in_messages(|_, ctx, editor| {
+                    MessagesPane::paste(text, ctx, editor);
+                    None
+                });
             }
             (None, Scope::Filter) => self.templates.filter_paste(text),
             _ => {}
         }
-    }
-
-    /// Periodic work: the template file watch and the recovery autosave. Returns whether
-    /// anything on screen changed (an idle app draws nothing).
-    pub fn tick(&mut self, now: Instant) -> bool {
-        let mut changed = false;
-        if self
-            .last_watch
-            .is_none_or(|last| now.duration_since(last) >= WATCH_INTERVAL)
-        {
-            self.last_watch = Some(now);
-            changed |= self.reload_template_if_changed();
-        }
-        if let Err(err) = self.workspace.autosave(now) {
-            // An error already on show (a failed save, most likely for the same reason:
-            // a full disk) stays; it is the one the user must not miss.
-            if !self.status.as_ref().is_some_and(|s| s.error) {
-                changed = true;
-                self.warn(format!("recovery file not written: {err}"));
-            }
-        }
-        changed
-    }
-
-    /// When [`App::tick`] next has work to do.
-    pub fn next_tick(&self, now: Instant) -> Instant {
-        let watch = self.last_watch.map_or(now, |last| last + WATCH_INTERVAL);
-        self.workspace
-            .autosave_due()
-            .map_or(watch, |due| due.min(watch))
-    }
-
-    fn reload_template_if_changed(&mut self) -> bool {
-        match self.workspace.poll_template() {
-            Some(Ok(template)) => {
-                let name = template.name.clone();
-                self.preview = preview_for(&self.workspace);
-                self.templates.remember(&template);
-                self.invalidate();
-                self.notify(format!("reloaded {name} from disk"));
-                true
-            }
-            Some(Err(err)) => {
-                self.warn(format!("template reload failed: {err}"));
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// When the app is ending abnormally: keeps unsaved changes in the recovery file,
-    /// synchronously. Returns the file written (`None`: nothing unsaved) or the error.
-    pub fn emergency_save(&mut self) -> Result<Option<String>, String> {
-        if !self.workspace.dirty {
-            return Ok(None);
-        }
-        self.workspace
-            .write_recovery()
-            .map(|()| Some(self.workspace.recovery_path().display().to_string()))
-            .map_err(|err| err.to_string())
-    }
-
-    /// Replaces the workspace (after opening or restoring a session).
-    pub fn load(&mut self, workspace: Workspace) {
-        self.preview = preview_for(&workspace);
-        if let Some(template) = current_template(&workspace) {
-            self.templates.remember(template);
-        }
-        self.workspace = workspace;
-        // Steps recorded in the old session would splice its messages into this one.
-        self.workbench.forget_history();
-        self.editor = None;
-        self.messages = MessagesPane::default();
-        self.prompt = PromptPane::default();
-        self.invalidate();
+        None
     }
 
     /// The session file's name with a `*` when there are unsaved changes.
@@ -418,7 +286,7 @@ impl App {
 }
 
 /// The preview for a workspace: its template, or the missing-template error.
-fn preview_for(workspace: &Workspace) -> Preview {
+pub(super) fn preview_for(workspace: &Workspace) -> Preview {
     match &workspace.missing_template {
         Some(why) => Preview::unavailable(RenderError::input(why.clone())),
         None => Preview::new(&workspace.template.source),
@@ -426,7 +294,7 @@ fn preview_for(workspace: &Workspace) -> Preview {
 }
 
 /// The template to select in the template pane (none while it is missing).
-fn current_template(workspace: &Workspace) -> Option<&TemplateSource> {
+pub(super) fn current_template(workspace: &Workspace) -> Option<&TemplateSource> {
     workspace
         .missing_template
         .is_none()

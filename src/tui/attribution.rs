@@ -16,7 +16,7 @@ use chatplate_core::worker::inspection::Attributed;
 use chatplate_core::worker::{Job, Output, Reply, Template};
 use chatplate_render::{RenderError, RenderErrorKind};
 
-use super::app::App;
+use super::preview::Preview;
 
 /// The app's attribution state.
 #[derive(Debug, Default)]
@@ -47,85 +47,69 @@ pub enum AttributionState {
     Failed,
 }
 
-impl App {
+impl Explanation {
     /// The attribution of the shown prompt, when it has arrived.
-    pub fn attribution(&self) -> Option<&Attributed> {
-        let attributed = self.explanation.attributed.as_deref()?;
+    pub fn current(&self, preview: &Preview) -> Option<&Attributed> {
+        let attributed = self.attributed.as_deref()?;
         // The generation names the session state; the length is a cheap sanity check
         // (comparing megabytes of prompt on every frame would not be).
-        let current = self.explanation.generation == self.preview.generation
-            && self.preview.error().is_none()
-            && attributed.prompt.len() == self.preview.text().len();
+        let current = self.generation == preview.generation
+            && preview.error().is_none()
+            && attributed.prompt.len() == preview.text().len();
         current.then_some(attributed)
     }
 
     /// How far attribution of the shown prompt has got.
-    pub fn attribution_state(&self) -> AttributionState {
-        match self.attribution() {
+    pub fn state(&self, preview: &Preview) -> AttributionState {
+        match self.current(preview) {
             Some(a) if a.attribution.monotone() => AttributionState::Exact,
             Some(_) => AttributionState::NotMonotone,
-            None if self.explanation.error.is_some() => AttributionState::Failed,
+            None if self.error.is_some() => AttributionState::Failed,
             None => AttributionState::Pending,
         }
     }
 
-    /// The prompt byte ranges the selected message produced: exact when attributed,
-    /// else the quick search's guess.
-    pub fn selected_ranges(&self) -> Vec<Range<usize>> {
-        let selected = self.messages.selected;
-        match self.attribution() {
-            Some(a) => merged(a.attribution.ranges_of(selected)),
-            None => self.preview.span(selected).cloned().into_iter().collect(),
+    /// The prompt byte ranges message `index` produced: exact when attributed, else the
+    /// quick search's guess.
+    pub fn ranges(&self, preview: &Preview, index: usize) -> Vec<Range<usize>> {
+        match self.current(preview) {
+            Some(a) => merged(a.attribution.ranges_of(index)),
+            None => preview.span(index).cloned().into_iter().collect(),
         }
     }
 
-    /// Bytes each message produced exactly, when attributed.
-    pub fn message_bytes(&self) -> Option<Vec<usize>> {
-        self.attribution().map(|a| a.attribution.message_bytes())
-    }
-
-    /// The producer of prompt byte `offset`, when attributed.
-    pub fn source_at(&self, offset: usize) -> Option<Source> {
-        self.attribution()?.attribution.source_at(offset)
-    }
-
-    /// After a render of the current session arrived: asks for its attribution.
-    pub(super) fn request_attribution(&mut self) {
-        let generation = self.preview.generation;
-        if self.is_stale() || self.preview.error().is_some() {
-            return;
+    /// After a render of the current session arrived (not `stale`): the job that asks
+    /// for its attribution, with its generation, unless asked already.
+    pub fn request(&mut self, preview: &Preview, stale: bool) -> Option<(u64, Job)> {
+        let generation = preview.generation;
+        if stale || preview.error().is_some() || self.requested >= generation {
+            return None;
         }
-        if self.explanation.requested >= generation {
-            return;
-        }
-        let Ok(Job::Render { template }) = self.preview.render_job() else {
-            return;
+        let Ok(Job::Render { template }) = preview.render_job() else {
+            return None;
         };
-        self.explanation.requested = generation;
-        self.explanation.error = None;
-        let explanation = &mut self.explanation;
-        let same = explanation
-            .template
-            .as_ref()
-            .is_some_and(|t| Arc::ptr_eq(t, &template));
+        self.requested = generation;
+        self.error = None;
+        let same = (self.template.as_ref()).is_some_and(|t| Arc::ptr_eq(t, &template));
         if !same {
-            explanation.attributed = None;
-            explanation.generation = 0;
+            self.attributed = None;
+            self.generation = 0;
         }
-        let previous = explanation.attributed.clone();
-        explanation.template = Some(Arc::clone(&template));
-        self.submit_job(generation, Job::Attribute { template, previous });
+        let previous = self.attributed.clone();
+        self.template = Some(Arc::clone(&template));
+        Some((generation, Job::Attribute { template, previous }))
     }
 
-    /// Takes an attribution reply in; returns whether anything shown changed.
-    pub(super) fn receive_attribution(&mut self, reply: Reply) -> bool {
+    /// Takes an attribution reply in; returns whether anything shown changed (the
+    /// shown render is of generation `shown`).
+    pub fn receive(&mut self, reply: Reply, shown: u64) -> bool {
         match reply.result {
             Ok(Output::Attributed(attributed)) => {
-                if reply.generation >= self.explanation.generation {
-                    self.explanation.attributed = Some(attributed);
-                    self.explanation.generation = reply.generation;
+                if reply.generation >= self.generation {
+                    self.attributed = Some(attributed);
+                    self.generation = reply.generation;
                 }
-                reply.generation == self.preview.generation
+                reply.generation == shown
             }
             Ok(_) => false,
             Err(RenderError {
@@ -133,21 +117,19 @@ impl App {
                 ..
             }) => false,
             Err(err) => {
-                let current = reply.generation == self.preview.generation;
+                let current = reply.generation == shown;
                 if current {
-                    self.explanation.error = Some(err.message);
+                    self.error = Some(err.message);
                 }
                 current
             }
         }
     }
 
-    /// Whether an attribution of the shown render is still on its way (tests wait for
-    /// it through [`App::settle`]).
-    pub fn attribution_pending(&self) -> bool {
-        self.explanation.requested == self.preview.generation
-            && self.explanation.generation < self.preview.generation
-            && self.explanation.error.is_none()
+    /// Whether an attribution of the shown render (of generation `shown`) is still on
+    /// its way.
+    pub fn pending(&self, shown: u64) -> bool {
+        self.requested == shown && self.generation < shown && self.error.is_none()
     }
 }
 
@@ -183,13 +165,5 @@ pub fn describe(source: Source) -> String {
             part(to)
         ),
         Source::Unattributed => "nothing exactly (the prefix renders contradict)".into(),
-    }
-}
-
-impl App {
-    /// From the start of the selected message's first range to the end of its last.
-    pub fn selected_extent(&self) -> Option<Range<usize>> {
-        let ranges = self.selected_ranges();
-        Some(ranges.first()?.start..ranges.last()?.end)
     }
 }

@@ -1,12 +1,11 @@
 //! How attribution shows: a note in the prompt pane's title and the per-message byte
 //! counts in the message list.
 
-use super::app::App;
 use super::attribution::AttributionState;
 
 /// The prompt title's note on attribution: computing, not prefix-monotone, failed.
-pub fn title_note(app: &App) -> &'static str {
-    match app.attribution_state() {
+pub fn title_note(state: AttributionState) -> &'static str {
+    match state {
         AttributionState::Exact => "",
         AttributionState::Pending => " · attributing…",
         AttributionState::NotMonotone => " · not prefix-monotone",

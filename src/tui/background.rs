@@ -1,19 +1,24 @@
-//! Replies to background jobs (attribution, and the other inspection and tokenizing
-//! jobs), routed to the state each belongs to.
+//! The app's side of the render worker's background jobs (attribution, tokens, value
+//! probes, capabilities, badges, opening): each state owns its bookkeeping and hands out
+//! jobs; here they are submitted, and replies routed back to the state each belongs to.
 
 use chatplate_core::worker::{JobKind, Reply};
 
+use super::action::Effect;
 use super::app::App;
+use super::fields::Row;
 
 impl App {
-    /// Takes a background reply in; returns whether anything shown changed.
-    pub(super) fn receive_background(&mut self, reply: Reply) -> bool {
+    /// Takes a background reply in; returns whether anything shown changed. File work
+    /// a reply leads to (opening a session) goes to `effects`.
+    pub(super) fn receive_background(&mut self, reply: Reply, effects: &mut Vec<Effect>) -> bool {
+        let shown = self.preview.generation;
         match reply.kind {
-            JobKind::Attribute => self.receive_attribution(reply),
-            JobKind::Open => self.receive_opened(reply),
+            JobKind::Attribute => self.explanation.receive(reply, shown),
+            JobKind::Open => self.receive_opened(reply, effects),
             JobKind::ScanCache => self.receive_cached(reply),
-            JobKind::Tokenize => self.receive_tokens(reply),
-            JobKind::Capabilities => self.receive_info(reply),
+            JobKind::Tokenize => self.token_mode.receive(reply, shown),
+            JobKind::Capabilities => self.templates.info.receive(reply),
             JobKind::Values => self.receive_values(reply),
             JobKind::Badges => self.receive_badges(reply),
             JobKind::Render => false,
@@ -22,12 +27,13 @@ impl App {
 
     /// Whether a background result for the shown render is still on its way.
     pub fn background_pending(&self) -> bool {
-        self.attribution_pending()
+        let shown = self.preview.generation;
+        self.explanation.pending(shown)
             || self.open_pending()
-            || self.tokens_pending()
-            || self.info_pending()
-            || self.values_pending()
-            || self.badges_pending()
+            || self.token_mode.pending(shown)
+            || self.templates.info.pending()
+            || self.ignored.pending()
+            || self.templates.badges.pending()
     }
 
     /// Asks for what the screen shows next and the worker has not answered: the
@@ -35,5 +41,72 @@ impl App {
     pub(super) fn request_background(&mut self) {
         self.request_values();
         self.request_badges();
+    }
+
+    /// After a render of the current session arrived: asks for its attribution.
+    pub(super) fn request_attribution(&mut self) {
+        let stale = self.is_stale();
+        if let Some((generation, job)) = self.explanation.request(&self.preview, stale) {
+            self.submit_job(generation, job);
+        }
+    }
+
+    /// Turns token mode on or off; on, asks for the tokens of the shown prompt.
+    pub(super) fn toggle_tokens(&mut self) {
+        self.token_mode.toggle();
+        self.request_tokens();
+    }
+
+    /// After a render of the current session arrived: asks for its tokens (token mode).
+    pub(super) fn request_tokens(&mut self) {
+        let stale = self.is_stale();
+        let choice = || super::token_mode::tokenizer_choice(&self.workspace);
+        if let Some((generation, job)) = self.token_mode.request(&self.preview, stale, choice) {
+            self.submit_job(generation, job);
+        }
+    }
+
+    /// Asks which values of the selected message and of the settings the template
+    /// ignores, once the shown render is current and not an error.
+    fn request_values(&mut self) {
+        let message = match self.messages.row(&self.workspace.session) {
+            Row::Message(index) => Some(index),
+            Row::Settings => None,
+        };
+        let generation = self.generation();
+        if let Some((id, job)) = self.ignored.request(&self.preview, generation, message) {
+            self.submit_job(id, job);
+        }
+    }
+
+    fn receive_values(&mut self, reply: Reply) -> bool {
+        let Some(shown) = self.ignored.receive(reply, self.generation()) else {
+            return false;
+        };
+        self.request_values();
+        shown
+    }
+
+    /// With the info view open, asks about the selected template unless its answers are
+    /// cached or on their way.
+    pub(super) fn request_info(&mut self) {
+        if let Some((generation, job)) = self.templates.info_job() {
+            self.submit_job(generation, job);
+        }
+    }
+
+    /// Asks for the badges of the next template in the list's window that has none.
+    fn request_badges(&mut self) {
+        if let Some((id, job)) = self.templates.badge_job(&self.screen) {
+            self.submit_job(id, job);
+        }
+    }
+
+    fn receive_badges(&mut self, reply: Reply) -> bool {
+        let Some(changed) = self.templates.badges.receive(reply) else {
+            return false;
+        };
+        self.request_badges();
+        changed
     }
 }

@@ -14,13 +14,14 @@ use std::collections::HashMap;
 
 use serde_json::Value as Json;
 
+use chatplate_core::catalog::TemplateSource;
 use chatplate_core::worker::capabilities::TemplateInfo;
 use chatplate_core::worker::{Job, Output, Reply, Template};
 use chatplate_render::RenderErrorKind;
 
 use super::action::Pane;
-use super::app::App;
 use super::messages_view::window_start;
+use super::screen::Screen;
 
 /// Each badge: the capability key (as `chatplate inspect --json` names it) and its word.
 pub const BADGES: [(&str, &str); 5] = [
@@ -67,69 +68,64 @@ fn renders(info: &TemplateInfo) -> bool {
     (info.entries.iter()).any(|e| e.key == "renders_user_message" && e.value == Json::Bool(true))
 }
 
-impl App {
-    /// Asks for the badges of the next template in the list's window that has none,
-    /// unless one is on its way or the Templates pane is not on screen.
-    pub(super) fn request_badges(&mut self) {
-        if self.badges.in_flight.is_some() {
-            return;
+impl TemplateBadges {
+    /// The job that asks for the badges of the next template in the list's window that
+    /// has none (the one at `cursor` first), unless one is on its way: its id and the
+    /// job. `visible` are the catalog indices the filter shows.
+    pub fn next_job(
+        &mut self,
+        catalog: &[TemplateSource],
+        visible: &[usize],
+        cursor: usize,
+        screen: &Screen,
+    ) -> Option<(u64, Job)> {
+        if self.in_flight.is_some() {
+            return None;
         }
         // A screenful around the cursor, whether or not the pane is shown right now
         // (a few milliseconds per template, once per session).
-        let shown = super::ui::pane_height(&self.screen, Pane::Templates);
-        let height = shown.max(usize::from(self.screen.height));
-        let visible = self.templates.visible();
-        let cursor = self.templates.cursor;
+        let shown = super::ui::pane_height(screen, Pane::Templates);
+        let height = shown.max(usize::from(screen.height));
         let start = window_start(cursor, visible.len(), height);
         let window = visible.iter().skip(start).take(height);
         let selected = visible.get(cursor).into_iter();
-        let next = (selected.chain(window))
-            .map(|&index| &self.templates.catalog[index])
-            .find(|t| !self.badges.cache.contains_key(&t.source));
-        let Some(template) = next else {
-            return;
-        };
+        let template = (selected.chain(window))
+            .map(|&index| &catalog[index])
+            .find(|t| !self.cache.contains_key(&t.source))?;
         let job = Job::Badges {
             template: Template::new(&template.source, super::preview::app_limits()),
             settings: super::info_view::settings_for(template),
         };
-        self.badges.requests += 1;
-        let id = self.badges.requests;
-        self.badges.in_flight = Some((id, template.source.clone()));
-        self.submit_job(id, job);
+        self.requests += 1;
+        self.in_flight = Some((self.requests, template.source.clone()));
+        Some((self.requests, job))
     }
 
-    /// Takes a badge reply in; returns whether anything shown changed.
-    pub(super) fn receive_badges(&mut self, reply: Reply) -> bool {
-        let matches =
-            (self.badges.in_flight.as_ref()).is_some_and(|(id, _)| *id == reply.generation);
-        let Some((_, source)) = self.badges.in_flight.take().filter(|_| matches) else {
-            return false;
-        };
+    /// Takes a badge reply in. `None`: not the answer awaited; else whether the list
+    /// changed (the next template is asked about either way).
+    pub fn receive(&mut self, reply: Reply) -> Option<bool> {
+        let matches = (self.in_flight.as_ref()).is_some_and(|(id, _)| *id == reply.generation);
+        let (_, source) = self.in_flight.take().filter(|_| matches)?;
         let state = match reply.result {
             // A template that fails on a plain user message (it may need variables)
             // has no answers worth a badge.
             Ok(Output::Capabilities(info)) if renders(&info) => BadgeState::Done(badges_of(&info)),
             // Cancelled by a render: asked again once the worker is free.
-            Err(err) if err.kind == RenderErrorKind::Cancelled => {
-                self.request_badges();
-                return false;
-            }
+            Err(err) if err.kind == RenderErrorKind::Cancelled => return Some(false),
             _ => BadgeState::Failed,
         };
-        self.badges.cache.insert(source, state);
-        self.request_badges();
-        true
+        self.cache.insert(source, state);
+        Some(true)
     }
 
     /// Whether a badge request is on its way.
-    pub fn badges_pending(&self) -> bool {
-        self.badges.in_flight.is_some()
+    pub fn pending(&self) -> bool {
+        self.in_flight.is_some()
     }
 
     /// The badges of the template with `source`, when known.
-    pub fn badges_for(&self, source: &str) -> Option<&BadgeState> {
-        self.badges.cache.get(source)
+    pub fn get(&self, source: &str) -> Option<&BadgeState> {
+        self.cache.get(source)
     }
 }
 

@@ -5,9 +5,9 @@ use std::path::{Path, PathBuf};
 
 use super::action::{DialogAction, Effect};
 use super::app::App;
+use super::disk::Job;
 use super::keymap::Scope;
-use super::recovery::{self, Found};
-use super::startup;
+use super::recovery::Found;
 
 /// A yes / no / cancel question.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -124,31 +124,11 @@ impl Overlay {
     }
 }
 
-/// Session files in `dir` (recovery and hidden files left out), sorted.
-pub fn session_files(dir: &Path) -> Vec<PathBuf> {
-    let mut found: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|entries| entries.filter_map(Result::ok).map(|e| e.path()).collect())
-        .unwrap_or_default();
-    found.retain(|p| {
-        let name = p
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        name.ends_with(".json") && !name.ends_with(".recovery.json") && !name.starts_with('.')
-    });
-    found.sort();
-    found
-}
-
 impl App {
-    /// Opens the session picker on the sessions folder.
-    pub(super) fn open_picker(&mut self) {
-        let entries = session_files(&self.workspace.sessions_dir);
-        if entries.is_empty() {
-            let dir = self.workspace.sessions_dir.display().to_string();
-            return self.warn(format!("no sessions in {dir}/ yet (Ctrl+S saves one)"));
-        }
-        self.overlay = Some(Overlay::Picker(Picker { entries, cursor: 0 }));
+    /// Opens the session picker on the sessions folder (once the event loop listed it).
+    pub(super) fn open_picker(&mut self) -> Option<Effect> {
+        let dir = self.workspace.sessions_dir.clone();
+        Some(Effect::Disk(Job::ListSessions(dir)))
     }
 
     /// Handles a dialog action.
@@ -158,7 +138,7 @@ impl App {
             Overlay::Help { scroll, from } => self.help_action(scroll, from, action),
             Overlay::Confirm(question) => return self.answer(question, action),
             Overlay::Input(input) => return self.input_action(input, action),
-            Overlay::Picker(picker) => self.picker_action(picker, action),
+            Overlay::Picker(picker) => return self.picker_action(picker, action),
         }
         None
     }
@@ -178,33 +158,32 @@ impl App {
                 self.notify(format!("kept {path}; it is offered again next time"));
             }
             (_, DialogAction::Cancel) => {}
-            (Confirm::Quit, DialogAction::Accept) if self.workspace.path.is_none() => {
-                self.overlay = Some(Overlay::save_as(&self.workspace.sessions_dir, true));
-            }
-            (Confirm::Quit, DialogAction::Accept) => {
-                self.save(None);
-                return (!self.workspace.dirty).then_some(Effect::Quit);
-            }
+            (Confirm::Quit, DialogAction::Accept) => return self.save_then(None, true),
             (Confirm::Quit, DialogAction::Discard) => {
-                self.workspace.discard_recovery();
-                return Some(Effect::Quit);
+                return Some(match self.workspace.discard_recovery() {
+                    Some(removal) => Effect::Disk(Job::DiscardAndQuit(removal)),
+                    None => Effect::Quit,
+                });
             }
-            (Confirm::Restore(found), DialogAction::Accept) => self.restore(found.path),
+            (Confirm::Restore(found), DialogAction::Accept) => {
+                let place = self.workspace.place();
+                return Some(Effect::Disk(Job::Restore {
+                    recovery: found.path,
+                    place,
+                }));
+            }
             (Confirm::Restore(found), DialogAction::Discard) => {
-                self.workspace.remove_recovery(&found.path);
-                self.notify(format!("discarded {}", found.path.display()));
-                self.offer_recovery();
+                let removal = self.workspace.removal(found.path);
+                let lookup = self.workspace.recovery_lookup();
+                return Some(Effect::Disk(Job::DiscardFound { removal, lookup }));
             }
             (Confirm::OpenDiscard(path), DialogAction::Accept | DialogAction::Discard) => {
-                self.workspace.discard_recovery();
-                self.open_session(&path);
+                return self.open_session(path, true);
             }
-            (Confirm::Changed, DialogAction::Overwrite) => self.write_session(None),
+            (Confirm::Changed, DialogAction::Overwrite) => return self.overwrite(),
             (Confirm::Changed, DialogAction::Reload) => {
-                if let Some(path) = self.workspace.path.clone() {
-                    self.workspace.discard_recovery();
-                    self.open_session(&path);
-                }
+                let path = self.workspace.path.clone()?;
+                return self.open_session(path, true);
             }
             (Confirm::Changed, DialogAction::SaveAs) => {
                 self.overlay = Some(Overlay::save_as(&self.workspace.sessions_dir, false));
@@ -212,25 +191,6 @@ impl App {
             (question, _) => self.overlay = Some(Overlay::Confirm(question)),
         }
         None
-    }
-
-    fn restore(&mut self, path: PathBuf) {
-        match startup::restore(&self.workspace, &path) {
-            Ok(workspace) => {
-                self.load(workspace);
-                self.notify(format!("unsaved changes restored from {}", path.display()));
-            }
-            Err(err) => self.warn(format!("could not restore: {err:#}")),
-        }
-    }
-
-    /// Asks about the newest recovery file an earlier run left, if any.
-    pub(super) fn offer_recovery(&mut self) {
-        let found = self.workspace.found_recovery();
-        if let Some(newest) = found.first() {
-            let question = Confirm::Restore(recovery::describe(newest, found.len() - 1));
-            self.overlay = Some(Overlay::Confirm(question));
-        }
     }
 
     fn input_action(&mut self, mut input: InputDialog, action: DialogAction) -> Option<Effect> {
@@ -251,7 +211,13 @@ impl App {
         match input.kind {
             InputKind::SavePath { then_quit } => return self.save_to(&input.text, then_quit),
             InputKind::Role => self.set_role_recorded(&input.text),
-            InputKind::Search => self.start_search(input.text),
+            InputKind::Search => {
+                let term = input.text;
+                return self.in_prompt(|pane, ctx, _| {
+                    pane.start_search(term, ctx);
+                    None
+                });
+            }
             InputKind::Open => self.open_target(&input.text),
             InputKind::GoTo => self.go_to(&input.text),
             InputKind::FindMessage => self.find_message(&input.text),
@@ -273,50 +239,29 @@ impl App {
         if path.extension().is_none_or(|e| e != "json") {
             path.set_extension("json");
         }
-        if path.exists() && Some(&path) != self.workspace.path.as_ref() {
-            self.warn(format!("{} exists; choose another name", path.display()));
-            return None;
-        }
-        self.save(Some(path));
-        (then_quit && !self.workspace.dirty).then_some(Effect::Quit)
+        self.save_as(path, then_quit)
     }
 
-    fn picker_action(&mut self, mut picker: Picker, action: DialogAction) {
+    fn picker_action(&mut self, mut picker: Picker, action: DialogAction) -> Option<Effect> {
         match action {
             DialogAction::Select(step) => {
                 let page = usize::from(self.screen.height.saturating_sub(2)).max(1);
                 picker.cursor = super::help::step(picker.cursor, picker.entries.len(), page, step)
             }
             DialogAction::Accept => return self.pick(picker),
-            DialogAction::Cancel => return,
+            DialogAction::Cancel => return None,
             _ => {}
         }
         self.overlay = Some(Overlay::Picker(picker));
+        None
     }
 
-    fn pick(&mut self, picker: Picker) {
-        let Some(path) = picker.entries.get(picker.cursor).cloned() else {
-            return;
-        };
+    fn pick(&mut self, picker: Picker) -> Option<Effect> {
+        let path = picker.entries.get(picker.cursor).cloned()?;
         if self.workspace.dirty {
             self.overlay = Some(Overlay::Confirm(Confirm::OpenDiscard(path)));
-        } else {
-            self.open_session(&path);
+            return None;
         }
-    }
-
-    /// Opens another session in place of the current one.
-    pub fn open_session(&mut self, path: &Path) {
-        match startup::open_session(path, &self.workspace.sessions_dir) {
-            Ok((workspace, notice)) => {
-                self.load(workspace);
-                match notice {
-                    Some(text) => self.warn(text),
-                    None => self.notify(format!("opened {}", path.display())),
-                }
-                self.offer_recovery();
-            }
-            Err(err) => self.warn(format!("could not open: {err:#}")),
-        }
+        self.open_session(path, false)
     }
 }

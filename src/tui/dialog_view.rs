@@ -6,20 +6,18 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
-use super::app::App;
 use super::dialog::{Confirm, InputDialog, InputKind, Overlay, Picker};
 use super::recovery::Found;
 use super::theme::Theme;
 
-/// Draws the open dialog, if any.
-pub fn draw(frame: &mut Frame, app: &App) {
-    let Some(overlay) = &app.overlay else { return };
+/// Draws `overlay`, the open dialog; `name` is the session's (questions name it).
+pub fn draw(frame: &mut Frame, overlay: &Overlay, name: &str, theme: Theme) {
     let area = frame.area();
     match overlay {
-        Overlay::Help { scroll, from } => super::help::draw(frame, area, *scroll, *from, app.theme),
-        Overlay::Confirm(question) => draw_confirm(frame, area, question, app),
-        Overlay::Input(input) => draw_input(frame, area, input, app.theme),
-        Overlay::Picker(picker) => draw_picker(frame, area, picker, app.theme),
+        Overlay::Help { scroll, from } => super::help::draw(frame, area, *scroll, *from, theme),
+        Overlay::Confirm(question) => draw_confirm(frame, area, question, name, theme),
+        Overlay::Input(input) => draw_input(frame, area, input, theme),
+        Overlay::Picker(picker) => draw_picker(frame, area, picker, theme),
     }
 }
 
@@ -49,23 +47,20 @@ pub(super) fn dialog_box(
     inner
 }
 
-fn draw_confirm(frame: &mut Frame, area: Rect, question: &Confirm, app: &App) {
+fn draw_confirm(frame: &mut Frame, area: Rect, question: &Confirm, name: &str, theme: Theme) {
     if let Confirm::Restore(found) = question {
-        return draw_restore(frame, area, found, app);
+        return draw_restore(frame, area, found, name, theme);
     }
     let (title, text, choices) = match question {
         Confirm::Quit => (
             "Unsaved changes",
-            format!("{} has unsaved changes.", app.workspace.name()),
+            format!("{name} has unsaved changes."),
             "y save and quit · n quit without saving · Esc stay",
         ),
         Confirm::Restore(_) => return,
         Confirm::Changed => (
             "Changed on disk",
-            format!(
-                "Another program changed {} since it was opened or saved.",
-                app.workspace.name()
-            ),
+            format!("Another program changed {name} since it was opened or saved."),
             "o overwrite it · r reload it (drops your changes) · a save as · Esc cancel",
         ),
         Confirm::OpenDiscard(path) => (
@@ -74,11 +69,11 @@ fn draw_confirm(frame: &mut Frame, area: Rect, question: &Confirm, app: &App) {
             "y discard and open · Esc cancel",
         ),
     };
-    let inner = dialog_box(frame, area, 60, 7, title, app.theme);
+    let inner = dialog_box(frame, area, 60, 7, title, theme);
     let lines = vec![
         Line::raw(text),
         Line::raw(""),
-        Line::styled(choices, app.theme.key()),
+        Line::styled(choices, theme.key()),
     ];
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
 }
@@ -87,22 +82,21 @@ fn draw_confirm(frame: &mut Frame, area: Rect, question: &Confirm, app: &App) {
 const RESTORE_WIDTH: u16 = 64;
 
 /// The restore question: what the recovery file holds and when it was written.
-fn draw_restore(frame: &mut Frame, area: Rect, found: &Found, app: &App) {
+fn draw_restore(frame: &mut Frame, area: Rect, found: &Found, name: &str, theme: Theme) {
     let when = found
         .saved
         .as_deref()
         .map_or(String::new(), |time| format!(" at {time}"));
     let mut lines = vec![
         Line::raw(format!(
-            "Unsaved changes to {} were kept{when} in {}.",
-            app.workspace.name(),
+            "Unsaved changes to {name} were kept{when} in {}.",
             found.path.display()
         )),
         match &found.contents {
             Ok((count, template)) => {
                 Line::raw(format!("It holds {count} messages on template {template}."))
             }
-            Err(err) => Line::styled(format!("It cannot be read: {err}"), app.theme.error()),
+            Err(err) => Line::styled(format!("It cannot be read: {err}"), theme.error()),
         },
     ];
     if found.others > 0 {
@@ -114,7 +108,7 @@ fn draw_restore(frame: &mut Frame, area: Rect, found: &Found, app: &App) {
     lines.push(Line::raw(""));
     lines.push(Line::styled(
         "y restore · n discard · Esc decide later (kept)",
-        app.theme.key(),
+        theme.key(),
     ));
     // Sized to the wrapped text: a long template path wrapped over several rows used to
     // push the y / n / Esc line out of the box.
@@ -127,7 +121,7 @@ fn draw_restore(frame: &mut Frame, area: Rect, found: &Found, app: &App) {
         RESTORE_WIDTH,
         height,
         "Recovery file found",
-        app.theme,
+        theme,
     );
     frame.render_widget(text, inner);
 }

@@ -9,8 +9,10 @@ use chatplate_core::diff::{diff_lines, inline_pieces, pairs, DiffLine};
 use chatplate_core::session::Expected;
 use chatplate_render::visible::visible_whitespace;
 
-use super::action::{Direction, Step};
-use super::app::App;
+use super::action::{Direction, Pane, Step};
+use super::pane::PaneContext;
+use super::preview::Preview;
+use super::prompt_pane::PromptPane;
 use super::theme::Theme;
 
 /// Unchanged lines kept around each change in the hunk view.
@@ -65,59 +67,50 @@ fn change_starts(lines: &[DiffLine], rows: &[DiffRow]) -> Vec<usize> {
         .collect()
 }
 
-impl App {
-    fn expected_prompt(&self) -> Option<&str> {
-        match &self.workspace.session.expected {
-            Some(Expected::Prompt(text)) => Some(text),
-            _ => None,
-        }
+/// The expected prompt, when the session has one.
+fn expected_prompt(expected: Option<&Expected>) -> Option<&str> {
+    match expected {
+        Some(Expected::Prompt(text)) => Some(text),
+        _ => None,
     }
+}
 
-    fn diff_height(&self) -> usize {
-        // The summary line takes one row.
-        super::ui::pane_height(&self.screen, super::action::Pane::Prompt)
-            .saturating_sub(1)
-            .max(1)
-    }
-
+impl PromptPane {
     /// The row to open the diff at: two rows above the first change.
-    pub(super) fn first_change_row(&self) -> usize {
-        let Some(expected) = self.expected_prompt() else {
+    pub fn first_change_row(&self, expected: Option<&Expected>, preview: &Preview) -> usize {
+        let Some(expected) = expected_prompt(expected) else {
             return 0;
         };
-        let lines = diff_lines(expected, self.preview.text());
-        let rows = rows(&lines, self.workbench.hunks);
+        let lines = diff_lines(expected, preview.text());
+        let rows = rows(&lines, self.hunks);
         change_starts(&lines, &rows)
             .first()
             .map_or(0, |row| row.saturating_sub(2))
     }
 
-    pub(super) fn scroll_diff(&mut self, step: Step) {
-        let Some(expected) = self.expected_prompt() else {
+    pub(super) fn scroll_diff(&mut self, ctx: &PaneContext, step: Step) {
+        let Some(expected) = expected_prompt(ctx.workspace.session.expected.as_ref()) else {
             return;
         };
-        let count = rows(
-            &diff_lines(expected, self.preview.text()),
-            self.workbench.hunks,
-        )
-        .len();
-        let height = self.diff_height();
+        let count = rows(&diff_lines(expected, ctx.preview.text()), self.hunks).len();
+        // The summary line takes one row.
+        let height = (super::ui::pane_height(&ctx.screen, Pane::Prompt).saturating_sub(1)).max(1);
         let last = count.saturating_sub(height);
-        let top = self.prompt.top.unwrap_or(0).min(last);
-        self.prompt.top = Some(super::help::step(top, last + 1, height, step));
+        let top = self.top.unwrap_or(0).min(last);
+        self.top = Some(super::help::step(top, last + 1, height, step));
     }
 
-    pub(super) fn next_change(&mut self, direction: Direction) {
-        if !self.prompt.diff {
-            return self.warn("not in the diff: press D first");
+    pub(super) fn next_change(&mut self, ctx: &mut PaneContext, direction: Direction) {
+        if !self.diff {
+            return ctx.warn("not in the diff: press D first");
         }
-        let Some(expected) = self.expected_prompt() else {
+        let Some(expected) = expected_prompt(ctx.workspace.session.expected.as_ref()) else {
             return;
         };
-        let lines = diff_lines(expected, self.preview.text());
-        let rows = rows(&lines, self.workbench.hunks);
+        let lines = diff_lines(expected, ctx.preview.text());
+        let rows = rows(&lines, self.hunks);
         let starts = change_starts(&lines, &rows);
-        let top = self.prompt.top.unwrap_or(0);
+        let top = self.top.unwrap_or(0);
         let target = |row: &usize| row.saturating_sub(2);
         let found = match direction {
             Direction::Down => starts.iter().map(target).find(|&t| t > top),
@@ -126,20 +119,21 @@ impl App {
         match found {
             Some(row) => {
                 let index = starts.iter().position(|s| target(s) == row).unwrap_or(0);
-                self.prompt.top = Some(row);
-                self.notify(format!("change {} of {}", index + 1, starts.len()));
+                self.top = Some(row);
+                ctx.notify(format!("change {} of {}", index + 1, starts.len()));
             }
-            None => self.warn(match starts.len() {
+            None => ctx.warn(match starts.len() {
                 0 => "no changes".to_string(),
                 n => format!("no more changes ({n} in all)"),
             }),
         }
     }
 
-    pub(super) fn toggle_hunks(&mut self) {
-        self.workbench.hunks = !self.workbench.hunks;
-        self.prompt.top = Some(self.first_change_row());
-        self.notify(if self.workbench.hunks {
+    pub(super) fn toggle_hunks(&mut self, ctx: &mut PaneContext) {
+        self.hunks = !self.hunks;
+        let expected = ctx.workspace.session.expected.as_ref();
+        self.top = Some(self.first_change_row(expected, ctx.preview));
+        ctx.notify(if self.hunks {
             "diff: changes with context"
         } else {
             "diff: the whole prompt"
@@ -147,15 +141,21 @@ impl App {
     }
 }
 
-/// The diff as screen lines: a summary, then the rows from the scroll position.
-pub fn view(app: &App, height: usize) -> Vec<Line<'static>> {
-    let theme = app.theme;
-    let expected = match &app.workspace.session.expected {
+/// The diff of `pane` (the shown render against the `expected` outcome) as screen lines:
+/// a summary, then the rows from the scroll position.
+pub fn view(
+    pane: &PromptPane,
+    expected: Option<&Expected>,
+    preview: &Preview,
+    theme: Theme,
+    height: usize,
+) -> Vec<Line<'static>> {
+    let expected = match expected {
         Some(Expected::Prompt(text)) => text,
         Some(Expected::Error(text)) => {
             return vec![
                 Line::raw(format!("expected an error containing {text:?}")),
-                outcome_line(app),
+                outcome_line(preview, theme),
             ];
         }
         None => {
@@ -165,17 +165,13 @@ pub fn view(app: &App, height: usize) -> Vec<Line<'static>> {
             )]
         }
     };
-    let lines = diff_lines(expected, app.preview.text());
-    let rows = rows(&lines, app.workbench.hunks);
+    let lines = diff_lines(expected, preview.text());
+    let rows = rows(&lines, pane.hunks);
     let partner = pairs(&lines);
     let changed = lines.iter().filter(|d| d.is_change()).count();
-    let mode = if app.workbench.hunks {
-        "hunks"
-    } else {
-        "whole"
-    };
-    let summary = match (changed, &app.preview.output) {
-        (_, Err(_)) => outcome_line(app),
+    let mode = if pane.hunks { "hunks" } else { "whole" };
+    let summary = match (changed, &preview.output) {
+        (_, Err(_)) => outcome_line(preview, theme),
         (0, _) => Line::styled("✓ matches the expected prompt", theme.added()),
         (n, _) => Line::styled(
             format!(
@@ -189,11 +185,7 @@ pub fn view(app: &App, height: usize) -> Vec<Line<'static>> {
             theme.error(),
         ),
     };
-    let top = app
-        .prompt
-        .top
-        .unwrap_or(0)
-        .min(rows.len().saturating_sub(1));
+    let top = pane.top.unwrap_or(0).min(rows.len().saturating_sub(1));
     let body = rows.iter().skip(top).take(height).map(|row| match *row {
         DiffRow::Gap(n) => {
             let noun = if n == 1 { "line" } else { "lines" };
@@ -243,10 +235,10 @@ fn all_whitespace(text: &str) -> String {
     marked.trim_end_matches('\n').to_string()
 }
 
-fn outcome_line(app: &App) -> Line<'static> {
-    match &app.preview.output {
-        Ok(_) => Line::styled("✗ but the template rendered a prompt", app.theme.error()),
-        Err(err) => Line::styled(format!("render failed: {}", err.message), app.theme.error()),
+fn outcome_line(preview: &Preview, theme: Theme) -> Line<'static> {
+    match &preview.output {
+        Ok(_) => Line::styled("✗ but the template rendered a prompt", theme.error()),
+        Err(err) => Line::styled(format!("render failed: {}", err.message), theme.error()),
     }
 }
 

@@ -1,7 +1,8 @@
 //! The event loop: wait for the next event, apply it and every event already queued
 //! behind it, send one render request, draw one frame. Nothing is drawn when nothing
 //! changed, so an idle app sleeps until input, a worker reply, a signal or its next
-//! timer (the template file watch, the recovery autosave).
+//! timer (the template file watch, the recovery autosave). File work `update` asks for
+//! is done here, between updates ([`super::driver`]).
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -12,6 +13,7 @@ use super::action::{Action, Effect};
 use super::app::App;
 use super::burst::Burst;
 use super::clipboard;
+use super::driver;
 use super::events::{AppEvent, Events};
 use super::terminal::{self, Term};
 use super::ui;
@@ -51,15 +53,23 @@ impl Exit {
 pub fn run(terminal: &mut Term, app: &mut App, events: &Events) -> anyhow::Result<Exit> {
     let size = terminal.size()?;
     app.update(Action::Resize(size.width, size.height));
+    // The first look for recovery files and at the template file, before the first frame.
+    driver::tick(app, Instant::now());
     let mut dirty = true;
     loop {
         app.request_render();
         let (changed, effects) = app.collect();
         dirty |= changed;
+        let performed = !effects.is_empty();
         for effect in effects {
             if let Some(exit) = perform(terminal, app, events, effect)? {
                 return Ok(exit);
             }
+        }
+        if performed {
+            // An opened session replaced the old one: ask for its render now rather
+            // than at the next wake-up.
+            app.request_render();
         }
         if std::mem::take(&mut dirty) {
             // Writing to a terminal fails only when it is gone (a hang-up racing its
@@ -107,7 +117,7 @@ pub fn run(terminal: &mut Term, app: &mut App, events: &Events) -> anyhow::Resul
                 }
             }
         }
-        dirty |= app.tick(Instant::now());
+        dirty |= driver::tick(app, Instant::now());
     }
 }
 
@@ -141,6 +151,11 @@ fn perform(
     effect: Effect,
 ) -> anyhow::Result<Option<Exit>> {
     match effect {
+        Effect::Disk(job) => {
+            if let Some(next) = driver::run_job(app, job) {
+                return perform(terminal, app, events, next);
+            }
+        }
         Effect::Quit => return Ok(Some(Exit::Quit)),
         Effect::Copy { text, what } => match clipboard::copy(&text) {
             Ok(how) => app.notify(format!("{what} ({} B) → {how}", text.len())),

@@ -4,22 +4,45 @@
 
 use ratatui::text::{Line, Span};
 
-use chatplate_core::catalog::Origin;
+use chatplate_core::catalog::{Origin, TemplateSource};
+use chatplate_core::session::Session;
 
 use super::action::{Action, MessageAction, PromptAction, TemplateAction};
-use super::app::App;
 use super::fields::{Field, Row};
 use super::keymap::{self, Scope};
+use super::messages_pane::MessagesPane;
+use super::theme::Theme;
+
+/// What decides which hints the footer shows.
+#[derive(Debug, Clone, Copy)]
+pub struct FooterView<'a> {
+    /// Where the keys go.
+    pub scope: Scope,
+    /// The session.
+    pub session: &'a Session,
+    /// The message list's selection.
+    pub messages: &'a MessagesPane,
+    /// A list edit can be undone.
+    pub can_undo: bool,
+    /// A message-list search can be repeated.
+    pub finding: bool,
+    /// The prompt pane shows the diff.
+    pub diff: bool,
+    /// The template under the template list's cursor.
+    pub template: Option<&'a TemplateSource>,
+    /// The colours.
+    pub theme: Theme,
+}
 
 /// Whether the hint for `action` means anything right now.
-fn applies(app: &App, action: &Action) -> bool {
-    let session = &app.workspace.session;
-    let field = app.messages.current_field(session);
-    let row = app.messages.row(session);
+fn applies(view: &FooterView, action: &Action) -> bool {
+    let session = view.session;
+    let field = view.messages.current_field(session);
+    let row = view.messages.row(session);
     let selected = super::fields::message(session, row);
     match action {
         Action::Message(MessageAction::CycleContentKind) => {
-            field == Some(Field::Content) || !app.messages.in_fields
+            field == Some(Field::Content) || !view.messages.in_fields
         }
         Action::Message(MessageAction::ToggleArgumentsForm) => {
             matches!(field, Some(Field::CallArguments(_)))
@@ -34,28 +57,27 @@ fn applies(app: &App, action: &Action) -> bool {
             selected.is_some_and(|m| m.role() != "system")
         }
         Action::Message(MessageAction::AddToolResult) => {
-            super::conversation::tool_result(session, app.messages.selected).is_some()
+            super::conversation::tool_result(session, view.messages.selected).is_some()
         }
         Action::Message(
             MessageAction::Delete | MessageAction::CycleRole | MessageAction::EditContent,
         ) => matches!(row, Row::Message(_)),
-        Action::Message(MessageAction::Undo) => app.workbench.can_undo(),
-        Action::Message(MessageAction::FindNext(_)) => app.workbench.find.is_some(),
-        Action::Prompt(PromptAction::NextChange(_) | PromptAction::ToggleHunks) => app.prompt.diff,
-        Action::Template(TemplateAction::EditFile) => app
-            .templates
-            .selected()
-            .is_some_and(|t| matches!(t.origin, Origin::File(_))),
+        Action::Message(MessageAction::Undo) => view.can_undo,
+        Action::Message(MessageAction::FindNext(_)) => view.finding,
+        Action::Prompt(PromptAction::NextChange(_) | PromptAction::ToggleHunks) => view.diff,
+        Action::Template(TemplateAction::EditFile) => {
+            (view.template).is_some_and(|t| matches!(t.origin, Origin::File(_)))
+        }
         _ => true,
     }
 }
 
-/// The footer for `app`, at most `width` columns.
-pub fn line(app: &App, width: u16) -> Line<'static> {
-    let scope = app.scope();
+/// The footer, at most `width` columns.
+pub fn line(view: &FooterView, width: u16) -> Line<'static> {
+    let (scope, theme) = (view.scope, view.theme);
     let mut hints: Vec<(String, &'static str)> = keymap::hints_with_actions(scope)
         .into_iter()
-        .filter(|(_, _, action)| applies(app, action))
+        .filter(|(_, _, action)| applies(view, action))
         .map(|(keys, label, _)| (keys, label))
         .collect();
     // `? help` goes last but is never pushed out by the others.
@@ -74,12 +96,12 @@ pub fn line(app: &App, width: u16) -> Line<'static> {
             continue;
         }
         used += cost;
-        spans.push(Span::styled(keys, app.theme.key()));
+        spans.push(Span::styled(keys, theme.key()));
         spans.push(Span::raw(format!(" {label} ")));
     }
     if let Some((keys, label)) = help {
         if used + reserve <= usize::from(width) {
-            spans.push(Span::styled(keys, app.theme.key()));
+            spans.push(Span::styled(keys, theme.key()));
             spans.push(Span::raw(format!(" {label} ")));
         }
     }

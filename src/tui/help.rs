@@ -8,8 +8,6 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::action::{Direction, Step};
-use super::app::App;
-use super::dialog::Overlay;
 use super::dialog_view::dialog_box;
 use super::keymap::{self, Scope};
 use super::theme::Theme;
@@ -126,12 +124,4 @@ pub fn draw(frame: &mut Frame, area: Rect, scroll: u16, from: Scope, theme: Them
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
-}
-
-impl App {
-    /// Opens the help on the focused pane's keys.
-    pub(super) fn open_help(&mut self) {
-        let from = self.scope();
-        self.overlay = Some(Overlay::Help { scroll: 0, from });
-    }
 }

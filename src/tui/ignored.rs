@@ -14,12 +14,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use chatplate_core::inspect::{DroppedFields, FieldRef, PathStep};
+use chatplate_core::session::Session;
 use chatplate_core::worker::unused::ValueChecks;
 use chatplate_core::worker::{Job, Output, Reply};
 use chatplate_render::RenderErrorKind;
 
-use super::app::App;
 use super::fields::{Field, Row};
+use super::preview::Preview;
 
 /// The app's verdicts on unused values.
 #[derive(Debug, Default)]
@@ -51,48 +52,43 @@ impl IgnoredValues {
     }
 }
 
-impl App {
-    /// The message the probe is about: the selected one (none on the settings row).
-    fn probed_message(&self) -> Option<usize> {
-        match self.messages.row(&self.workspace.session) {
-            Row::Message(index) => Some(index),
-            Row::Settings => None,
+impl IgnoredValues {
+    /// The job that asks which values of `message` (the selected one; `None`: the
+    /// settings row) and of the settings the template ignores, with its request id, once
+    /// the shown render is current (of `generation`) and not an error.
+    pub fn request(
+        &mut self,
+        preview: &Preview,
+        generation: u64,
+        message: Option<usize>,
+    ) -> Option<(u64, Job)> {
+        if preview.generation < generation || preview.error().is_some() {
+            return None;
         }
+        if self.asked(generation, message) {
+            return None;
+        }
+        let Ok(Job::Render { template }) = preview.render_job() else {
+            return None;
+        };
+        self.requests += 1;
+        self.in_flight = Some((self.requests, generation, message));
+        Some((self.requests, Job::Values { template, message }))
     }
 
-    /// Asks the worker which values of the selected message and of the settings the
-    /// template ignores, once the shown render is current and not an error.
-    pub(super) fn request_values(&mut self) {
-        if self.is_stale() || self.preview.error().is_some() {
-            return;
-        }
-        let generation = self.generation();
-        let message = self.probed_message();
-        if self.ignored.asked(generation, message) {
-            return;
-        }
-        let Ok(Job::Render { template }) = self.preview.render_job() else {
-            return;
-        };
-        self.ignored.requests += 1;
-        let id = self.ignored.requests;
-        self.ignored.in_flight = Some((id, generation, message));
-        self.submit_job(id, Job::Values { template, message });
-    }
-
-    /// Takes a value-probe reply in; returns whether anything shown changed.
-    pub(super) fn receive_values(&mut self, reply: Reply) -> bool {
-        let Some((id, generation, message)) = self.ignored.in_flight else {
-            return false;
-        };
+    /// Takes a value-probe reply in. `None`: not the answer awaited (or cancelled: asked
+    /// again after the next render); else whether it is for the session state of
+    /// `generation` (what is shown). Either way the selection is asked about next.
+    pub fn receive(&mut self, reply: Reply, generation: u64) -> Option<bool> {
+        let (id, asked_at, message) = self.in_flight?;
         if reply.generation != id {
-            return false;
+            return None;
         }
-        self.ignored.in_flight = None;
+        self.in_flight = None;
         let checks = match reply.result {
             Ok(Output::Values(checks)) if checks.message == message => checks,
             // Cancelled by a render: asked again once the new render arrives.
-            Err(err) if err.kind == RenderErrorKind::Cancelled => return false,
+            Err(err) if err.kind == RenderErrorKind::Cancelled => return None,
             // Failed (a timeout): no marks for this version, and no retry loop.
             _ => Arc::new(ValueChecks {
                 message,
@@ -100,34 +96,38 @@ impl App {
                 checks: DroppedFields { checks: Vec::new() },
             }),
         };
-        let ignored = &mut self.ignored;
-        if ignored.generation != generation {
-            ignored.cache.clear();
-            ignored.generation = generation;
+        if self.generation != asked_at {
+            self.cache.clear();
+            self.generation = asked_at;
         }
-        ignored.cache.insert(message, checks);
-        let shown = generation == self.generation();
-        self.request_values();
-        shown
+        self.cache.insert(message, checks);
+        Some(asked_at == generation)
     }
 
     /// Whether the verdicts for the selection are still on their way.
-    pub fn values_pending(&self) -> bool {
-        self.ignored.in_flight.is_some()
+    pub fn pending(&self) -> bool {
+        self.in_flight.is_some()
     }
 
-    /// Why `field` of `row` is marked "not used by this template", if it is: `Some("")`
-    /// when the whole value is unused, else which parts of it (`"part 2"`, `"x, y"`).
-    pub fn unused_note(&self, row: Row, field: Field) -> Option<String> {
+    /// Why `field` of `row` is marked "not used by this template" at `generation`, if it
+    /// is: `Some("")` when the whole value is unused, else which parts of it (`"part 2"`,
+    /// `"x, y"`).
+    pub fn note(
+        &self,
+        session: &Session,
+        generation: u64,
+        row: Row,
+        field: Field,
+    ) -> Option<String> {
         let message = match row {
             Row::Message(index) => Some(index),
             Row::Settings => None,
         };
-        let checks = self.ignored.get(self.generation(), message)?;
+        let checks = self.get(generation, message)?;
         let unused = checks.checks.unused();
         match row {
             Row::Message(index) => {
-                let role = (self.workspace.session.messages.get(index)).map(|m| m.role());
+                let role = (session.messages.get(index)).map(|m| m.role());
                 message_note(&unused, index, field, own_fields(role.unwrap_or_default()))
             }
             Row::Settings => settings_note(&unused, field),

@@ -26,8 +26,9 @@ use chatplate_core::worker::{Job, Output, Reply, Template};
 use chatplate_render::RenderErrorKind;
 
 use super::action::Direction;
-use super::app::App;
 use super::messages_view::truncate;
+use super::templates_pane::TemplatesPane;
+use super::theme::Theme;
 
 /// What identifies a probed template: its source and the probe variables (JSON).
 type InfoKey = (String, String);
@@ -76,111 +77,104 @@ fn key_of(template: &TemplateSource, settings: &ProbeSettings) -> InfoKey {
     (template.source.clone(), variables)
 }
 
-impl App {
-    /// With the info view open, asks the worker about the selected template unless
-    /// its answers are cached or on their way.
-    pub(super) fn request_info(&mut self) {
-        if !self.info.open {
-            return;
+impl InfoView {
+    /// With the view open, the job that asks the worker about `template` (the selected
+    /// one) unless its answers are cached or on their way: its generation and the job.
+    pub fn request(&mut self, template: Option<&TemplateSource>) -> Option<(u64, Job)> {
+        if !self.open {
+            return None;
         }
-        let Some(template) = self.templates.selected() else {
-            return;
-        };
+        let template = template?;
         let settings = settings_for(template);
         let key = key_of(template, &settings);
-        if self.info.cache.contains_key(&key) {
-            return;
+        if self.cache.contains_key(&key) {
+            return None;
         }
         let job = Job::Capabilities {
             template: Template::new(&template.source, super::preview::app_limits()),
             settings,
         };
-        self.info.generation += 1;
-        let generation = self.info.generation;
+        self.generation += 1;
         // A replaced request is cancelled on the worker: forget it so it is asked again.
-        if let Some((_, old)) = self.info.in_flight.take() {
-            self.info.cache.remove(&old);
+        if let Some((_, old)) = self.in_flight.take() {
+            self.cache.remove(&old);
         }
-        self.info.cache.insert(key.clone(), InfoState::Computing);
-        self.info.in_flight = Some((generation, key));
-        self.submit_job(generation, job);
+        self.cache.insert(key.clone(), InfoState::Computing);
+        self.in_flight = Some((self.generation, key));
+        Some((self.generation, job))
     }
 
     /// Takes a capabilities reply in; returns whether anything shown changed.
-    pub(super) fn receive_info(&mut self, reply: Reply) -> bool {
-        let Some((generation, _)) = &self.info.in_flight else {
+    pub fn receive(&mut self, reply: Reply) -> bool {
+        let Some((generation, _)) = &self.in_flight else {
             return false;
         };
         if reply.generation != *generation {
             return false;
         }
-        let Some((_, key)) = self.info.in_flight.take() else {
+        let Some((_, key)) = self.in_flight.take() else {
             return false;
         };
         let state = match reply.result {
             Ok(Output::Capabilities(info)) => InfoState::Done(info),
             Ok(_) => return false,
             Err(err) if err.kind == RenderErrorKind::Cancelled => {
-                self.info.cache.remove(&key);
+                self.cache.remove(&key);
                 return false;
             }
             Err(err) => InfoState::Failed(err.message),
         };
-        self.info.cache.insert(key, state);
-        self.info.open
+        self.cache.insert(key, state);
+        self.open
     }
 
     /// Whether the shown template's capabilities are still on their way.
-    pub fn info_pending(&self) -> bool {
-        self.info.open && self.info.in_flight.is_some()
+    pub fn pending(&self) -> bool {
+        self.open && self.in_flight.is_some()
     }
 
-    /// The selected template's capabilities, when asked for.
-    pub fn selected_info(&self) -> Option<&InfoState> {
-        let template = self.templates.selected()?;
-        self.info
-            .cache
-            .get(&key_of(template, &settings_for(template)))
+    /// `template`'s capabilities, when asked for.
+    pub fn get(&self, template: &TemplateSource) -> Option<&InfoState> {
+        self.cache.get(&key_of(template, &settings_for(template)))
     }
 
-    /// Scrolls the info view a page.
-    pub(super) fn scroll_info(&mut self, direction: Direction, page: usize) {
-        let top = &mut self.info.top;
-        *top = match direction {
-            Direction::Down => top.saturating_add(page),
-            Direction::Up => top.saturating_sub(page),
+    /// Scrolls the view a page.
+    pub fn scroll(&mut self, direction: Direction, page: usize) {
+        self.top = match direction {
+            Direction::Down => self.top.saturating_add(page),
+            Direction::Up => self.top.saturating_sub(page),
         };
     }
 }
 
 /// Draws the selected template's capabilities in `area` (where the source goes).
-pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
-    let Some(template) = app.templates.selected() else {
+pub fn draw(frame: &mut Frame, area: Rect, pane: &TemplatesPane, theme: Theme) {
+    let Some(template) = pane.selected() else {
         return;
     };
     let block = Block::default().borders(Borders::TOP).title(Span::styled(
         format!(" {} · capabilities · i: source ", template.name),
-        app.theme.dim(),
+        theme.dim(),
     ));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let lines = match app.selected_info() {
-        Some(InfoState::Done(info)) => info_lines(app, info, usize::from(inner.width)),
+    let lines = match pane.info.get(template) {
+        Some(InfoState::Done(info)) => info_lines(theme, info, usize::from(inner.width)),
         Some(InfoState::Failed(error)) => error
             .lines()
-            .map(|l| Line::styled(truncate(l, usize::from(inner.width)), app.theme.error()))
+            .map(|l| Line::styled(truncate(l, usize::from(inner.width)), theme.error()))
             .collect(),
-        Some(InfoState::Computing) | None => vec![Line::styled("computing…", app.theme.dim())],
+        Some(InfoState::Computing) | None => vec![Line::styled("computing…", theme.dim())],
     };
     let last = lines.len().saturating_sub(usize::from(inner.height));
-    let top = u16::try_from(app.info.top.min(last)).unwrap_or(u16::MAX);
+    let top = u16::try_from(pane.info.top.min(last)).unwrap_or(u16::MAX);
     let paragraph = Paragraph::new(lines).scroll((top, 0));
     frame.render_widget(paragraph, inner);
 }
 
 /// One row per answer (`key  value`, the key cut with `…` where the pane is narrow),
 /// then the template's own variables and the probes it rejected.
-fn info_lines(app: &App, info: &TemplateInfo, width: usize) -> Vec<Line<'static>> {
+fn info_lines(theme: Theme, info: &TemplateInfo, width: usize) -> Vec<Line<'static>> {
     let longest = info.entries.iter().map(|e| e.key.len()).max().unwrap_or(0);
     let column = longest.min(width.saturating_sub(4));
     let row = |key: &str, value: String, style: Style| {
@@ -194,20 +188,20 @@ fn info_lines(app: &App, info: &TemplateInfo, width: usize) -> Vec<Line<'static>
     let mut lines: Vec<Line> = (info.entries.iter())
         .map(|entry| {
             let style = match entry.value {
-                Json::Bool(false) | Json::Null => app.theme.dim(),
+                Json::Bool(false) | Json::Null => theme.dim(),
                 _ => Style::default(),
             };
             row(&entry.key, entry.value_text(), style)
         })
         .collect();
     if !info.variables.is_empty() {
-        lines.push(Line::styled("variables", app.theme.dim()));
+        lines.push(Line::styled("variables", theme.dim()));
         for (name, effect) in &info.variables {
             lines.push(row(name, effect.clone(), Style::default()));
         }
     }
     if !info.failures.is_empty() {
-        lines.push(Line::styled("probes it rejected", app.theme.dim()));
+        lines.push(Line::styled("probes it rejected", theme.dim()));
         for failure in &info.failures {
             lines.push(Line::raw(truncate(failure, width)));
         }

@@ -8,25 +8,29 @@
 use ratatui::text::Line;
 
 use chatplate_core::tokens::injection::Injection;
+use chatplate_core::worker::tokenizing::TokenizedPrompt;
 
-use super::app::App;
 use super::fields::Row;
+use super::theme::Theme;
 
 /// The flag on a message row with injected special tokens.
 pub const FLAG: &str = "⚠";
 
-impl App {
-    /// Whether message `index`'s content becomes a special token the model receives
-    /// (token mode, once the tokens of the shown prompt have arrived).
-    pub fn injected(&self, index: usize) -> bool {
-        (self.shown_tokens()).is_some_and(|t| t.injections_in(index).any(|i| i.special && i.active))
-    }
+/// Whether message `index`'s content becomes a special token the model receives, in
+/// `shown` (the tokens of the shown prompt, once they arrived in token mode).
+pub fn injected(shown: Option<&TokenizedPrompt>, index: usize) -> bool {
+    shown.is_some_and(|t| t.injections_in(index).any(|i| i.special && i.active))
 }
 
 /// The explanation for the selected row, wrapped to `width`: one line per distinct
 /// token, then what `split_special_tokens` would do.
-pub fn warning_lines(app: &App, row: Row, width: u16) -> Vec<Line<'static>> {
-    let (Row::Message(index), Some(shown)) = (row, app.shown_tokens()) else {
+pub fn warning_lines(
+    shown: Option<&TokenizedPrompt>,
+    row: Row,
+    width: u16,
+    theme: Theme,
+) -> Vec<Line<'static>> {
+    let (Row::Message(index), Some(shown)) = (row, shown) else {
         return Vec::new();
     };
     let found: Vec<&Injection> = shown.injections_in(index).collect();
@@ -68,7 +72,7 @@ pub fn warning_lines(app: &App, row: Row, width: u16) -> Vec<Line<'static>> {
         ));
     }
     let width = usize::from(width).max(10);
-    let style = app.theme.error();
+    let style = theme.error();
     (texts.iter())
         .flat_map(|text| wrap(text, width))
         .map(|line| Line::styled(line, style))

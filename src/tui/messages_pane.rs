@@ -1,16 +1,20 @@
 //! The messages pane: the message list (plus a settings row), the selected row's
-//! fields, and the field editor. This module holds the pane's state and its update
-//! handlers; `messages_view` draws it.
+//! fields, and the field editor. This module holds the pane's state and its action
+//! handlers; `messages_view` draws it, and `workbench` records its edits for undo.
 
-use chatplate_core::session::Session;
+use chatplate_core::session::{Message, Session};
 
 use super::action::{Direction, EditorAction, Effect, MessageAction, Step};
-use super::app::App;
 use super::conversation;
 use super::dialog::Overlay;
 use super::editor::FieldEditor;
 use super::field_write;
 use super::fields::{self, Field, FieldKind, Row};
+use super::pane::PaneContext;
+
+/// The open field editor, if any. It belongs to the pane; the app keeps it (the
+/// keystroke benchmark reads it there) and lends it to the handlers.
+pub type Editor = Option<FieldEditor>;
 
 /// Selection state of the messages pane.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -60,117 +64,118 @@ impl MessagesPane {
     }
 }
 
-impl App {
-    /// Handles a message-pane action.
-    pub(super) fn update_messages(&mut self, action: MessageAction) {
+impl MessagesPane {
+    /// Handles a message-pane action (undo, go-to, find and the content's kind are the
+    /// workbench's, around this).
+    pub fn handle(&mut self, action: MessageAction, ctx: &mut PaneContext, editor: &mut Editor) {
         match action {
-            MessageAction::Select(step) => self.select(step),
-            MessageAction::Add => self.add_message(self.messages.selected + 1),
-            MessageAction::Insert => self.add_message(self.messages.selected),
-            MessageAction::Delete => self.with_message(|s, i| {
+            MessageAction::Select(step) => self.select(ctx, step),
+            MessageAction::Add => self.add_message(ctx, editor, self.selected + 1),
+            MessageAction::Insert => self.add_message(ctx, editor, self.selected),
+            MessageAction::Delete => self.with_message(ctx, |s, i| {
                 s.messages.remove(i);
                 None
             }),
-            MessageAction::Duplicate => self.with_message(|s, i| {
+            MessageAction::Duplicate => self.with_message(ctx, |s, i| {
                 s.messages.insert(i + 1, s.messages[i].clone());
                 Some(i + 1)
             }),
-            MessageAction::Move(direction) => self.with_message(|s, i| {
+            MessageAction::Move(direction) => self.with_message(ctx, |s, i| {
                 conversation::move_message(s, i, direction == Direction::Down).or(Some(i))
             }),
-            MessageAction::CycleRole => self.with_message(|s, i| {
+            MessageAction::CycleRole => self.with_message(ctx, |s, i| {
                 let next = conversation::cycle_role(s.messages[i].role());
                 s.messages[i].0.insert("role".into(), next.into());
                 Some(i)
             }),
-            MessageAction::PromptRole => self.prompt_role(),
-            MessageAction::AddToolCall => self.add_tool_call(),
-            MessageAction::AddToolResult => self.add_tool_result(),
-            MessageAction::EnterFields => self.messages.in_fields = true,
-            MessageAction::LeaveFields => self.messages.in_fields = false,
-            MessageAction::EditContent => self.edit_content(),
-            MessageAction::EditField => self.edit_field(),
-            MessageAction::RemoveField => self.remove_field(),
-            MessageAction::ToggleArgumentsForm => self.toggle_arguments(),
-            other => self.update_workbench(other),
+            MessageAction::PromptRole => self.prompt_role(ctx),
+            MessageAction::AddToolCall => self.add_tool_call(ctx),
+            MessageAction::AddToolResult => self.add_tool_result(ctx, editor),
+            MessageAction::EnterFields => self.in_fields = true,
+            MessageAction::LeaveFields => self.in_fields = false,
+            MessageAction::EditContent => self.edit_content(ctx, editor),
+            MessageAction::EditField => self.edit_field(ctx, editor),
+            MessageAction::RemoveField => self.remove_field(ctx),
+            MessageAction::ToggleArgumentsForm => self.toggle_arguments(ctx),
+            _ => {}
         }
     }
 
-    fn select(&mut self, step: Step) {
-        let session = &self.workspace.session;
-        if self.messages.in_fields {
-            let count = fields::fields(session, self.messages.row(session)).len();
-            self.messages.field = MessagesPane::step(self.messages.field, count, step);
+    fn select(&mut self, ctx: &mut PaneContext, step: Step) {
+        let session = &ctx.workspace.session;
+        if self.in_fields {
+            let count = fields::fields(session, self.row(session)).len();
+            self.field = MessagesPane::step(self.field, count, step);
         } else {
             let count = session.messages.len() + 1;
-            self.messages.selected = MessagesPane::step(self.messages.selected, count, step);
-            self.messages.field = 0;
-            self.prompt.follow();
+            self.selected = MessagesPane::step(self.selected, count, step);
+            self.field = 0;
+            ctx.follow_selection();
         }
     }
 
     /// Runs a structural edit on the selected message; the closure returns the row to
     /// select afterwards (`None` keeps the index).
-    fn with_message(&mut self, edit: impl FnOnce(&mut Session, usize) -> Option<usize>) {
-        let index = self.messages.selected;
-        if index >= self.workspace.session.messages.len() {
-            self.warn("select a message first (this is the settings row)");
+    fn with_message(
+        &mut self,
+        ctx: &mut PaneContext,
+        edit: impl FnOnce(&mut Session, usize) -> Option<usize>,
+    ) {
+        let index = self.selected;
+        if index >= ctx.workspace.session.messages.len() {
+            ctx.warn("select a message first (this is the settings row)");
             return;
         }
-        if let Some(next) = edit(&mut self.workspace.session, index) {
-            self.messages.selected = next;
+        if let Some(next) = edit(&mut ctx.workspace.session, index) {
+            self.selected = next;
         }
-        self.prompt.follow();
-        self.edited();
+        ctx.follow_selection();
+        ctx.edited();
     }
 
-    fn add_message(&mut self, at: usize) {
-        let session = &mut self.workspace.session;
+    fn add_message(&mut self, ctx: &mut PaneContext, editor: &mut Editor, at: usize) {
+        let session = &mut ctx.workspace.session;
         let at = at.min(session.messages.len());
         let message = conversation::blank_message(session, at);
         session.messages.insert(at, message);
-        self.messages.selected = at;
-        self.prompt.follow();
-        self.edited();
-        self.edit_content();
+        self.selected = at;
+        ctx.follow_selection();
+        ctx.edited();
+        self.edit_content(ctx, editor);
     }
 
-    fn prompt_role(&mut self) {
-        let session = &self.workspace.session;
-        match session.messages.get(self.messages.selected) {
-            Some(msg) => self.overlay = Some(Overlay::role(msg.role())),
-            None => self.warn("select a message first"),
+    fn prompt_role(&mut self, ctx: &mut PaneContext) {
+        match ctx.workspace.session.messages.get(self.selected) {
+            Some(msg) => ctx.open(Overlay::role(msg.role())),
+            None => ctx.warn("select a message first"),
         }
     }
 
     /// Sets the selected message's role (from the role dialog).
-    pub fn set_role(&mut self, role: &str) {
+    pub fn set_role(&mut self, ctx: &mut PaneContext, role: &str) {
         let role = role.trim().to_string();
         if role.is_empty() {
-            self.warn("a role cannot be empty");
+            ctx.warn("a role cannot be empty");
             return;
         }
-        self.with_message(|s, i| {
+        self.with_message(ctx, |s, i| {
             s.messages[i].0.insert("role".into(), role.into());
             Some(i)
         });
     }
 
-    fn add_tool_call(&mut self) {
-        let session = &self.workspace.session;
-        let selected = session.messages.get(self.messages.selected);
+    fn add_tool_call(&mut self, ctx: &mut PaneContext) {
+        let session = &mut ctx.workspace.session;
+        let selected = session.messages.get(self.selected);
         if selected.is_some_and(|m| m.role() != "assistant") {
             // On a user or tool message: the model's answer is a new assistant message.
-            let at = self.messages.selected + 1;
-            self.workspace
-                .session
-                .messages
-                .insert(at, chatplate_core::session::Message::new("assistant", ""));
-            self.messages.selected = at;
+            let at = self.selected + 1;
+            session.messages.insert(at, Message::new("assistant", ""));
+            self.selected = at;
         }
-        let tools = self.workspace.session.tools.clone();
+        let tools = session.tools.clone();
         let mut call = None;
-        self.with_message(|s, i| {
+        self.with_message(ctx, |s, i| {
             call = Some(conversation::add_tool_call(
                 &mut s.messages[i],
                 tools.as_deref(),
@@ -178,73 +183,69 @@ impl App {
             Some(i)
         });
         if let Some(call) = call {
-            let session = &self.workspace.session;
-            let list = fields::fields(session, self.messages.row(session));
-            self.messages.field = list
+            let session = &ctx.workspace.session;
+            let list = fields::fields(session, self.row(session));
+            self.field = list
                 .iter()
                 .position(|f| *f == Field::CallArguments(call))
                 .unwrap_or(0);
-            self.messages.in_fields = true;
+            self.in_fields = true;
         }
     }
 
-    fn add_tool_result(&mut self) {
-        let session = &self.workspace.session;
-        match conversation::tool_result(session, self.messages.selected) {
+    fn add_tool_result(&mut self, ctx: &mut PaneContext, editor: &mut Editor) {
+        let session = &mut ctx.workspace.session;
+        match conversation::tool_result(session, self.selected) {
             Some((at, message)) => {
-                self.workspace.session.messages.insert(at, message);
-                self.messages.selected = at;
-                self.prompt.follow();
-                self.edited();
-                self.edit_content();
+                session.messages.insert(at, message);
+                self.selected = at;
+                ctx.follow_selection();
+                ctx.edited();
+                self.edit_content(ctx, editor);
             }
-            None => self.warn("no tool call to answer at or above this message"),
+            None => ctx.warn("no tool call to answer at or above this message"),
         }
     }
 
-    fn edit_content(&mut self) {
-        if self.messages.selected < self.workspace.session.messages.len() {
-            self.open_editor(Field::Content);
+    fn edit_content(&mut self, ctx: &mut PaneContext, editor: &mut Editor) {
+        if self.selected < ctx.workspace.session.messages.len() {
+            self.open_editor(ctx, editor, Field::Content);
         } else {
-            self.messages.in_fields = true;
+            self.in_fields = true;
         }
     }
 
-    fn edit_field(&mut self) {
-        let session = &self.workspace.session;
-        let row = self.messages.row(session);
-        let Some(field) = self.messages.current_field(session) else {
+    fn edit_field(&mut self, ctx: &mut PaneContext, editor: &mut Editor) {
+        let session = &mut ctx.workspace.session;
+        let row = self.row(session);
+        let Some(field) = self.current_field(session) else {
             return;
         };
         match field.kind(session, row) {
             FieldKind::Toggle => {
                 let flipped = (fields::read(session, row, field) != "true").to_string();
-                let _ = field_write::write(&mut self.workspace.session, row, field, &flipped);
-                self.edited();
+                let _ = field_write::write(session, row, field, &flipped);
+                ctx.edited();
             }
-            FieldKind::Command => self.add_tool_call(),
-            FieldKind::Text | FieldKind::Json => self.open_editor(field),
+            FieldKind::Command => self.add_tool_call(ctx),
+            FieldKind::Text | FieldKind::Json => self.open_editor(ctx, editor, field),
         }
     }
 
-    fn open_editor(&mut self, field: Field) {
-        let session = &self.workspace.session;
-        self.editor = Some(FieldEditor::open(
-            session,
-            self.messages.row(session),
-            field,
-        ));
-        self.screen.focus = super::action::Pane::Messages;
+    fn open_editor(&mut self, ctx: &mut PaneContext, editor: &mut Editor, field: Field) {
+        let session = &ctx.workspace.session;
+        *editor = Some(FieldEditor::open(session, self.row(session), field));
+        ctx.focus_editor();
     }
 
-    fn remove_field(&mut self) {
-        let session = &self.workspace.session;
-        let row = self.messages.row(session);
-        let Some(field) = self.messages.current_field(session) else {
+    fn remove_field(&mut self, ctx: &mut PaneContext) {
+        let session = &mut ctx.workspace.session;
+        let row = self.row(session);
+        let Some(field) = self.current_field(session) else {
             return;
         };
         let Row::Message(index) = row else { return };
-        let msg = &mut self.workspace.session.messages[index];
+        let msg = &mut session.messages[index];
         match field {
             Field::CallName(call) | Field::CallId(call) | Field::CallArguments(call) => {
                 if let Some(calls) = msg.0.get_mut("tool_calls").and_then(|c| c.as_array_mut()) {
@@ -257,75 +258,76 @@ impl App {
             Field::Reasoning => {
                 msg.0.remove("reasoning_content");
             }
-            _ => return self.warn("only tool calls and reasoning can be removed"),
+            _ => return ctx.warn("only tool calls and reasoning can be removed"),
         }
-        self.edited();
+        ctx.edited();
     }
 
-    fn toggle_arguments(&mut self) {
-        let session = &self.workspace.session;
-        let (row, field) = (
-            self.messages.row(session),
-            self.messages.current_field(session),
-        );
+    fn toggle_arguments(&mut self, ctx: &mut PaneContext) {
+        let session = &mut ctx.workspace.session;
+        let (row, field) = (self.row(session), self.current_field(session));
         let (Row::Message(index), Some(Field::CallArguments(call))) = (row, field) else {
-            return self.warn("select a tool call's arguments first");
+            return ctx.warn("select a tool call's arguments first");
         };
-        match field_write::toggle_arguments_form(&mut self.workspace.session.messages[index], call)
-        {
-            Ok(()) => self.edited(),
-            Err(err) => self.warn(format!("arguments unchanged: {err}")),
+        match field_write::toggle_arguments_form(&mut session.messages[index], call) {
+            Ok(()) => ctx.edited(),
+            Err(err) => ctx.warn(format!("arguments unchanged: {err}")),
         }
     }
 
     /// Handles a field-editor action.
-    pub(super) fn update_editor(&mut self, action: EditorAction) {
-        let Some(editor) = &mut self.editor else {
+    pub fn handle_editor(action: EditorAction, ctx: &mut PaneContext, editor: &mut Editor) {
+        let Some(open) = editor else {
             return;
         };
         let changed = match action {
-            EditorAction::Input(input) => editor.textarea.input(input),
-            EditorAction::Undo => editor.textarea.undo(),
-            EditorAction::Redo => editor.textarea.redo(),
+            EditorAction::Input(input) => open.textarea.input(input),
+            EditorAction::Undo => open.textarea.undo(),
+            EditorAction::Redo => open.textarea.redo(),
             EditorAction::Close => {
-                if editor.may_close() {
-                    self.editor = None;
+                if open.may_close() {
+                    *editor = None;
                 }
                 false
             }
         };
         if changed {
-            self.apply_editor();
+            Self::apply_editor(ctx, editor);
         }
     }
 
+    /// Pasted text goes into the field editor, validated like typed text.
+    pub fn paste(text: &str, ctx: &mut PaneContext, editor: &mut Editor) {
+        if let Some(open) = editor {
+            open.textarea.insert_str(text);
+        }
+        Self::apply_editor(ctx, editor);
+    }
+
     /// Writes the editor's text into the session when it validates.
-    pub(super) fn apply_editor(&mut self) {
-        let Some(editor) = &mut self.editor else {
+    fn apply_editor(ctx: &mut PaneContext, editor: &mut Editor) {
+        let Some(open) = editor else {
             return;
         };
-        if editor.apply(&mut self.workspace.session) {
-            match editor.row {
+        if open.apply(&mut ctx.workspace.session) {
+            match open.row {
                 // A message field changes only that message: the worker gets just it.
-                Row::Message(index) => {
-                    self.workspace.touch();
-                    self.invalidate_message(index);
-                }
-                Row::Settings => self.edited(),
+                Row::Message(index) => ctx.message_edited(index),
+                Row::Settings => ctx.edited(),
             }
         }
     }
 
     /// Starts editing the current field in `$VISUAL` / `$EDITOR`.
-    pub(super) fn external_edit(&mut self) -> Option<Effect> {
-        let session = &self.workspace.session;
-        let row = self.messages.row(session);
-        let (text, field) = match &self.editor {
-            Some(editor) => (editor.text(), editor.field),
+    pub fn external_edit(&mut self, ctx: &mut PaneContext, editor: &mut Editor) -> Option<Effect> {
+        let session = &ctx.workspace.session;
+        let row = self.row(session);
+        let (text, field) = match editor {
+            Some(open) => (open.text(), open.field),
             None => {
-                let field = match (self.messages.in_fields, row) {
+                let field = match (self.in_fields, row) {
                     (false, Row::Message(_)) => Some(Field::Content),
-                    _ => self.messages.current_field(session),
+                    _ => self.current_field(session),
                 }?;
                 (fields::read(session, row, field), field)
             }
@@ -334,23 +336,60 @@ impl App {
             FieldKind::Json => ".json",
             _ => ".txt",
         };
-        if self.editor.is_none() {
-            self.open_editor(field);
+        if editor.is_none() {
+            self.open_editor(ctx, editor, field);
         }
         Some(Effect::EditExternally { text, suffix })
     }
 
     /// The external editor returned: the text goes into the field editor and is
     /// validated like typed text.
-    pub(super) fn external_edited(&mut self, text: &str) {
+    pub fn external_edited(text: &str, ctx: &mut PaneContext, editor: &mut Editor) {
         let text = text.strip_suffix('\n').unwrap_or(text);
-        if let Some(editor) = &mut self.editor {
-            if editor.text() == text {
+        if let Some(open) = editor {
+            if open.text() == text {
                 // Nothing changed: the session stays as it was (and not dirty).
-                return self.notify("no changes from the external editor");
+                return ctx.notify("no changes from the external editor");
             }
-            editor.replace_text(text);
+            open.replace_text(text);
         }
-        self.apply_editor();
+        Self::apply_editor(ctx, editor);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chatplate_core::catalog;
+
+    use super::*;
+    use crate::tui::action::Pane;
+    use crate::tui::conversation::example_session;
+    use crate::tui::preview::Preview;
+    use crate::tui::screen::Screen;
+    use crate::tui::workspace::Workspace;
+
+    /// An edit changes the session and asks the app for the rest.
+    #[test]
+    fn adding_a_message_opens_its_editor_and_asks_for_a_render() {
+        let dir = std::env::temp_dir();
+        let template = catalog::default_template();
+        let session = example_session(template.reference(&dir));
+        let mut workspace = Workspace::new(session, None, template.clone(), dir);
+        let preview = Preview::new(&template.source);
+        let screen = Screen {
+            focus: Pane::Prompt,
+            left: Pane::Templates,
+            width: 80,
+            height: 24,
+            zoom: false,
+        };
+        let (mut pane, mut editor, mut status) = (MessagesPane::default(), None, None);
+        let mut ctx = PaneContext::new(&mut workspace, &preview, screen, &mut status);
+        pane.handle(MessageAction::Add, &mut ctx, &mut editor);
+        let asked = ctx.into_requests();
+        assert!(asked.edited && asked.follow && asked.focus_editor);
+        assert_eq!(asked.focus, None, "the pane beside the prompt stays");
+        assert_eq!((pane.selected, workspace.session.messages.len()), (1, 5));
+        assert!(editor.is_some_and(|e| e.field == Field::Content));
     }
 }

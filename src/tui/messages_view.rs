@@ -9,40 +9,64 @@ use ratatui::Frame;
 use serde_json::Value as Json;
 
 use chatplate_core::session::{Message, Session};
+use chatplate_core::worker::tokenizing::TokenizedPrompt;
 
-use super::app::App;
 use super::attribution_view::bytes_column;
-use super::editor;
-use super::fields::{self, Row};
+use super::editor::{self, FieldEditor};
+use super::fields::{self, Field, Row};
+use super::messages_pane::MessagesPane;
 use super::theme::Theme;
 
 /// Width of the role badge column.
 const BADGE: usize = 5;
 
+/// What the messages pane draws. What the worker found per message or field is asked
+/// for only for the rows on screen.
+pub struct MessagesView<'a> {
+    /// The pane's state.
+    pub pane: &'a MessagesPane,
+    /// The open field editor, if any.
+    pub editor: Option<&'a FieldEditor>,
+    /// The session.
+    pub session: &'a Session,
+    /// Bytes each message produced (exact attribution), once known.
+    pub bytes: Option<Vec<usize>>,
+    /// Tokens message `index` produced (token mode).
+    pub tokens_of: &'a dyn Fn(usize) -> Option<usize>,
+    /// Whether message `index`'s text becomes a special token (token mode).
+    pub injected: &'a dyn Fn(usize) -> bool,
+    /// Why a field is marked "not used by this template", if it is.
+    pub unused: &'a dyn Fn(Row, Field) -> Option<String>,
+    /// The tokens of the shown prompt (the selected row's injection warning).
+    pub tokens: Option<&'a TokenizedPrompt>,
+    /// The colours.
+    pub theme: Theme,
+}
+
 /// Draws the pane into `area` (borders included).
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
-    let theme = app.theme;
+pub fn draw(frame: &mut Frame, area: Rect, view: &MessagesView, focused: bool) {
+    let theme = view.theme;
     let block = pane_block("Messages", focused, theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let list_height = if app.editor.is_some() {
+    let list_height = if view.editor.is_some() {
         inner.height / 3
     } else {
         inner.height / 2
     };
     let [list_area, detail_area] =
         Layout::vertical([Constraint::Length(list_height.max(3)), Constraint::Min(0)]).areas(inner);
-    let list_focus = focused && app.editor.is_none() && !app.messages.in_fields;
+    let list_focus = focused && view.editor.is_none() && !view.pane.in_fields;
     frame.render_widget(
-        Paragraph::new(list_lines(app, list_area, list_focus)),
+        Paragraph::new(list_lines(view, list_area, list_focus)),
         list_area,
     );
-    match &app.editor {
+    match view.editor {
         Some(field_editor) => {
-            let note = app.unused_note(field_editor.row, field_editor.field);
+            let note = (view.unused)(field_editor.row, field_editor.field);
             editor::draw(frame, detail_area, field_editor, note.as_deref(), theme)
         }
-        None => draw_fields(frame, detail_area, app, focused && app.messages.in_fields),
+        None => draw_fields(frame, detail_area, view, focused && view.pane.in_fields),
     }
 }
 
@@ -67,32 +91,31 @@ pub fn window_start(selected: usize, count: usize, height: usize) -> usize {
     selected.saturating_sub(height / 2).min(count - height)
 }
 
-fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {
-    let session = &app.workspace.session;
+fn list_lines(view: &MessagesView, area: Rect, focused: bool) -> Vec<Line<'static>> {
+    let (session, theme) = (view.session, view.theme);
     let count = session.messages.len() + 1;
     let height = usize::from(area.height);
-    let start = window_start(app.messages.selected, count, height);
+    let start = window_start(view.pane.selected, count, height);
     let width = usize::from(area.width);
     // Wide enough for the largest number, so rows stay aligned past 999 messages.
     let digits = session.messages.len().to_string().len().max(3);
-    let bytes = app.message_bytes();
     (start..count.min(start + height))
         .map(|row| {
-            let selected = row == app.messages.selected;
+            let selected = row == view.pane.selected;
             let line = match session.messages.get(row) {
                 Some(msg) => {
                     // Token mode counts tokens (`12t`) where the list counts bytes.
-                    let size = match app.message_tokens(row) {
+                    let size = match (view.tokens_of)(row) {
                         Some(tokens) => Some(format!("{tokens}t")),
-                        None => bytes_column(bytes.as_deref(), row),
+                        None => bytes_column(view.bytes.as_deref(), row),
                     };
-                    let line = message_line(row, digits, msg, width, size, app.theme);
-                    flag_injection(line, app.injected(row), app.theme)
+                    let line = message_line(row, digits, msg, width, size, theme);
+                    flag_injection(line, (view.injected)(row), theme)
                 }
-                None => settings_line(session, app.theme),
+                None => settings_line(session, theme),
             };
             match (selected, focused) {
-                (true, true) => line.patch_style(app.theme.cursor()),
+                (true, true) => line.patch_style(theme.cursor()),
                 (true, false) => {
                     line.patch_style(Style::new().add_modifier(ratatui::style::Modifier::BOLD))
                 }
@@ -190,20 +213,20 @@ fn settings_line(session: &Session, theme: Theme) -> Line<'static> {
     ])
 }
 
-fn draw_fields(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
-    let session = &app.workspace.session;
-    let row = app.messages.row(session);
+fn draw_fields(frame: &mut Frame, area: Rect, view: &MessagesView, focused: bool) {
+    let (session, theme) = (view.session, view.theme);
+    let row = view.pane.row(session);
     let title = match row {
         Row::Message(i) => format!(" #{} fields ", i + 1),
         Row::Settings => " settings ".into(),
     };
     let block = Block::default()
         .borders(Borders::TOP)
-        .title(Span::styled(title, app.theme.dim()));
+        .title(Span::styled(title, theme.dim()));
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let list = fields::fields(session, row);
-    let warning = super::injection_view::warning_lines(app, row, inner.width);
+    let warning = super::injection_view::warning_lines(view.tokens, row, inner.width, theme);
     // Room for the explanation: what the fields leave, at least half the area.
     let fields_height = u16::try_from(list.len()).unwrap_or(u16::MAX);
     let warning_height = u16::try_from(warning.len())
@@ -213,7 +236,7 @@ fn draw_fields(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
         Layout::vertical([Constraint::Min(0), Constraint::Length(warning_height)]).areas(inner);
     frame.render_widget(Paragraph::new(warning), warning_area);
     let height = usize::from(inner.height);
-    let start = window_start(app.messages.field, list.len(), height);
+    let start = window_start(view.pane.field, list.len(), height);
     let width = usize::from(inner.width);
     let lines: Vec<Line> = list
         .iter()
@@ -224,14 +247,14 @@ fn draw_fields(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
             let label = format!("{:<14} ", field.label());
             let room = width.saturating_sub(15);
             let summary = fields::summary(session, row, *field);
-            let mut spans = vec![Span::styled(label, app.theme.dim())];
-            match app.unused_note(row, *field) {
-                Some(note) => spans.extend(unused_spans(&note, &summary, room, app.theme)),
+            let mut spans = vec![Span::styled(label, theme.dim())];
+            match (view.unused)(row, *field) {
+                Some(note) => spans.extend(unused_spans(&note, &summary, room, theme)),
                 None => spans.push(Span::raw(truncate(&summary, room))),
             }
             let line = Line::from(spans);
-            if focused && i == app.messages.field {
-                line.patch_style(app.theme.cursor())
+            if focused && i == view.pane.field {
+                line.patch_style(theme.cursor())
             } else {
                 line
             }

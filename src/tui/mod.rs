@@ -4,7 +4,8 @@
 //! [`app::App::update`] applies it, a change asks the render worker ([`chatplate_core::worker`])
 //! for a new prompt ([`rendering`]), its reply lands in the [`preview`] cache, and
 //! [`ui::draw`] paints the state. Views never call the engine and the UI thread never
-//! waits for it.
+//! waits for it. `update` does no file I/O either: saving, opening and the recovery file
+//! are [`disk`] jobs the event loop does between updates ([`driver`]).
 
 pub mod action;
 pub mod app;
@@ -19,11 +20,14 @@ pub mod conversation;
 pub mod dialog;
 mod dialog_view;
 mod diff_view;
+pub mod disk;
+pub mod driver;
 pub mod editor;
 mod event_loop;
 mod events;
 pub mod field_write;
 pub mod fields;
+mod files;
 mod footer;
 pub mod help;
 pub mod highlight;
@@ -35,6 +39,7 @@ pub mod keymap;
 pub mod messages_pane;
 mod messages_view;
 pub mod open_dialog;
+pub mod pane;
 pub mod preview;
 pub mod prompt_cursor;
 pub mod prompt_pane;
@@ -42,11 +47,13 @@ mod prompt_view;
 mod prompt_wrap;
 pub mod recovery;
 pub mod rendering;
+pub mod screen;
 pub mod sgr;
 pub mod startup;
 pub mod template_origin;
 pub mod template_source;
 pub mod templates_pane;
+mod templates_view;
 mod terminal;
 pub mod theme;
 pub mod token_mode;
@@ -78,10 +85,10 @@ pub fn run(options: TuiOptions) -> anyhow::Result<i32> {
     // table is per thread (see `keymap::install`).
     let config = config::load();
     keymap::install(config.bindings);
-    app.theme = theme::Theme {
+    app.set_theme(theme::Theme {
         palette: config.palette,
         ..theme::Theme::from_env()
-    };
+    });
     app.scan_cache();
     let mut notices = config.problems;
     notices.extend(opened.notice);

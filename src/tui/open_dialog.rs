@@ -9,14 +9,15 @@
 //! refused while there are unsaved changes. The local cache is scanned on the worker
 //! at start for the picker's "Hugging Face cache" section.
 
-use chatplate_core::catalog::{TemplateSet, TemplateSource};
-use chatplate_core::session::Session;
+use chatplate_core::catalog::TemplateSet;
 use chatplate_core::target::Opened;
 use chatplate_core::worker::{Job, Output, Reply};
 
+use super::action::Effect;
 use super::app::App;
 use super::conversation::example_session;
 use super::dialog::{InputDialog, InputKind, Overlay};
+use super::disk;
 use super::workspace::Workspace;
 
 /// What was opened last that can choose again when the conversation changes.
@@ -29,17 +30,28 @@ pub struct Opening {
 }
 
 impl App {
-    /// A new, empty, untitled session on the current template.
-    pub(super) fn new_session(&mut self) {
+    /// A new, empty, untitled session on the current template (the event loop makes its
+    /// workspace: naming its recovery file looks at the template file's path).
+    pub(super) fn new_session(&mut self) -> Option<Effect> {
         if self.workspace.dirty {
-            return self.warn("unsaved changes: save (Ctrl+S) before starting a new session");
+            self.warn("unsaved changes: save (Ctrl+S) before starting a new session");
+            return None;
         }
         let template = self.workspace.template.clone();
-        let dir = self.workspace.sessions_dir.clone();
-        let mut session = example_session(template.reference(&dir));
+        let sessions_dir = self.workspace.sessions_dir.clone();
+        let mut session = example_session(template.reference(&sessions_dir));
         session.messages.clear();
         session.tools = None;
-        self.load(untitled(session, template, dir));
+        Some(Effect::Disk(disk::Job::NewSession {
+            session: Box::new(session),
+            template: Box::new(template),
+            sessions_dir,
+        }))
+    }
+
+    /// The new session's workspace is ready.
+    pub(super) fn new_session_made(&mut self, workspace: Workspace) {
+        self.load(workspace);
         self.notify("new session (press a to add a message)");
     }
 
@@ -83,13 +95,14 @@ impl App {
         self.opening.waiting.is_some()
     }
 
-    /// Takes the answer to an open request in.
-    pub(super) fn receive_opened(&mut self, reply: Reply) -> bool {
+    /// Takes the answer to an open request in; a session or a request body to read
+    /// goes to the event loop in `effects`.
+    pub(super) fn receive_opened(&mut self, reply: Reply, effects: &mut Vec<Effect>) -> bool {
         let Some(text) = self.opening.waiting.take() else {
             return false;
         };
         match reply.result {
-            Ok(Output::Opened(opened)) => self.opened(&text, *opened),
+            Ok(Output::Opened(opened)) => effects.extend(self.opened(&text, *opened)),
             Ok(_) => {}
             Err(err) => self.warn(format!("could not open {text}: {}", err.message)),
         }
@@ -99,24 +112,23 @@ impl App {
         true
     }
 
-    fn opened(&mut self, text: &str, opened: Opened) {
+    fn opened(&mut self, text: &str, opened: Opened) -> Option<Effect> {
         match opened {
             Opened::Templates(set) => self.use_set(text, set),
             _ if self.workspace.dirty => {
                 self.warn("unsaved changes: save (Ctrl+S) before opening another session")
             }
-            Opened::Session(path) => self.open_session(&path),
+            Opened::Session(path) => return self.open_session(path, false),
             Opened::Request { path, imported } => {
-                let dir = self.workspace.sessions_dir.clone();
-                let (workspace, notices) = super::startup::request_workspace(&path, *imported, dir);
-                self.load(workspace);
-                self.opening.set = None;
-                match notices {
-                    Some(text) => self.warn(text),
-                    None => self.notify(format!("imported {}", path.display())),
-                }
+                let sessions_dir = self.workspace.sessions_dir.clone();
+                return Some(Effect::Disk(disk::Job::Import {
+                    path,
+                    imported,
+                    sessions_dir,
+                }));
             }
         }
+        None
     }
 
     /// A model's (or a file's) templates: all join the picker; the conversation moves to
@@ -195,11 +207,4 @@ impl App {
         self.templates.cursor = cursor;
         true
     }
-}
-
-/// A new untitled workspace on `template`.
-fn untitled(session: Session, template: TemplateSource, dir: std::path::PathBuf) -> Workspace {
-    let mut workspace = Workspace::new(session, None, template.clone(), dir);
-    workspace.set_template(template);
-    workspace
 }

@@ -1,10 +1,15 @@
 //! The prompt pane's cursor: a byte offset in the shown prompt, moved by lines (the
 //! view follows it) and by characters or, in token mode, by tokens. `Enter` jumps to
-//! the message that produced the byte under it (exact attribution).
+//! the message that produced the byte under it (exact attribution; see
+//! [`super::prompt_pane`]).
+
+use std::ops::Range;
 
 use super::action::{Direction, Pane, Step};
-use super::app::App;
-use super::attribution::describe;
+use super::preview::Preview;
+use super::prompt_pane::PromptPane;
+use super::screen::Screen;
+use super::token_mode::TokenMode;
 
 /// Where the cursor is.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -14,66 +19,73 @@ pub struct PromptCursor {
     pub offset: Option<usize>,
 }
 
-impl App {
+/// The prompt as the cursor moves over it: the shown render, the view's size, where the
+/// view follows, and token mode (the cursor moves by tokens).
+#[derive(Debug, Clone, Copy)]
+pub struct Viewport<'a> {
+    preview: &'a Preview,
+    height: usize,
+    width: usize,
+    anchor: Option<usize>,
+    tokens: &'a TokenMode,
+}
+
+impl<'a> Viewport<'a> {
+    /// The prompt pane's view on `screen`.
+    pub fn new(
+        preview: &'a Preview,
+        screen: &Screen,
+        anchor: Option<usize>,
+        tokens: &'a TokenMode,
+    ) -> Self {
+        let width = (super::ui::areas(screen).panes.iter())
+            .find(|(pane, _)| *pane == Pane::Prompt)
+            .map_or(80, |(_, rect)| usize::from(rect.width.saturating_sub(2)));
+        Viewport {
+            preview,
+            height: super::ui::pane_height(screen, Pane::Prompt).max(1),
+            width: width.max(1),
+            anchor,
+            tokens,
+        }
+    }
+}
+
+impl PromptPane {
     /// The cursor's byte offset, kept inside the shown prompt and on a character boundary.
-    pub fn cursor_offset(&self) -> Option<usize> {
-        let text = self.preview.text();
-        let mut offset = self.prompt_cursor.offset?.min(text.len());
+    pub fn cursor_offset(&self, preview: &Preview) -> Option<usize> {
+        let text = preview.text();
+        let mut offset = self.cursor.offset?.min(text.len());
         while !text.is_char_boundary(offset) {
             offset -= 1;
         }
         Some(offset)
     }
 
-    /// What the cursor covers on screen: the token or character under it, while the
-    /// prompt pane has the focus.
-    pub fn cursor_range(&self) -> Option<std::ops::Range<usize>> {
-        if self.screen.focus != Pane::Prompt {
-            return None;
-        }
-        let offset = self.cursor_offset()?;
-        if let Some(range) = self.token_range_at(offset) {
+    /// What the cursor covers on screen: the token (in token mode) or character under it.
+    pub fn cursor_range(&self, preview: &Preview, tokens: &TokenMode) -> Option<Range<usize>> {
+        let offset = self.cursor_offset(preview)?;
+        if let Some(range) = tokens.token_range(preview, offset) {
             return Some(range);
         }
-        let width = self.preview.text()[offset..]
+        let width = preview.text()[offset..]
             .chars()
             .next()
             .map_or(1, char::len_utf8);
         Some(offset..offset + width)
     }
 
-    /// The token at `offset` in token mode.
-    fn token_range_at(&self, offset: usize) -> Option<std::ops::Range<usize>> {
-        self.token_range(offset)
-    }
-
-    fn view_height(&self) -> usize {
-        super::ui::pane_height(&self.screen, Pane::Prompt).max(1)
-    }
-
-    fn view_width(&self) -> usize {
-        super::ui::areas(&self.screen)
-            .panes
-            .iter()
-            .find(|(pane, _)| *pane == Pane::Prompt)
-            .map_or(80, |(_, rect)| usize::from(rect.width.saturating_sub(2)))
-            .max(1)
-    }
-
-    fn view_top(&self) -> usize {
-        let height = self.view_height();
-        self.prompt
-            .top_line(&self.preview, self.prompt_anchor(), height)
+    pub(super) fn view_top(&self, view: &Viewport) -> usize {
+        self.top_line(view.preview, view.anchor, view.height)
     }
 
     /// How many prompt lines from `top` fit in the view, wrapped.
-    fn lines_in_view(&self, top: usize) -> usize {
-        let (height, width) = (self.view_height(), self.view_width());
+    fn lines_in_view(view: &Viewport, top: usize) -> usize {
         let mut rows = 0;
         let mut count = 0;
-        for line in top..self.preview.line_count() {
-            rows += line_rows(self.preview.line(line), width);
-            if rows > height && count > 0 {
+        for line in top..view.preview.line_count() {
+            rows += line_rows(view.preview.line(line), view.width);
+            if rows > view.height && count > 0 {
                 break;
             }
             count += 1;
@@ -82,14 +94,13 @@ impl App {
     }
 
     /// The first line of a view that ends with `line`.
-    fn top_ending_at(&self, line: usize) -> usize {
-        let (height, width) = (self.view_height(), self.view_width());
+    fn top_ending_at(view: &Viewport, line: usize) -> usize {
         let mut rows = 0;
         let mut top = line;
         while top > 0 {
-            rows += line_rows(self.preview.line(top), width);
-            let above = line_rows(self.preview.line(top - 1), width);
-            if rows + above > height {
+            rows += line_rows(view.preview.line(top), view.width);
+            let above = line_rows(view.preview.line(top - 1), view.width);
+            if rows + above > view.height {
                 break;
             }
             top -= 1;
@@ -97,22 +108,23 @@ impl App {
         top
     }
 
-    fn cursor_in_view(&self, top: usize) -> bool {
-        let shown = self.lines_in_view(top);
-        self.cursor_offset()
-            .is_some_and(|offset| (top..top + shown).contains(&self.preview.line_of(offset)))
+    fn cursor_in_view(&self, view: &Viewport, top: usize) -> bool {
+        let shown = Self::lines_in_view(view, top);
+        self.cursor_offset(view.preview)
+            .is_some_and(|offset| (top..top + shown).contains(&view.preview.line_of(offset)))
     }
 
     /// Moves the cursor by lines (keeping its column) and scrolls it into view.
-    pub(super) fn move_prompt_cursor(&mut self, step: Step) {
-        let height = self.view_height();
-        let top = self.view_top();
-        let last = self.preview.line_count().saturating_sub(1);
-        let placed = self.prompt_cursor.offset.is_some() && self.cursor_in_view(top);
-        let (line, column) = match self.cursor_offset().filter(|_| placed) {
+    pub(super) fn move_cursor(&mut self, view: &Viewport, step: Step) {
+        let preview = view.preview;
+        let height = view.height;
+        let top = self.view_top(view);
+        let last = preview.line_count().saturating_sub(1);
+        let placed = self.cursor.offset.is_some() && self.cursor_in_view(view, top);
+        let (line, column) = match self.cursor_offset(preview).filter(|_| placed) {
             Some(offset) => {
-                let line = self.preview.line_of(offset);
-                (line, offset - self.preview.line_starts[line])
+                let line = preview.line_of(offset);
+                (line, offset - preview.line_starts[line])
             }
             // Placed (or brought back) on the first line in view.
             None => (top, 0),
@@ -126,41 +138,41 @@ impl App {
             Step::First => 0,
             Step::Last => last,
         };
-        let text = self.preview.line(line);
+        let text = preview.line(line);
         let mut column = column.min(text.len());
         while !text.is_char_boundary(column) {
             column -= 1;
         }
-        self.prompt_cursor.offset = Some(self.preview.line_starts[line] + column);
-        self.scroll_to_cursor(top);
+        self.cursor.offset = Some(preview.line_starts[line] + column);
+        self.scroll_to_cursor(view, top);
     }
 
     /// Scrolls the least that shows the cursor's line.
-    fn scroll_to_cursor(&mut self, top: usize) {
-        let Some(offset) = self.cursor_offset() else {
+    fn scroll_to_cursor(&mut self, view: &Viewport, top: usize) {
+        let Some(offset) = self.cursor_offset(view.preview) else {
             return;
         };
-        let line = self.preview.line_of(offset);
-        self.prompt.top = Some(if line < top {
+        let line = view.preview.line_of(offset);
+        self.top = Some(if line < top {
             line
-        } else if line >= top + self.lines_in_view(top) {
-            self.top_ending_at(line)
+        } else if line >= top + Self::lines_in_view(view, top) {
+            Self::top_ending_at(view, line)
         } else {
             top
         });
     }
 
     /// Moves the cursor one character (or token, in token mode) left or right.
-    pub(super) fn move_prompt_column(&mut self, direction: Direction) {
-        let top = self.view_top();
-        if self.prompt_cursor.offset.is_none() || !self.cursor_in_view(top) {
-            return self.move_prompt_cursor(Step::Line(Direction::Down));
+    pub(super) fn move_column(&mut self, view: &Viewport, direction: Direction) {
+        let top = self.view_top(view);
+        if self.cursor.offset.is_none() || !self.cursor_in_view(view, top) {
+            return self.move_cursor(view, Step::Line(Direction::Down));
         }
-        let Some(offset) = self.cursor_offset() else {
+        let Some(offset) = self.cursor_offset(view.preview) else {
             return;
         };
-        let text = self.preview.text();
-        let next = match self.token_step(offset, direction) {
+        let text = view.preview.text();
+        let next = match view.tokens.token_boundary(view.preview, offset, direction) {
             Some(next) => next,
             None => match direction {
                 Direction::Up => text[..offset]
@@ -173,43 +185,8 @@ impl App {
                     .map_or(offset, |c| offset + c.len_utf8()),
             },
         };
-        self.prompt_cursor.offset = Some(next.min(text.len()));
-        self.scroll_to_cursor(top);
-    }
-
-    /// The next token boundary in token mode (`None`: move by character).
-    fn token_step(&self, offset: usize, direction: Direction) -> Option<usize> {
-        self.token_boundary(offset, direction)
-    }
-
-    /// Selects the message that produced the byte under the cursor (or, without a
-    /// cursor, the first line in view) and shows it in the Messages pane.
-    pub(super) fn jump_to_source(&mut self) {
-        if self.preview.error().is_some() {
-            return self.warn("nothing to jump to: the render failed");
-        }
-        let offset = self.cursor_offset().unwrap_or_else(|| {
-            let top = self.view_top();
-            self.preview.line_starts.get(top).copied().unwrap_or(0)
-        });
-        let Some(source) = self.source_at(offset) else {
-            return self.warn(match self.attribution_state() {
-                super::attribution::AttributionState::Failed => {
-                    "attribution failed: see the prompt pane's title"
-                }
-                _ => "attribution is still being computed: try again in a moment",
-            });
-        };
-        match source.message() {
-            Some(index) => {
-                self.messages.selected = index;
-                self.messages.in_fields = false;
-                self.prompt.follow();
-                self.update(super::action::Action::Focus(Pane::Messages));
-                self.notify(format!("produced by {}", describe(source)));
-            }
-            None => self.notify(format!("produced by {}", describe(source))),
-        }
+        self.cursor.offset = Some(next.min(text.len()));
+        self.scroll_to_cursor(view, top);
     }
 }
 

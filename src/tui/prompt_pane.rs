@@ -1,14 +1,18 @@
-//! The prompt pane's state and update handlers: scrolling (following the selected
-//! message until the user scrolls), whitespace and diff toggles, search and copy.
-//! `prompt_view` draws it.
+//! The prompt pane's state and action handler: scrolling (following the selected message
+//! until the user scrolls), the cursor ([`super::prompt_cursor`]), whitespace, line
+//! numbers and diff toggles (`diff_view`), search and copy. `prompt_view` draws
+//! it.
 
 use std::ops::Range;
 
-use super::action::{CopyTarget, Direction, Effect, PromptAction};
-use super::app::App;
+use super::action::{CopyTarget, Direction, Effect, Pane, PromptAction};
+use super::attribution::{describe, AttributionState, Explanation};
 use super::dialog::Overlay;
+use super::pane::PaneContext;
 use super::preview::Preview;
+use super::prompt_cursor::{PromptCursor, Viewport};
 use super::rendering::Deferred;
+use super::token_mode::TokenMode;
 
 /// A search term and where it occurs in the prompt.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -49,12 +53,41 @@ pub struct PromptPane {
     pub diff: bool,
     /// The active search.
     pub search: Option<Search>,
+    /// The cursor.
+    pub cursor: PromptCursor,
+    /// Show line numbers.
+    pub numbers: bool,
+    /// The diff shows changes with context only.
+    pub hunks: bool,
+}
+
+/// What the prompt pane reads from the rest of the app.
+#[derive(Debug, Clone, Copy)]
+pub struct PromptFacts<'a> {
+    /// Where the view follows: the selected message's first byte, or the nearest
+    /// earlier message's.
+    pub anchor: Option<usize>,
+    /// Token mode (the cursor moves by tokens).
+    pub tokens: &'a TokenMode,
+    /// Attribution (`Enter` selects the message that produced the byte under the cursor).
+    pub explanation: &'a Explanation,
 }
 
 impl PromptPane {
     /// Go back to following the selected message.
     pub fn follow(&mut self) {
         self.top = None;
+    }
+
+    /// Another session: following its selection, no whitespace marks, diff or search
+    /// (the cursor, line numbers and the hunk view stay).
+    pub fn new_session(&mut self) {
+        *self = PromptPane {
+            cursor: self.cursor,
+            numbers: self.numbers,
+            hunks: self.hunks,
+            ..PromptPane::default()
+        };
     }
 
     /// Keeps search results in step with a new render.
@@ -77,147 +110,158 @@ impl PromptPane {
                 .min(last),
         }
     }
-}
 
-impl App {
-    /// The byte offset the prompt view follows: the selected message's span, or the
-    /// nearest earlier message that was found in the prompt.
-    pub fn prompt_anchor(&self) -> Option<usize> {
-        if let Some(first) = self.selected_ranges().first() {
-            return Some(first.start);
-        }
-        (0..=self.messages.selected)
-            .rev()
-            .take(self.preview.spans.len() + 1)
-            .find_map(|index| self.preview.span(index).map(|r| r.start))
-    }
-
-    fn prompt_height(&self) -> usize {
-        super::ui::pane_height(&self.screen, super::action::Pane::Prompt)
-    }
-
-    /// Handles a prompt-pane action.
-    pub(super) fn update_prompt(&mut self, action: PromptAction) -> Option<Effect> {
+    /// Handles a prompt-pane action (token mode, which the worker serves, is the app's).
+    pub fn handle(
+        &mut self,
+        action: PromptAction,
+        ctx: &mut PaneContext,
+        facts: PromptFacts,
+    ) -> Option<Effect> {
+        let view = Viewport::new(ctx.preview, &ctx.screen, facts.anchor, facts.tokens);
         match action {
-            PromptAction::Scroll(step) if self.prompt.diff => self.scroll_diff(step),
-            PromptAction::Scroll(step) => self.move_prompt_cursor(step),
-            PromptAction::Column(direction) => self.move_prompt_column(direction),
-            PromptAction::JumpToSource => self.jump_to_source(),
-            PromptAction::ToggleLineNumbers => {
-                self.workbench.numbers = !self.workbench.numbers;
-            }
-            PromptAction::NextChange(direction) => self.next_change(direction),
-            PromptAction::ToggleHunks => self.toggle_hunks(),
-            PromptAction::ToggleWhitespace => self.prompt.whitespace = !self.prompt.whitespace,
-            PromptAction::ToggleTokens => self.toggle_tokens(),
-            PromptAction::ToggleDiff => self.toggle_diff(),
-            PromptAction::StartSearch => self.overlay = Some(Overlay::search()),
-            PromptAction::NextMatch(direction) => self.next_match(direction),
-            PromptAction::Copy(target) => return self.when_current(Deferred::Copy(target)),
+            PromptAction::Scroll(step) if self.diff => self.scroll_diff(ctx, step),
+            PromptAction::Scroll(step) => self.move_cursor(&view, step),
+            PromptAction::Column(direction) => self.move_column(&view, direction),
+            PromptAction::JumpToSource => self.jump_to_source(ctx, &view, facts.explanation),
+            PromptAction::ToggleLineNumbers => self.numbers = !self.numbers,
+            PromptAction::NextChange(direction) => self.next_change(ctx, direction),
+            PromptAction::ToggleHunks => self.toggle_hunks(ctx),
+            PromptAction::ToggleWhitespace => self.whitespace = !self.whitespace,
+            // The app's own: the worker tokenizes.
+            PromptAction::ToggleTokens => {}
+            PromptAction::ToggleDiff => self.toggle_diff(ctx),
+            PromptAction::StartSearch => ctx.open(Overlay::search()),
+            PromptAction::NextMatch(direction) => self.next_match(ctx, direction),
+            PromptAction::Copy(target) => ctx.when_current(Deferred::Copy(target)),
         }
         None
     }
 
-    fn toggle_diff(&mut self) {
-        if !self.prompt.diff && self.workspace.session.expected.is_none() {
-            return self.warn("no expected prompt yet: press E to take it from the current render");
+    fn toggle_diff(&mut self, ctx: &mut PaneContext) {
+        if !self.diff && ctx.workspace.session.expected.is_none() {
+            return ctx.warn("no expected prompt yet: press E to take it from the current render");
         }
-        self.prompt.diff = !self.prompt.diff;
-        self.prompt.top = Some(0);
-        if self.prompt.diff {
-            self.when_current(Deferred::FirstDifference);
+        self.diff = !self.diff;
+        self.top = Some(0);
+        if self.diff {
+            ctx.when_current(Deferred::FirstDifference);
         }
     }
 
-    /// The diff row to open diff mode at: two lines above the first change, so the user
-    /// lands on what differs instead of a long identical preamble.
-    pub(super) fn first_difference(&self) -> usize {
-        self.first_change_row()
+    /// Selects the message that produced the byte under the cursor (or, without a
+    /// cursor, the first line in view) and shows it in the Messages pane.
+    fn jump_to_source(
+        &mut self,
+        ctx: &mut PaneContext,
+        view: &Viewport,
+        explanation: &Explanation,
+    ) {
+        let preview = ctx.preview;
+        if preview.error().is_some() {
+            return ctx.warn("nothing to jump to: the render failed");
+        }
+        let offset = self.cursor_offset(preview).unwrap_or_else(|| {
+            let top = self.view_top(view);
+            preview.line_starts.get(top).copied().unwrap_or(0)
+        });
+        let attributed = explanation.current(preview);
+        let Some(source) = attributed.and_then(|a| a.attribution.source_at(offset)) else {
+            return ctx.warn(match explanation.state(preview) {
+                AttributionState::Failed => "attribution failed: see the prompt pane's title",
+                _ => "attribution is still being computed: try again in a moment",
+            });
+        };
+        if let Some(index) = source.message() {
+            ctx.select_message(index);
+            self.follow();
+            ctx.focus(Pane::Messages);
+        }
+        ctx.notify(format!("produced by {}", describe(source)));
     }
 
     /// Starts a search for `term` and jumps to the first match.
-    pub fn start_search(&mut self, term: String) {
-        self.prompt.search = Some(Search::find(term, self.preview.text()));
-        self.prompt.diff = false;
-        self.show_match();
+    pub fn start_search(&mut self, term: String, ctx: &mut PaneContext) {
+        self.search = Some(Search::find(term, ctx.preview.text()));
+        self.diff = false;
+        self.show_match(ctx);
     }
 
-    fn next_match(&mut self, direction: Direction) {
-        let Some(search) = &mut self.prompt.search else {
-            return self.warn("no search: press / first");
+    fn next_match(&mut self, ctx: &mut PaneContext, direction: Direction) {
+        let Some(search) = &mut self.search else {
+            return ctx.warn("no search: press / first");
         };
         let count = search.matches.len();
         if count == 0 {
             let text = format!("no match for {:?}", search.term);
-            return self.warn(text);
+            return ctx.warn(text);
         }
         search.current = match direction {
             Direction::Down => (search.current + 1) % count,
             Direction::Up => (search.current + count - 1) % count,
         };
-        self.show_match();
+        self.show_match(ctx);
     }
 
-    fn show_match(&mut self) {
-        let Some(search) = &self.prompt.search else {
+    fn show_match(&mut self, ctx: &mut PaneContext) {
+        let Some(search) = &self.search else {
             return;
         };
-        match search.matches.get(search.current) {
-            Some(found) => {
-                let line = self.preview.line_of(found.start);
-                self.prompt.top = Some(line.saturating_sub(self.prompt_height() / 3));
-                let text = format!(
-                    "match {}/{} for {:?}",
-                    search.current + 1,
-                    search.matches.len(),
-                    search.term
-                );
-                self.notify(text);
-            }
-            None => {
-                let text = format!("no match for {:?}", search.term);
-                self.warn(text);
-            }
-        }
+        let Some(found) = search.matches.get(search.current) else {
+            let text = format!("no match for {:?}", search.term);
+            return ctx.warn(text);
+        };
+        let text = format!(
+            "match {}/{} for {:?}",
+            search.current + 1,
+            search.matches.len(),
+            search.term
+        );
+        let line = ctx.preview.line_of(found.start);
+        let height = super::ui::pane_height(&ctx.screen, Pane::Prompt);
+        self.top = Some(line.saturating_sub(height / 3));
+        ctx.notify(text);
     }
 
-    /// Copies part of the shown prompt (the terminal reports how it was sent).
-    pub(super) fn copy(&mut self, target: CopyTarget) -> Option<Effect> {
-        if self.preview.error().is_some() {
-            self.warn("nothing to copy: the render failed");
-            return None;
+    /// Part of the shown prompt for the clipboard: the whole prompt, the selected
+    /// message's `extent`, or the current match's lines. `Err`: why there is nothing.
+    pub fn copy(
+        &self,
+        target: CopyTarget,
+        preview: &Preview,
+        extent: Option<Range<usize>>,
+    ) -> Result<Effect, &'static str> {
+        if preview.error().is_some() {
+            return Err("nothing to copy: the render failed");
         }
-        let text = self.preview.text();
+        let text = preview.text();
         let (range, what) = match target {
             CopyTarget::Prompt => (Some(0..text.len()), "the prompt"),
-            CopyTarget::Message => (self.selected_extent(), "the selected message"),
-            CopyTarget::Match => (self.match_lines(), "the current match's line"),
+            CopyTarget::Message => (extent, "the selected message"),
+            CopyTarget::Match => (self.match_lines(preview), "the current match's line"),
         };
         let Some(text) = range.and_then(|r| text.get(r)) else {
-            self.warn(match target {
+            return Err(match target {
                 CopyTarget::Message => {
                     "nothing to copy: the selected message is not found in the prompt"
                 }
                 _ => "nothing to copy: no search match (press / to search)",
             });
-            return None;
         };
-        Some(Effect::Copy {
+        Ok(Effect::Copy {
             text: text.to_string(),
             what,
         })
     }
 
     /// The whole line(s) holding the current search match.
-    fn match_lines(&self) -> Option<std::ops::Range<usize>> {
-        let search = self.prompt.search.as_ref()?;
+    fn match_lines(&self, preview: &Preview) -> Option<Range<usize>> {
+        let search = self.search.as_ref()?;
         let found = search.matches.get(search.current)?;
-        let first = self.preview.line_of(found.start);
-        let last = self
-            .preview
-            .line_of(found.end.saturating_sub(1).max(found.start));
-        let start = self.preview.line_starts[first];
-        let line = self.preview.line(last);
-        Some(start..self.preview.line_starts[last] + line.len())
+        let first = preview.line_of(found.start);
+        let last = preview.line_of(found.end.saturating_sub(1).max(found.start));
+        let start = preview.line_starts[first];
+        let line = preview.line(last);
+        Some(start..preview.line_starts[last] + line.len())
     }
 }

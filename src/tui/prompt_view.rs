@@ -6,119 +6,149 @@ use ratatui::text::Line;
 use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 
+use std::ops::Range;
+
+use chatplate_core::session::Session;
+use chatplate_core::tokens::Tokenized;
 use chatplate_render::RenderError;
 
-use super::app::App;
 use super::highlight::{prompt_line, Marks};
 use super::messages_view::pane_block;
+use super::preview::Preview;
+use super::prompt_pane::PromptPane;
+use super::theme::Theme;
+
+/// What the prompt pane draws.
+#[derive(Debug)]
+pub struct PromptView<'a> {
+    /// The pane's state.
+    pub pane: &'a PromptPane,
+    /// The shown render (or error).
+    pub preview: &'a Preview,
+    /// The session: its special tokens are marked, its expected outcome diffed.
+    pub session: &'a Session,
+    /// The session's template could not be found.
+    pub missing_template: bool,
+    /// The session changed since this render.
+    pub stale: bool,
+    /// Where the view follows (the selected message).
+    pub anchor: Option<usize>,
+    /// The bytes the selected message produced.
+    pub selected: Vec<Range<usize>>,
+    /// What the cursor covers (while the pane has the focus).
+    pub cursor: Option<Range<usize>>,
+    /// Token mode is on.
+    pub token_mode: bool,
+    /// The tokens of the shown prompt, once they arrived.
+    pub tokens: Option<&'a Tokenized>,
+    /// The title's notes on attribution and tokens.
+    pub notes: String,
+    /// The colours.
+    pub theme: Theme,
+}
 
 /// Draws the pane into `area` (borders included).
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
-    let block = pane_block(&title(app), focused, app.theme);
+pub fn draw(frame: &mut Frame, area: Rect, view: &PromptView, focused: bool) {
+    let (pane, theme) = (view.pane, view.theme);
+    let block = pane_block(&title(view), focused, theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let lines = match (&app.preview.output, app.prompt.diff) {
+    let lines = match (&view.preview.output, pane.diff) {
         (_, true) => super::prompt_wrap::wrap(
-            super::diff_view::view(app, usize::from(inner.height))
-                .into_iter()
-                .enumerate()
-                .collect(),
+            super::diff_view::view(
+                pane,
+                view.session.expected.as_ref(),
+                view.preview,
+                theme,
+                usize::from(inner.height),
+            )
+            .into_iter()
+            .enumerate()
+            .collect(),
             &super::prompt_wrap::WrapOptions {
                 width: usize::from(inner.width),
                 height: usize::from(inner.height),
                 numbers: None,
                 whitespace: false,
-                theme: app.theme,
+                theme,
             },
         ),
-        (Err(err), false) => error_lines(app, err),
+        (Err(err), false) => error_lines(view, err),
         (Ok(_), false) => super::prompt_wrap::wrap(
-            prompt_lines(app, inner.width, inner.height),
+            prompt_lines(view, inner.width, inner.height),
             &super::prompt_wrap::WrapOptions {
                 width: usize::from(inner.width),
                 height: usize::from(inner.height),
-                numbers: app.workbench.numbers.then(|| app.preview.line_count()),
-                whitespace: app.prompt.whitespace,
-                theme: app.theme,
+                numbers: pane.numbers.then(|| view.preview.line_count()),
+                whitespace: pane.whitespace,
+                theme,
             },
         ),
     };
+    let search_height = u16::from(pane.search.is_some());
     let [body, search_bar] =
-        Layout::vertical([Constraint::Min(0), Constraint::Length(search_height(app))]).areas(inner);
+        Layout::vertical([Constraint::Min(0), Constraint::Length(search_height)]).areas(inner);
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), body);
-    if let Some(search) = &app.prompt.search {
+    if let Some(search) = &pane.search {
         let at = if search.matches.is_empty() {
             0
         } else {
             search.current + 1
         };
         let text = format!("/{}  {at}/{}", search.term, search.matches.len());
-        frame.render_widget(
-            Paragraph::new(Line::styled(text, app.theme.dim())),
-            search_bar,
-        );
+        frame.render_widget(Paragraph::new(Line::styled(text, theme.dim())), search_bar);
     }
 }
 
-fn search_height(app: &App) -> u16 {
-    u16::from(app.prompt.search.is_some())
-}
-
-fn title(app: &App) -> String {
+fn title(view: &PromptView) -> String {
     let mut title = String::from("Prompt");
-    if app.prompt.whitespace {
+    if view.pane.whitespace {
         title.push_str(" [ws]");
     }
-    if app.prompt.diff {
+    if view.pane.diff {
         title.push_str(" [diff]");
     }
-    match &app.preview.output {
+    match &view.preview.output {
         // Token mode's note (total, token under the cursor) takes the line count's room.
-        Ok(_) if app.token_mode.enabled => {}
+        Ok(_) if view.token_mode => {}
         Ok(_) => {
-            let count = app.preview.line_count();
+            let count = view.preview.line_count();
             let noun = if count == 1 { "line" } else { "lines" };
             title.push_str(&format!(" {count} {noun}"));
         }
-        Err(err) => title.push_str(&format!(" ✗ {}", error_label(app, err))),
+        Err(err) => title.push_str(&format!(" ✗ {}", error_label(view, err))),
     }
-    if app.is_stale() {
+    if view.stale {
         // The text changed since this render; the new one is on its way.
         title.push_str(" · stale");
-    } else if app.preview.error().is_none() {
-        title.push_str(super::attribution_view::title_note(app));
-        title.push_str(&app.token_note());
+    } else if view.preview.error().is_none() {
+        title.push_str(&view.notes);
     }
     title
 }
 
 /// The visible prompt lines, styled. A line longer than the pane can show when wrapped
 /// is cut there, so a multi-megabyte single-line prompt costs no more than a short one.
-fn prompt_lines(app: &App, width: u16, height: u16) -> Vec<(usize, Line<'static>)> {
+fn prompt_lines(view: &PromptView, width: u16, height: u16) -> Vec<(usize, Line<'static>)> {
     let visible_chars = usize::from(width) * usize::from(height);
     let height = usize::from(height);
-    let preview = &app.preview;
-    let top = app.prompt.top_line(preview, app.prompt_anchor(), height);
-    let session = &app.workspace.session;
+    let preview = view.preview;
+    let top = view.pane.top_line(preview, view.anchor, height);
+    let session = view.session;
     let specials: Vec<String> = [&session.bos_token, &session.eos_token]
         .into_iter()
         .flatten()
         .cloned()
         .collect();
-    let matches = app
-        .prompt
-        .search
-        .as_ref()
-        .map_or(&[][..], |s| s.matches.as_slice());
-    let selected = app.selected_ranges();
+    let matches = (view.pane.search.as_ref()).map_or(&[][..], |s| s.matches.as_slice());
     let marks = Marks {
         specials: &specials,
-        selected: &selected,
-        cursor: app.cursor_range(),
+        selected: &view.selected,
+        cursor: view.cursor.clone(),
         matches,
-        whitespace: app.prompt.whitespace,
-        theme: app.theme,
-        tokens: super::token_mode::tokenized(app),
+        whitespace: view.pane.whitespace,
+        theme: view.theme,
+        tokens: view.tokens,
     };
     let text = preview.text();
     (top..preview.line_count().min(top + height))
@@ -137,10 +167,10 @@ fn prompt_lines(app: &App, width: u16, height: u16) -> Vec<(usize, Line<'static>
 }
 
 /// The error in place of the prompt: kind, position, message and the source excerpt.
-fn error_lines(app: &App, err: &RenderError) -> Vec<Line<'static>> {
-    let theme = app.theme;
+fn error_lines(view: &PromptView, err: &RenderError) -> Vec<Line<'static>> {
+    let theme = view.theme;
     let mut lines = vec![Line::styled(
-        format!("✗ {}", error_label(app, err)),
+        format!("✗ {}", error_label(view, err)),
         theme.error(),
     )];
     if let Some(pos) = err.position {
@@ -154,7 +184,7 @@ fn error_lines(app: &App, err: &RenderError) -> Vec<Line<'static>> {
             .lines()
             .map(|l| Line::raw(l.to_string())),
     );
-    if let Some(excerpt) = err.excerpt(&app.preview.source, 2) {
+    if let Some(excerpt) = err.excerpt(&view.preview.source, 2) {
         lines.push(Line::raw(""));
         lines.extend(excerpt.lines().map(|l| {
             let style = if l.starts_with('>') || l.trim_start() == "^" {
@@ -169,8 +199,8 @@ fn error_lines(app: &App, err: &RenderError) -> Vec<Line<'static>> {
 }
 
 /// What kind of failure the pane shows.
-fn error_label(app: &App, err: &RenderError) -> &'static str {
-    if app.workspace.missing_template.is_some() {
+fn error_label(view: &PromptView, err: &RenderError) -> &'static str {
+    if view.missing_template {
         "template not found"
     } else {
         err.kind.label()

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
-use chatplate_core::session::Session;
+use chatplate_core::session::{Expected, Session};
 use chatplate_core::worker::{Job, JobKind, MessageUpdate, Reply, Update, Worker};
 use chatplate_render::RenderError;
 
@@ -196,7 +196,7 @@ impl App {
 
     fn receive(&mut self, reply: Reply, effects: &mut Vec<Effect>) -> bool {
         if reply.kind != JobKind::Render {
-            return self.receive_background(reply);
+            return self.receive_background(reply, effects);
         }
         let changed = self.preview.accept(reply);
         if changed {
@@ -233,9 +233,19 @@ impl App {
                 self.take_expected();
                 None
             }
-            Deferred::Copy(target) => self.copy(target),
+            Deferred::Copy(target) => {
+                let extent = self.selected_extent();
+                match self.prompt.copy(target, &self.preview, extent) {
+                    Ok(effect) => Some(effect),
+                    Err(why) => {
+                        self.warn(why);
+                        None
+                    }
+                }
+            }
             Deferred::FirstDifference => {
-                self.prompt.top = Some(self.first_difference());
+                let expected = self.workspace.session.expected.as_ref();
+                self.prompt.top = Some(self.prompt.first_change_row(expected, &self.preview));
                 None
             }
         }
@@ -252,5 +262,22 @@ impl App {
         }
         let (_, action) = self.pending.deferred.take()?;
         self.run(action)
+    }
+
+    /// Stores the shown render (or error) as the session's expected outcome.
+    pub(super) fn take_expected(&mut self) {
+        let expected = match &self.preview.output {
+            Ok(prompt) => Expected::Prompt(prompt.to_string()),
+            Err(err) => Expected::Error(err.summary()),
+        };
+        let what = match expected {
+            Expected::Prompt(_) => "prompt",
+            Expected::Error(_) => "error",
+        };
+        self.workspace.session.expected = Some(expected);
+        self.workspace.touch();
+        self.notify(format!(
+            "expected {what} set from the current render (Ctrl+S to save)"
+        ));
     }
 }

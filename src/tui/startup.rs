@@ -15,7 +15,7 @@ use chatplate_core::session::Session;
 use chatplate_core::target::{self, Opened as Target};
 
 use super::conversation::example_session;
-use super::workspace::Workspace;
+use super::workspace::{Place, Workspace};
 use super::TuiOptions;
 
 /// Where sessions are saved and listed by default.
@@ -254,18 +254,18 @@ fn workspace_for(
     }
 }
 
-/// The workspace with the session from recovery file `path` in place of the saved one;
-/// that file becomes the one this run's autosave writes.
-pub fn restore(workspace: &Workspace, path: &Path) -> anyhow::Result<Workspace> {
+/// The workspace with the session from recovery file `path` in place of the saved one
+/// at `place`; that file becomes the one this run's autosave writes.
+pub fn restore(place: &Place, path: &Path) -> anyhow::Result<Workspace> {
     let session = Session::load(path)?;
     let (mut restored, _) = workspace_for(
         session,
-        workspace.path.clone(),
-        &workspace.session_dir(),
-        workspace.sessions_dir.clone(),
+        place.path.clone(),
+        &place.session_dir,
+        place.sessions_dir.clone(),
         &mut NoFetch,
     );
-    restored.keep_recovery_key(workspace);
+    restored.keep_recovery_key(&place.untitled_key);
     restored.adopt_recovery(path.to_path_buf());
     restored.dirty = true;
     Ok(restored)

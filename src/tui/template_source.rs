@@ -12,7 +12,11 @@ use unicode_width::UnicodeWidthChar;
 use chatplate_core::catalog::{Origin, TemplateSource};
 
 use super::action::{Direction, Effect, Pane};
-use super::app::App;
+use super::pane::PaneContext;
+use super::preview::Preview;
+use super::screen::Screen;
+use super::templates_pane::TemplatesPane;
+use super::templates_view::TemplatesView;
 
 /// Columns the source moves per sideways key.
 const SIDEWAYS: usize = 8;
@@ -41,13 +45,13 @@ pub fn list_rows(templates: usize, inner_height: u16) -> u16 {
     wanted.min(inner_height / 3).max(2)
 }
 
-fn pane_inner(app: &App) -> (usize, usize) {
-    let areas = super::ui::areas(&app.screen);
+fn pane_inner(screen: &Screen) -> (usize, usize) {
+    let areas = super::ui::areas(screen);
     areas
         .panes
         .iter()
         .find(|(p, _)| *p == Pane::Templates)
-        .map_or((usize::from(app.screen.height), 40), |(_, r)| {
+        .map_or((usize::from(screen.height), 40), |(_, r)| {
             (
                 usize::from(r.height.saturating_sub(2)),
                 usize::from(r.width.saturating_sub(2)),
@@ -55,33 +59,35 @@ fn pane_inner(app: &App) -> (usize, usize) {
         })
 }
 
-/// Rows of the template list as drawn now.
-pub fn list_height(app: &App) -> usize {
-    let (height, _) = pane_inner(app);
+/// Rows of the template list as drawn on `screen`.
+pub fn list_height(pane: &TemplatesPane, screen: &Screen) -> usize {
+    let (height, _) = pane_inner(screen);
     let height = u16::try_from(height).unwrap_or(u16::MAX);
-    usize::from(list_rows(app.templates.catalog.len(), height))
+    usize::from(list_rows(pane.catalog.len(), height))
 }
 
-/// Text rows and columns of the source view as drawn now.
-fn source_size(app: &App) -> (usize, usize) {
-    let (height, width) = pane_inner(app);
+/// Text rows and columns of the source view as drawn on `screen`.
+fn source_size(pane: &TemplatesPane, screen: &Screen) -> (usize, usize) {
+    let (height, width) = pane_inner(screen);
     // Filter line, list, the source's title rule.
-    (height.saturating_sub(2 + list_height(app)), width)
+    (height.saturating_sub(2 + list_height(pane, screen)), width)
 }
 
-/// The shown template's source and, when it is the one in use, its error line.
-fn shown(app: &App) -> Option<(&TemplateSource, &str, Option<usize>)> {
-    let template = app.templates.selected()?;
-    let in_use = template.name == app.workspace.template.name
-        && template.origin == app.workspace.template.origin;
-    let error_line = app
-        .preview
+/// The shown template's source and, when it is `in_use`, its error line.
+fn shown<'a>(
+    pane: &'a TemplatesPane,
+    in_use: &TemplateSource,
+    preview: &'a Preview,
+) -> Option<(&'a TemplateSource, &'a str, Option<usize>)> {
+    let template = pane.selected()?;
+    let in_use = template.name == in_use.name && template.origin == in_use.origin;
+    let error_line = preview
         .error()
         .and_then(|e| e.position)
         .filter(|_| in_use)
         .map(|p| p.line);
     let source = if in_use {
-        app.preview.source.as_str()
+        preview.source.as_str()
     } else {
         template.source.as_str()
     };
@@ -126,81 +132,82 @@ fn last_top(source: &str, height: usize, width: usize, wrap: bool) -> usize {
     0
 }
 
-impl App {
-    fn source_top_now(&self, height: usize) -> usize {
-        let error_line = shown(self).and_then(|(_, _, line)| line);
-        self.templates
-            .source_top
-            .unwrap_or_else(|| error_line.map_or(0, |line| line.saturating_sub(height / 2 + 1)))
-    }
+/// The first source line shown in a view `height` rows tall: the user's scroll, or the
+/// error line's neighbourhood.
+fn top_now(pane: &TemplatesPane, error_line: Option<usize>, height: usize) -> usize {
+    pane.source_top
+        .unwrap_or_else(|| error_line.map_or(0, |line| line.saturating_sub(height / 2 + 1)))
+}
 
-    pub(super) fn scroll_source(&mut self, direction: Direction) {
-        let (height, width) = source_size(self);
-        let Some((_, source, _)) = shown(self) else {
-            return;
-        };
-        let text_width = width.saturating_sub(gutter_width(source));
-        let last = last_top(source, height, text_width, self.templates.source_view.wrap);
-        let top = self.source_top_now(height).min(last);
-        let page = height.saturating_sub(1).max(1);
-        self.templates.source_top = Some(match direction {
-            Direction::Up => top.saturating_sub(page),
-            Direction::Down => (top + page).min(last),
-        });
-    }
+/// Scrolls the source a page.
+pub fn scroll(pane: &mut TemplatesPane, ctx: &PaneContext, direction: Direction) {
+    let (height, width) = source_size(pane, &ctx.screen);
+    let Some((_, source, error_line)) = shown(pane, &ctx.workspace.template, ctx.preview) else {
+        return;
+    };
+    let text_width = width.saturating_sub(gutter_width(source));
+    let last = last_top(source, height, text_width, pane.source_view.wrap);
+    let top = top_now(pane, error_line, height).min(last);
+    let page = height.saturating_sub(1).max(1);
+    pane.source_top = Some(match direction {
+        Direction::Up => top.saturating_sub(page),
+        Direction::Down => (top + page).min(last),
+    });
+}
 
-    pub(super) fn scroll_sideways(&mut self, direction: Direction) {
-        let view = &mut self.templates.source_view;
-        if view.wrap {
-            return self.warn("the source is wrapped: w scrolls sideways instead");
+/// Scrolls cut lines sideways.
+pub fn scroll_sideways(pane: &mut TemplatesPane, ctx: &mut PaneContext, direction: Direction) {
+    let view = &mut pane.source_view;
+    if view.wrap {
+        return ctx.warn("the source is wrapped: w scrolls sideways instead");
+    }
+    view.left = match direction {
+        Direction::Up => view.left.saturating_sub(SIDEWAYS),
+        Direction::Down => view.left + SIDEWAYS,
+    };
+}
+
+/// Wraps long lines, or cuts them.
+pub fn toggle_wrap(pane: &mut TemplatesPane, ctx: &mut PaneContext) {
+    let view = &mut pane.source_view;
+    view.wrap = !view.wrap;
+    view.left = 0;
+    let text = if view.wrap {
+        "source: long lines wrapped"
+    } else {
+        "source: long lines cut (< > scroll sideways)"
+    };
+    ctx.notify(text);
+}
+
+/// `$EDITOR` on the selected template's file; the watch reloads it once saved.
+pub fn edit_file(pane: &TemplatesPane, ctx: &mut PaneContext) -> Option<Effect> {
+    let template = pane.selected()?;
+    match &template.origin {
+        Origin::File(path) => Some(Effect::EditFile(path.clone())),
+        Origin::Bundled => {
+            ctx.warn("a bundled template is compiled in: open a copy of its file to edit it");
+            None
         }
-        view.left = match direction {
-            Direction::Up => view.left.saturating_sub(SIDEWAYS),
-            Direction::Down => view.left + SIDEWAYS,
-        };
-    }
-
-    pub(super) fn toggle_source_wrap(&mut self) {
-        let view = &mut self.templates.source_view;
-        view.wrap = !view.wrap;
-        view.left = 0;
-        let text = if view.wrap {
-            "source: long lines wrapped"
-        } else {
-            "source: long lines cut (< > scroll sideways)"
-        };
-        self.notify(text);
-    }
-
-    /// `$EDITOR` on the selected template's file; the watch reloads it once saved.
-    pub(super) fn edit_template_file(&mut self) -> Option<Effect> {
-        let template = self.templates.selected()?;
-        match &template.origin {
-            Origin::File(path) => Some(Effect::EditFile(path.clone())),
-            Origin::Bundled => {
-                self.warn("a bundled template is compiled in: open a copy of its file to edit it");
-                None
-            }
-            _ => {
-                self.warn(
-                    "only a template file can be edited here (not a model's or an inline one)",
-                );
-                None
-            }
+        _ => {
+            ctx.warn("only a template file can be edited here (not a model's or an inline one)");
+            None
         }
     }
 }
 
 /// Draws the source view into `area` (a title rule, then the text).
-pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
-    let Some((template, source, error_line)) = shown(app) else {
+pub fn draw(frame: &mut Frame, area: Rect, shows: TemplatesView) {
+    let Some((template, source, error_line)) = shown(shows.pane, shows.in_use, shows.preview)
+    else {
         return;
     };
-    let view = app.templates.source_view;
+    let theme = shows.theme;
+    let view = shows.pane.source_view;
     let mode = if view.wrap { "wrap" } else { "cut" };
     let block = Block::default().borders(Borders::TOP).title(Span::styled(
         format!(" {} · {} · {mode} ", template.name, template.origin_label()),
-        app.theme.dim(),
+        theme.dim(),
     ));
     let inner = block.inner(area);
     frame.render_widget(block, area);
@@ -208,7 +215,7 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
     let gutter = gutter_width(source);
     let width = usize::from(inner.width).saturating_sub(gutter);
     let last = last_top(source, height, width, view.wrap);
-    let top = app.source_top_now(height).min(last);
+    let top = top_now(shows.pane, error_line, height).min(last);
     let mut lines = Vec::new();
     for (index, text) in source.lines().enumerate().skip(top) {
         if lines.len() >= height {
@@ -223,15 +230,11 @@ pub fn draw(frame: &mut Frame, area: Rect, app: &App) {
                 (_, _) => format!("{:>w$} ", "↪", w = gutter - 1),
             };
             let style = if is_error {
-                app.theme.error()
+                theme.error()
             } else {
                 ratatui::style::Style::new()
             };
-            let gutter_style = if is_error {
-                app.theme.error()
-            } else {
-                app.theme.dim()
-            };
+            let gutter_style = if is_error { theme.error() } else { theme.dim() };
             lines.push(Line::from(vec![
                 Span::styled(mark, gutter_style),
                 Span::styled(body, style),

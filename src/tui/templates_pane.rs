@@ -1,23 +1,20 @@
 //! The templates pane: a filterable list of every known template (bundled, `--templates`
 //! folders, the opened file) and the selected template's source, with the line of a
-//! render error highlighted.
-
-use ratatui::layout::{Constraint, Layout, Rect};
-use ratatui::text::{Line, Span};
-use ratatui::widgets::Paragraph;
-use ratatui::Frame;
+//! render error highlighted, or its capabilities. This module holds the pane's state
+//! and its action handler; `templates_view` draws it.
 
 use chatplate_core::catalog::TemplateSource;
+use chatplate_core::worker::Job;
 
-use super::action::Effect;
-use super::action::{Pane, TemplateAction};
-use super::app::App;
-use super::badges::badge_text;
-use super::messages_view::{pane_block, truncate, window_start};
-use super::template_origin;
+use super::action::{Effect, Pane, TemplateAction};
+use super::badges::TemplateBadges;
+use super::info_view::InfoView;
+use super::pane::PaneContext;
+use super::screen::Screen;
+use super::template_source::{self, SourceView};
 
 /// The template list and its filter.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct TemplatesPane {
     /// Every template on offer.
     pub catalog: Vec<TemplateSource>,
@@ -32,7 +29,11 @@ pub struct TemplatesPane {
     /// Where focus returns once a template is chosen.
     pub came_from: Pane,
     /// How the source view shows long lines.
-    pub source_view: super::template_source::SourceView,
+    pub source_view: SourceView,
+    /// The capability view (in place of the source) and its per-template cache.
+    pub info: InfoView,
+    /// Capability badges in the list (from the worker).
+    pub badges: TemplateBadges,
 }
 
 impl TemplatesPane {
@@ -46,6 +47,8 @@ impl TemplatesPane {
             filtering: false,
             came_from: Pane::Messages,
             source_view: Default::default(),
+            info: InfoView::default(),
+            badges: TemplateBadges::default(),
         };
         if let Some(current) = current {
             pane.remember(current);
@@ -85,156 +88,122 @@ impl TemplatesPane {
     }
 }
 
-impl App {
+impl TemplatesPane {
     /// Handles a template-pane action.
-    pub(super) fn update_templates(&mut self, action: TemplateAction) -> Option<Effect> {
-        let pane = &mut self.templates;
+    pub fn handle(&mut self, action: TemplateAction, ctx: &mut PaneContext) -> Option<Effect> {
         match action {
             TemplateAction::Select(step) => {
-                let page = super::template_source::list_height(self).max(1);
-                let pane = &mut self.templates;
-                pane.cursor = super::help::step(pane.cursor, pane.visible().len(), page, step);
-                pane.source_top = None;
+                let page = template_source::list_height(self, &ctx.screen).max(1);
+                self.cursor = super::help::step(self.cursor, self.visible().len(), page, step);
+                self.source_top = None;
                 self.info.top = 0;
             }
-            TemplateAction::Choose => self.choose_template(),
+            TemplateAction::Choose => self.choose(ctx),
             TemplateAction::FilterPush(c) => {
-                pane.filter.push(c);
-                pane.cursor = 0;
+                self.filter.push(c);
+                self.cursor = 0;
             }
             TemplateAction::FilterPop => {
-                pane.filter.pop();
-                pane.cursor = 0;
+                self.filter.pop();
+                self.cursor = 0;
             }
             TemplateAction::FilterClear => {
-                pane.filter.clear();
-                pane.filtering = false;
+                self.filter.clear();
+                self.filtering = false;
             }
             TemplateAction::ScrollSource(direction) if self.info.open => {
-                let page = usize::from(self.screen.height / 3).max(1);
-                self.scroll_info(direction, page);
+                let page = usize::from(ctx.screen.height / 3).max(1);
+                self.info.scroll(direction, page);
             }
-            TemplateAction::ScrollSource(direction) => self.scroll_source(direction),
-            TemplateAction::StartFilter => pane.filtering = true,
-            TemplateAction::EndFilter => pane.filtering = false,
-            TemplateAction::ScrollSourceSideways(direction) => self.scroll_sideways(direction),
-            TemplateAction::ToggleWrap => self.toggle_source_wrap(),
-            TemplateAction::EditFile => return self.edit_template_file(),
+            TemplateAction::ScrollSource(direction) => {
+                template_source::scroll(self, ctx, direction)
+            }
+            TemplateAction::StartFilter => self.filtering = true,
+            TemplateAction::EndFilter => self.filtering = false,
+            TemplateAction::ScrollSourceSideways(direction) => {
+                template_source::scroll_sideways(self, ctx, direction)
+            }
+            TemplateAction::ToggleWrap => template_source::toggle_wrap(self, ctx),
+            TemplateAction::EditFile => return template_source::edit_file(self, ctx),
             TemplateAction::ToggleInfo => self.info.open = !self.info.open,
         }
-        self.request_info();
         None
     }
 
-    fn choose_template(&mut self) {
-        let Some(template) = self.templates.selected().cloned() else {
-            return self.warn("no template matches the filter");
+    /// Uses the selected template for the session and goes back to where the user was.
+    fn choose(&mut self, ctx: &mut PaneContext) {
+        let Some(template) = self.selected().cloned() else {
+            return ctx.warn("no template matches the filter");
         };
         let name = template.name.clone();
-        self.use_template(template);
-        self.workspace.touch();
-        self.templates.filtering = false;
-        let back = self.templates.came_from;
-        self.focus_pane(back);
-        self.notify(format!("using template {name}"));
+        ctx.use_template(template);
+        self.filtering = false;
+        ctx.focus(self.came_from);
+        ctx.notify(format!("using template {name}"));
+    }
+
+    /// The job that asks about the selected template's capabilities, when the info view
+    /// is open and they are neither known nor on their way.
+    pub fn info_job(&mut self) -> Option<(u64, Job)> {
+        let selected = self.visible().get(self.cursor).map(|&i| &self.catalog[i]);
+        self.info.request(selected)
+    }
+
+    /// The job that asks for the next badges the list's window lacks.
+    pub fn badge_job(&mut self, screen: &Screen) -> Option<(u64, Job)> {
+        let visible = self.visible();
+        self.badges
+            .next_job(&self.catalog, &visible, self.cursor, screen)
+    }
+
+    /// The selected template's capabilities, when asked for.
+    pub fn selected_info(&self) -> Option<&super::info_view::InfoState> {
+        self.info.get(self.selected()?)
+    }
+
+    /// Whether the shown template's capabilities are still on their way.
+    pub fn info_pending(&self) -> bool {
+        self.info.pending()
     }
 }
 
-/// Draws the pane: filter line, list, then the source.
-pub fn draw(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
-    let block = pane_block("Templates", focused, app.theme);
-    let inner = block.inner(area);
-    frame.render_widget(block, area);
-    let pane = &app.templates;
-    let list_height = super::template_source::list_rows(pane.catalog.len(), inner.height);
-    let [filter_area, list_area, source_area] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Length(list_height),
-        Constraint::Min(0),
-    ])
-    .areas(inner);
-    let filter = if pane.filtering || !pane.filter.is_empty() {
-        Line::from(vec![
-            Span::styled("filter: ", app.theme.dim()),
-            Span::raw(pane.filter.clone()),
-            Span::styled(if pane.filtering { "▏" } else { "" }, app.theme.dim()),
-        ])
-    } else {
-        Line::styled("/ filters · Enter uses", app.theme.dim())
-    };
-    frame.render_widget(Paragraph::new(filter), filter_area);
-    frame.render_widget(
-        Paragraph::new(list_lines(app, list_area, focused)),
-        list_area,
-    );
-    if app.info.open {
-        super::info_view::draw(frame, source_area, app);
-    } else {
-        super::template_source::draw(frame, source_area, app);
-    }
-}
+#[cfg(test)]
+mod tests {
+    use chatplate_core::catalog::{self, Origin};
 
-/// A list row: the name, then its capability badges right-aligned in what room the
-/// name leaves (badges go first when the pane is narrow; the name is cut only when it
-/// alone is too wide).
-fn badged_line(app: &App, template: &TemplateSource, name: &str, width: u16) -> Line<'static> {
-    use unicode_width::UnicodeWidthStr;
-    let width = usize::from(width);
-    let name = truncate(name, width);
-    let room = width.saturating_sub(name.width() + 1);
-    let badges = badge_text(app.badges_for(&template.source), room);
-    if badges.is_empty() {
-        return Line::raw(name);
-    }
-    let pad = width.saturating_sub(name.width() + badges.width());
-    Line::from(vec![
-        Span::raw(name),
-        Span::raw(" ".repeat(pad)),
-        Span::styled(badges, app.theme.dim()),
-    ])
-}
+    use super::*;
+    use crate::tui::action::Step;
+    use crate::tui::conversation::example_session;
+    use crate::tui::preview::Preview;
+    use crate::tui::screen::Screen;
+    use crate::tui::workspace::Workspace;
 
-fn list_lines(app: &App, area: Rect, focused: bool) -> Vec<Line<'static>> {
-    let pane = &app.templates;
-    let visible = pane.visible();
-    if visible.is_empty() {
-        return vec![Line::styled("no match", app.theme.dim())];
-    }
-    let height = usize::from(area.height);
-    let start = window_start(pane.cursor, visible.len(), height);
-    let in_use = &app.workspace.template;
-    let mut lines = Vec::new();
-    let mut cursor_line = None;
-    for (row, &index) in visible.iter().enumerate().skip(start) {
-        let template = &pane.catalog[index];
-        let section = template_origin::section(template);
-        let first_of_section = match row.checked_sub(1).map(|r| visible[r]) {
-            Some(before) => template_origin::section(&pane.catalog[before]) != section,
-            None => section != "Bundled",
+    /// The pane works on its context alone: no app needed.
+    #[test]
+    fn choosing_asks_the_app_for_the_template_and_the_focus() {
+        let dir = std::env::temp_dir();
+        let in_use = catalog::default_template();
+        let session = example_session(in_use.reference(&dir));
+        let mut workspace = Workspace::new(session, None, in_use.clone(), dir);
+        let preview = Preview::new(&in_use.source);
+        let screen = Screen {
+            focus: Pane::Templates,
+            left: Pane::Templates,
+            width: 120,
+            height: 40,
+            zoom: false,
         };
-        if first_of_section {
-            lines.push(Line::styled(format!("─ {section}"), app.theme.dim()));
-        }
-        let mark = if template.name == in_use.name && template.origin == in_use.origin {
-            "● "
-        } else {
-            "  "
-        };
-        let label = template_origin::label(&pane.catalog, index);
-        let line = badged_line(app, template, &format!("{mark}{label}"), area.width);
-        if row == pane.cursor {
-            cursor_line = Some(lines.len());
-        }
-        lines.push(if focused && row == pane.cursor {
-            line.patch_style(app.theme.cursor())
-        } else {
-            line
-        });
+        let other = TemplateSource::new("other", "{{ messages|length }}", Origin::Inline);
+        let mut pane = TemplatesPane::new(vec![in_use, other], None);
+        pane.came_from = Pane::Prompt;
+        let mut status = None;
+        let mut ctx = PaneContext::new(&mut workspace, &preview, screen, &mut status);
+        pane.handle(TemplateAction::Select(Step::Last), &mut ctx);
+        pane.handle(TemplateAction::Choose, &mut ctx);
+        let asked = ctx.into_requests();
+        assert_eq!(asked.template.map(|t| t.name), Some("other".into()));
+        assert!(asked.touched, "an unsaved change");
+        assert_eq!(asked.focus, Some(Pane::Prompt), "back where the user was");
+        assert_eq!(status.map(|s| s.text), Some("using template other".into()));
     }
-    // Headings can push the cursor row below the window: scroll it back into view.
-    if let Some(at) = cursor_line.filter(|&at| at >= height) {
-        lines.drain(..=at - height);
-    }
-    lines.truncate(height);
-    lines
 }

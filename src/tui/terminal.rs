@@ -88,7 +88,7 @@ pub fn leave() {
 /// Writes the recovery file, even if the app state is damaged by a panic; returns
 /// where it went, or why it could not be written.
 fn save_recovery(app: &mut App) -> Result<Option<String>, String> {
-    panic::catch_unwind(AssertUnwindSafe(|| app.emergency_save()))
+    panic::catch_unwind(AssertUnwindSafe(|| super::driver::emergency_save(app)))
         .unwrap_or_else(|_| Err("the app state could not be saved".into()))
 }
 

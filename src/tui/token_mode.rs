@@ -10,13 +10,14 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use chatplate_core::tokens::{count_in_ranges, Tokenized};
+use chatplate_core::tokens::count_in_ranges;
 use chatplate_core::worker::tokenizing::{TokenizedPrompt, TokenizerChoice};
 use chatplate_core::worker::{Job, Output, Reply};
 use chatplate_render::{RenderError, RenderErrorKind};
 
 use super::action::Direction;
-use super::app::App;
+use super::preview::Preview;
+use super::workspace::Workspace;
 
 /// The app's token mode state.
 #[derive(Debug, Default)]
@@ -33,54 +34,46 @@ pub struct TokenMode {
     pub error: Option<String>,
 }
 
-impl App {
-    /// Turns token mode on or off; on, asks for the tokens of the shown prompt.
-    pub(super) fn toggle_tokens(&mut self) {
-        self.token_mode.enabled = !self.token_mode.enabled;
-        self.token_mode.requested = 0;
-        self.token_mode.error = None;
-        if self.token_mode.enabled {
-            self.request_tokens();
-        }
+impl TokenMode {
+    /// Turns token mode on or off (asking again for the tokens of what is shown).
+    pub fn toggle(&mut self) {
+        self.enabled = !self.enabled;
+        self.requested = 0;
+        self.error = None;
     }
 
-    /// Where the session's tokenizer is: its `tokenizer` field, else beside the template.
-    fn tokenizer_choice(&self) -> TokenizerChoice {
-        let workspace = &self.workspace;
-        TokenizerChoice {
-            explicit: (workspace.session.tokenizer.as_ref())
-                .map(|path| workspace.session_dir().join(path)),
-            template_file: workspace.template.watched_path().map(Into::into),
+    /// After a render of the current session arrived (not `stale`): the job that asks
+    /// for its tokens, with its generation, in token mode. `choice` says where the
+    /// session's tokenizer is.
+    pub fn request(
+        &mut self,
+        preview: &Preview,
+        stale: bool,
+        choice: impl FnOnce() -> TokenizerChoice,
+    ) -> Option<(u64, Job)> {
+        let generation = preview.generation;
+        if !self.enabled || stale || self.requested >= generation {
+            return None;
         }
-    }
-
-    /// After a render of the current session arrived: asks for its tokens (token mode).
-    pub(super) fn request_tokens(&mut self) {
-        let generation = self.preview.generation;
-        let mode = &self.token_mode;
-        if !mode.enabled || self.is_stale() || mode.requested >= generation {
-            return;
-        }
-        let Ok(prompt) = &self.preview.output else {
-            return;
-        };
+        let prompt = preview.output.as_ref().ok()?;
         let job = Job::Tokenize {
-            choice: self.tokenizer_choice(),
+            choice: choice(),
             prompt: Arc::clone(prompt),
         };
-        self.token_mode.requested = generation;
-        self.token_mode.error = None;
-        self.submit_job(generation, job);
+        self.requested = generation;
+        self.error = None;
+        Some((generation, job))
     }
 
-    /// Takes a tokenize reply in; returns whether anything shown changed.
-    pub(super) fn receive_tokens(&mut self, reply: Reply) -> bool {
-        let current = reply.generation == self.preview.generation;
+    /// Takes a tokenize reply in; returns whether anything shown changed (the shown
+    /// render is of generation `shown`).
+    pub fn receive(&mut self, reply: Reply, shown: u64) -> bool {
+        let current = reply.generation == shown;
         match reply.result {
             Ok(Output::Tokens(tokens)) => {
-                if reply.generation >= self.token_mode.generation {
-                    self.token_mode.tokens = Some(tokens);
-                    self.token_mode.generation = reply.generation;
+                if reply.generation >= self.generation {
+                    self.tokens = Some(tokens);
+                    self.generation = reply.generation;
                 }
                 current
             }
@@ -91,42 +84,42 @@ impl App {
             }) => false,
             Err(err) => {
                 if current {
-                    self.token_mode.error = Some(err.message);
+                    self.error = Some(err.message);
                 }
                 current
             }
         }
     }
 
-    /// Whether tokens of the shown render are still on their way.
-    pub fn tokens_pending(&self) -> bool {
-        let mode = &self.token_mode;
-        mode.enabled
-            && mode.requested == self.preview.generation
-            && mode.generation < self.preview.generation
-            && mode.error.is_none()
+    /// Whether tokens of the shown render (of generation `shown`) are still on their way.
+    pub fn pending(&self, shown: u64) -> bool {
+        self.enabled && self.requested == shown && self.generation < shown && self.error.is_none()
     }
 
     /// The tokens of the shown prompt, in token mode, once they have arrived.
-    pub fn shown_tokens(&self) -> Option<&TokenizedPrompt> {
-        let mode = &self.token_mode;
-        let tokens = mode.tokens.as_deref().filter(|_| mode.enabled)?;
-        let current = mode.generation == self.preview.generation
-            && self.preview.error().is_none()
-            && tokens.prompt_len == self.preview.text().len();
+    pub fn shown(&self, preview: &Preview) -> Option<&TokenizedPrompt> {
+        let tokens = self.tokens.as_deref().filter(|_| self.enabled)?;
+        let current = self.generation == preview.generation
+            && preview.error().is_none()
+            && tokens.prompt_len == preview.text().len();
         current.then_some(tokens)
     }
 
     /// The byte range of the token covering `offset`, in token mode.
-    pub(super) fn token_range(&self, offset: usize) -> Option<Range<usize>> {
-        let tokenized = &self.shown_tokens()?.tokenized;
+    pub fn token_range(&self, preview: &Preview, offset: usize) -> Option<Range<usize>> {
+        let tokenized = &self.shown(preview)?.tokenized;
         let token = tokenized.tokens[tokenized.token_at(offset)?];
         Some(token.start..token.end)
     }
 
     /// The start of the next (or previous) token from `offset`, in token mode.
-    pub(super) fn token_boundary(&self, offset: usize, direction: Direction) -> Option<usize> {
-        let tokens = &self.shown_tokens()?.tokenized.tokens;
+    pub fn token_boundary(
+        &self,
+        preview: &Preview,
+        offset: usize,
+        direction: Direction,
+    ) -> Option<usize> {
+        let tokens = &self.shown(preview)?.tokenized.tokens;
         let next = match direction {
             Direction::Down => tokens.iter().map(|t| t.start).find(|&s| s > offset),
             Direction::Up => tokens.iter().rev().map(|t| t.start).find(|&s| s < offset),
@@ -134,28 +127,23 @@ impl App {
         Some(next.unwrap_or(offset))
     }
 
-    /// Tokens per message (wholly inside its bytes), for the message list: exact with
-    /// attribution, else from the quick content search. Only rows on screen ask.
-    pub fn message_tokens(&self, index: usize) -> Option<usize> {
-        let tokenized = &self.shown_tokens()?.tokenized;
-        let ranges = match self.attribution() {
-            Some(a) => a.attribution.ranges_of(index),
-            None => self.preview.span(index).cloned().into_iter().collect(),
-        };
-        let counts = count_in_ranges(tokenized, &ranges);
+    /// Tokens inside `ranges` of the shown prompt (a message's bytes), in token mode.
+    pub fn count_in(&self, preview: &Preview, ranges: &[Range<usize>]) -> Option<usize> {
+        let tokenized = &self.shown(preview)?.tokenized;
+        let counts = count_in_ranges(tokenized, ranges);
         Some(counts.iter().map(|c| c.inside).sum())
     }
 
-    /// The prompt title's token note: the total and the token under the cursor, or
-    /// what the mode is waiting for.
-    pub fn token_note(&self) -> String {
-        if !self.token_mode.enabled {
+    /// The prompt title's token note: the total and the token under the prompt cursor
+    /// (at `cursor`), or what the mode is waiting for.
+    pub fn note(&self, preview: &Preview, cursor: Option<usize>) -> String {
+        if !self.enabled {
             return String::new();
         }
-        if let Some(error) = &self.token_mode.error {
+        if let Some(error) = &self.error {
             return format!(" · tokens: {}", first_line(error));
         }
-        let Some(shown) = self.shown_tokens() else {
+        let Some(shown) = self.shown(preview) else {
             return " · tokenizing…".into();
         };
         // The warning first: a narrow title cuts the end.
@@ -167,27 +155,31 @@ impl App {
             n => format!(" · ⚠ {n} injected"),
         };
         note.push_str(&format!(" · {} tokens", shown.tokenized.len()));
-        if let Some(under) = self.cursor_token(shown) {
+        if let Some(under) = cursor.and_then(|offset| cursor_token(shown, offset)) {
             note.push_str(&format!(" · {under}"));
         }
         note
     }
+}
 
-    /// `#id "string"` of the token under the prompt cursor.
-    fn cursor_token(&self, shown: &TokenizedPrompt) -> Option<String> {
-        let index = shown.tokenized.token_at(self.cursor_offset()?)?;
-        let id = shown.tokenized.tokens[index].id;
-        let string = shown.tokenizer.token_string(id).unwrap_or_default();
-        Some(format!("#{id} {string:?}"))
+/// Where the session's tokenizer is: its `tokenizer` field, else beside the template.
+pub fn tokenizer_choice(workspace: &Workspace) -> TokenizerChoice {
+    TokenizerChoice {
+        explicit: (workspace.session.tokenizer.as_ref())
+            .map(|path| workspace.session_dir().join(path)),
+        template_file: workspace.template.watched_path().map(Into::into),
     }
+}
+
+/// `#id "string"` of the token at `offset`.
+fn cursor_token(shown: &TokenizedPrompt, offset: usize) -> Option<String> {
+    let index = shown.tokenized.token_at(offset)?;
+    let id = shown.tokenized.tokens[index].id;
+    let string = shown.tokenizer.token_string(id).unwrap_or_default();
+    Some(format!("#{id} {string:?}"))
 }
 
 /// The first line of an error, for a title.
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
-}
-
-/// The tokens on screen for styling, when token mode has them.
-pub fn tokenized(app: &App) -> Option<&Tokenized> {
-    app.shown_tokens().map(|t| &t.tokenized)
 }

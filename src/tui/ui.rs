@@ -3,6 +3,9 @@
 //! Wide terminals (120+ columns) show all three panes; from 70 columns the prompt
 //! shares the screen with the last focused other pane; below that one pane is shown at
 //! a time and the tab line says which. Every size, however small, draws without panic.
+//!
+//! This is the one view that reads the [`App`]: it hands each pane's view, the dialogs
+//! and the footer what they draw.
 
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
@@ -12,9 +15,14 @@ use ratatui::Frame;
 use chatplate_core::session::Expected;
 
 use super::action::Pane;
-use super::app::{App, Screen};
+use super::app::App;
+use super::footer::FooterView;
 use super::messages_view::truncate;
-use super::{dialog_view, messages_view, prompt_view, templates_pane};
+use super::messages_view::MessagesView;
+use super::prompt_view::PromptView;
+use super::screen::Screen;
+use super::templates_view::TemplatesView;
+use super::{dialog_view, messages_view, prompt_view, templates_view};
 
 /// Where everything goes for a screen size.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -95,17 +103,79 @@ pub fn draw(frame: &mut Frame, app: &App) {
     for (pane, rect) in &areas.panes {
         let focused = *pane == app.screen.focus;
         match pane {
-            Pane::Templates => templates_pane::draw(frame, *rect, app, focused),
-            Pane::Messages => messages_view::draw(frame, *rect, app, focused),
-            Pane::Prompt => prompt_view::draw(frame, *rect, app, focused),
+            Pane::Templates => templates_view::draw(frame, *rect, templates_view(app), focused),
+            Pane::Messages => draw_messages(frame, *rect, app, focused),
+            Pane::Prompt => prompt_view::draw(frame, *rect, &prompt_view(app), focused),
         }
     }
     frame.render_widget(Paragraph::new(status_line(app)), areas.status);
     frame.render_widget(
-        Paragraph::new(super::footer::line(app, areas.footer.width)),
+        Paragraph::new(super::footer::line(&footer_view(app), areas.footer.width)),
         areas.footer,
     );
-    dialog_view::draw(frame, app);
+    if let Some(overlay) = &app.overlay {
+        dialog_view::draw(frame, overlay, &app.workspace.name(), app.theme);
+    }
+}
+
+fn draw_messages(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
+    // Asked for only for the rows on screen.
+    let tokens_of = |index| app.message_tokens(index);
+    let injected = |index| app.injected(index);
+    let unused = |row, field| app.unused_note(row, field);
+    let view = MessagesView {
+        pane: &app.messages,
+        editor: app.editor.as_ref(),
+        session: &app.workspace.session,
+        bytes: app.message_bytes(),
+        tokens_of: &tokens_of,
+        injected: &injected,
+        unused: &unused,
+        tokens: app.shown_tokens(),
+        theme: app.theme,
+    };
+    messages_view::draw(frame, area, &view, focused);
+}
+
+fn footer_view(app: &App) -> FooterView<'_> {
+    FooterView {
+        scope: app.scope(),
+        session: &app.workspace.session,
+        messages: &app.messages,
+        can_undo: app.workbench.can_undo(),
+        finding: app.workbench.find.is_some(),
+        diff: app.prompt.diff,
+        template: app.templates.selected(),
+        theme: app.theme,
+    }
+}
+
+fn prompt_view(app: &App) -> PromptView<'_> {
+    let mut notes = super::attribution_view::title_note(app.attribution_state()).to_string();
+    notes.push_str(&app.token_note());
+    PromptView {
+        pane: &app.prompt,
+        preview: &app.preview,
+        session: &app.workspace.session,
+        missing_template: app.workspace.missing_template.is_some(),
+        stale: app.is_stale(),
+        anchor: app.prompt_anchor(),
+        selected: app.selected_ranges(),
+        cursor: app.cursor_range(),
+        token_mode: app.token_mode.enabled,
+        tokens: app.shown_tokens().map(|t| &t.tokenized),
+        notes,
+        theme: app.theme,
+    }
+}
+
+fn templates_view(app: &App) -> TemplatesView<'_> {
+    TemplatesView {
+        pane: &app.templates,
+        in_use: &app.workspace.template,
+        preview: &app.preview,
+        theme: app.theme,
+    }
 }
 
 fn tab_line(app: &App, width: u16) -> Line<'static> {

@@ -7,7 +7,7 @@ use serde_json::Value as Json;
 
 use chatplate_core::session::Message;
 
-use super::action::{Direction, MessageAction};
+use super::action::{Direction, Effect, MessageAction};
 use super::app::App;
 use super::dialog::{InputDialog, InputKind, Overlay};
 use super::fields::{self, Field, Row};
@@ -22,10 +22,6 @@ pub struct Workbench {
     editor_visit: Option<usize>,
     /// The text `/` last looked for in the message list.
     pub find: Option<String>,
-    /// Line numbers in the prompt pane.
-    pub numbers: bool,
-    /// The diff shows changes with context only.
-    pub hunks: bool,
 }
 
 impl Workbench {
@@ -125,13 +121,27 @@ impl App {
     }
 
     /// Message-pane actions, recording the ones that change the conversation.
-    pub(super) fn update_messages_recorded(&mut self, action: MessageAction) {
+    pub(super) fn update_messages_recorded(&mut self, action: MessageAction) -> Option<Effect> {
         let selected = self.messages.selected;
         let recorded = changes_conversation(action) && self.workbench.editor_visit.is_none();
         if recorded {
             self.begin_step();
         }
-        self.update_messages(action);
+        let effect = match action {
+            MessageAction::Undo
+            | MessageAction::Redo
+            | MessageAction::StartGoTo
+            | MessageAction::StartFind
+            | MessageAction::FindNext(_)
+            | MessageAction::CycleContentKind => {
+                self.update_workbench(action);
+                None
+            }
+            _ => self.in_messages(|pane, ctx, editor| {
+                pane.handle(action, ctx, editor);
+                None
+            }),
+        };
         if self.editor.is_some() && self.workbench.editor_visit.is_none() {
             // An editor opened (edit, add, tool result): the action and the visit are one
             // undo step, recorded when the editor closes.
@@ -142,13 +152,17 @@ impl App {
         } else if recorded {
             self.end_step(selected);
         }
+        effect
     }
 
     /// Sets the selected message's role from the role dialog, as one undo step.
     pub(super) fn set_role_recorded(&mut self, role: &str) {
         let selected = self.messages.selected;
         self.begin_step();
-        self.set_role(role);
+        self.in_messages(|pane, ctx, _| {
+            pane.set_role(ctx, role);
+            None
+        });
         self.end_step(selected);
     }
 
@@ -164,7 +178,7 @@ impl App {
     }
 
     /// The actions this module owns.
-    pub(super) fn update_workbench(&mut self, action: MessageAction) {
+    fn update_workbench(&mut self, action: MessageAction) {
         match action {
             MessageAction::Undo => self.undo_list(),
             MessageAction::Redo => self.redo_list(),

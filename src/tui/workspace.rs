@@ -1,14 +1,19 @@
 //! The document being edited: the session, where it lives, its template, whether it has
 //! unsaved changes, the recovery file that protects those changes (named by
 //! [`super::recovery`]), and the template file watch.
+//!
+//! Nothing here touches the disk after construction: saving, the recovery file and the
+//! watch hand out [`super::disk`] jobs and take their outcomes in.
 
-use std::fs;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime};
+use std::time::{Duration, Instant};
 
-use chatplate_core::catalog::{self, CatalogError, TemplateSource};
-use chatplate_core::session::{write_atomically, Session, SessionError};
+use chatplate_core::catalog::TemplateSource;
+use chatplate_core::session::Session;
 
+use super::disk::{
+    self, FileStamp, Guard, Lookup, Poll, RecoveryWrite, Reload, Removal, Save, Stamp,
+};
 use super::recovery;
 
 /// Quiet time after the last change before the recovery file is written.
@@ -43,24 +48,17 @@ pub struct Workspace {
     pub missing_template: Option<String>,
 }
 
-/// Enough of a file's state to tell that another program rewrote it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct FileStamp {
-    len: usize,
-    hash: u64,
-}
-
-impl FileStamp {
-    fn of(path: &Path) -> Option<Self> {
-        let bytes = fs::read(path).ok()?;
-        let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash: u64, &b| {
-            (hash ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-        });
-        Some(FileStamp {
-            len: bytes.len(),
-            hash,
-        })
-    }
+/// Where a workspace lives: what a session restored from a recovery file keeps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// The session file, if saved.
+    pub path: Option<PathBuf>,
+    /// The folder relative template paths are written against.
+    pub session_dir: PathBuf,
+    /// Where new sessions are saved.
+    pub sessions_dir: PathBuf,
+    /// What an untitled session's recovery file is named after.
+    pub untitled_key: String,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -72,12 +70,30 @@ struct Pending {
 #[derive(Debug, Clone)]
 struct Watch {
     path: PathBuf,
-    stamp: Option<(SystemTime, u64)>,
+    /// The file's stamp at the last look; `None` until the event loop first looks.
+    seen: Option<Stamp>,
 }
 
 impl Workspace {
-    /// A workspace for `session` rendered with `template`.
+    /// A workspace for `session` rendered with `template`. It looks at the disk (the
+    /// session file's content and the template file's stamp, so changes other programs
+    /// make later show; the canonical path that names an untitled session's recovery
+    /// file), so only the code that opens files makes one, never `update`.
     pub fn new(
+        session: Session,
+        path: Option<PathBuf>,
+        template: TemplateSource,
+        sessions_dir: PathBuf,
+    ) -> Self {
+        let mut workspace = Self::unread(session, path, template, sessions_dir);
+        workspace.disk = workspace.path.as_deref().and_then(FileStamp::of);
+        if let Some(watch) = &mut workspace.watch {
+            watch.seen = Some(disk::stamp(&watch.path));
+        }
+        workspace
+    }
+
+    fn unread(
         session: Session,
         path: Option<PathBuf>,
         template: TemplateSource,
@@ -96,18 +112,13 @@ impl Workspace {
             disk: None,
             missing_template: None,
         };
-        workspace.disk = workspace.path.as_deref().and_then(FileStamp::of);
         workspace.watch_template();
         workspace
     }
 
     /// The folder relative template paths are written against.
     pub fn session_dir(&self) -> PathBuf {
-        match self.path.as_deref().and_then(Path::parent) {
-            Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
-            Some(_) => PathBuf::from("."),
-            None => self.sessions_dir.clone(),
-        }
+        folder_of(self.path.as_deref(), &self.sessions_dir)
     }
 
     /// The display name: the file name, or "untitled".
@@ -141,77 +152,86 @@ impl Workspace {
     }
 
     /// The template reference could not be resolved: keep it as it is, render nothing,
-    /// and watch for the file to appear.
+    /// and watch for the file to appear (its state is read now: this runs where the
+    /// session is opened).
     pub fn template_missing(&mut self, why: String) {
         self.missing_template = Some(why);
         self.watch = match &self.session.template {
             chatplate_core::session::TemplateRef::Path(path)
-            | chatplate_core::session::TemplateRef::Named { path, .. } => Some(Watch {
-                path: self.session_dir().join(path),
-                stamp: stamp(&self.session_dir().join(path)),
-            }),
+            | chatplate_core::session::TemplateRef::Named { path, .. } => {
+                let path = self.session_dir().join(path);
+                Some(Watch {
+                    seen: Some(disk::stamp(&path)),
+                    path,
+                })
+            }
             _ => None,
         };
     }
 
-    /// Whether another program changed the session file since it was read or saved
-    /// (a deleted file does not count: saving recreates it).
-    pub fn changed_on_disk(&self) -> bool {
-        match (&self.path, self.disk) {
-            (Some(path), Some(known)) => FileStamp::of(path).is_some_and(|now| now != known),
-            _ => false,
-        }
+    /// The check a save of this session's own file makes: that no other program changed
+    /// it since it was read or saved (nothing to check before the first read).
+    pub fn unchanged_guard(&self) -> Guard {
+        self.disk.map_or(Guard::Overwrite, Guard::Unchanged)
     }
 
-    /// Saves to `path` (or the current path); clears the dirty flag and this run's
-    /// recovery file. Returns the path written.
-    pub fn save(&mut self, path: Option<PathBuf>) -> Result<PathBuf, SessionError> {
+    /// The job that saves to `path` (or the current path, or `untitled.json` in the
+    /// sessions folder) after checking `guard`. The session's template reference is
+    /// made relative to where it goes.
+    pub fn save_job(&mut self, path: Option<PathBuf>, guard: Guard, then_quit: bool) -> Save {
         let target = path
             .or_else(|| self.path.clone())
             .unwrap_or_else(|| self.sessions_dir.join("untitled.json"));
-        let previous = self.path.replace(target.clone());
-        self.refer_to_template();
-        if let Err(err) = self.session.save(&target) {
-            self.path = previous;
-            return Err(err);
+        self.refer_to_template(&folder_of(Some(&target), &self.sessions_dir));
+        Save {
+            text: self.session.to_json(),
+            target,
+            guard,
+            discard: self.recovery.clone().map(|path| self.removal(path)),
+            then_quit,
         }
-        self.disk = FileStamp::of(&target);
+    }
+
+    /// The session was written to `target`: no unsaved changes, and this run's recovery
+    /// file is gone (the save deleted it).
+    pub fn saved(&mut self, target: PathBuf, stamp: FileStamp) {
+        self.path = Some(target);
+        self.disk = Some(stamp);
         self.dirty = false;
         self.pending = None;
-        self.discard_recovery();
-        Ok(target)
+        self.recovery = None;
     }
 
-    /// Points the session at its template, relative to where it is saved; a missing
-    /// template keeps the reference it was loaded with.
-    fn refer_to_template(&mut self) {
+    /// Points the session at its template, relative to `dir`; a missing template keeps
+    /// the reference it was loaded with.
+    fn refer_to_template(&mut self, dir: &Path) {
         if self.missing_template.is_none() {
-            self.session.template = self.template.reference(&self.session_dir());
+            self.session.template = self.template.reference(dir);
         }
     }
 
-    /// Where this run keeps unsaved changes (see [`super::recovery`]).
-    pub fn recovery_path(&self) -> PathBuf {
-        self.recovery
-            .clone()
-            .unwrap_or_else(|| recovery::free_path(&self.recovery_base()))
+    /// Where to look for recovery files (see [`super::recovery`]).
+    pub fn recovery_lookup(&self) -> Lookup {
+        Lookup {
+            base: recovery::base_path(self.path.as_deref(), &self.sessions_dir, &self.untitled_key),
+            own: self.recovery.clone(),
+        }
     }
 
-    fn recovery_base(&self) -> PathBuf {
-        recovery::base_path(self.path.as_deref(), &self.sessions_dir, &self.untitled_key)
+    /// Where this workspace lives, for restoring a recovery file in its place.
+    pub fn place(&self) -> Place {
+        Place {
+            path: self.path.clone(),
+            session_dir: self.session_dir(),
+            sessions_dir: self.sessions_dir.clone(),
+            untitled_key: self.untitled_key.clone(),
+        }
     }
 
-    /// Recovery files earlier runs left for this session, newest first.
-    pub fn found_recovery(&self) -> Vec<PathBuf> {
-        let mut found = recovery::existing(&self.recovery_base());
-        found.retain(|path| Some(path) != self.recovery.as_ref());
-        found
-    }
-
-    /// Names recovery files after what `other` was opened from (a restored untitled
-    /// session keeps its key even if its template changed).
-    pub fn keep_recovery_key(&mut self, other: &Workspace) {
-        self.untitled_key = other.untitled_key.clone();
+    /// Names recovery files after `key` (a restored untitled session keeps the key of
+    /// what was opened, even if its template changed).
+    pub fn keep_recovery_key(&mut self, key: &str) {
+        self.untitled_key = key.to_string();
     }
 
     /// The restored recovery file becomes this run's own (its contents are now the
@@ -220,17 +240,19 @@ impl Workspace {
         self.recovery = Some(path);
     }
 
-    /// Writes the recovery file now (atomically) if there are unsaved changes.
-    pub fn write_recovery(&mut self) -> std::io::Result<()> {
+    /// The job that writes the recovery file now, if there are unsaved changes.
+    pub fn recovery_job(&mut self, now: Instant) -> Option<RecoveryWrite> {
         if !self.dirty {
-            return Ok(());
+            return None;
         }
-        let path = self.recovery_path();
-        self.refer_to_template();
-        write_atomically(&path, self.session.to_json().as_bytes())?;
-        self.recovery = Some(path);
+        self.refer_to_template(&self.session_dir());
         self.pending = None;
-        Ok(())
+        Some(RecoveryWrite {
+            chosen: self.recovery.clone(),
+            base: self.recovery_lookup().base,
+            text: self.session.to_json(),
+            at: now,
+        })
     }
 
     /// When the recovery file is next due, if there are changes it does not hold yet.
@@ -239,92 +261,117 @@ impl Workspace {
             .map(|p| (p.last + RECOVERY_DEBOUNCE).min(p.first + RECOVERY_MAX_DELAY))
     }
 
-    /// Writes the recovery file when the debounce time has passed. After a failure the
-    /// next attempt waits another debounce period instead of retrying at once.
-    pub fn autosave(&mut self, now: Instant) -> std::io::Result<bool> {
+    /// The recovery file's job when the debounce time has passed at `now`.
+    pub fn autosave_job(&mut self, now: Instant) -> Option<RecoveryWrite> {
         let due = self.autosave_due().is_some_and(|due| now >= due);
-        if due {
-            if let Err(err) = self.write_recovery() {
+        due.then(|| self.recovery_job(now)).flatten()
+    }
+
+    /// Takes the recovery write's outcome in. After a failure the next attempt waits
+    /// another debounce period (from when it was asked for) instead of retrying at once.
+    pub fn recovery_written(
+        &mut self,
+        result: Result<PathBuf, String>,
+        at: Instant,
+    ) -> Result<(), String> {
+        match result {
+            Ok(path) => {
+                self.recovery = Some(path);
+                Ok(())
+            }
+            Err(err) => {
                 self.pending = Some(Pending {
-                    first: now,
-                    last: now,
+                    first: at,
+                    last: at,
                 });
-                return Err(err);
+                Err(err)
             }
         }
-        Ok(due)
     }
 
-    /// Deletes this run's recovery file (after a save, or when the user discarded the
-    /// changes). Files kept from earlier runs are left alone.
-    pub fn discard_recovery(&mut self) {
+    /// Forgets this run's recovery file (the user discarded the changes); returns its
+    /// removal for the event loop to do. Files kept from earlier runs are left alone.
+    pub fn discard_recovery(&mut self) -> Option<Removal> {
         self.pending = None;
-        if let Some(path) = self.recovery.take() {
-            self.remove_recovery(&path);
+        self.recovery.take().map(|path| self.removal(path))
+    }
+
+    /// The removal of recovery file `path`.
+    pub fn removal(&self, path: PathBuf) -> Removal {
+        Removal {
+            path,
+            sessions_dir: self.sessions_dir.clone(),
         }
     }
 
-    /// Deletes a recovery file; a sessions folder left empty by that goes too (it was
-    /// made for the recovery file, and an empty folder is clutter).
-    pub fn remove_recovery(&mut self, path: &Path) {
-        let _ = fs::remove_file(path);
-        if path.parent() == Some(self.sessions_dir.as_path()) {
-            // Fails, as it should, unless the folder is empty.
-            let _ = fs::remove_dir(&self.sessions_dir);
-        }
-    }
-
+    /// Watches the template's file. The same file keeps its last look; another is looked
+    /// at by the next tick.
     fn watch_template(&mut self) {
-        self.watch = self.template.watched_path().map(|path| Watch {
+        let path = self.template.watched_path();
+        if path.is_some() && self.watch.as_ref().map(|w| w.path.as_path()) == path {
+            return;
+        }
+        self.watch = path.map(|path| Watch {
             path: path.to_path_buf(),
-            stamp: stamp(path),
+            seen: None,
         });
     }
 
-    /// When the template file changed on disk, reloads and returns it.
-    pub fn poll_template(&mut self) -> Option<Result<TemplateSource, CatalogError>> {
-        let watch = self.watch.as_mut()?;
-        let now = stamp(&watch.path);
-        if now == watch.stamp {
-            return None;
+    /// Whether the watched template file has not been looked at yet.
+    pub fn watch_unseen(&self) -> bool {
+        self.watch.as_ref().is_some_and(|w| w.seen.is_none())
+    }
+
+    /// The look at the watched template file, if there is one.
+    pub fn poll_job(&self) -> Option<Poll> {
+        let watch = self.watch.as_ref()?;
+        let reload = match self.missing_template {
+            Some(_) => Reload::Resolve {
+                reference: self.session.template.clone(),
+                dir: self.session_dir(),
+            },
+            None => Reload::Named(self.template.name.clone()),
+        };
+        Some(Poll {
+            path: watch.path.clone(),
+            seen: watch.seen,
+            reload,
+        })
+    }
+
+    /// The first look at the watched file found `stamp`.
+    pub fn template_seen(&mut self, path: &Path, stamp: Stamp) {
+        if let Some(watch) = self.watch.as_mut().filter(|w| w.path == path) {
+            watch.seen = Some(stamp);
         }
-        watch.stamp = now;
-        let path = watch.path.clone();
-        if self.missing_template.is_some() {
-            let dir = self.session_dir();
-            let found = catalog::resolve(
-                &self.session.template,
-                &dir,
-                &super::startup::template_access(&dir),
-            );
-            if let Ok(template) = &found {
-                self.template = template.clone();
-                self.missing_template = None;
+    }
+
+    /// The watched template file changed: takes the template read again in (a missing
+    /// template is found at last), and returns it or the error. `None`: another file is
+    /// watched by now.
+    pub fn template_changed(
+        &mut self,
+        path: &Path,
+        stamp: Stamp,
+        reloaded: Result<Box<TemplateSource>, String>,
+    ) -> Option<Result<TemplateSource, String>> {
+        self.watch.as_mut().filter(|w| w.path == path)?.seen = Some(stamp);
+        let reloaded = reloaded.map(|template| *template);
+        if let Ok(template) = &reloaded {
+            self.template = template.clone();
+            if self.missing_template.take().is_some() {
                 self.watch_template();
             }
-            return Some(found);
         }
-        let reloaded = catalog::load_path(&path).map(|all| {
-            let name = &self.template.name;
-            all.into_iter().find(|t| &t.name == name)
-        });
-        Some(match reloaded {
-            Ok(Some(template)) => {
-                self.template = template.clone();
-                Ok(template)
-            }
-            Ok(None) => Err(CatalogError::Config {
-                path,
-                message: format!("{} is no longer in this file", self.template.name),
-            }),
-            Err(err) => Err(err),
-        })
+        Some(reloaded)
     }
 }
 
-/// Modification time and size: the size catches a rewrite within the clock's
-/// resolution on file systems with coarse timestamps.
-fn stamp(path: &Path) -> Option<(SystemTime, u64)> {
-    let meta = fs::metadata(path).ok()?;
-    Some((meta.modified().ok()?, meta.len()))
+/// The folder of a session file at `path` (the sessions folder while there is none).
+fn folder_of(path: Option<&Path>, sessions_dir: &Path) -> PathBuf {
+    match path.and_then(Path::parent) {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        Some(_) => PathBuf::from("."),
+        None => sessions_dir.to_path_buf(),
+    }
 }

@@ -19,8 +19,8 @@ use tui_support::{example_app, key, screen};
 /// Puts the prompt cursor on the first line containing `needle`.
 fn cursor_to(app: &mut App, needle: &str) {
     app.settle();
-    let line = (0..app.preview.line_count())
-        .find(|&i| app.preview.line(i).contains(needle))
+    let line = (0..app.preview().line_count())
+        .find(|&i| app.preview().line(i).contains(needle))
         .expect("line on the prompt");
     app.update(Action::Focus(Pane::Prompt));
     app.update(Action::Prompt(PromptAction::Scroll(Step::First)));
@@ -29,7 +29,7 @@ fn cursor_to(app: &mut App, needle: &str) {
         app.handle_key(key(KeyCode::Char('j')));
     }
     let offset = app.cursor_offset().expect("cursor placed");
-    assert_eq!(app.preview.line_of(offset), line);
+    assert_eq!(app.preview().line_of(offset), line);
 }
 
 #[test]
@@ -39,7 +39,7 @@ fn the_highlight_is_the_exact_attribution() {
     app.handle_key(key(KeyCode::Down));
     app.settle();
     assert_eq!(app.attribution_state(), AttributionState::Exact);
-    let prompt = app.preview.text().to_string();
+    let prompt = app.preview().text().to_string();
     let ranges = app.selected_ranges();
     let highlighted: String = ranges.iter().map(|r| &prompt[r.clone()]).collect();
     // The whole turn, markers included: what the quick content search never found.
@@ -57,14 +57,14 @@ fn enter_on_a_prompt_line_selects_its_message() {
     let mut app = example_app(dir.path());
     cursor_to(&mut app, "\"temperature\": 18");
     app.handle_key(key(KeyCode::Enter));
-    assert_eq!(app.screen.focus, Pane::Messages);
-    assert_eq!(app.messages.selected, 3, "the tool result");
-    assert!(app.status.as_ref().unwrap().text.contains("message 4"));
+    assert_eq!(app.screen().focus, Pane::Messages);
+    assert_eq!(app.messages().selected, 3, "the tool result");
+    assert!(app.status().unwrap().text.contains("message 4"));
     // The preamble is no message: the status says what produced it.
     cursor_to(&mut app, "# Tools");
     app.handle_key(key(KeyCode::Enter));
-    assert_eq!(app.screen.focus, Pane::Prompt);
-    assert_eq!(app.messages.selected, 3);
+    assert_eq!(app.screen().focus, Pane::Prompt);
+    assert_eq!(app.messages().selected, 3);
     let offset = app.cursor_offset().unwrap();
     assert!(matches!(
         app.source_at(offset),
@@ -84,9 +84,9 @@ fn cursor_moves_by_character_and_the_view_follows() {
     app.handle_key(key(KeyCode::Char('h')));
     assert_eq!(app.cursor_offset(), Some(start + 1));
     app.handle_key(key(KeyCode::Char('G')));
-    let last = app.preview.line_count() - 1;
-    assert_eq!(app.preview.line_of(app.cursor_offset().unwrap()), last);
-    let top = app.prompt.top.expect("scrolled");
+    let last = app.preview().line_count() - 1;
+    assert_eq!(app.preview().line_of(app.cursor_offset().unwrap()), last);
+    let top = app.prompt().top.expect("scrolled");
     assert!(top <= last && last < top + 24, "cursor line in view");
 }
 

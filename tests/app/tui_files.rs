@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 use chatplate::tui::action::{Action, DialogAction, MessageAction, Step};
 use chatplate::tui::app::App;
 use chatplate::tui::dialog::{Confirm, Overlay};
+use chatplate::tui::disk::recovery_path;
+use chatplate::tui::driver::{self, apply, press};
 use chatplate::tui::startup::{open, open_session};
 use chatplate::tui::TuiOptions;
 use chatplate_core::catalog;
@@ -20,6 +22,7 @@ use tui_support::{example_app, key, type_text};
 fn app_on(file: &Path, sessions: &Path) -> App {
     let (workspace, _) = open_session(file, sessions).unwrap();
     let mut app = App::new(workspace, catalog::bundled());
+    tui_support::start(&mut app);
     app.settle();
     app
 }
@@ -44,25 +47,25 @@ fn a_kept_recovery_file_is_never_overwritten() {
     let file = saved_session(dir.path());
     let mut first = app_on(&file, dir.path());
     first.update(Action::Message(MessageAction::CycleRole));
-    first.emergency_save().unwrap();
+    driver::emergency_save(&mut first).unwrap();
     let kept = dir.path().join("w.recovery.json");
     let kept_bytes = std::fs::read(&kept).unwrap();
 
     let mut second = app_on(&file, dir.path());
     assert!(matches!(
-        second.overlay,
+        second.overlay(),
         Some(Overlay::Confirm(Confirm::Restore(_)))
     ));
     second.update(Action::Dialog(DialogAction::Cancel));
     second.update(Action::Message(MessageAction::Duplicate));
-    second.tick(later());
+    driver::tick(&mut second, later());
     assert_eq!(std::fs::read(&kept).unwrap(), kept_bytes);
     let own = dir.path().join("w~2.recovery.json");
     assert_eq!(Session::load(&own).unwrap().messages.len(), 5);
 
     // The next run offers the newest and counts the other.
     let third = app_on(&file, dir.path());
-    let Some(Overlay::Confirm(Confirm::Restore(found))) = &third.overlay else {
+    let Some(Overlay::Confirm(Confirm::Restore(found))) = third.overlay() else {
         panic!("no restore question")
     };
     assert_eq!((found.path.clone(), found.others), (own, 1));
@@ -79,22 +82,22 @@ fn discarding_offers_the_next_recovery_file_and_restoring_adopts_it() {
         session.save(&dir.path().join(name)).unwrap();
     }
     let mut app = app_on(&file, dir.path());
-    let offered = |app: &App| match &app.overlay {
+    let offered = |app: &App| match app.overlay() {
         Some(Overlay::Confirm(Confirm::Restore(found))) => Some(found.path.clone()),
         _ => None,
     };
     let first = offered(&app).expect("a question");
-    app.update(Action::Dialog(DialogAction::Discard));
+    apply(&mut app, Action::Dialog(DialogAction::Discard));
     assert!(!first.exists());
     let second = offered(&app).expect("the other one next");
-    app.update(Action::Dialog(DialogAction::Accept));
-    assert!(app.workspace.dirty);
+    apply(&mut app, Action::Dialog(DialogAction::Accept));
+    assert!(app.workspace().dirty);
     assert_eq!(
-        app.workspace.recovery_path(),
+        recovery_path(&app.workspace),
         second,
         "restored file is this run's"
     );
-    app.update(Action::Save);
+    apply(&mut app, Action::Save);
     assert!(!second.exists(), "saving removes it");
 }
 
@@ -120,9 +123,8 @@ fn untitled_recovery_is_keyed_to_the_template_opened() {
         workspace
     };
     let (a, b) = (workspace(&templates[0]), workspace(&templates[1]));
-    assert_ne!(a.recovery_path(), b.recovery_path());
-    let name = a
-        .recovery_path()
+    assert_ne!(recovery_path(&a), recovery_path(&b));
+    let name = recovery_path(&a)
         .file_name()
         .unwrap()
         .to_string_lossy()
@@ -139,27 +141,27 @@ fn a_session_changed_on_disk_asks_and_reload_takes_the_disk_version() {
     let mut theirs = Session::load(&file).unwrap();
     theirs.messages[0].0["content"] = "theirs".into();
     theirs.save(&file).unwrap();
-    app.update(Action::Save);
-    assert_eq!(app.overlay, Some(Overlay::Confirm(Confirm::Changed)));
-    app.update(Action::Dialog(DialogAction::Reload));
-    assert!(!app.workspace.dirty);
-    assert_eq!(app.workspace.session.messages[0].0["content"], "theirs");
+    apply(&mut app, Action::Save);
+    assert_eq!(app.overlay(), Some(&Overlay::Confirm(Confirm::Changed)));
+    apply(&mut app, Action::Dialog(DialogAction::Reload));
+    assert!(!app.workspace().dirty);
+    assert_eq!(app.workspace().session.messages[0].0["content"], "theirs");
     // Saving what was just read asks nothing.
-    app.update(Action::Save);
-    assert_eq!(app.overlay, None);
+    apply(&mut app, Action::Save);
+    assert_eq!(app.overlay(), None);
     // Save as, after another change on disk, writes elsewhere and leaves theirs alone.
     app.update(Action::Message(MessageAction::CycleRole));
     theirs.messages[0].0["content"] = "theirs again".into();
     theirs.save(&file).unwrap();
-    app.update(Action::Save);
+    apply(&mut app, Action::Save);
     app.update(Action::Dialog(DialogAction::SaveAs));
-    assert!(matches!(app.overlay, Some(Overlay::Input(_))));
+    assert!(matches!(app.overlay(), Some(Overlay::Input(_))));
     for _ in 0..40 {
         app.update(Action::Dialog(DialogAction::Backspace));
     }
     let copy = dir.path().join("mine.json");
     type_text(&mut app, &copy.display().to_string());
-    app.handle_key(key(KeyCode::Enter));
+    press(&mut app, key(KeyCode::Enter));
     assert_eq!(Session::load(&copy).unwrap().messages[0].role(), "user");
     assert_eq!(
         Session::load(&file).unwrap().messages[0].0["content"],
@@ -175,7 +177,7 @@ fn a_missing_template_renders_nothing_and_is_picked_up_when_it_appears() {
     session.template = TemplateRef::Path("later.jinja".into());
     session.save(&file).unwrap();
     let mut app = app_on(&file, dir.path());
-    assert!(app.workspace.missing_template.is_some());
+    assert!(app.workspace().missing_template.is_some());
     let err = app
         .preview
         .error()
@@ -186,29 +188,30 @@ fn a_missing_template_renders_nothing_and_is_picked_up_when_it_appears() {
         "found {{ messages|length }}",
     )
     .unwrap();
-    app.tick(later());
+    driver::tick(&mut app, later());
     app.settle();
-    assert_eq!(app.preview.text(), "found 4");
-    assert!(app.workspace.missing_template.is_none());
+    assert_eq!(app.preview().text(), "found 4");
+    assert!(app.workspace().missing_template.is_none());
 }
 
 #[test]
 fn a_failed_autosave_does_not_hide_a_failed_save() {
     let dir = tempfile::tempdir().unwrap();
-    let mut app = example_app(dir.path());
-    // A file where the folder should be: both the save and the recovery file fail.
+    // A file where the sessions folder should be: both the save and the recovery file
+    // fail.
     let blocked = dir.path().join("blocked");
     std::fs::write(&blocked, "").unwrap();
-    app.workspace.sessions_dir = blocked.clone();
+    let mut app = example_app(&blocked);
     app.update(Action::Message(MessageAction::CycleRole));
-    app.save(Some(blocked.join("s.json")));
-    let shown = app.status.clone().expect("a status");
+    let save = app.save(Some(blocked.join("s.json")));
+    driver::follow(&mut app, save);
+    let shown = app.status().cloned().expect("a status");
     assert!(
         shown.error && shown.text.starts_with("not saved"),
         "{shown:?}"
     );
-    app.tick(later());
-    assert_eq!(app.status, Some(shown), "the save failure stays on show");
+    driver::tick(&mut app, later());
+    assert_eq!(app.status(), Some(&shown), "the save failure stays on show");
 }
 
 #[test]
@@ -218,7 +221,7 @@ fn pasted_line_breaks_become_newlines() {
     app.update(Action::Message(MessageAction::Select(Step::First)));
     app.update(Action::Message(MessageAction::EditContent));
     app.update(Action::Paste("\r\na\rb\r\nc".into()));
-    let content = app.workspace.session.messages[0].0["content"]
+    let content = app.workspace().session.messages[0].0["content"]
         .as_str()
         .unwrap();
     assert!(content.ends_with("\na\nb\nc"), "{content:?}");
@@ -229,19 +232,19 @@ fn escape_and_a_command_in_one_read_are_two_keys() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
     app.update(Action::Message(MessageAction::EditContent));
-    assert!(app.editor.is_some());
+    assert!(app.editor().is_some());
     let alt_ctrl_s = KeyModifiers::ALT | KeyModifiers::CONTROL;
     app.handle_key(KeyEvent::new(KeyCode::Char('s'), alt_ctrl_s));
-    assert!(app.editor.is_none(), "Esc closed the editor");
+    assert!(app.editor().is_none(), "Esc closed the editor");
     assert!(
-        matches!(app.overlay, Some(Overlay::Input(_))),
+        matches!(app.overlay(), Some(Overlay::Input(_))),
         "Ctrl+S asks for a name"
     );
     // Alt+letter in the editor stays the editor's (word movement), not Esc + letter.
     app.update(Action::Dialog(DialogAction::Cancel));
     app.update(Action::Message(MessageAction::EditContent));
     app.handle_key(KeyEvent::new(KeyCode::Char('b'), KeyModifiers::ALT));
-    assert!(app.editor.is_some());
+    assert!(app.editor().is_some());
 }
 
 #[test]
@@ -249,11 +252,11 @@ fn an_unchanged_external_edit_is_not_a_change() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
     app.update(Action::ExternalEdit);
-    let text = app.editor.as_ref().unwrap().text();
+    let text = app.editor().unwrap().text();
     app.update(Action::ExternalEdited(format!("{text}\n")));
-    assert!(!app.workspace.dirty);
+    assert!(!app.workspace().dirty);
     app.update(Action::ExternalEdited(format!("{text}!")));
-    assert!(app.workspace.dirty);
+    assert!(app.workspace().dirty);
 }
 
 #[test]

@@ -14,7 +14,7 @@ use tui_support::{example_app, key, screen};
 
 /// The value of `key` in the selected template's answers, once they arrived.
 fn answer(app: &App, key: &str) -> Option<serde_json::Value> {
-    match app.selected_info()? {
+    match app.templates().selected_info()? {
         InfoState::Done(info) => (info.entries.iter())
             .find(|e| e.key == key)
             .map(|e| e.value.clone()),
@@ -32,30 +32,42 @@ fn info_app(dir: &std::path::Path) -> App {
 fn i_probes_the_selected_template_on_the_worker_and_caches_it() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = info_app(dir.path());
-    assert!(app.selected_info().is_none(), "nothing asked before `i`");
+    assert!(
+        app.templates().selected_info().is_none(),
+        "nothing asked before `i`"
+    );
     app.handle_key(key(KeyCode::Char('i')));
-    assert!(app.info.open);
+    assert!(app.templates().info.open);
     // update never waits: the answer is on its way.
-    assert!(matches!(app.selected_info(), Some(InfoState::Computing)));
-    assert!(app.info_pending());
+    assert!(matches!(
+        app.templates().selected_info(),
+        Some(InfoState::Computing)
+    ));
+    assert!(app.templates().info_pending());
     app.settle();
     assert_eq!(answer(&app, "supports_system_role"), Some(true.into()));
     assert_eq!(answer(&app, "supports_tools"), Some(true.into()));
     assert_eq!(answer(&app, "supports_tool_calls"), Some(true.into()));
     // Another template is probed when selected; coming back is served from the cache.
-    let first = app.templates.selected().unwrap().name.clone();
+    let first = app.templates().selected().unwrap().name.clone();
     app.handle_key(key(KeyCode::Char('k')));
-    assert_ne!(app.templates.selected().unwrap().name, first);
-    assert!(app.info_pending());
+    assert_ne!(app.templates().selected().unwrap().name, first);
+    assert!(app.templates().info_pending());
     app.settle();
-    assert!(matches!(app.selected_info(), Some(InfoState::Done(_))));
+    assert!(matches!(
+        app.templates().selected_info(),
+        Some(InfoState::Done(_))
+    ));
     app.handle_key(key(KeyCode::Char('j')));
-    assert_eq!(app.templates.selected().unwrap().name, first);
-    assert!(!app.info_pending(), "cached, not asked again");
-    assert!(matches!(app.selected_info(), Some(InfoState::Done(_))));
+    assert_eq!(app.templates().selected().unwrap().name, first);
+    assert!(!app.templates().info_pending(), "cached, not asked again");
+    assert!(matches!(
+        app.templates().selected_info(),
+        Some(InfoState::Done(_))
+    ));
     // `i` again shows the source.
     app.handle_key(key(KeyCode::Char('i')));
-    assert!(!app.info.open);
+    assert!(!app.templates().info.open);
 }
 
 #[test]
@@ -67,7 +79,10 @@ fn a_replaced_request_is_asked_again_when_its_template_comes_back() {
     app.handle_key(key(KeyCode::Char('k')));
     app.handle_key(key(KeyCode::Char('j')));
     app.settle();
-    assert!(matches!(app.selected_info(), Some(InfoState::Done(_))));
+    assert!(matches!(
+        app.templates().selected_info(),
+        Some(InfoState::Done(_))
+    ));
 }
 
 #[test]
@@ -79,10 +94,13 @@ fn a_template_that_does_not_compile_says_why() {
         "{% for m in messages %}",
         chatplate_core::catalog::Origin::Bundled,
     );
-    app.templates.remember(&broken);
+    app.add_template(&broken);
     app.handle_key(key(KeyCode::Char('i')));
     app.settle();
-    assert!(matches!(app.selected_info(), Some(InfoState::Failed(_))));
+    assert!(matches!(
+        app.templates().selected_info(),
+        Some(InfoState::Failed(_))
+    ));
     let text = screen(&mut app, 80, 24);
     assert!(text.contains("capabilities"), "{text}");
 }

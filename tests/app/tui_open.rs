@@ -7,8 +7,10 @@
 use crate::tui_support;
 use std::path::PathBuf;
 
-use chatplate::tui::action::{Action, MessageAction, Pane, Step};
+use chatplate::tui::action::{Action, DialogAction, MessageAction, Pane, Step};
 use chatplate::tui::app::App;
+use chatplate::tui::dialog::Overlay;
+use chatplate::tui::driver;
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;
 use tui_support::{ctrl, example_app, key, screen, type_text};
@@ -24,19 +26,16 @@ fn fixture(path: &str) -> String {
 /// Opens `target` through the dialog and waits for the worker's answer.
 fn open(app: &mut App, target: &str) {
     app.handle_key(ctrl('p'));
-    assert!(app.overlay.is_some(), "the open dialog");
+    assert!(app.overlay().is_some(), "the open dialog");
     type_text(app, target);
     app.handle_key(key(KeyCode::Enter));
     assert!(app.open_pending());
-    app.settle();
+    driver::settle(app);
     assert!(!app.open_pending());
 }
 
 fn status(app: &App) -> String {
-    app.status
-        .as_ref()
-        .map(|s| s.text.clone())
-        .unwrap_or_default()
+    app.status().map(|s| s.text.clone()).unwrap_or_default()
 }
 
 #[test]
@@ -45,13 +44,13 @@ fn a_model_folder_opens_without_a_restart_and_tools_choose_its_template() {
     let mut app = example_app(dir.path());
     open(&mut app, &fixture("models/additional"));
     // The example conversation has tools: transformers would use tool_use.
-    assert_eq!(app.workspace.template.name, "additional#tool_use");
+    assert_eq!(app.workspace().template.name, "additional#tool_use");
     assert!(
-        app.preview.text().contains("tool_use file"),
+        app.preview().text().contains("tool_use file"),
         "rendered with it"
     );
     let names: Vec<&str> = app
-        .templates
+        .templates()
         .catalog
         .iter()
         .map(|t| t.name.as_str())
@@ -61,10 +60,9 @@ fn a_model_folder_opens_without_a_restart_and_tools_choose_its_template() {
     app.update(Action::Message(MessageAction::Select(Step::Last)));
     app.update(Action::Message(MessageAction::EnterFields));
     app.update(Action::Message(MessageAction::RemoveField));
-    app.workspace.session.tools = None;
-    app.edited();
+    app.edit_session(|session| session.tools = None);
     app.settle();
-    assert_eq!(app.workspace.template.name, "additional#default");
+    assert_eq!(app.workspace().template.name, "additional#default");
 }
 
 #[test]
@@ -72,9 +70,13 @@ fn a_gguf_opens_and_a_broken_one_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
     open(&mut app, &fixture("gguf/chat.gguf"));
-    assert!(app.workspace.template.origin_label().starts_with("GGUF"));
-    assert!(app.preview.error().is_none(), "{:?}", app.preview.error());
-    let before = app.workspace.template.clone();
+    assert!(app.workspace().template.origin_label().starts_with("GGUF"));
+    assert!(
+        app.preview().error().is_none(),
+        "{:?}",
+        app.preview().error()
+    );
+    let before = app.workspace().template.clone();
     for bad in [
         "gguf/truncated.gguf",
         "gguf/bad-magic.gguf",
@@ -86,7 +88,7 @@ fn a_gguf_opens_and_a_broken_one_is_reported() {
             "{bad}: {}",
             status(&app)
         );
-        assert_eq!(app.workspace.template, before, "{bad}: template kept");
+        assert_eq!(app.workspace().template, before, "{bad}: template kept");
     }
 }
 
@@ -94,7 +96,7 @@ fn a_gguf_opens_and_a_broken_one_is_reported() {
 fn bad_targets_are_reported_and_change_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
-    let before = app.workspace.template.clone();
+    let before = app.workspace().template.clone();
     let empty = tempfile::tempdir().unwrap();
     for bad in [
         "/nonexistent/path/model".to_string(),
@@ -106,7 +108,7 @@ fn bad_targets_are_reported_and_change_nothing() {
             "{bad}: {}",
             status(&app)
         );
-        assert_eq!(app.workspace.template, before);
+        assert_eq!(app.workspace().template, before);
     }
 }
 
@@ -120,18 +122,23 @@ fn new_session_and_save_as() {
     // Unsaved changes are never dropped by Ctrl+N.
     app.handle_key(ctrl('n'));
     assert!(status(&app).contains("unsaved changes"));
-    assert_eq!(app.workspace.session.messages.len(), 4);
+    assert_eq!(app.workspace().session.messages.len(), 4);
     app.handle_key(ctrl('a'));
     let path = dir.path().join("saved-as.json");
-    if let Some(chatplate::tui::dialog::Overlay::Input(input)) = &mut app.overlay {
-        input.text = path.display().to_string();
+    // The dialog starts with the sessions folder: type the whole path instead.
+    let Some(Overlay::Input(input)) = app.overlay() else {
+        panic!("the save dialog")
+    };
+    for _ in 0..input.text.chars().count() {
+        app.update(Action::Dialog(DialogAction::Backspace));
     }
-    app.handle_key(key(KeyCode::Enter));
+    type_text(&mut app, &path.display().to_string());
+    driver::press(&mut app, key(KeyCode::Enter));
     assert!(path.is_file(), "{}", status(&app));
-    assert!(!app.workspace.dirty);
-    app.handle_key(ctrl('n'));
-    assert!(app.workspace.session.messages.is_empty());
-    assert!(app.workspace.path.is_none());
+    assert!(!app.workspace().dirty);
+    driver::press(&mut app, ctrl('n'));
+    assert!(app.workspace().session.messages.is_empty());
+    assert!(app.workspace().path.is_none());
 }
 
 #[test]
@@ -140,7 +147,7 @@ fn a_session_file_opens_through_the_dialog() {
     let mut app = example_app(dir.path());
     let session = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sessions/gemma-3-tools.json");
     open(&mut app, &session.display().to_string());
-    assert_eq!(app.workspace.template.name, "gemma-3-tools");
+    assert_eq!(app.workspace().template.name, "gemma-3-tools");
 }
 
 fn with_model(width: u16, height: u16) -> (tempfile::TempDir, App) {

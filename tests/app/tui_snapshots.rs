@@ -6,6 +6,7 @@
 
 use crate::tui_support;
 use chatplate::tui::action::{Action, Direction, MessageAction, Pane, PromptAction, Step};
+use chatplate::tui::theme::Theme;
 use chatplate_core::catalog::{Origin, TemplateSource};
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;
@@ -178,7 +179,10 @@ fn tokens_and_the_selected_message_are_styled() {
     let (x, y) = find_cell(&buffer, "<|im_start|>assistant").expect("token on screen");
     assert_eq!(buffer[(x, y)].fg, Color::Magenta, "special token coloured");
     // NO_COLOR: modifiers only.
-    app.theme.color = false;
+    app.set_theme(Theme {
+        color: false,
+        ..app.theme()
+    });
     let buffer = buffer_of(&mut app);
     assert!(buffer
         .content
@@ -195,8 +199,13 @@ fn templates_pane_badges() {
     let mut app = example_app(dir.path());
     app.update(Action::Focus(Pane::Templates));
     app.settle();
-    let selected = app.templates.selected().expect("a template").source.clone();
-    assert!(app.badges_for(&selected).is_some(), "probed");
+    let selected = app
+        .templates()
+        .selected()
+        .expect("a template")
+        .source
+        .clone();
+    assert!(app.templates().badges.get(&selected).is_some(), "probed");
     let text = screen(&mut app, 80, 24);
     assert!(text.contains("sys tools"), "{text}");
     assert_snapshot!("templates_badges_80x24", text);

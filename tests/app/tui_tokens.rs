@@ -9,7 +9,7 @@ use crate::tokens_support;
 use crate::tui_support;
 use std::path::Path;
 
-use chatplate::tui::action::{Action, Direction, Pane, PromptAction, Step};
+use chatplate::tui::action::{Action, Direction, MessageAction, Pane, PromptAction, Step};
 use chatplate::tui::app::App;
 use chatplate::tui::theme::Theme;
 use chatplate_core::session::Session;
@@ -87,7 +87,7 @@ fn specials_are_what_the_tokenizer_says_and_tokens_alternate_shades() {
     // The cursor (prompt focus only) would paint over the first token.
     // and the selected message's highlight over its turn: select the settings row.
     app.update(Action::Focus(Pane::Messages));
-    app.messages.selected = 2;
+    app.update(Action::Message(MessageAction::Select(Step::Last)));
     app.settle();
     let mut terminal =
         ratatui::Terminal::new(ratatui::backend::TestBackend::new(80, 24)).expect("backend");
@@ -122,10 +122,10 @@ fn token_mode_snapshots() {
     right(&mut app, 6);
     assert_snapshot!("tokens_80x24", screen(&mut app, 80, 24));
     assert_snapshot!("tokens_120x40", screen(&mut app, 120, 40));
-    app.theme = Theme {
+    app.set_theme(Theme {
         color: false,
         ..Theme::colored()
-    };
+    });
     assert_snapshot!("tokens_no_color", screen(&mut app, 80, 24));
 }
 

@@ -7,6 +7,7 @@ use chatplate::tui::action::{
     Action, CopyTarget, DialogAction, Direction, Effect, MessageAction, Pane, PromptAction, Step,
 };
 use chatplate::tui::dialog::{Confirm, Overlay};
+use chatplate::tui::driver::{self, apply, press};
 use chatplate::tui::fields::Field;
 use chatplate_core::catalog::{Origin, TemplateSource};
 use chatplate_core::session::{Expected, Session};
@@ -32,23 +33,23 @@ fn roles(app: &chatplate::tui::app::App) -> Vec<String> {
 fn add_move_and_delete_messages() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
-    assert!(!app.workspace.dirty);
+    assert!(!app.workspace().dirty);
     app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
     app.update(msg(MessageAction::Add));
     assert_eq!(
         roles(&app),
         ["system", "user", "assistant", "assistant", "tool"]
     );
-    assert_eq!(app.messages.selected, 2);
+    assert_eq!(app.messages().selected, 2);
     assert!(
-        app.editor.is_some(),
+        app.editor().is_some(),
         "a new message opens its content editor"
     );
-    assert!(app.workspace.dirty);
+    assert!(app.workspace().dirty);
     app.update(Action::Editor(chatplate::tui::action::EditorAction::Close));
     app.update(msg(MessageAction::Move(Direction::Up)));
-    assert_eq!(app.messages.selected, 1);
-    assert_eq!(app.workspace.session.messages[1].0["content"], json!(""));
+    assert_eq!(app.messages().selected, 1);
+    assert_eq!(app.workspace().session.messages[1].0["content"], json!(""));
     app.update(msg(MessageAction::Delete));
     assert_eq!(roles(&app), ["system", "user", "assistant", "tool"]);
     app.update(msg(MessageAction::Duplicate));
@@ -68,11 +69,11 @@ fn typing_updates_the_prompt_live_and_undo_reverts() {
         .text()
         .contains("What's the weather in Paris? Quickly!<|im_end|>"));
     app.handle_key(ctrl('z'));
-    let content = app.workspace.session.messages[1].0["content"].clone();
+    let content = app.workspace().session.messages[1].0["content"].clone();
     assert_ne!(content, json!("What's the weather in Paris? Quickly!"));
     app.handle_key(ctrl('y'));
     assert_eq!(
-        app.workspace.session.messages[1].0["content"],
+        app.workspace().session.messages[1].0["content"],
         json!("What's the weather in Paris? Quickly!")
     );
 }
@@ -91,32 +92,36 @@ fn role_cycles_and_accepts_custom_strings() {
     type_text(&mut app, "developer");
     app.handle_key(key(KeyCode::Enter));
     assert_eq!(roles(&app)[1], "developer");
-    assert!(app.overlay.is_none());
+    assert!(app.overlay().is_none());
 }
 
 #[test]
 fn invalid_json_keeps_the_last_good_value() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
-    let tools_before = app.workspace.session.tools.clone();
+    let tools_before = app.workspace().session.tools.clone();
     app.update(msg(MessageAction::Select(Step::Last)));
     app.update(msg(MessageAction::EnterFields));
     assert_eq!(
-        app.messages.current_field(&app.workspace.session),
+        app.messages().current_field(&app.workspace().session),
         Some(Field::Tools)
     );
     app.update(msg(MessageAction::EditField));
     app.handle_key(key(KeyCode::Char(',')));
-    let editor = app.editor.as_ref().expect("editor open");
+    let editor = app.editor().expect("editor open");
     let error = editor.error.as_ref().expect("invalid JSON is reported");
     assert!(error.line.is_some() && error.column.is_some(), "{error:?}");
-    assert_eq!(app.workspace.session.tools, tools_before, "good value kept");
+    assert_eq!(
+        app.workspace().session.tools,
+        tools_before,
+        "good value kept"
+    );
     // The first Esc refuses, the second drops the invalid text.
     app.handle_key(key(KeyCode::Esc));
-    assert!(app.editor.is_some());
+    assert!(app.editor().is_some());
     app.handle_key(key(KeyCode::Esc));
-    assert!(app.editor.is_none());
-    assert_eq!(app.workspace.session.tools, tools_before);
+    assert!(app.editor().is_none());
+    assert_eq!(app.workspace().session.tools, tools_before);
 }
 
 #[test]
@@ -126,16 +131,18 @@ fn tool_call_arguments_are_validated_and_switch_form() {
     app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
     app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
     app.update(msg(MessageAction::EnterFields));
-    while app.messages.current_field(&app.workspace.session) != Some(Field::CallArguments(0)) {
+    while app.messages().current_field(&app.workspace().session) != Some(Field::CallArguments(0)) {
         app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
     }
     app.update(msg(MessageAction::ToggleArgumentsForm));
-    let arguments = &app.workspace.session.messages[2].0["tool_calls"][0]["function"]["arguments"];
+    let arguments =
+        &app.workspace().session.messages[2].0["tool_calls"][0]["function"]["arguments"];
     assert_eq!(arguments, &json!("{\"city\":\"Paris\"}"));
     app.update(msg(MessageAction::EditField));
     app.handle_key(key(KeyCode::Char('x')));
-    assert!(app.editor.as_ref().unwrap().error.is_some());
-    let arguments = &app.workspace.session.messages[2].0["tool_calls"][0]["function"]["arguments"];
+    assert!(app.editor().unwrap().error.is_some());
+    let arguments =
+        &app.workspace().session.messages[2].0["tool_calls"][0]["function"]["arguments"];
     assert_eq!(arguments, &json!("{\"city\":\"Paris\"}"));
 }
 
@@ -149,11 +156,11 @@ fn tool_result_is_filled_from_the_call() {
     app.update(msg(MessageAction::AddToolCall));
     app.update(msg(MessageAction::LeaveFields));
     app.update(msg(MessageAction::AddToolResult));
-    let added = &app.workspace.session.messages[app.messages.selected];
+    let added = &app.workspace().session.messages[app.messages().selected];
     assert_eq!(added.role(), "tool");
     assert_eq!(added.0["tool_call_id"], json!("call_2"));
     assert_eq!(added.0["name"], json!("get_weather"));
-    assert_eq!(app.messages.selected, 4, "after the existing result");
+    assert_eq!(app.messages().selected, 4, "after the existing result");
 }
 
 #[test]
@@ -166,11 +173,11 @@ fn render_errors_are_state() {
         Origin::Inline,
     ));
     app.settle();
-    let error = app.preview.error().expect("syntax error");
+    let error = app.preview().error().expect("syntax error");
     assert_eq!(error.kind, RenderErrorKind::Syntax);
     assert_eq!(error.position.map(|p| p.line), Some(2));
     app.update(Action::Prompt(PromptAction::Copy(CopyTarget::Prompt)));
-    assert!(app.status.as_ref().unwrap().error);
+    assert!(app.status().unwrap().error);
 }
 
 #[test]
@@ -178,23 +185,23 @@ fn save_as_expected_then_save_and_reload() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
     app.update(Action::SaveExpected);
-    let rendered = app.preview.text().to_string();
+    let rendered = app.preview().text().to_string();
     assert_eq!(
-        app.workspace.session.expected,
+        app.workspace().session.expected,
         Some(Expected::Prompt(rendered))
     );
-    assert!(app.workspace.dirty);
+    assert!(app.workspace().dirty);
     assert_eq!(app.update(Action::Save), None);
     assert!(
-        matches!(app.overlay, Some(Overlay::Input(_))),
+        matches!(app.overlay(), Some(Overlay::Input(_))),
         "asks for a name"
     );
     type_text(&mut app, "golden");
-    app.handle_key(key(KeyCode::Enter));
+    press(&mut app, key(KeyCode::Enter));
     let path = dir.path().join("golden.json");
-    assert!(!app.workspace.dirty);
+    assert!(!app.workspace().dirty);
     let saved = Session::load(&path).unwrap();
-    assert_eq!(saved, app.workspace.session);
+    assert_eq!(saved, app.workspace().session);
 }
 
 #[test]
@@ -209,8 +216,10 @@ fn quit_guard_and_recovery() {
     app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
     app.update(msg(MessageAction::CycleRole));
     assert_eq!(app.update(Action::Quit), None);
-    assert_eq!(app.overlay, Some(Overlay::Confirm(Confirm::Quit)));
-    let written = app.emergency_save().unwrap().expect("a recovery file");
+    assert_eq!(app.overlay(), Some(&Overlay::Confirm(Confirm::Quit)));
+    let written = driver::emergency_save(&mut app)
+        .unwrap()
+        .expect("a recovery file");
     let recovery = dir
         .path()
         .join(".untitled-bundled-qwen2.5-reasoning-tools.recovery.json");
@@ -218,16 +227,16 @@ fn quit_guard_and_recovery() {
     // A new app offers the recovery file; accepting restores the change.
     let mut next = example_app(dir.path());
     assert!(matches!(
-        &next.overlay,
+        next.overlay(),
         Some(Overlay::Confirm(Confirm::Restore(found))) if found.path == recovery
     ));
-    next.update(Action::Dialog(DialogAction::Accept));
+    apply(&mut next, Action::Dialog(DialogAction::Accept));
     assert_eq!(roles(&next)[1], "assistant");
-    assert!(next.workspace.dirty);
+    assert!(next.workspace().dirty);
     // Quitting without saving removes it.
     next.update(Action::Quit);
     assert_eq!(
-        next.update(Action::Dialog(DialogAction::Discard)),
+        apply(&mut next, Action::Dialog(DialogAction::Discard)),
         Some(Effect::Quit)
     );
     assert!(!recovery.exists());
@@ -238,18 +247,18 @@ fn focus_cycles_and_number_keys_jump() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
     app.handle_key(key(KeyCode::Tab));
-    assert_eq!(app.screen.focus, Pane::Prompt);
+    assert_eq!(app.screen().focus, Pane::Prompt);
     app.handle_key(key(KeyCode::Char('1')));
-    assert_eq!(app.screen.focus, Pane::Templates);
+    assert_eq!(app.screen().focus, Pane::Templates);
     // Letters are commands here; `/` starts the filter.
     type_text(&mut app, "/gemma");
-    assert_eq!(app.templates.visible().len(), 1);
+    assert_eq!(app.templates().visible().len(), 1);
     app.handle_key(key(KeyCode::Enter));
     app.settle();
-    assert_eq!(app.workspace.template.name, "gemma-3-tools");
+    assert_eq!(app.workspace().template.name, "gemma-3-tools");
     // Choosing a template returns focus to where the user was.
-    assert_eq!(app.screen.focus, Pane::Prompt);
-    assert!(app.preview.text().contains("<start_of_turn>"));
+    assert_eq!(app.screen().focus, Pane::Prompt);
+    assert!(app.preview().text().contains("<start_of_turn>"));
 }
 
 #[test]
@@ -273,16 +282,16 @@ fn template_file_changes_are_picked_up() {
     } = open(&options).unwrap();
     let mut app = App::new(workspace, catalog);
     app.settle();
-    assert_eq!(app.preview.text(), "[system][user][assistant][tool]");
+    assert_eq!(app.preview().text(), "[system][user][assistant][tool]");
     std::fs::write(
         &template,
         "{% for m in messages %}<{{ m.role }}>{% endfor %}!",
     )
     .unwrap();
-    app.tick(std::time::Instant::now());
+    driver::tick(&mut app, std::time::Instant::now());
     app.settle();
-    assert_eq!(app.preview.text(), "<system><user><assistant><tool>!");
-    assert!(app.status.as_ref().unwrap().text.contains("reloaded"));
+    assert_eq!(app.preview().text(), "<system><user><assistant><tool>!");
+    assert!(app.status().unwrap().text.contains("reloaded"));
 }
 
 #[test]
@@ -318,7 +327,7 @@ fn external_editor_result_is_validated_like_typing() {
             ..
         })
     ));
-    let before = app.workspace.session.tools.clone();
+    let before = app.workspace().session.tools.clone();
     app.update(Action::ExternalEdited("[{\"broken\": }]\n".into()));
     let error = app
         .editor
@@ -326,23 +335,23 @@ fn external_editor_result_is_validated_like_typing() {
         .and_then(|e| e.error.clone())
         .expect("error shown");
     assert_eq!((error.line, error.column), (Some(1), Some(13)));
-    assert_eq!(app.workspace.session.tools, before);
-    assert_eq!(app.editor.as_ref().unwrap().text(), "[{\"broken\": }]");
+    assert_eq!(app.workspace().session.tools, before);
+    assert_eq!(app.editor().unwrap().text(), "[{\"broken\": }]");
     app.update(Action::ExternalEdited("[]".into()));
-    assert_eq!(app.workspace.session.tools, Some(vec![]));
+    assert_eq!(app.workspace().session.tools, Some(vec![]));
 }
 
 #[test]
 fn save_as_expected_records_a_render_error() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
-    while !app.workspace.session.messages.is_empty() {
+    while !app.workspace().session.messages.is_empty() {
         app.update(msg(MessageAction::Delete));
     }
     app.settle();
-    assert!(app.preview.error().is_some());
+    assert!(app.preview().error().is_some());
     app.update(Action::SaveExpected);
-    let Some(Expected::Error(text)) = &app.workspace.session.expected else {
+    let Some(Expected::Error(text)) = &app.workspace().session.expected else {
         panic!("expected an error outcome")
     };
     assert!(text.contains("empty conversation"));
@@ -366,9 +375,9 @@ fn the_workers_copy_of_the_conversation_follows_every_kind_of_edit() {
     app.update(msg(MessageAction::EnterFields));
     app.update(msg(MessageAction::EditField));
     app.settle();
-    let template = CompiledTemplate::compile(&app.workspace.template.source, Limits::default());
-    let conversation = app.workspace.session.conversation().unwrap();
+    let template = CompiledTemplate::compile(&app.workspace().template.source, Limits::default());
+    let conversation = app.workspace().session.conversation().unwrap();
     let fresh = template.unwrap().render(&conversation).unwrap();
-    assert_eq!(app.preview.text(), fresh);
+    assert_eq!(app.preview().text(), fresh);
     assert!(fresh.contains("And Porto? Twice."));
 }

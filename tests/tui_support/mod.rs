@@ -8,6 +8,7 @@ use std::path::Path;
 use chatplate::tui::action::Action;
 use chatplate::tui::app::App;
 use chatplate::tui::conversation::example_session;
+use chatplate::tui::driver;
 use chatplate::tui::ui;
 use chatplate::tui::workspace::Workspace;
 use chatplate_core::catalog;
@@ -29,14 +30,21 @@ pub fn app_for(session: Session, dir: &Path) -> App {
         .unwrap_or_else(|_| catalog::default_template());
     let workspace = Workspace::new(session, None, template, dir.to_path_buf());
     let mut app = App::new(workspace, catalog::bundled());
+    start(&mut app);
     app.update(Action::Resize(80, 24));
     app.settle();
     app
 }
 
+/// The file work the event loop does before the first frame (the look for recovery
+/// files an earlier run left).
+pub fn start(app: &mut App) {
+    driver::tick(app, std::time::Instant::now());
+}
+
 /// The screen as text, once the render worker has answered every change.
 pub fn screen(app: &mut App, width: u16, height: u16) -> String {
-    app.settle();
+    driver::settle(app);
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
     terminal.draw(|frame| ui::draw(frame, app)).expect("draw");
     terminal.backend().to_string()
@@ -61,7 +69,7 @@ pub fn type_text(app: &mut App, text: &str) {
 
 /// Draws without reading the screen back (TestBackend cannot print a 0-wide buffer).
 pub fn draw_only(app: &mut App, width: u16, height: u16) {
-    app.settle();
+    driver::settle(app);
     let mut terminal = Terminal::new(TestBackend::new(width, height)).expect("test backend");
     terminal.draw(|frame| ui::draw(frame, app)).expect("draw");
 }

@@ -1,0 +1,103 @@
+//! Lending the panes what they may touch ([`PaneContext`]) and doing what they ask for
+//! ([`Requests`]) once their handler returns.
+
+use super::App;
+use crate::tui::action::{Effect, Pane};
+use crate::tui::messages_pane::{Editor, MessagesPane};
+use crate::tui::pane::{PaneContext, Requests};
+use crate::tui::prompt_pane::{PromptFacts, PromptPane};
+use crate::tui::templates_pane::TemplatesPane;
+
+impl App {
+    /// Runs `handle` on the templates pane with its context, then what it asked for.
+    pub(in crate::tui) fn in_templates(
+        &mut self,
+        handle: impl FnOnce(&mut TemplatesPane, &mut PaneContext) -> Option<Effect>,
+    ) -> Option<Effect> {
+        let mut ctx = PaneContext::new(
+            &mut self.workspace,
+            &self.preview,
+            self.screen,
+            &mut self.status,
+        );
+        let effect = handle(&mut self.templates, &mut ctx);
+        let asked = ctx.into_requests();
+        self.carry_out(effect, asked)
+    }
+
+    /// Runs `handle` on the messages pane (and the field editor it lends) with its
+    /// context, then what it asked for.
+    pub(in crate::tui) fn in_messages(
+        &mut self,
+        handle: impl FnOnce(&mut MessagesPane, &mut PaneContext, &mut Editor) -> Option<Effect>,
+    ) -> Option<Effect> {
+        let mut ctx = PaneContext::new(
+            &mut self.workspace,
+            &self.preview,
+            self.screen,
+            &mut self.status,
+        );
+        let effect = handle(&mut self.messages, &mut ctx, &mut self.editor);
+        let asked = ctx.into_requests();
+        self.carry_out(effect, asked)
+    }
+
+    /// Runs `handle` on the prompt pane with its context and what it reads of the rest
+    /// of the app, then what it asked for.
+    pub(in crate::tui) fn in_prompt(
+        &mut self,
+        handle: impl FnOnce(&mut PromptPane, &mut PaneContext, PromptFacts) -> Option<Effect>,
+    ) -> Option<Effect> {
+        let facts = PromptFacts {
+            anchor: self.prompt_anchor(),
+            tokens: &self.token_mode,
+            explanation: &self.explanation,
+        };
+        let mut ctx = PaneContext::new(
+            &mut self.workspace,
+            &self.preview,
+            self.screen,
+            &mut self.status,
+        );
+        let effect = handle(&mut self.prompt, &mut ctx, facts);
+        let asked = ctx.into_requests();
+        self.carry_out(effect, asked)
+    }
+
+    /// A pane's handler returned `effect` and asked for `asked`: does it, and returns
+    /// the effect (or the one an action waiting for the render has at once).
+    fn carry_out(&mut self, effect: Option<Effect>, asked: Requests) -> Option<Effect> {
+        if let Some(template) = asked.template {
+            self.use_template(template);
+        }
+        if asked.touched {
+            self.workspace.touch();
+        }
+        if let Some(index) = asked.message_edited {
+            self.workspace.touch();
+            self.invalidate_message(index);
+        }
+        if asked.edited {
+            self.edited();
+        }
+        if asked.follow {
+            self.prompt.follow();
+        }
+        if let Some(index) = asked.select_message {
+            self.messages.selected = index;
+            self.messages.in_fields = false;
+        }
+        if asked.focus_editor {
+            // Keys go to the editor; the pane beside the prompt stays what it was.
+            self.screen.focus = Pane::Messages;
+        }
+        if let Some(pane) = asked.focus {
+            self.focus(pane);
+        }
+        if let Some(overlay) = asked.overlay {
+            self.overlay = Some(overlay);
+        }
+        let deferred = asked.deferred.and_then(|action| self.when_current(action));
+        effect.or(deferred)
+    }
+}

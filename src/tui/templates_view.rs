@@ -1,0 +1,135 @@
+//! Drawing the templates pane: the filter line, the list (sections by origin, the
+//! template in use marked, capability badges on the right), then the selected template's
+//! source or capabilities.
+
+use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::Paragraph;
+use ratatui::Frame;
+
+use chatplate_core::catalog::TemplateSource;
+
+use super::badges::badge_text;
+use super::messages_view::{pane_block, truncate, window_start};
+use super::preview::Preview;
+use super::template_origin;
+use super::templates_pane::TemplatesPane;
+use super::theme::Theme;
+
+/// What the templates pane draws.
+#[derive(Debug, Clone, Copy)]
+pub struct TemplatesView<'a> {
+    /// The pane's state.
+    pub pane: &'a TemplatesPane,
+    /// The template the session uses.
+    pub in_use: &'a TemplateSource,
+    /// The shown render (its error line is marked in the source).
+    pub preview: &'a Preview,
+    /// The colours.
+    pub theme: Theme,
+}
+
+/// Draws the pane: filter line, list, then the source.
+pub fn draw(frame: &mut Frame, area: Rect, view: TemplatesView, focused: bool) {
+    let theme = view.theme;
+    let block = pane_block("Templates", focused, theme);
+    let inner = block.inner(area);
+    frame.render_widget(block, area);
+    let pane = view.pane;
+    let list_height = super::template_source::list_rows(pane.catalog.len(), inner.height);
+    let [filter_area, list_area, source_area] = Layout::vertical([
+        Constraint::Length(1),
+        Constraint::Length(list_height),
+        Constraint::Min(0),
+    ])
+    .areas(inner);
+    let filter = if pane.filtering || !pane.filter.is_empty() {
+        Line::from(vec![
+            Span::styled("filter: ", theme.dim()),
+            Span::raw(pane.filter.clone()),
+            Span::styled(if pane.filtering { "▏" } else { "" }, theme.dim()),
+        ])
+    } else {
+        Line::styled("/ filters · Enter uses", theme.dim())
+    };
+    frame.render_widget(Paragraph::new(filter), filter_area);
+    frame.render_widget(
+        Paragraph::new(list_lines(view, list_area, focused)),
+        list_area,
+    );
+    if pane.info.open {
+        super::info_view::draw(frame, source_area, pane, theme);
+    } else {
+        super::template_source::draw(frame, source_area, view);
+    }
+}
+
+/// A list row: the name, then its capability badges right-aligned in what room the
+/// name leaves (badges go first when the pane is narrow; the name is cut only when it
+/// alone is too wide).
+fn badged_line(
+    view: TemplatesView,
+    template: &TemplateSource,
+    name: &str,
+    width: u16,
+) -> Line<'static> {
+    use unicode_width::UnicodeWidthStr;
+    let width = usize::from(width);
+    let name = truncate(name, width);
+    let room = width.saturating_sub(name.width() + 1);
+    let badges = badge_text(view.pane.badges.get(&template.source), room);
+    if badges.is_empty() {
+        return Line::raw(name);
+    }
+    let pad = width.saturating_sub(name.width() + badges.width());
+    Line::from(vec![
+        Span::raw(name),
+        Span::raw(" ".repeat(pad)),
+        Span::styled(badges, view.theme.dim()),
+    ])
+}
+
+fn list_lines(view: TemplatesView, area: Rect, focused: bool) -> Vec<Line<'static>> {
+    let (pane, theme) = (view.pane, view.theme);
+    let visible = pane.visible();
+    if visible.is_empty() {
+        return vec![Line::styled("no match", theme.dim())];
+    }
+    let height = usize::from(area.height);
+    let start = window_start(pane.cursor, visible.len(), height);
+    let in_use = view.in_use;
+    let mut lines = Vec::new();
+    let mut cursor_line = None;
+    for (row, &index) in visible.iter().enumerate().skip(start) {
+        let template = &pane.catalog[index];
+        let section = template_origin::section(template);
+        let first_of_section = match row.checked_sub(1).map(|r| visible[r]) {
+            Some(before) => template_origin::section(&pane.catalog[before]) != section,
+            None => section != "Bundled",
+        };
+        if first_of_section {
+            lines.push(Line::styled(format!("─ {section}"), theme.dim()));
+        }
+        let mark = if template.name == in_use.name && template.origin == in_use.origin {
+            "● "
+        } else {
+            "  "
+        };
+        let label = template_origin::label(&pane.catalog, index);
+        let line = badged_line(view, template, &format!("{mark}{label}"), area.width);
+        if row == pane.cursor {
+            cursor_line = Some(lines.len());
+        }
+        lines.push(if focused && row == pane.cursor {
+            line.patch_style(theme.cursor())
+        } else {
+            line
+        });
+    }
+    // Headings can push the cursor row below the window: scroll it back into view.
+    if let Some(at) = cursor_line.filter(|&at| at >= height) {
+        lines.drain(..=at - height);
+    }
+    lines.truncate(height);
+    lines
+}
