@@ -138,7 +138,7 @@ fn bench_typing(c: &mut Criterion, name: &str, mut app: App) {
     app.handle_key(press(KeyCode::End));
     app.handle_key(press(KeyCode::Up));
     app.handle_key(press(KeyCode::Char('e')));
-    assert!(app.editor.is_some(), "editor open");
+    assert!(app.editor().is_some(), "editor open");
     c.bench_function(name, |b| {
         b.iter(|| {
             app.handle_key(black_box(press(KeyCode::Char('x'))));
@@ -234,8 +234,12 @@ fn bench_to_result(c: &mut Criterion, name: &str, mut app: App) {
 /// the messages in the prompt, line starts, a copy of the whole conversation, and the
 /// incremental attribution that follows every render.
 fn worker_parts(c: &mut Criterion, short: &str, app: &App) {
-    let conversation = app.workspace.session.conversation().expect("conversation");
-    let compiled = CompiledTemplate::compile(&app.workspace.template.source, Limits::default())
+    let conversation = app
+        .workspace()
+        .session
+        .conversation()
+        .expect("conversation");
+    let compiled = CompiledTemplate::compile(&app.workspace().template.source, Limits::default())
         .expect("compiles");
     let mut prepared = PreparedMessages::new(&conversation);
     let token = CancelToken::new();
@@ -260,7 +264,7 @@ fn worker_parts(c: &mut Criterion, short: &str, app: &App) {
     group.bench_function("copy_conversation", |b| {
         b.iter(|| black_box(&conversation).clone())
     });
-    if let Some(previous) = app.explanation.attributed.as_deref() {
+    if let Some(previous) = app.explanation().attributed.as_deref() {
         let mut edited = conversation.clone();
         let content = edited.messages[last]["content"]
             .as_str()
@@ -378,7 +382,7 @@ fn accepted_app(dir: &Path, template: &TemplateSource, meta: &Json) -> Option<Ap
             let _ = app.collect();
             std::thread::sleep(Duration::from_millis(5));
         }
-        if !app.is_stale() && app.preview.error().is_none() {
+        if !app.is_stale() && app.preview().error().is_none() {
             return Some(app);
         }
     }
@@ -394,7 +398,7 @@ fn open_last_message(mut app: App) -> App {
     app.handle_key(press(KeyCode::End));
     app.handle_key(press(KeyCode::Up));
     app.handle_key(press(KeyCode::Char('e')));
-    assert!(app.editor.is_some(), "editor open");
+    assert!(app.editor().is_some(), "editor open");
     app
 }
 

@@ -33,16 +33,14 @@ mod read;
 /// it through the accessors in `app/read.rs`.
 #[derive(Debug)]
 pub struct App {
-    // Read by `benches/keystroke.rs` as fields, so still public: the bench is to move to
-    // `workspace()`, `preview()`, `editor()` and `explanation()`.
     /// The session and its files.
-    pub workspace: Workspace,
+    pub(super) workspace: Workspace,
     /// The cached render.
-    pub preview: Preview,
+    pub(super) preview: Preview,
     /// The open field editor, if any.
-    pub editor: Option<FieldEditor>,
+    pub(super) editor: Option<FieldEditor>,
     /// Exact attribution of the prompt (from the worker).
-    pub explanation: Explanation,
+    pub(super) explanation: Explanation,
     /// Template pane state.
     pub(super) templates: TemplatesPane,
     /// Message pane state.

@@ -152,11 +152,11 @@ fn snapshot_not_monotone_120x40() {
 fn ignored_values_are_marked_in_the_fields() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
-    app.workspace
-        .session
-        .variables
-        .insert("nobody_reads_this".into(), serde_json::json!(true));
-    app.edited();
+    app.edit_session(|session| {
+        session
+            .variables
+            .insert("nobody_reads_this".into(), serde_json::json!(true));
+    });
     // The tool result: the bundled default template never prints `tool_call_id`.
     for _ in 0..3 {
         app.update(Action::Message(MessageAction::Select(Step::Line(

@@ -93,7 +93,7 @@ fn discarding_offers_the_next_recovery_file_and_restoring_adopts_it() {
     apply(&mut app, Action::Dialog(DialogAction::Accept));
     assert!(app.workspace().dirty);
     assert_eq!(
-        recovery_path(&app.workspace),
+        recovery_path(app.workspace()),
         second,
         "restored file is this run's"
     );
@@ -179,7 +179,7 @@ fn a_missing_template_renders_nothing_and_is_picked_up_when_it_appears() {
     let mut app = app_on(&file, dir.path());
     assert!(app.workspace().missing_template.is_some());
     let err = app
-        .preview
+        .preview()
         .error()
         .expect("an error, not the default template");
     assert!(err.message.contains("later.jinja"), "{}", err.message);

@@ -21,7 +21,7 @@ fn msg(action: MessageAction) -> Action {
 }
 
 fn roles(app: &chatplate::tui::app::App) -> Vec<String> {
-    app.workspace
+    app.workspace()
         .session
         .messages
         .iter()
@@ -65,7 +65,7 @@ fn typing_updates_the_prompt_live_and_undo_reverts() {
     type_text(&mut app, " Quickly!");
     app.settle();
     assert!(app
-        .preview
+        .preview()
         .text()
         .contains("What's the weather in Paris? Quickly!<|im_end|>"));
     app.handle_key(ctrl('z'));
@@ -330,7 +330,7 @@ fn external_editor_result_is_validated_like_typing() {
     let before = app.workspace().session.tools.clone();
     app.update(Action::ExternalEdited("[{\"broken\": }]\n".into()));
     let error = app
-        .editor
+        .editor()
         .as_ref()
         .and_then(|e| e.error.clone())
         .expect("error shown");

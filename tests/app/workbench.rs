@@ -182,7 +182,7 @@ fn long_sessions_undo_by_difference_and_history_stays_with_its_session() {
     assert_eq!(app.workspace().session, edited);
 
     // Another session: undo must not splice the old session's messages into it.
-    let other = example_app(dir.path()).workspace;
+    let other = example_app(dir.path()).into_workspace();
     let opened = other.session.clone();
     app.load(other);
     app.handle_key(key(KeyCode::Char('u')));

@@ -86,6 +86,11 @@ impl App {
         self.theme = theme;
     }
 
+    /// The session and its files, taking the app apart (to open them in another app).
+    pub fn into_workspace(self) -> Workspace {
+        self.workspace
+    }
+
     /// Changes the session from outside the keys, as one edit: unsaved, and rendered
     /// again.
     pub fn edit_session(&mut self, edit: impl FnOnce(&mut Session)) {
