@@ -17,14 +17,16 @@ pub struct Burst {
 
 impl Burst {
     /// Collects `key` when it is text for the editor (true); otherwise the caller
-    /// handles it, after [`Burst::flush`]. Enter inside a burst is a newline.
+    /// handles it, after [`Burst::flush`]. Enter inside a burst is a newline, and so is
+    /// Ctrl+J anywhere: it is the line feed byte, which a terminal without bracketed paste
+    /// sends for a pasted line break (the editor makes it a newline too).
     pub fn push(&mut self, app: &App, key: &KeyEvent) -> bool {
-        let plain = !key
-            .modifiers
-            .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
+        let mods = key.modifiers;
+        let plain = !mods.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
         let text = match key.code {
             KeyCode::Char(c) if plain => c,
             KeyCode::Enter if plain && !self.text.is_empty() => '\n',
+            KeyCode::Char('j') if mods == KeyModifiers::CONTROL => '\n',
             _ => return false,
         };
         if key.kind == KeyEventKind::Release || app.scope() != Scope::Editor {
@@ -52,20 +54,31 @@ impl Burst {
 mod tests {
     use super::*;
 
-    #[test]
-    fn only_editor_text_is_collected() {
-        let key = |code| KeyEvent::new(code, KeyModifiers::NONE);
-        let ctrl_s = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
+    /// An app on the example session, not editing.
+    fn app() -> App {
         let dir = std::env::temp_dir();
         let template = chatplate_core::catalog::default_template();
         let session = super::super::conversation::example_session(template.reference(&dir));
         let workspace = super::super::workspace::Workspace::new(session, None, template, dir);
-        let mut app = App::new(workspace, Vec::new());
-        let mut burst = Burst::default();
-        assert!(!burst.push(&app, &key(KeyCode::Char('a'))), "not editing");
+        App::new(workspace, Vec::new())
+    }
+
+    /// An app with the selected message's content in the editor.
+    fn editing() -> App {
+        let mut app = app();
         app.update(Action::Message(
             super::super::action::MessageAction::EditContent,
         ));
+        app
+    }
+
+    #[test]
+    fn only_editor_text_is_collected() {
+        let key = |code| KeyEvent::new(code, KeyModifiers::NONE);
+        let ctrl_s = KeyEvent::new(KeyCode::Char('s'), KeyModifiers::CONTROL);
+        let mut burst = Burst::default();
+        assert!(!burst.push(&app(), &key(KeyCode::Char('a'))), "not editing");
+        let mut app = editing();
         assert!(
             !burst.push(&app, &key(KeyCode::Enter)),
             "Enter first is a key"
@@ -77,5 +90,21 @@ mod tests {
         burst.flush(&mut app);
         let text = app.editor.as_ref().unwrap().text();
         assert!(text.ends_with("a\nb"), "{text:?}");
+    }
+
+    /// A line feed is Ctrl+J to the key reader: in an unbracketed paste it is a line
+    /// break, first in the burst too.
+    #[test]
+    fn line_feeds_are_newlines() {
+        let ctrl_j = KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL);
+        let mut app = editing();
+        let before = app.editor.as_ref().unwrap().text();
+        let mut burst = Burst::default();
+        assert!(burst.push(&app, &ctrl_j), "a line feed first");
+        assert!(burst.push(&app, &KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE)));
+        assert!(burst.push(&app, &ctrl_j));
+        burst.flush(&mut app);
+        let text = app.editor.as_ref().unwrap().text();
+        assert_eq!(text, format!("{before}\nx\n"));
     }
 }

@@ -7,7 +7,7 @@ use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph};
 use ratatui::Frame;
-use ratatui_textarea::{CursorMove, TextArea, WrapMode};
+use ratatui_textarea::{CursorMove, Input, Key, TextArea, WrapMode};
 
 use chatplate_core::session::Session;
 
@@ -70,6 +70,32 @@ impl FieldEditor {
             textarea,
             error: None,
             discard_armed: false,
+        }
+    }
+
+    /// A key for the text itself. Two of ratatui-textarea's bindings differ: Ctrl+J is
+    /// the line feed byte, which a terminal without bracketed paste sends for every line
+    /// break of a paste, so it is a new line (it deleted to the start of the line, eating
+    /// the pasted text); Ctrl+U deletes to the start of the line instead, as in a shell
+    /// (Ctrl+Z stays undo). Returns whether the text changed.
+    pub fn input(&mut self, input: Input) -> bool {
+        match input {
+            Input {
+                key: Key::Char('j'),
+                ctrl: true,
+                alt: false,
+                ..
+            } => {
+                self.textarea.insert_newline();
+                true
+            }
+            Input {
+                key: Key::Char('u'),
+                ctrl: true,
+                alt: false,
+                ..
+            } => self.textarea.delete_line_by_head(),
+            input => self.textarea.input(input),
         }
     }
 

@@ -20,18 +20,15 @@ pub const TEXT_KEYS: &[(&str, &str)] = &[
     ("Ctrl+← Ctrl+→ Alt+B Alt+F", "A word back / forward"),
     ("Alt+< Alt+>", "Start / end of the text"),
     ("PgUp PgDn Alt+V Ctrl+V", "A page up / down"),
-    ("Enter", "New line"),
+    ("Enter Ctrl+J", "New line"),
     ("Tab", "A real tab character"),
     (
         "Bksp Del Ctrl+H Ctrl+D",
         "Delete a character before / after",
     ),
     ("Ctrl+W Alt+Bksp / Alt+D", "Delete a word before / after"),
-    ("Ctrl+K / Ctrl+J", "Delete to the end / start of the line"),
-    (
-        "Ctrl+X",
-        "Cut the selection (Ctrl+U / Ctrl+R also undo / redo)",
-    ),
+    ("Ctrl+K / Ctrl+U", "Delete to the end / start of the line"),
+    ("Ctrl+X", "Cut the selection (Ctrl+R also redoes)"),
 ];
 
 /// One row of the overlay.

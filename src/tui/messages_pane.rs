@@ -281,7 +281,7 @@ impl MessagesPane {
             return;
         };
         let changed = match action {
-            EditorAction::Input(input) => open.textarea.input(input),
+            EditorAction::Input(input) => open.input(input),
             EditorAction::Undo => open.textarea.undo(),
             EditorAction::Redo => open.textarea.redo(),
             EditorAction::Close => {

@@ -21,6 +21,7 @@ mod e2e_author;
 mod e2e_edits;
 mod e2e_exits;
 mod e2e_open;
+mod e2e_paste;
 mod e2e_pty;
 mod key_docs;
 mod tui_config;
