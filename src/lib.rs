@@ -7,5 +7,6 @@
 //! crates instead (docs/library.md).
 
 pub mod cli;
+pub mod template_roots;
 #[cfg(feature = "tui")]
 pub mod tui;

@@ -17,6 +17,7 @@ use clap::{Args, ValueEnum};
 use super::fetching::ensure_cached;
 use super::limits::LimitArgs;
 use super::output;
+use super::session_input::allowed_roots;
 use super::stdin;
 use chatplate_core::check::{
     self, ci_report, isolate, CaseResult, CheckOptions, Discovery, Fixture, Outcome,
@@ -34,8 +35,9 @@ pub(super) struct CheckArgs {
     /// Rewrite `expected` from the current render instead of comparing.
     #[arg(long)]
     bless: bool,
-    /// A folder fixtures' template paths may also lead into (repeatable); by default
-    /// they must stay inside the folder being checked (or a named fixture's folder).
+    /// A folder fixtures' template paths may also lead into (repeatable), besides the
+    /// config file's "template_roots"; otherwise they must stay inside the folder being
+    /// checked (or a named fixture's folder).
     #[arg(long = "template-root", value_name = "DIR")]
     template_roots: Vec<PathBuf>,
     /// Check in this process instead of child processes (faster to start, but a fixture
@@ -103,7 +105,7 @@ pub(super) fn run(args: &CheckArgs) -> Result<i32> {
     let options = CheckOptions {
         bless: args.bless,
         limits: args.limits.limits(),
-        template_roots: args.template_roots.clone(),
+        template_roots: allowed_roots(&args.template_roots),
     };
     let results = match (args.in_process, std::env::current_exe()) {
         (false, Ok(exe)) => {

@@ -8,7 +8,7 @@ use clap::Args;
 
 use super::fetching::ensure_cached;
 use super::render::with_stdin_note;
-use super::session_input::{input_dir, load_session};
+use super::session_input::{input_dir, load_session, template_access};
 use chatplate_core::catalog;
 use chatplate_core::request;
 use chatplate_core::session::write_atomically;
@@ -30,8 +30,9 @@ pub(super) fn run(args: ExportArgs) -> Result<i32> {
     let session = load_session(&args.fixture)?;
     let dir = input_dir(&args.fixture);
     ensure_cached(&session.template)?;
-    // Like `render FIXTURE`: the fixture's template path stays inside its folder.
-    let access = catalog::TemplateAccess::within(&dir);
+    // Like `render FIXTURE`: the fixture's template path stays inside its folder or an
+    // allowed root.
+    let access = template_access(&dir, &[]);
     let template = catalog::resolve_for(&session, &dir, &access)
         .map_err(|err| with_stdin_note(err, &args.fixture, &session))?;
     let exported = request::export(&session, &template);

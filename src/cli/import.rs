@@ -8,7 +8,7 @@ use clap::Args;
 use serde_json::Value as Json;
 
 use super::fetching::ensure_cached;
-use super::session_input::{open_template, read_json, shown};
+use super::session_input::{open_template, read_json, shown, template_access};
 use super::stdin;
 use chatplate_core::catalog::ModelId;
 use chatplate_core::check::render_session;
@@ -73,7 +73,7 @@ pub(super) fn run(args: ImportArgs) -> Result<i32> {
     let mut session = imported.session;
     if args.bless {
         ensure_cached(&session.template)?;
-        let access = chatplate_core::catalog::TemplateAccess::within(&out_dir);
+        let access = template_access(&out_dir, &[]);
         session.expected = Some(
             match render_session(&session, &out_dir, &access, Limits::default()) {
                 Ok(prompt) => Expected::Prompt(prompt),
@@ -101,7 +101,27 @@ fn chosen_template(args: &ImportArgs, body: &Json, out_dir: &Path) -> Result<Opt
     let set = open_template(target)?;
     let has_tools = body.get("tools").is_some_and(|t| !t.is_null());
     let template = set.pin(args.template_name.as_deref()).choose(has_tools)?;
-    Ok(Some(template.reference(out_dir)))
+    let reference = template.reference(out_dir);
+    warn_if_refused(&reference, out_dir);
+    Ok(Some(reference))
+}
+
+/// A template path that reading the fixture would refuse (the rule `check` and the app
+/// apply): says so, and what to allow.
+fn warn_if_refused(reference: &TemplateRef, out_dir: &Path) {
+    let (TemplateRef::Path(path) | TemplateRef::Named { path, .. }) = reference else {
+        return;
+    };
+    let full = out_dir.join(path);
+    if !template_access(out_dir, &[]).allows(&full) {
+        let folder = chatplate_core::catalog::folder_to_allow(&full);
+        eprintln!(
+            "chatplate: note: the template is outside {}: `check` and `render` will refuse \
+             it unless {} is allowed (--template-root, or the config file's \"template_roots\")",
+            out_dir.display(),
+            folder.display()
+        );
+    }
 }
 
 fn prefetch(body: &Json) {

@@ -53,8 +53,8 @@ pub struct Cli {
     /// the tools choose.
     #[arg(long, value_name = "NAME")]
     pub template_name: Option<String>,
-    /// A folder sessions' template paths may also lead into (repeatable); by default the
-    /// session's folder, the working directory and the --templates folders.
+    /// A folder sessions' template paths may also lead into (repeatable), besides the
+    /// session's folder and the config file's "template_roots", as for `check`.
     #[arg(long = "template-root", value_name = "DIR")]
     template_roots: Vec<PathBuf>,
     /// Render bounds for the app.
@@ -160,7 +160,9 @@ fn interactive(args: Interactive) -> Result<i32> {
     crate::tui::preview::set_app_limits(
         args.limits.apply(crate::tui::preview::app_default_limits()),
     );
-    crate::tui::startup::allow_template_roots(args.template_roots);
+    // A config file that cannot be read is reported by the app's own settings.
+    let (roots, _) = crate::template_roots::allowed(&args.template_roots);
+    crate::tui::startup::allow_template_roots(roots);
     crate::tui::run(crate::tui::TuiOptions {
         file: args.file,
         template_dirs: args.template_dirs,

@@ -10,7 +10,9 @@ use super::diagnostic;
 use super::fetching::ensure_cached;
 use super::limits::LimitArgs;
 use super::output;
-use super::session_input::{input_dir, load_session, open_template, read_json, shown};
+use super::session_input::{
+    input_dir, load_session, open_template, read_json, shown, template_access,
+};
 use super::stdin;
 use chatplate_core::catalog::{self, TemplateAccess, TemplateSource};
 use chatplate_core::check::stdin_template_note;
@@ -47,8 +49,8 @@ pub(super) struct RenderArgs {
     /// Fixed clock for strftime_now, e.g. 2026-01-15T00:00:00.
     #[arg(long)]
     clock: Option<String>,
-    /// A folder a fixture's template path may also lead into (repeatable); by default
-    /// it must stay inside the fixture's folder.
+    /// A folder a fixture's template path may also lead into (repeatable), besides the
+    /// config file's "template_roots"; otherwise it must stay inside the fixture's folder.
     #[arg(long = "template-root", value_name = "DIR")]
     template_roots: Vec<PathBuf>,
     #[command(flatten)]
@@ -111,11 +113,7 @@ pub(super) fn fixture_template(
     let session = load_session(path)?;
     let dir = input_dir(path);
     let access = match roots {
-        Some(roots) => {
-            let mut allowed = vec![dir.clone()];
-            allowed.extend(roots.iter().cloned());
-            TemplateAccess::Within(allowed)
-        }
+        Some(roots) => template_access(&dir, roots),
         None => TemplateAccess::Anywhere,
     };
     ensure_cached(&session.template)?;

@@ -10,7 +10,10 @@ use serde_json::Value as Json;
 
 use super::fetching::with_hub;
 use super::stdin;
-use chatplate_core::catalog::{open_templates, Origin, TemplateSet, TemplateSource};
+use crate::template_roots;
+use chatplate_core::catalog::{
+    open_templates, Origin, TemplateAccess, TemplateSet, TemplateSource,
+};
 use chatplate_core::files::{self, MAX_SESSION_BYTES, MAX_TEMPLATE_BYTES};
 use chatplate_core::request;
 use chatplate_core::session::Session;
@@ -32,6 +35,24 @@ pub(super) fn input_dir(path: &Path) -> PathBuf {
         Some(dir) if !stdin::is_stdin(path) => dir.to_path_buf(),
         _ => PathBuf::new(),
     }
+}
+
+/// What a session read from `tree` may name as its template: inside `tree` or a root
+/// the user allowed (`flags`, the `--template-root` folders, and the config file's; a
+/// config file that cannot be read is reported and its roots left out).
+pub(super) fn template_access(tree: &Path, flags: &[PathBuf]) -> TemplateAccess {
+    template_roots::access(tree, &allowed_roots(flags))
+}
+
+/// The allowed template roots: `flags` and the config file's (see
+/// [`template_access`]).
+pub(super) fn allowed_roots(flags: &[PathBuf]) -> Vec<PathBuf> {
+    let (roots, problem) = template_roots::allowed(flags);
+    if let Some(problem) = problem {
+        let problem = chatplate_render::visible::message(&problem);
+        eprintln!("chatplate: {problem} (its template roots are not used)");
+    }
+    roots
 }
 
 /// The text of a file argument (`-`: standard input), at most `limit` bytes.

@@ -10,9 +10,9 @@ use clap::Args;
 use serde_json::{json, Value as Json};
 
 use super::render::with_stdin_note;
-use super::session_input::{input_dir, load_session, read_input, shown};
+use super::session_input::{input_dir, load_session, read_input, shown, template_access};
 use super::stdin;
-use chatplate_core::catalog::{self, TemplateAccess};
+use chatplate_core::catalog;
 use chatplate_core::check::render_with;
 use chatplate_core::files::MAX_SESSION_BYTES;
 use chatplate_core::tokens::expect::session_tokenizer;
@@ -121,7 +121,7 @@ fn prepare(
         None => session_tokenizer(&session, &dir)
             .map_err(|err| anyhow::anyhow!("{}: {err}", shown(input).display()))?,
     };
-    let access = TemplateAccess::within(&dir);
+    let access = template_access(&dir, &[]);
     let rendered = catalog::resolve_for(&session, &dir, &access)
         .map_err(|err| with_stdin_note(err, input, &session).to_string())
         .and_then(|template| {

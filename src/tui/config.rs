@@ -18,7 +18,7 @@ use super::keymap::{Binding, Chord, Scope, BINDINGS};
 use super::theme::Palette;
 
 /// Points at another config file (tests, or several setups).
-pub const CONFIG_ENV: &str = "CHATPLATE_CONFIG";
+pub use crate::template_roots::CONFIG_ENV;
 
 /// The file as written.
 #[derive(Debug, Default, Deserialize)]
@@ -30,6 +30,10 @@ pub struct ConfigFile {
     /// Palette name → colour name (`"user": "light-blue"`).
     #[serde(default)]
     pub colors: BTreeMap<String, String>,
+    /// Folders sessions' template paths may also lead into (read by every command, see
+    /// [`crate::template_roots`]).
+    #[serde(default)]
+    pub template_roots: Vec<String>,
 }
 
 /// One key or several.
@@ -53,15 +57,9 @@ pub struct Settings {
     pub problems: Vec<String>,
 }
 
-/// The config file: `$CHATPLATE_CONFIG`, else `config.json` in the platform's config
-/// directory (`~/.config/chatplate` on Linux, `~/Library/Application Support/chatplate`
-/// on macOS, `%APPDATA%\chatplate\config` on Windows).
+/// The config file (see [`crate::template_roots::config_path`]).
 pub fn path() -> Option<PathBuf> {
-    match std::env::var_os(CONFIG_ENV) {
-        Some(path) if !path.is_empty() => Some(PathBuf::from(path)),
-        _ => directories::ProjectDirs::from("", "", "chatplate")
-            .map(|dirs| dirs.config_dir().join("config.json")),
-    }
+    crate::template_roots::config_path()
 }
 
 /// Reads the config file; no file means the defaults, without a problem.

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::action::{DialogAction, Effect};
 use super::app::App;
-use super::disk::Job;
+use super::disk::{Job, Outside, Outsider, Save};
 use super::keymap::Scope;
 use super::recovery::Found;
 
@@ -21,6 +21,9 @@ pub enum Confirm {
     OpenDiscard(PathBuf),
     /// Another program changed the session file since it was read or saved.
     Changed,
+    /// Saving held back: the session may not name its template's file from where it
+    /// goes. Allow the folder as a template root, or write the template's text instead.
+    TemplateOutside(Outsider),
 }
 
 /// What a text input is for.
@@ -188,9 +191,26 @@ impl App {
             (Confirm::Changed, DialogAction::SaveAs) => {
                 self.overlay = Some(Overlay::save_as(&self.workspace.sessions_dir, false));
             }
+            (Confirm::TemplateOutside(outsider), DialogAction::Accept) => {
+                let save = self.outsider_save(&outsider, Outside::Keep);
+                return Some(Effect::Disk(Job::AllowRoot {
+                    folder: outsider.folder,
+                    save: Box::new(save),
+                }));
+            }
+            (Confirm::TemplateOutside(outsider), DialogAction::Discard) => {
+                let save = self.outsider_save(&outsider, Outside::Inline);
+                return Some(Effect::Disk(Job::Save(save)));
+            }
             (question, _) => self.overlay = Some(Overlay::Confirm(question)),
         }
         None
+    }
+
+    /// The save the template question held back, going ahead as `outside` says.
+    fn outsider_save(&self, outsider: &Outsider, outside: Outside) -> Save {
+        let target = Some(outsider.target.clone());
+        (self.workspace).save_job(target, outsider.guard, outsider.then_quit, outside)
     }
 
     fn input_action(&mut self, mut input: InputDialog, action: DialogAction) -> Option<Effect> {

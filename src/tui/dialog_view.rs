@@ -7,6 +7,7 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
 use super::dialog::{Confirm, InputDialog, InputKind, Overlay, Picker};
+use super::disk::Outsider;
 use super::recovery::Found;
 use super::theme::Theme;
 
@@ -48,8 +49,12 @@ pub(super) fn dialog_box(
 }
 
 fn draw_confirm(frame: &mut Frame, area: Rect, question: &Confirm, name: &str, theme: Theme) {
-    if let Confirm::Restore(found) = question {
-        return draw_restore(frame, area, found, name, theme);
+    match question {
+        Confirm::Restore(found) => return draw_restore(frame, area, found, name, theme),
+        Confirm::TemplateOutside(outsider) => {
+            return draw_outside(frame, area, outsider, theme);
+        }
+        _ => {}
     }
     let (title, text, choices) = match question {
         Confirm::Quit => (
@@ -57,7 +62,7 @@ fn draw_confirm(frame: &mut Frame, area: Rect, question: &Confirm, name: &str, t
             format!("{name} has unsaved changes."),
             "y save and quit · n quit without saving · Esc stay",
         ),
-        Confirm::Restore(_) => return,
+        Confirm::Restore(_) | Confirm::TemplateOutside(_) => return,
         Confirm::Changed => (
             "Changed on disk",
             format!("Another program changed {name} since it was opened or saved."),
@@ -76,6 +81,58 @@ fn draw_confirm(frame: &mut Frame, area: Rect, question: &Confirm, name: &str, t
         Line::styled(choices, theme.key()),
     ];
     frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: true }), inner);
+}
+
+/// The template question: where the template is, and the two ways to save.
+fn draw_outside(frame: &mut Frame, area: Rect, outsider: &Outsider, theme: Theme) {
+    let folder = |path: &std::path::Path| {
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        dir.unwrap_or(std::path::Path::new("."))
+            .display()
+            .to_string()
+    };
+    let config = crate::template_roots::config_path().map_or_else(
+        || "the config file".into(),
+        |path| path.display().to_string(),
+    );
+    let lines = vec![
+        Line::raw(format!(
+            "The template {} is outside {}/. A session may name a template file only inside \
+             its folder or an allowed template root: `chatplate check` and opening the \
+             session again would refuse this one.",
+            outsider.template.display(),
+            folder(&outsider.target),
+        )),
+        Line::raw(""),
+        Line::styled(
+            format!(
+                "y allow {} as a template root (in {config}) and save",
+                outsider.folder.display()
+            ),
+            theme.key(),
+        ),
+        Line::styled(
+            "n save the template's text in the session instead (it stops following the file)",
+            theme.key(),
+        ),
+        Line::styled("Esc do not save", theme.key()),
+    ];
+    draw_sized(
+        frame,
+        area,
+        lines,
+        "Template outside the session's folder",
+        theme,
+    );
+}
+
+/// `lines` in a box as tall as they wrap to.
+fn draw_sized(frame: &mut Frame, area: Rect, lines: Vec<Line>, title: &str, theme: Theme) {
+    let text = Paragraph::new(lines).wrap(Wrap { trim: true });
+    let wrapped = text.line_count(RESTORE_WIDTH.min(area.width).saturating_sub(2));
+    let height = u16::try_from(wrapped).unwrap_or(u16::MAX).saturating_add(2);
+    let inner = dialog_box(frame, area, RESTORE_WIDTH, height, title, theme);
+    frame.render_widget(text, inner);
 }
 
 /// The restore dialog's width, borders included.
@@ -112,18 +169,7 @@ fn draw_restore(frame: &mut Frame, area: Rect, found: &Found, name: &str, theme:
     ));
     // Sized to the wrapped text: a long template path wrapped over several rows used to
     // push the y / n / Esc line out of the box.
-    let text = Paragraph::new(lines).wrap(Wrap { trim: true });
-    let wrapped = text.line_count(RESTORE_WIDTH.min(area.width).saturating_sub(2));
-    let height = u16::try_from(wrapped).unwrap_or(u16::MAX).saturating_add(2);
-    let inner = dialog_box(
-        frame,
-        area,
-        RESTORE_WIDTH,
-        height,
-        "Recovery file found",
-        theme,
-    );
-    frame.render_widget(text, inner);
+    draw_sized(frame, area, lines, "Recovery file found", theme);
 }
 
 fn draw_input(frame: &mut Frame, area: Rect, input: &InputDialog, theme: Theme) {

@@ -18,8 +18,10 @@ use chatplate_core::session::{Session, TemplateRef};
 use super::recovery::Found;
 use super::workspace::{Place, Workspace};
 
+mod document;
 mod perform;
 
+pub use document::{Document, Outside, Outsider};
 pub use perform::{perform, recovery_path, session_files};
 
 /// Enough of a file's state to tell that another program rewrote it.
@@ -97,6 +99,13 @@ pub enum Job {
     },
     /// Look at the template file for changes (the file watch).
     Poll(Poll),
+    /// Allow a template root (in the config file and for this run), then save.
+    AllowRoot {
+        /// The folder.
+        folder: PathBuf,
+        /// The save that waits for it.
+        save: Box<Save>,
+    },
     /// Make the workspace for a new, untitled session.
     NewSession {
         /// The session.
@@ -109,12 +118,12 @@ pub enum Job {
 }
 
 /// Writing the session file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Save {
     /// Where.
     pub target: PathBuf,
-    /// The session as JSON.
-    pub text: String,
+    /// The session, with its template reference still to be made.
+    pub document: Document,
     /// What must hold before the file is written.
     pub guard: Guard,
     /// This run's recovery file, deleted once the session is written.
@@ -146,15 +155,15 @@ pub struct Removal {
 }
 
 /// Writing the recovery file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RecoveryWrite {
     /// The file this run writes, once chosen.
     pub chosen: Option<PathBuf>,
     /// The first-choice name; until a file is chosen, the first free variant of it is
     /// taken, so a file an earlier run left is never overwritten.
     pub base: PathBuf,
-    /// The session as JSON.
-    pub text: String,
+    /// The session, with its template reference still to be made.
+    pub document: Document,
     /// When it was asked for (a failure waits a debounce period from then).
     pub at: Instant,
 }
@@ -213,9 +222,16 @@ pub enum Done {
         target: PathBuf,
         /// What was written.
         stamp: FileStamp,
+        /// The template reference written.
+        template: TemplateRef,
+        /// Something to tell beside "saved" (a template root allowed).
+        note: Option<String>,
         /// Quit now.
         then_quit: bool,
     },
+    /// Not saved yet: its template is where the session may not name it (see
+    /// [`Outside`]); the user decides.
+    TemplateOutside(Outsider),
     /// Not saved: another program changed the file since it was read or saved.
     Changed,
     /// Not saved: a file with the new name exists.

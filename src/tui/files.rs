@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use super::action::Effect;
 use super::app::{current_template, preview_for, App};
 use super::dialog::{Confirm, Overlay, Picker};
-use super::disk::{Done, Guard, Job, Open, OpenedSession};
+use super::disk::{Done, Guard, Job, Open, OpenedSession, Outside};
 use super::messages_pane::MessagesPane;
 use super::recovery::Found;
 use super::workspace::Workspace;
@@ -98,7 +98,9 @@ impl App {
         guard: Guard,
         then_quit: bool,
     ) -> Option<Effect> {
-        let job = self.workspace.save_job(path, guard, then_quit);
+        let job = self
+            .workspace
+            .save_job(path, guard, then_quit, Outside::Ask);
         Some(Effect::Disk(Job::Save(job)))
     }
 
@@ -157,11 +159,17 @@ impl App {
             Done::Saved {
                 target,
                 stamp,
+                template,
+                note,
                 then_quit,
             } => {
-                self.notify(format!("saved {}", target.display()));
-                self.workspace.saved(target, stamp);
+                let note = note.map_or(String::new(), |note| format!(" · {note}"));
+                self.notify(format!("saved {}{note}", target.display()));
+                self.workspace.saved(target, stamp, template);
                 return then_quit.then_some(Effect::Quit);
+            }
+            Done::TemplateOutside(outsider) => {
+                self.overlay = Some(Overlay::Confirm(Confirm::TemplateOutside(outsider)))
             }
             Done::Changed => self.overlay = Some(Overlay::Confirm(Confirm::Changed)),
             Done::Exists(path) => {

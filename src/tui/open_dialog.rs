@@ -39,7 +39,8 @@ impl App {
         }
         let template = self.workspace.template.clone();
         let sessions_dir = self.workspace.sessions_dir.clone();
-        let mut session = example_session(template.reference(&sessions_dir));
+        // The job refers to the template from the sessions folder (that reads the disk).
+        let mut session = example_session(self.workspace.session.template.clone());
         session.messages.clear();
         session.tools = None;
         Some(Effect::Disk(disk::Job::NewSession {

@@ -27,8 +27,9 @@ pub struct PromptView<'a> {
     pub preview: &'a Preview,
     /// The session: its special tokens are marked, its expected outcome diffed.
     pub session: &'a Session,
-    /// The session's template could not be found.
-    pub missing_template: bool,
+    /// The session's template could not be loaded: what to call that ("template not
+    /// found", "template not allowed").
+    pub missing_template: Option<&'a str>,
     /// The session changed since this render.
     pub stale: bool,
     /// Where the view follows (the selected message).
@@ -199,10 +200,6 @@ fn error_lines(view: &PromptView, err: &RenderError) -> Vec<Line<'static>> {
 }
 
 /// What kind of failure the pane shows.
-fn error_label(view: &PromptView, err: &RenderError) -> &'static str {
-    if view.missing_template {
-        "template not found"
-    } else {
-        err.kind.label()
-    }
+fn error_label<'a>(view: &PromptView<'a>, err: &RenderError) -> &'a str {
+    view.missing_template.unwrap_or(err.kind.label())
 }

@@ -35,7 +35,6 @@ pub struct Opened {
 /// Opens what `options` names. Runs before the terminal is taken over, so fetching a
 /// model from the Hub reports its progress on stderr.
 pub fn open(options: &TuiOptions) -> anyhow::Result<Opened> {
-    let _ = TEMPLATE_ROOTS.set(options.template_dirs.clone());
     let sessions_dir = PathBuf::from(SESSIONS_DIR);
     let mut catalog = catalog::bundled();
     let mut notices = Vec::new();
@@ -200,26 +199,31 @@ fn load_session(
     ))
 }
 
-/// The `--templates` folders, where sessions' template paths may also lead.
-static TEMPLATE_ROOTS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
+/// The template roots the user allowed: `--template-root` and the config file's, and
+/// those allowed while the app runs.
+static ROOTS: std::sync::RwLock<Vec<PathBuf>> = std::sync::RwLock::new(Vec::new());
 
-/// Folders the user allowed with `--template-root`.
-static EXTRA_ROOTS: std::sync::OnceLock<Vec<PathBuf>> = std::sync::OnceLock::new();
-
-/// Allows sessions' template paths to lead into these folders too (the command line's
-/// `--template-root`); call once, before the app starts.
+/// Allows sessions' template paths to lead into these folders too (`--template-root`
+/// and the config file's `template_roots`, see [`crate::template_roots`]); call before
+/// the app starts.
 pub fn allow_template_roots(roots: Vec<PathBuf>) {
-    let _ = EXTRA_ROOTS.set(roots);
+    if let Ok(mut allowed) = ROOTS.write() {
+        *allowed = roots;
+    }
 }
 
-/// Where a session's template path may lead: its own folder, the folder the app was
-/// started in, the `--templates` folders and any `--template-root` (see
-/// [`catalog::TemplateAccess`]).
+/// Allows one more template root for the rest of the run.
+pub fn allow_template_root(root: PathBuf) {
+    if let Ok(mut allowed) = ROOTS.write() {
+        allowed.push(root);
+    }
+}
+
+/// Where a session's template path may lead: the rule `check` and `render` apply, with
+/// the session's folder as the tree (see [`crate::template_roots`]).
 pub(super) fn template_access(session_dir: &Path) -> catalog::TemplateAccess {
-    let mut roots = vec![session_dir.to_path_buf(), PathBuf::from(".")];
-    roots.extend(TEMPLATE_ROOTS.get().into_iter().flatten().cloned());
-    roots.extend(EXTRA_ROOTS.get().into_iter().flatten().cloned());
-    catalog::TemplateAccess::Within(roots)
+    let roots = ROOTS.read().map(|roots| roots.clone()).unwrap_or_default();
+    crate::template_roots::access(session_dir, &roots)
 }
 
 /// The session's template, fetched from the Hub first when `fetch` allows it.
@@ -242,10 +246,14 @@ fn workspace_for(
     match template_for(&session, dir, fetch) {
         Ok(template) => (Workspace::new(session, path, template, sessions_dir), None),
         Err(err) => {
-            let placeholder = TemplateSource::new("✗ template not found", "", Origin::Inline);
+            let (label, remedy) = match err {
+                catalog::CatalogError::Outside { .. } => ("✗ template not allowed", ""),
+                _ => ("✗ template not found", ", or create the file"),
+            };
+            let placeholder = TemplateSource::new(label, "", Origin::Inline);
             let why = format!(
                 "{err}. The session keeps this template reference; pick a template in the \
-                 Templates pane to switch, or create the file"
+                 Templates pane to switch{remedy}"
             );
             let mut workspace = Workspace::new(session, path, placeholder, sessions_dir);
             workspace.template_missing(why.clone());

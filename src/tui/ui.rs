@@ -157,7 +157,7 @@ fn prompt_view(app: &App) -> PromptView<'_> {
         pane: &app.prompt,
         preview: &app.preview,
         session: &app.workspace.session,
-        missing_template: app.workspace.missing_template.is_some(),
+        missing_template: app.workspace.missing_label(),
         stale: app.is_stale(),
         anchor: app.prompt_anchor(),
         selected: app.selected_ranges(),
@@ -209,9 +209,10 @@ fn status_line(app: &App) -> Line<'static> {
     }
     let render = match &app.preview.output {
         Ok(text) => Span::raw(format!("✓ {} bytes", text.len())),
-        Err(_) if app.workspace.missing_template.is_some() => {
-            Span::styled("✗ template not found", app.theme.error())
-        }
+        Err(_) if app.workspace.missing_template.is_some() => Span::styled(
+            format!("✗ {}", app.workspace.missing_label().unwrap_or_default()),
+            app.theme.error(),
+        ),
         Err(err) => Span::styled(format!("✗ {}", err.kind.label()), app.theme.error()),
     };
     let expected = match (&app.workspace.session.expected, &app.preview.output) {

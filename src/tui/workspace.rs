@@ -9,10 +9,11 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use chatplate_core::catalog::TemplateSource;
-use chatplate_core::session::Session;
+use chatplate_core::session::{Session, TemplateRef};
 
 use super::disk::{
-    self, FileStamp, Guard, Lookup, Poll, RecoveryWrite, Reload, Removal, Save, Stamp,
+    self, Document, FileStamp, Guard, Lookup, Outside, Poll, RecoveryWrite, Reload, Removal, Save,
+    Stamp,
 };
 use super::recovery;
 
@@ -24,7 +25,9 @@ const RECOVERY_MAX_DELAY: Duration = Duration::from_secs(5);
 /// The session under edit and everything about its files.
 #[derive(Debug)]
 pub struct Workspace {
-    /// The session.
+    /// The session. Its template reference is the one last read or written: what the
+    /// session renders with is [`Workspace::template`], and every write refers to that
+    /// anew from the file's folder ([`disk::Document`]), outside `update`.
     pub session: Session,
     /// Where it was loaded from / saved to; `None` until the first save.
     pub path: Option<PathBuf>,
@@ -46,6 +49,10 @@ pub struct Workspace {
     /// The session's template could not be loaded: why. The session keeps its
     /// reference (saving does not switch it) until the user picks another template.
     pub missing_template: Option<String>,
+    /// The template's file may not be named from the session's folder, and the user
+    /// chose to save its text instead: later writes do the same, until another template
+    /// is picked.
+    inline_template: bool,
 }
 
 /// Where a workspace lives: what a session restored from a recovery file keeps.
@@ -111,6 +118,7 @@ impl Workspace {
             recovery: None,
             disk: None,
             missing_template: None,
+            inline_template: false,
         };
         workspace.watch_template();
         workspace
@@ -147,7 +155,7 @@ impl Workspace {
         }
         self.template = template;
         self.missing_template = None;
-        self.session.template = self.template.reference(&self.session_dir());
+        self.inline_template = false;
         self.watch_template();
     }
 
@@ -169,6 +177,14 @@ impl Workspace {
         };
     }
 
+    /// What the missing template is called on screen ("template not found", "template
+    /// not allowed"): the name of the placeholder that stands in for it, without its
+    /// mark.
+    pub fn missing_label(&self) -> Option<&str> {
+        let name = self.template.name.as_str();
+        (self.missing_template.as_ref()).map(|_| name.trim_start_matches("✗ "))
+    }
+
     /// The check a save of this session's own file makes: that no other program changed
     /// it since it was read or saved (nothing to check before the first read).
     pub fn unchanged_guard(&self) -> Guard {
@@ -177,14 +193,20 @@ impl Workspace {
 
     /// The job that saves to `path` (or the current path, or `untitled.json` in the
     /// sessions folder) after checking `guard`. The session's template reference is
-    /// made relative to where it goes.
-    pub fn save_job(&mut self, path: Option<PathBuf>, guard: Guard, then_quit: bool) -> Save {
+    /// made relative to where it goes, by the job; `outside` says what to do when the
+    /// template may not be named from there.
+    pub fn save_job(
+        &self,
+        path: Option<PathBuf>,
+        guard: Guard,
+        then_quit: bool,
+        outside: Outside,
+    ) -> Save {
         let target = path
             .or_else(|| self.path.clone())
             .unwrap_or_else(|| self.sessions_dir.join("untitled.json"));
-        self.refer_to_template(&folder_of(Some(&target), &self.sessions_dir));
         Save {
-            text: self.session.to_json(),
+            document: self.document(outside),
             target,
             guard,
             discard: self.recovery.clone().map(|path| self.removal(path)),
@@ -192,22 +214,31 @@ impl Workspace {
         }
     }
 
-    /// The session was written to `target`: no unsaved changes, and this run's recovery
-    /// file is gone (the save deleted it).
-    pub fn saved(&mut self, target: PathBuf, stamp: FileStamp) {
+    /// The session as it goes to a file; a missing template keeps the reference it was
+    /// loaded with.
+    fn document(&self, outside: Outside) -> Document {
+        let template = (self.missing_template.is_none()).then(|| Box::new(self.template.clone()));
+        Document {
+            session: Box::new(self.session.clone()),
+            template,
+            outside: match self.inline_template {
+                true => Outside::Inline,
+                false => outside,
+            },
+        }
+    }
+
+    /// The session was written to `target`, naming its template as `template`: no
+    /// unsaved changes, and this run's recovery file is gone (the save deleted it).
+    pub fn saved(&mut self, target: PathBuf, stamp: FileStamp, template: TemplateRef) {
+        let from_file = self.template.watched_path().is_some();
+        self.inline_template = from_file && matches!(template, TemplateRef::Source(_));
         self.path = Some(target);
         self.disk = Some(stamp);
+        self.session.template = template;
         self.dirty = false;
         self.pending = None;
         self.recovery = None;
-    }
-
-    /// Points the session at its template, relative to `dir`; a missing template keeps
-    /// the reference it was loaded with.
-    fn refer_to_template(&mut self, dir: &Path) {
-        if self.missing_template.is_none() {
-            self.session.template = self.template.reference(dir);
-        }
     }
 
     /// Where to look for recovery files (see [`super::recovery`]).
@@ -245,12 +276,11 @@ impl Workspace {
         if !self.dirty {
             return None;
         }
-        self.refer_to_template(&self.session_dir());
         self.pending = None;
         Some(RecoveryWrite {
             chosen: self.recovery.clone(),
             base: self.recovery_lookup().base,
-            text: self.session.to_json(),
+            document: self.document(Outside::Keep),
             at: now,
         })
     }

@@ -22,8 +22,8 @@ use crate::files::{self, FileError, MAX_SESSION_BYTES, MAX_TEMPLATE_BYTES};
 use crate::session::{Session, SessionError, TemplateRef};
 use chatplate_render::Conversation;
 
-use access::roots_text;
-pub use access::TemplateAccess;
+use access::{folder_text, roots_text};
+pub use access::{folder_to_allow, TemplateAccess};
 pub use choice::TemplateSet;
 pub use hf_cache::{cached_models, ModelId};
 pub use open::{open_model, open_templates, prefetch, split_entry, Fetch, NoFetch};
@@ -96,13 +96,16 @@ pub enum CatalogError {
     /// The file is not one chatplate will read (a FIFO, too large, not UTF-8, ...).
     #[error(transparent)]
     File(#[from] FileError),
-    /// A session names a template file outside the folders it may read from.
-    #[error("template path {} leads outside {}; templates named by a session must be inside it (allow more with --template-root DIR)", chatplate_render::visible::quoted(.path), roots_text(.allowed))]
+    /// A session names a template file outside the folders it may read from (see
+    /// [`TemplateAccess`]).
+    #[error("template path {} leads outside {}: a session's template must be inside the session's folder (for `check`, the folder checked) or an allowed template root; allow {} with --template-root or in the config file's \"template_roots\"", chatplate_render::visible::quoted(.path), roots_text(.allowed), folder_text(.folder))]
     Outside {
         /// The path as the session wrote it.
         path: String,
         /// The folders it may read from.
         allowed: Vec<PathBuf>,
+        /// The folder that, allowed, would let it be read.
+        folder: PathBuf,
     },
 }
 

@@ -135,7 +135,7 @@ fn unknown_sections_are_errors_with_a_position() {
     assert_eq!(settings.problems.len(), 1);
     assert!(
         settings.problems[0]
-            .starts_with("config.json:1:10: unknown field `colours`, expected `keys` or `colors`"),
+            .starts_with("config.json:1:10: unknown field `colours`, expected one of `keys`, `colors`, `template_roots`"),
         "{:?}",
         settings.problems
     );

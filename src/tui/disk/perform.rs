@@ -10,9 +10,10 @@ use super::super::recovery::{self, Found};
 use super::super::startup;
 use super::super::workspace::Workspace;
 use super::{
-    stamp, Done, FileStamp, Guard, Job, Lookup, Open, OpenedSession, Poll, RecoveryWrite, Reload,
-    Removal, Save,
+    stamp, Done, FileStamp, Guard, Job, Lookup, Open, OpenedSession, Outsider, Poll, RecoveryWrite,
+    Reload, Removal, Save,
 };
+use crate::template_roots;
 
 /// Does `job`; returns what came of it (`None`: nothing to tell, as when the watched
 /// template file did not change).
@@ -21,8 +22,9 @@ pub fn perform(job: Job) -> Option<Done> {
         Job::Save(save) => write_session(save),
         Job::WriteRecovery(write) => Done::RecoveryWritten {
             at: write.at,
-            result: write_recovery(&write),
+            result: write_recovery(write),
         },
+        Job::AllowRoot { folder, save } => allow_root_and_save(&folder, *save),
         Job::DiscardAndQuit(removal) => {
             remove(&removal);
             Done::Discarded
@@ -59,11 +61,12 @@ pub fn perform(job: Job) -> Option<Done> {
         }
         Job::Poll(poll) => return look_at_template(poll),
         Job::NewSession {
-            session,
+            mut session,
             template,
             sessions_dir,
         } => {
             let template = *template;
+            session.template = template.reference(&sessions_dir);
             let mut workspace = Workspace::new(*session, None, template.clone(), sessions_dir);
             workspace.set_template(template);
             Done::NewSession(Box::new(workspace))
@@ -82,7 +85,19 @@ fn write_session(save: Save) -> Done {
     if let Some(refused) = refused {
         return refused;
     }
-    if let Err(cause) = write_atomically(&save.target, save.text.as_bytes()) {
+    let (text, template) = match save.document.written(&folder_of(&save.target)) {
+        Ok(written) => written,
+        Err(refused) => {
+            return Done::TemplateOutside(Outsider {
+                template: refused.template,
+                folder: refused.folder,
+                target: save.target,
+                guard: save.guard,
+                then_quit: save.then_quit,
+            })
+        }
+    };
+    if let Err(cause) = write_atomically(&save.target, text.as_bytes()) {
         let path = save.target;
         return Done::SaveFailed(SessionError::Io { path, cause }.to_string());
     }
@@ -90,15 +105,60 @@ fn write_session(save: Save) -> Done {
         remove(removal);
     }
     Done::Saved {
-        stamp: FileStamp::of_bytes(save.text.as_bytes()),
+        stamp: FileStamp::of_bytes(text.as_bytes()),
         target: save.target,
+        template,
+        note: None,
         then_quit: save.then_quit,
     }
 }
 
-fn write_recovery(write: &RecoveryWrite) -> Result<PathBuf, String> {
-    let path = (write.chosen.clone()).unwrap_or_else(|| recovery::free_path(&write.base));
-    write_atomically(&path, write.text.as_bytes()).map_err(|err| err.to_string())?;
+/// Allows `folder` as a template root (in the config file, so `check` and the next run
+/// accept it too, and for this run), then saves.
+fn allow_root_and_save(folder: &Path, save: Save) -> Done {
+    match template_roots::remember(folder) {
+        Ok(config) => {
+            startup::allow_template_root(folder.to_path_buf());
+            let note = format!(
+                "template root {} allowed in {}",
+                folder.display(),
+                config.display()
+            );
+            match write_session(save) {
+                Done::Saved {
+                    target,
+                    stamp,
+                    template,
+                    then_quit,
+                    ..
+                } => Done::Saved {
+                    target,
+                    stamp,
+                    template,
+                    note: Some(note),
+                    then_quit,
+                },
+                other => other,
+            }
+        }
+        Err(err) => Done::SaveFailed(format!("could not allow {}: {err}", folder.display())),
+    }
+}
+
+/// The folder of a file at `path` (`.` for a bare file name).
+fn folder_of(path: &Path) -> PathBuf {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
+}
+
+fn write_recovery(write: RecoveryWrite) -> Result<PathBuf, String> {
+    let path = (write.chosen).unwrap_or_else(|| recovery::free_path(&write.base));
+    let (text, _) = (write.document)
+        .written(&folder_of(&path))
+        .map_err(|refused| format!("{} is not allowed", refused.template.display()))?;
+    write_atomically(&path, text.as_bytes()).map_err(|err| err.to_string())?;
     Ok(path)
 }
 
@@ -199,14 +259,25 @@ fn reload(path: &Path, how: &Reload) -> Result<Box<TemplateSource>, String> {
 mod tests {
     use super::*;
 
+    /// A save of an empty session on an inline template, which writes `new`'s JSON.
     fn save(target: &Path, guard: Guard, discard: Option<Removal>) -> Save {
         Save {
             target: target.to_path_buf(),
-            text: "new".into(),
+            document: super::super::Document {
+                session: Box::new(new()),
+                template: None,
+                outside: super::super::Outside::Ask,
+            },
             guard,
             discard,
             then_quit: false,
         }
+    }
+
+    fn new() -> chatplate_core::session::Session {
+        chatplate_core::session::Session::new(chatplate_core::session::TemplateRef::Source(
+            "new".into(),
+        ))
     }
 
     #[test]
@@ -225,7 +296,7 @@ mod tests {
         let Done::Saved { stamp, .. } = done else {
             panic!("not saved: {done:?}")
         };
-        assert_eq!(fs::read_to_string(&target).unwrap(), "new");
+        assert_eq!(fs::read_to_string(&target).unwrap(), new().to_json());
         assert_eq!(Some(stamp), FileStamp::of(&target));
     }
 

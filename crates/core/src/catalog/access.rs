@@ -11,6 +11,12 @@ use super::CatalogError;
 /// `../../.ssh/id_rsa` would print a file the fixture's author should never see in
 /// `check`'s diff (and `--bless` would store it). Paths are resolved (links included)
 /// and must stay inside one of the allowed folders.
+///
+/// One rule for every reader, [`TemplateAccess::for_tree`]: the tree the session was
+/// read from (for `check` the folder given, for everything else the session's own
+/// folder) and the template roots the user allowed (`--template-root`, and the
+/// `template_roots` of the user's config file, which no fixture can change). The app
+/// saves a session only with a template reference this rule accepts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TemplateAccess {
     /// Any path: for a file the user named themselves.
@@ -25,23 +31,50 @@ impl TemplateAccess {
         TemplateAccess::Within(vec![root.to_path_buf()])
     }
 
-    pub(super) fn check(&self, path: &Path, written: &str) -> Result<(), CatalogError> {
-        let TemplateAccess::Within(roots) = self else {
-            return Ok(());
-        };
-        let real = fs::canonicalize(path).unwrap_or_else(|_| lexical_absolute(path));
-        let inside = roots.iter().any(|root| {
-            let root = fs::canonicalize(root).unwrap_or_else(|_| lexical_absolute(root));
-            real.starts_with(root)
-        });
-        if inside {
-            return Ok(());
-        }
-        Err(CatalogError::Outside {
-            path: written.to_string(),
-            allowed: roots.clone(),
-        })
+    /// The rule: inside `tree` (the folder the session was read from: the folder
+    /// `check` was given, or the session's own folder) or one of the allowed template
+    /// `roots`.
+    pub fn for_tree(tree: &Path, roots: &[PathBuf]) -> Self {
+        let mut allowed = vec![tree.to_path_buf()];
+        allowed.extend(roots.iter().cloned());
+        TemplateAccess::Within(allowed)
     }
+
+    /// Whether the template file or model folder at `path` may be read (this looks at
+    /// the disk: links are resolved).
+    pub fn allows(&self, path: &Path) -> bool {
+        let TemplateAccess::Within(roots) = self else {
+            return true;
+        };
+        let real = real_path(path);
+        roots.iter().any(|root| real.starts_with(real_path(root)))
+    }
+
+    pub(super) fn check(&self, path: &Path, written: &str) -> Result<(), CatalogError> {
+        match self {
+            TemplateAccess::Within(roots) if !self.allows(path) => Err(CatalogError::Outside {
+                path: written.to_string(),
+                allowed: roots.clone(),
+                folder: folder_to_allow(path),
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// `path` with links resolved, or made absolute by hand when it does not exist.
+fn real_path(path: &Path) -> PathBuf {
+    fs::canonicalize(path).unwrap_or_else(|_| lexical_absolute(path))
+}
+
+/// The folder that, allowed, would let `path` be read: a model folder itself, else the
+/// file's folder.
+pub fn folder_to_allow(path: &Path) -> PathBuf {
+    let real = real_path(path);
+    if real.is_dir() {
+        return real;
+    }
+    real.parent().map_or(real.clone(), Path::to_path_buf)
 }
 
 /// `path` made absolute with `..` removed, for paths that do not exist (yet).
@@ -67,5 +100,39 @@ pub(super) fn roots_text(roots: &[PathBuf]) -> String {
         [] => "every allowed folder".into(),
         [one] => one.clone(),
         _ => names.join(" and "),
+    }
+}
+
+/// A folder, for a message (control characters escaped).
+pub(super) fn folder_text(folder: &Path) -> String {
+    chatplate_render::visible::for_terminal(&folder.display().to_string()).into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tree_and_the_roots_are_allowed_and_nothing_else() {
+        let (tree, root, other) = (
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+            tempfile::tempdir().unwrap(),
+        );
+        let access = TemplateAccess::for_tree(tree.path(), &[root.path().to_path_buf()]);
+        assert!(access.allows(&tree.path().join("a/t.jinja")));
+        assert!(access.allows(&root.path().join("t.jinja")));
+        let outside = tree
+            .path()
+            .join("../")
+            .join(other.path().file_name().unwrap());
+        assert!(!access.allows(&outside.join("t.jinja")));
+        let err = access.check(&outside.join("t.jinja"), "x").unwrap_err();
+        let real = fs::canonicalize(other.path()).unwrap();
+        assert!(
+            err.to_string()
+                .contains(&format!("allow {}", real.display())),
+            "{err}"
+        );
     }
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Map, Value as Json};
 
 use super::relative_to;
-use crate::session::TemplateRef;
+use crate::session::{Session, TemplateRef};
 
 /// Where a loaded template came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -221,6 +221,30 @@ impl TemplateSource {
     }
 }
 
+impl TemplateSource {
+    /// Makes `session` carry this template itself: its text as `{"source": ...}`, and
+    /// the special tokens it passed (bos, eos, `unk_token`, ...) that the session does
+    /// not set, so the session renders as it did. For a session that may not name the
+    /// template's file (see [`super::TemplateAccess`]).
+    pub fn inline_into(&self, session: &mut Session) {
+        session.template = TemplateRef::Source(self.source.clone());
+        let tokens = [
+            (&mut session.bos_token, &self.bos_token),
+            (&mut session.eos_token, &self.eos_token),
+        ];
+        for (field, token) in tokens {
+            if field.is_none() {
+                field.clone_from(token);
+            }
+        }
+        for (key, token) in &self.metadata.other_tokens {
+            (session.variables)
+                .entry(key.clone())
+                .or_insert_with(|| Json::from(token.as_str()));
+        }
+    }
+}
+
 fn model_label(model: &ModelOrigin) -> String {
     let file = model
         .file
@@ -252,4 +276,29 @@ pub fn folder_name(dir: &Path) -> String {
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_else(|| dir.display().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session that carries its template's text renders as it did: the special
+    /// tokens the template passed come along, and the session's own win.
+    #[test]
+    fn inline_keeps_the_special_tokens_the_session_lacks() {
+        let mut template = TemplateSource::new("m", "{{ bos_token }}", Origin::Inline);
+        template.bos_token = Some("<s>".into());
+        template.eos_token = Some("</s>".into());
+        (template.metadata.other_tokens).push(("unk_token".into(), "<unk>".into()));
+        let mut session = Session::new(TemplateRef::Bundled("x".into()));
+        session.eos_token = Some("<mine>".into());
+        template.inline_into(&mut session);
+        assert_eq!(
+            session.template,
+            TemplateRef::Source("{{ bos_token }}".into())
+        );
+        assert_eq!(session.bos_token.as_deref(), Some("<s>"));
+        assert_eq!(session.eos_token.as_deref(), Some("<mine>"));
+        assert_eq!(session.variables["unk_token"], "<unk>");
+    }
 }
