@@ -17,7 +17,7 @@ use chatplate_core::check::render_with;
 use chatplate_core::files::MAX_SESSION_BYTES;
 use chatplate_core::tokens::expect::session_tokenizer;
 use chatplate_core::tokens::injection::{self, Injection, SplitEffect, TextSource, UntrustedText};
-use chatplate_core::tokens::{shared, ModelTokenizer, Tokenized, TokenizerFiles};
+use chatplate_core::tokens::{shared, ModelTokenizer, Tokenized, TokenizerError, TokenizerFiles};
 use chatplate_render::Limits;
 
 #[derive(Debug, Args)]
@@ -118,8 +118,14 @@ fn prepare(
     let dir = input_dir(input);
     let files = match given {
         Some(files) => files,
-        None => session_tokenizer(&session, &dir)
-            .map_err(|err| anyhow::anyhow!("{}: {err}", shown(input).display()))?,
+        None => session_tokenizer(&session, &dir).map_err(|err| {
+            // This command also takes one on its command line.
+            let also = match err {
+                TokenizerError::Unspecified => ", or give --tokenizer PATH",
+                _ => "",
+            };
+            anyhow::anyhow!("{}: {err}{also}", shown(input).display())
+        })?,
     };
     let access = template_access(&dir, &[]);
     let rendered = catalog::resolve_for(&session, &dir, &access)

@@ -17,12 +17,24 @@ impl App {
             JobKind::Attribute => self.explanation.receive(reply, shown),
             JobKind::Open => self.receive_opened(reply, effects),
             JobKind::ScanCache => self.receive_cached(reply),
-            JobKind::Tokenize => self.token_mode.receive(reply, shown),
+            JobKind::Tokenize => self.receive_tokens(reply, shown),
             JobKind::Capabilities => self.templates.info.receive(reply),
             JobKind::Values => self.receive_values(reply),
             JobKind::Badges => self.receive_badges(reply),
             JobKind::Render => false,
         }
+    }
+
+    /// Takes tokens in; a new reason why there are none (no tokenizer, a bad file) also
+    /// goes to the status line, which has the width the prompt pane's title lacks.
+    fn receive_tokens(&mut self, reply: Reply, shown: u64) -> bool {
+        let before = self.token_mode.error.clone();
+        let changed = self.token_mode.receive(reply, shown);
+        match &self.token_mode.error {
+            Some(error) if before.as_ref() != Some(error) => self.warn(error.clone()),
+            _ => {}
+        }
+        changed
     }
 
     /// Whether a background result for the shown render is still on its way.

@@ -10,7 +10,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use chatplate_core::tokens::count_in_ranges;
+use chatplate_core::tokens::{count_in_ranges, TokenizerError};
 use chatplate_core::worker::tokenizing::{TokenizedPrompt, TokenizerChoice};
 use chatplate_core::worker::{Job, Output, Reply};
 use chatplate_render::{RenderError, RenderErrorKind};
@@ -141,7 +141,14 @@ impl TokenMode {
             return String::new();
         }
         if let Some(error) = &self.error {
-            return format!(" · tokens: {}", first_line(error));
+            // The pane's title is narrow: no tokenizer at all is said in two words (the
+            // status line has where one is looked for).
+            let unspecified = TokenizerError::Unspecified.to_string();
+            let said = match *error == unspecified {
+                true => "no tokenizer",
+                false => first_line(error),
+            };
+            return format!(" · tokens: {said}");
         }
         let Some(shown) = self.shown(preview) else {
             return " · tokenizing…".into();

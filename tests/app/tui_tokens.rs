@@ -144,6 +144,13 @@ fn without_a_tokenizer_the_title_says_why() {
     let text = screen(&mut app, 120, 40);
     assert!(text.contains("tokens: no tokenizer"), "{text}");
     assert!(app.shown_tokens().is_none());
+    // What works in the app (it has no --tokenizer), whole on an 80-column status line.
+    let text = screen(&mut app, 80, 24);
+    let hint = "no tokenizer: tokenizer.json beside the template, or \"tokenizer\" in the session";
+    // TestBackend quotes each row.
+    let row = |line: &str| line.trim_matches('"').trim_end().to_string();
+    assert!(text.lines().any(|line| row(line) == hint), "{text}");
+    assert!(!text.contains("--tokenizer"), "{text}");
     // Toggling off removes the note.
     app.update(Action::Prompt(PromptAction::ToggleTokens));
     assert!(!screen(&mut app, 120, 40).contains("tokens:"));

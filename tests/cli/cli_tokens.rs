@@ -180,7 +180,10 @@ fn unusable_input_exits_2_and_render_failure_exits_1() {
     let output = chatplate(&["tokens", "none.json"], dir.path());
     assert_eq!(output.status.code(), Some(2));
     assert!(
-        stderr(&output).contains("no tokenizer: give --tokenizer PATH"),
+        stderr(&output).contains(
+            "no tokenizer: tokenizer.json beside the template, or \"tokenizer\" in the session, \
+             or give --tokenizer PATH"
+        ),
         "{}",
         stderr(&output)
     );

@@ -70,8 +70,10 @@ pub enum TokenizerError {
         /// What is wrong.
         message: String,
     },
-    /// The session names no tokenizer and its template's folder has none.
-    #[error("no tokenizer: give --tokenizer PATH, a \"tokenizer\" field in the fixture, or put tokenizer.json beside the template file")]
+    /// The session names no tokenizer and its template's folder has none. The message
+    /// says what every reader of a session accepts, in 80 columns (the app's status line);
+    /// `chatplate tokens` adds its `--tokenizer`.
+    #[error("no tokenizer: tokenizer.json beside the template, or \"tokenizer\" in the session")]
     Unspecified,
     /// This build has no tokenizer support (cargo feature `tokens`).
     #[error("this chatplate was built without tokenizer support (cargo feature \"tokens\")")]
