@@ -81,11 +81,22 @@ pub fn open(options: &TuiOptions) -> anyhow::Result<Opened> {
                 .choose(true)
                 .with_context(|| format!("opening {text}"))?;
             notices.extend(chosen.metadata.notes.iter().cloned());
-            catalog.extend(set.entries);
+            add_new(&mut catalog, set.entries);
             untitled(chosen, sessions_dir)
         }
     };
     Ok(finish(workspace, catalog, notices))
+}
+
+/// Adds the templates the catalog does not list yet (a bundled name opened is listed
+/// already).
+fn add_new(catalog: &mut Vec<TemplateSource>, entries: Vec<TemplateSource>) {
+    for entry in entries {
+        let same = |t: &TemplateSource| t.name == entry.name && t.origin == entry.origin;
+        if !catalog.iter().any(same) {
+            catalog.push(entry);
+        }
+    }
 }
 
 /// Only regular files and folders are opened: reading a FIFO or a device would wait for

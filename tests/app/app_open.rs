@@ -73,3 +73,15 @@ fn what_cannot_be_opened_says_why() {
         "{err:#}"
     );
 }
+
+#[test]
+fn a_bundled_name_opened_is_listed_once() {
+    let app = open(&TuiOptions {
+        file: Some(PathBuf::from("gemma-3-tools")),
+        ..TuiOptions::default()
+    })
+    .expect("a bundled template");
+    assert_eq!(app.workspace.template.name, "gemma-3-tools");
+    let listed = app.catalog.iter().filter(|t| t.name == "gemma-3-tools");
+    assert_eq!(listed.count(), 1);
+}
