@@ -22,6 +22,7 @@ use super::messages_view::MessagesView;
 use super::prompt_view::PromptView;
 use super::screen::Screen;
 use super::templates_view::TemplatesView;
+use super::workspace::FileProblem;
 use super::{dialog_view, messages_view, prompt_view, templates_view};
 
 /// Where everything goes for a screen size.
@@ -225,5 +226,16 @@ fn status_line(app: &App) -> Line<'static> {
         }
         (Some(_), _) => Span::styled("differs from expected", app.theme.error()),
     };
-    Line::from(vec![render, Span::raw(" · "), expected])
+    let mut spans = vec![render, Span::raw(" · "), expected];
+    // Lasting, unlike the warning the reload gave: the render uses what was read before.
+    let problem = match app.workspace.template_file {
+        Some(FileProblem::Deleted) => "⚠ template file deleted (last version in use)",
+        Some(FileProblem::Unreadable) => "⚠ template file unreadable (last version in use)",
+        None => "",
+    };
+    if !problem.is_empty() {
+        spans.push(Span::raw(" · "));
+        spans.push(Span::styled(problem, app.theme.error()));
+    }
+    Line::from(spans)
 }

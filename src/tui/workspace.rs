@@ -53,6 +53,19 @@ pub struct Workspace {
     /// chose to save its text instead: later writes do the same, until another template
     /// is picked.
     inline_template: bool,
+    /// The template's file could not be read again since it was loaded: the version
+    /// read before is still in use (shown until the file is back or another template is
+    /// picked).
+    pub template_file: Option<FileProblem>,
+}
+
+/// What is wrong with the template's file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FileProblem {
+    /// It is gone.
+    Deleted,
+    /// It is there but could not be read as a template.
+    Unreadable,
 }
 
 /// Where a workspace lives: what a session restored from a recovery file keeps.
@@ -119,6 +132,7 @@ impl Workspace {
             disk: None,
             missing_template: None,
             inline_template: false,
+            template_file: None,
         };
         workspace.watch_template();
         workspace
@@ -156,6 +170,7 @@ impl Workspace {
         self.template = template;
         self.missing_template = None;
         self.inline_template = false;
+        self.template_file = None;
         self.watch_template();
     }
 
@@ -387,11 +402,17 @@ impl Workspace {
     ) -> Option<Result<TemplateSource, String>> {
         self.watch.as_mut().filter(|w| w.path == path)?.seen = Some(stamp);
         let reloaded = reloaded.map(|template| *template);
-        if let Ok(template) = &reloaded {
-            self.template = template.clone();
-            if self.missing_template.take().is_some() {
-                self.watch_template();
+        match &reloaded {
+            Ok(template) => {
+                self.template = template.clone();
+                self.template_file = None;
+                if self.missing_template.take().is_some() {
+                    self.watch_template();
+                }
             }
+            Err(_) if self.missing_template.is_some() => {}
+            Err(_) if stamp.is_none() => self.template_file = Some(FileProblem::Deleted),
+            Err(_) => self.template_file = Some(FileProblem::Unreadable),
         }
         Some(reloaded)
     }

@@ -294,6 +294,45 @@ fn template_file_changes_are_picked_up() {
     assert!(app.status().unwrap().text.contains("reloaded"));
 }
 
+/// A deleted template file is shown until it is back, not only until the next key.
+#[test]
+fn a_deleted_template_file_stays_flagged() {
+    use chatplate::tui::app::App;
+    use chatplate::tui::startup::{open, Opened};
+    use chatplate::tui::TuiOptions;
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let template = dir.path().join("mine.jinja");
+    let source = "{% for m in messages %}[{{ m.role }}]{% endfor %}";
+    std::fs::write(&template, source).unwrap();
+    let options = TuiOptions {
+        file: Some(template.clone()),
+        ..TuiOptions::default()
+    };
+    let Opened {
+        workspace, catalog, ..
+    } = open(&options).unwrap();
+    let mut app = App::new(workspace, catalog);
+    app.settle();
+    let marker = "⚠ template file deleted (last version in use)";
+    std::fs::remove_file(&template).unwrap();
+    driver::tick(&mut app, Instant::now());
+    assert!(app
+        .status()
+        .unwrap()
+        .text
+        .contains("template reload failed"));
+    press(&mut app, key(KeyCode::Tab));
+    assert!(app.status().is_none(), "the warning went with the key");
+    let screen = tui_support::screen(&mut app, 80, 24);
+    assert!(screen.contains(marker), "{screen}");
+    assert_eq!(app.preview().text(), "[system][user][assistant][tool]");
+    std::fs::write(&template, source).unwrap();
+    driver::tick(&mut app, Instant::now() + Duration::from_secs(1));
+    press(&mut app, key(KeyCode::Tab));
+    assert!(!tui_support::screen(&mut app, 80, 24).contains("⚠ template file"));
+}
+
 #[test]
 fn tokenizer_config_brings_bos_and_eos() {
     use chatplate::tui::startup::open;
