@@ -112,7 +112,7 @@ fn list_lines(view: &MessagesView, area: Rect, focused: bool) -> Vec<Line<'stati
                     let line = message_line(row, digits, msg, width, size, theme);
                     flag_injection(line, (view.injected)(row), theme)
                 }
-                None => settings_line(session, theme),
+                None => settings_line(session, width, theme),
             };
             match (selected, focused) {
                 (true, true) => line.patch_style(theme.cursor()),
@@ -199,18 +199,36 @@ fn preview_text(msg: &Message) -> String {
     }
 }
 
-fn settings_line(session: &Session, theme: Theme) -> Line<'static> {
+/// The settings row, shorter where the pane is narrow: the on/off state is what must
+/// stay visible (at 80 columns the full row lost it).
+fn settings_line(session: &Session, width: usize, theme: Theme) -> Line<'static> {
     let tools = session.tools.as_ref().map_or(0, Vec::len);
     let gen = if session.add_generation_prompt {
         "on"
     } else {
         "off"
     };
-    Line::from(vec![
-        Span::raw("    "),
-        Span::styled("⚙ settings", theme.dim()),
-        Span::raw(format!(" tools {tools}, gen prompt {gen}")),
-    ])
+    let forms = [
+        (
+            "    ",
+            "⚙ settings",
+            format!(" tools {tools}, gen prompt {gen}"),
+        ),
+        ("  ", "⚙", format!(" tools {tools}, gen prompt {gen}")),
+        ("", "⚙", format!(" tools {tools}, gen {gen}")),
+    ];
+    let lines = forms.map(|(indent, label, values)| {
+        Line::from(vec![
+            Span::raw(indent),
+            Span::styled(label, theme.dim()),
+            Span::raw(values),
+        ])
+    });
+    let [full, middle, shortest] = lines;
+    [full, middle]
+        .into_iter()
+        .find(|line| line.width() <= width)
+        .unwrap_or(shortest)
 }
 
 fn draw_fields(frame: &mut Frame, area: Rect, view: &MessagesView, focused: bool) {

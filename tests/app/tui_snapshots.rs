@@ -32,6 +32,21 @@ fn messages_pane() {
     assert_snapshot!("messages", screen(&mut app, 80, 24));
 }
 
+/// The settings row shortens before it loses the on/off state (at 80 columns it cut
+/// "gen prompt on" to "gen prompt").
+#[test]
+fn the_settings_row_keeps_its_state_when_narrow() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    for (width, row) in [
+        (80, "⚙ tools 1, gen prompt on"),
+        (120, "⚙ settings tools 1, gen prompt on"),
+    ] {
+        let text = screen(&mut app, width, 24);
+        assert!(text.contains(row), "{width} columns:\n{text}");
+    }
+}
+
 #[test]
 fn messages_pane_editing() {
     let dir = tempfile::tempdir().unwrap();
