@@ -150,7 +150,8 @@ impl App {
         let DialogAction::Select(step) = action else {
             return;
         };
-        let scroll = super::help::scroll(scroll, from, self.screen.height, step);
+        let size = (self.screen.width, self.screen.height);
+        let scroll = super::help::scroll(scroll, from, size, step);
         self.overlay = Some(Overlay::Help { scroll, from });
     }
 

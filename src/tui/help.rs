@@ -11,6 +11,7 @@ use super::action::{Direction, Step};
 use super::dialog_view::dialog_box;
 use super::keymap::{self, Scope};
 use super::theme::Theme;
+use unicode_width::UnicodeWidthStr;
 
 /// The text keys of the field editor (ratatui-textarea's own bindings, which the keymap
 /// table does not hold because unbound keys go to the text as they are).
@@ -89,13 +90,24 @@ pub fn step(current: usize, count: usize, page: usize, step: Step) -> usize {
     }
 }
 
-/// The help scroll after `step` on a screen `height` rows tall: never past the point
-/// where the last row is at the bottom.
-pub fn scroll(scroll: u16, from: Scope, height: u16, how: Step) -> u16 {
+/// The help box's widest, borders included.
+const WIDTH: u16 = 84;
+
+/// Columns before a description: two spaces and the keys, padded.
+const KEYS_WIDTH: usize = 28;
+
+/// The help scroll after `step` on a screen of `width` x `height`: never past the point
+/// where the last line is at the bottom.
+pub fn scroll(scroll: u16, from: Scope, (width, height): (u16, u16), how: Step) -> u16 {
     let view = usize::from(height.saturating_sub(2)).max(1);
-    let max = rows(from).len().saturating_sub(view);
+    let max = layout(from, inner_width(width)).len().saturating_sub(view);
     let top = step(usize::from(scroll), max + 1, view, how);
     u16::try_from(top).unwrap_or(u16::MAX)
+}
+
+/// The text width inside the box on a screen `width` columns wide.
+fn inner_width(width: u16) -> usize {
+    usize::from(WIDTH.min(width).saturating_sub(2))
 }
 
 /// Draws the overlay.
@@ -103,22 +115,67 @@ pub fn draw(frame: &mut Frame, area: Rect, scroll: u16, from: Scope, theme: Them
     let inner = dialog_box(
         frame,
         area,
-        84,
+        WIDTH,
         area.height,
         "Keys (Esc closes, ↑↓ PgUp PgDn scroll)",
         theme,
     );
-    let lines: Vec<Line> = rows(from)
+    let shown: Vec<Line> = layout(from, inner_width(area.width))
         .into_iter()
         .skip(usize::from(scroll))
         .take(usize::from(inner.height))
-        .map(|row| match row {
-            HelpRow::Heading(title) => Line::styled(title, theme.focused()),
-            HelpRow::Key(keys, help) => Line::from(vec![
-                Span::styled(format!("  {keys:<26}"), theme.key()),
-                Span::raw(help),
-            ]),
+        .map(|line| match line {
+            HelpLine::Heading(title) => Line::styled(title, theme.focused()),
+            HelpLine::Keys(keys, help) => {
+                Line::from(vec![Span::styled(keys, theme.key()), Span::raw(help)])
+            }
+            HelpLine::More(help) => Line::raw(format!("{}{help}", " ".repeat(KEYS_WIDTH))),
         })
         .collect();
-    frame.render_widget(Paragraph::new(lines), inner);
+    frame.render_widget(Paragraph::new(shown), inner);
+}
+
+/// One line of the overlay.
+enum HelpLine {
+    Heading(&'static str),
+    /// The keys (padded) and the start of what they do.
+    Keys(String, String),
+    /// More of a description, under its start.
+    More(String),
+}
+
+/// The overlay's lines at `width` columns: a description too long for its column wraps
+/// under itself, not past the box's edge.
+fn layout(from: Scope, width: usize) -> Vec<HelpLine> {
+    let mut lines = Vec::new();
+    for row in rows(from) {
+        let (keys, help) = match row {
+            HelpRow::Heading(title) => {
+                lines.push(HelpLine::Heading(title));
+                continue;
+            }
+            HelpRow::Key(keys, help) => (format!("  {keys:<26}"), help),
+        };
+        let start = keys.width().max(KEYS_WIDTH);
+        let mut parts = wrap(help, width.saturating_sub(start).max(12)).into_iter();
+        lines.push(HelpLine::Keys(keys, parts.next().unwrap_or_default()));
+        lines.extend(parts.map(HelpLine::More));
+    }
+    lines
+}
+
+/// `text` in lines of at most `width` columns, broken between words (a word longer than
+/// a line gets a line of its own).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split(' ') {
+        match lines.last_mut() {
+            Some(line) if line.width() + 1 + word.width() <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
 }
