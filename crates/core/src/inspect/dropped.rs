@@ -460,4 +460,27 @@ mod tests {
             ]
         );
     }
+
+    /// `{}` arguments printed by the template are used (no rotation changes them).
+    #[test]
+    fn empty_arguments_the_template_prints_are_used() {
+        let printed = "{% for m in messages %}{% for c in m.tool_calls or [] %}\
+                       {{ c.function.arguments|tojson }}{% endfor %}{% endfor %}";
+        let ignored = "{% for m in messages %}{{ m.role }}{% endfor %}";
+        let conversation = Conversation::new(vec![json!({"role": "assistant", "tool_calls": [
+            {"id": "c1", "function": {"name": "f", "arguments": {}}}]})]);
+        let cancel = CancelToken::new();
+        let unused = |source: &str| {
+            let template = CompiledTemplate::compile(source, Limits::default()).unwrap();
+            let found = dropped_fields(&template, &conversation, &cancel).unwrap();
+            found
+                .unused()
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>()
+        };
+        let arguments = "messages[0].tool_calls[0].function.arguments".to_string();
+        assert!(!unused(printed).contains(&arguments));
+        assert!(unused(ignored).contains(&arguments));
+    }
 }

@@ -12,7 +12,9 @@ use serde_json::Value as Json;
 pub(crate) enum Change {
     /// Same length, letters and digits rotated; numbers +1, booleans flipped.
     Rotate,
-    /// An extra character at the end of every string; numbers +1, booleans flipped.
+    /// An extra character at the end of every string; numbers +1, booleans flipped; an
+    /// empty object or list gets an entry (nothing else would change it, and a template
+    /// that prints `{}` does use it).
     Append,
     /// Every string between two new characters that differ from its first and last
     /// one, so that a prompt's first and last changed bytes are exactly where the value
@@ -31,6 +33,12 @@ pub(crate) fn perturb(value: &Json, change: Change) -> Json {
         },
         Json::Bool(flag) => Json::Bool(!flag),
         Json::Null => Json::Null,
+        Json::Array(items) if items.is_empty() && change == Change::Append => {
+            Json::Array(vec![Json::from("q")])
+        }
+        Json::Object(fields) if fields.is_empty() && change == Change::Append => {
+            Json::Object([("q".to_string(), Json::from("q"))].into_iter().collect())
+        }
         Json::Array(items) => Json::Array(items.iter().map(|i| perturb(i, change)).collect()),
         Json::Object(fields) => Json::Object(
             fields
@@ -96,5 +104,19 @@ mod tests {
         assert_eq!(perturb(&json!("{}"), Change::Rotate), json!("{}q"));
         assert_eq!(perturb(&json!("ab"), Change::Append), json!("abq"));
         assert_eq!(perturb(&json!("quiz"), Change::Wrap), json!("xquizx"));
+    }
+
+    #[test]
+    fn empty_objects_and_lists_change_when_appending() {
+        let value = json!({"arguments": {}, "list": [], "kept": {"a": []}});
+        assert_eq!(
+            perturb(&value, Change::Rotate),
+            value,
+            "rotation keeps the shape"
+        );
+        assert_eq!(
+            perturb(&value, Change::Append),
+            json!({"arguments": {"q": "q"}, "list": ["q"], "kept": {"a": ["q"]}})
+        );
     }
 }
