@@ -77,18 +77,38 @@ fn write_arguments(msg: &mut Message, index: usize, text: &str) -> Result<(), Fi
     Ok(())
 }
 
-/// Switches call `index`'s arguments between object and string form.
-pub fn toggle_arguments_form(msg: &mut Message, index: usize) -> Result<(), FieldError> {
+/// Argument strings as the user wrote them, by the compact JSON of the object they
+/// parse to: switching back to a string gives the user's text again, spacing and all.
+pub type ArgumentTexts = std::collections::HashMap<String, String>;
+
+/// Switches call `index`'s arguments between object and string form. A string becomes
+/// the object it holds (and is remembered in `texts`); an object becomes the string it
+/// was made from, or its compact JSON.
+pub fn toggle_arguments_form(
+    msg: &mut Message,
+    index: usize,
+    texts: &mut ArgumentTexts,
+) -> Result<(), FieldError> {
     let slot = call_slot(msg, index, &["function", "arguments"])?;
     let next = match &*slot {
         Json::String(text) => match parse_json(text)? {
-            object @ Json::Object(_) => object,
+            object @ Json::Object(_) => {
+                texts.insert(compact(&object), text.clone());
+                object
+            }
             _ => return Err(FieldError::plain("the string does not hold a JSON object")),
         },
-        other => Json::from(serde_json::to_string(other).unwrap_or_default()),
+        other => {
+            let key = compact(other);
+            Json::from(texts.get(&key).cloned().unwrap_or(key))
+        }
     };
     *slot = next;
     Ok(())
+}
+
+fn compact(value: &Json) -> String {
+    serde_json::to_string(value).unwrap_or_default()
 }
 
 fn write_setting(session: &mut Session, field: Field, text: &str) -> Result<(), FieldError> {

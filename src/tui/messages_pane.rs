@@ -25,6 +25,9 @@ pub struct MessagesPane {
     pub in_fields: bool,
     /// The selected field in the field list.
     pub field: usize,
+    /// Tool-call argument strings switched to objects with `o`, as written (see
+    /// [`field_write::ArgumentTexts`]).
+    pub argument_texts: field_write::ArgumentTexts,
 }
 
 impl MessagesPane {
@@ -269,7 +272,8 @@ impl MessagesPane {
         let (Row::Message(index), Some(Field::CallArguments(call))) = (row, field) else {
             return ctx.warn("select a tool call's arguments first");
         };
-        match field_write::toggle_arguments_form(&mut session.messages[index], call) {
+        let texts = &mut self.argument_texts;
+        match field_write::toggle_arguments_form(&mut session.messages[index], call, texts) {
             Ok(()) => ctx.edited(),
             Err(err) => ctx.warn(format!("arguments unchanged: {err}")),
         }

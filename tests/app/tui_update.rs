@@ -146,6 +146,30 @@ fn tool_call_arguments_are_validated_and_switch_form() {
     assert_eq!(arguments, &json!("{\"city\":\"Paris\"}"));
 }
 
+/// A string the user wrote comes back as written after `o` twice, spacing and all.
+#[test]
+fn switching_arguments_back_keeps_the_user_s_text() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    let written = "{ \"city\" :  \"Paris\",\n  \"units\": \"C\" }";
+    let arguments = |app: &chatplate::tui::app::App| {
+        app.workspace().session.messages[2].0["tool_calls"][0]["function"]["arguments"].clone()
+    };
+    app.edit_session(|session| {
+        session.messages[2].0["tool_calls"][0]["function"]["arguments"] = json!(written);
+    });
+    app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
+    app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
+    app.update(msg(MessageAction::EnterFields));
+    while app.messages().current_field(&app.workspace().session) != Some(Field::CallArguments(0)) {
+        app.update(msg(MessageAction::Select(Step::Line(Direction::Down))));
+    }
+    app.update(msg(MessageAction::ToggleArgumentsForm));
+    assert_eq!(arguments(&app), json!({"city": "Paris", "units": "C"}));
+    app.update(msg(MessageAction::ToggleArgumentsForm));
+    assert_eq!(arguments(&app), json!(written));
+}
+
 #[test]
 fn tool_result_is_filled_from_the_call() {
     let dir = tempfile::tempdir().unwrap();
