@@ -30,8 +30,8 @@ pub(super) fn run(args: &BenchArgs) -> Result<i32> {
     let iterations = args.iterations as usize;
     stdin::at_most_one_in("FIXTURE", &args.fixtures)?;
     output::print(&format!(
-        "{:<40} {:>8} {:>12} {:>12}\n",
-        "fixture", "messages", "compile", "render p50"
+        "{:<40} {:>8} {:>12} {:>12} {:>10}\n",
+        "fixture", "messages", "compile", "render p50", "fuel"
     ))?;
     for path in &args.fixtures {
         // Timings only (no template text is printed): the template may be anywhere,

@@ -143,6 +143,11 @@ fn a_dash_reads_the_fixture_from_stdin_in_every_command() {
         "{}",
         stdout(&output)
     );
+    // Every column has a heading, right-aligned over its values (the fuel had none).
+    let table = stdout(&output);
+    let (header, row) = (table.lines().next().unwrap(), table.lines().nth(1).unwrap());
+    assert!(header.ends_with(" fuel"), "{table}");
+    assert_eq!(header.chars().count(), row.chars().count(), "{table}");
 
     let output = chatplate(&["export", "--openai", "-"], dir.path(), &text);
     assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
