@@ -69,7 +69,10 @@ fn width(c: char) -> usize {
 }
 
 /// Where each row of `cells` ends: as much as fits in `room` columns (one less after a
-/// wrap marker), cut after the last space when there is one.
+/// wrap marker), cut after the last space (or whitespace mark: the diff shows every
+/// space of a changed line as `·`) when there is one, but never right after a lone sign
+/// or word: a diff line's `+ ` alone on a row, its text broken on the next, wrapped
+/// worse than cutting inside the word.
 fn breaks(cells: &[(char, Style)], room: usize) -> Vec<usize> {
     let mut ends = Vec::new();
     let mut start = 0;
@@ -82,13 +85,21 @@ fn breaks(cells: &[(char, Style)], room: usize) -> Vec<usize> {
             end += 1;
         }
         if end < cells.len() {
-            let space = (start + 1..end).rev().find(|&i| cells[i - 1].0 == ' ');
+            let space = (start + 1..end).rev().find(|&i| {
+                let text = || cells[start..i].iter().filter(|(c, _)| *c != ' ').count();
+                is_break(cells[i - 1].0) && text() > 1
+            });
             end = space.unwrap_or(end);
         }
         ends.push(end);
         start = end;
     }
     ends
+}
+
+/// A character a row may end after: a space, or the mark that shows one (`·`, `→`).
+fn is_break(c: char) -> bool {
+    matches!(c, ' ' | '·' | '→')
 }
 
 fn split_rows(
@@ -179,6 +190,28 @@ mod tests {
             text(&wrap(lines, &options(true, None))),
             vec!["abcdef", "↪gh"],
             "a word longer than the row is cut"
+        );
+    }
+
+    /// A changed diff line shows its spaces as `·`: it breaks there, and its sign stays
+    /// with its text.
+    #[test]
+    fn diff_lines_break_at_marks_and_keep_their_sign() {
+        let wide = |width| WrapOptions {
+            width,
+            ..options(false, None)
+        };
+        let lines = vec![(0, Line::raw("+ ab·cd·ef"))];
+        assert_eq!(
+            text(&wrap(lines, &wide(9))),
+            vec!["+ ab·cd·", "↪ef"],
+            "at the last mark that fits"
+        );
+        let lines = vec![(0, Line::raw("+ abcdefgh"))];
+        assert_eq!(
+            text(&wrap(lines, &wide(6))),
+            vec!["+ abcd", "↪efgh"],
+            "never `+ ` alone"
         );
     }
 
