@@ -65,9 +65,15 @@ impl Helpers {
         self.name("dict_item")
     }
 
-    /// `base[start:stop:step]` where it is indexed at once (see [`super::slices`]).
+    /// `base[start:stop:step]` (see [`super::slices`]).
     pub(crate) fn slice_of(&self) -> String {
         self.name("slice_of")
+    }
+
+    /// The variable a macro body's capture statement assigns (see
+    /// [`super::closures`]).
+    pub(crate) fn captured_names(&self) -> String {
+        self.name("captured")
     }
 
     /// The value of every other `{% set ... = value %}`.
