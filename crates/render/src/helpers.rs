@@ -70,6 +70,11 @@ impl Helpers {
         self.name("slice_of")
     }
 
+    /// `needle in container` (see [`super::membership`]).
+    pub(crate) fn contains(&self) -> String {
+        self.name("contains")
+    }
+
     /// The variable a macro body's capture statement assigns (see
     /// [`super::closures`]).
     pub(crate) fn captured_names(&self) -> String {

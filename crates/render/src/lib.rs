@@ -88,6 +88,7 @@ mod literals;
 mod loops;
 mod markup;
 mod markupvars;
+mod membership;
 mod memory;
 mod methods;
 mod none;

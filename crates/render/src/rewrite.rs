@@ -23,6 +23,8 @@
 //!   helper ([`super::loops`]) that refuses a namespace inside a namespace (which could
 //!   contain itself) and lists too large to ever materialise; every other `{% set %}`
 //!   value through one that refuses only the too-large lists.
+//! * **`in` and `not in`** go through a helper ([`super::membership`]) that raises
+//!   Python's `TypeError` where Python cannot test membership (`'a' in none`).
 //! * **Slices** (`base[start:stop:step]`) go through a helper ([`super::slices`]) that
 //!   slices as Python does (errors included), and indexes a slice indexed in place
 //!   (`messages[1:][i]`) in O(1) instead of walking MiniJinja's lazy one.
@@ -114,7 +116,8 @@ pub(crate) fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Re
 }
 
 /// The walk's state: the source, the helper names and the edits found so far. The
-/// modules of single behaviours ([`super::slices`]) add their edits to it.
+/// modules of single behaviours ([`super::slices`], [`super::membership`]) add their
+/// edits to it.
 pub(crate) struct Cx<'s> {
     /// The text being rewritten.
     pub source: &'s str,
@@ -257,6 +260,9 @@ fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
             walk_other(current, depth, cx);
             return;
         };
+        if matches!(b.op, BinOpKind::In) && !matches!(b.right, Expr::List(_) | Expr::Tuple(_)) {
+            super::membership::rewrite(current, b, cx);
+        }
         walk_expr_at(&b.right, depth + 1, cx);
         // A `+` that is not a Markup `+` has no Markup `+` on its left either.
         known_plain = matches!(b.op, BinOpKind::Add);
