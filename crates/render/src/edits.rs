@@ -1,5 +1,5 @@
 //! Text edits at byte ranges, applied in one pass: the machinery of the source
-//! rewrites ([`super::rewrite`]).
+//! rewrites ([`super::rewrite`], [`super::lookups`]).
 //!
 //! Edits may nest (a wrap around an expression whose parts are edited too) but never
 //! overlap otherwise; each records where it landed, so positions in the edited text lead

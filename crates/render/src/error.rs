@@ -279,7 +279,7 @@ fn excerpt_window(line: &str, column: usize, has_error: bool) -> (String, usize)
 }
 
 /// The error's detail plus any chained causes (MiniJinja nests errors from calls).
-fn full_detail(err: &minijinja::Error) -> String {
+pub(crate) fn full_detail(err: &minijinja::Error) -> String {
     let mut message = match err.detail() {
         Some(detail) => detail.to_string(),
         None => err.kind().to_string(),

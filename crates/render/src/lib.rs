@@ -85,6 +85,7 @@ mod htmlfilters;
 mod humanize;
 mod limits;
 mod literals;
+mod lookups;
 mod loops;
 mod markup;
 mod markupvars;
