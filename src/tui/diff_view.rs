@@ -158,6 +158,12 @@ pub fn view(app: &App, height: usize) -> Vec<Line<'static>> {
                 outcome_line(app),
             ];
         }
+        Some(Expected::Exception(text)) => {
+            return vec![
+                Line::raw(format!("expected the exception {text:?}")),
+                outcome_line(app),
+            ];
+        }
         None => {
             return vec![Line::styled(
                 "no expected prompt (press E to set it)",
