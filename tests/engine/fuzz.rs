@@ -361,7 +361,7 @@ proptest! {
         budget.ended(match &outcome {
             Outcome::Pass | Outcome::Blessed => 0,
             Outcome::Broken(_) | Outcome::Skipped(_) => 1,
-            Outcome::Mismatch { .. } | Outcome::WrongError { .. } => 2,
+            Outcome::Mismatch { .. } | Outcome::WrongError { .. } | Outcome::WrongException { .. } => 2,
             _ => 3,
         });
         prop_assert!(!matches!(outcome, Outcome::Crashed(_)), "{outcome:?}\n{}", String::from_utf8_lossy(&text));
@@ -404,7 +404,7 @@ proptest! {
         budget.ended(match &outcome {
             Outcome::Pass | Outcome::Blessed => 0,
             Outcome::Broken(_) | Outcome::Skipped(_) => 1,
-            Outcome::Mismatch { .. } | Outcome::WrongError { .. } => 2,
+            Outcome::Mismatch { .. } | Outcome::WrongError { .. } | Outcome::WrongException { .. } => 2,
             _ => 3,
         });
         prop_assert!(!matches!(outcome, Outcome::Crashed(_)), "{outcome:?}\n{text}");

@@ -64,6 +64,10 @@ pub enum Expected {
     Prompt(String),
     /// Rendering must fail; the text, when not empty, must appear in the error message.
     Error(String),
+    /// Rendering must fail with exactly this Python exception, written as Python's
+    /// traceback ends (`TypeError: can only concatenate str (not "int") to str`): the
+    /// class transformers raised and its message. `import-corpus` writes these.
+    Exception(String),
 }
 
 /// `continue_final_message` as written in the file: a flag or a field name.

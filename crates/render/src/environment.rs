@@ -9,8 +9,8 @@ use minijinja::{Environment, UndefinedBehavior};
 
 use super::{
     boundmethods, filters, generators, globals, groups, helpers, htmlfilters, humanize, loops,
-    markup, methods, percent, predicates, pyrepr, scope, sized, slices, strmethods, textfilters,
-    wordwrap, Limits,
+    markup, membership, methods, percent, predicates, pyrepr, scope, sized, slices, strmethods,
+    textfilters, wordwrap, Limits,
 };
 
 /// MiniJinja's filters that Jinja2 does not have: a template must not see them.
@@ -55,6 +55,7 @@ pub(crate) fn build(limits: Limits, helpers: &helpers::Helpers) -> Environment<'
     percent::register(&mut env, helpers);
     loops::register(&mut env, helpers);
     slices::register(&mut env, helpers);
+    membership::register(&mut env, helpers);
     strmethods::register(&mut env);
     groups::register(&mut env);
     htmlfilters::register(&mut env);

@@ -55,6 +55,13 @@ pub enum Outcome {
         /// The actual error.
         actual: String,
     },
+    /// An error happened, but not the exact Python exception expected.
+    WrongException {
+        /// The expected exception, `Class: message`.
+        expected: String,
+        /// The actual error.
+        actual: String,
+    },
     /// The fixture has no `expected` yet.
     NoExpectation,
     /// The file or its template could not be loaded.
@@ -148,6 +155,8 @@ pub struct RenderFailure {
     /// The stable form stored by `--bless` and the app's `E`: kind and message,
     /// without position (so blessed fixtures survive a template's lines moving).
     pub summary: String,
+    /// The Python exception, `Class: message`, when the render raised one.
+    pub exception: Option<String>,
 }
 
 impl RenderFailure {
@@ -156,6 +165,7 @@ impl RenderFailure {
         RenderFailure {
             description: message,
             summary,
+            exception: None,
         }
     }
 
@@ -163,6 +173,7 @@ impl RenderFailure {
         RenderFailure {
             description: describe_error(err, source),
             summary: err.summary(),
+            exception: err.exception_line(),
         }
     }
 }
@@ -369,9 +380,18 @@ pub(crate) fn compare(
             actual: got,
         },
         (Some(Expected::Prompt(_)), Err(err)) => Outcome::UnexpectedError(err.description),
-        (Some(Expected::Error(_)), Ok(got)) => Outcome::UnexpectedPrompt(got),
+        (Some(Expected::Error(_) | Expected::Exception(_)), Ok(got)) => {
+            Outcome::UnexpectedPrompt(got)
+        }
         (Some(Expected::Error(want)), Err(err)) if error_matches(&err, want) => Outcome::Pass,
+        (Some(Expected::Exception(want)), Err(err)) if err.exception.as_ref() == Some(want) => {
+            Outcome::Pass
+        }
         (Some(Expected::Error(want)), Err(err)) => Outcome::WrongError {
+            expected: want.clone(),
+            actual: err.description,
+        },
+        (Some(Expected::Exception(want)), Err(err)) => Outcome::WrongException {
             expected: want.clone(),
             actual: err.description,
         },
@@ -396,8 +416,14 @@ fn bless_file(
             return Outcome::Broken(err.to_string());
         }
     }
+    let exact = matches!(session.expected, Some(Expected::Exception(_)));
     session.expected = Some(match rendered {
         Ok(prompt) => Expected::Prompt(prompt),
+        // A fixture that pinned the exact exception keeps pinning it.
+        Err(RenderFailure {
+            exception: Some(line),
+            ..
+        }) if exact => Expected::Exception(line),
         Err(err) => Expected::Error(err.summary),
     });
     match session.save(path) {
@@ -463,5 +489,36 @@ mod tests {
         assert_eq!(compare(Some(&expected), Err(failure)), Outcome::Pass);
         let outcome = compare(Some(&expected), Ok("x".into()));
         assert_eq!(outcome, Outcome::UnexpectedPrompt("x".into()));
+    }
+
+    #[test]
+    fn expected_exception_matches_class_and_message_exactly() {
+        let failure = |message: &str| {
+            let err = chatplate_render::CompiledTemplate::compile(
+                &format!("{{{{ {message} }}}}"),
+                Limits::default(),
+            )
+            .and_then(|t| t.render(&chatplate_render::Conversation::new(vec![])))
+            .expect_err("fails");
+            RenderFailure::render(&err, "")
+        };
+        // An empty conversation is refused before the template runs: transformers'
+        // `ValueError`.
+        let refused = "ValueError: Cannot apply chat template to an empty conversation. \
+                       Provide at least one message.";
+        let expected = Expected::Exception(refused.into());
+        assert_eq!(compare(Some(&expected), Err(failure("1"))), Outcome::Pass);
+        let other = Expected::Exception("ValueError: Cannot apply chat template".into());
+        let outcome = compare(Some(&other), Err(failure("1")));
+        assert!(
+            matches!(outcome, Outcome::WrongException { .. }),
+            "{outcome:?}"
+        );
+        let class = Expected::Exception(refused.replace("ValueError", "TypeError"));
+        let outcome = compare(Some(&class), Err(failure("1")));
+        assert!(
+            matches!(outcome, Outcome::WrongException { .. }),
+            "{outcome:?}"
+        );
     }
 }
