@@ -36,6 +36,10 @@ pub(super) struct TokensArgs {
     /// The inputs are prompt text to tokenize as it is (needs --tokenizer).
     #[arg(long, requires = "tokenizer")]
     text: bool,
+    /// A folder a fixture's template and tokenizer paths may also lead into
+    /// (repeatable); by default they must stay inside the fixture's folder.
+    #[arg(long = "template-root", value_name = "DIR")]
+    template_roots: Vec<PathBuf>,
 }
 
 /// What one input gave.
@@ -116,12 +120,14 @@ fn prepare(
     }
     let session = load_session(input)?;
     let dir = input_dir(input);
+    let mut roots = vec![dir.clone()];
+    roots.extend(args.template_roots.iter().cloned());
+    let access = TemplateAccess::Within(roots);
     let files = match given {
         Some(files) => files,
-        None => session_tokenizer(&session, &dir)
+        None => session_tokenizer(&session, &dir, &access)
             .map_err(|err| anyhow::anyhow!("{}: {err}", shown(input).display()))?,
     };
-    let access = TemplateAccess::within(&dir);
     let rendered = catalog::resolve_for(&session, &dir, &access)
         .map_err(|err| with_stdin_note(err, input, &session).to_string())
         .and_then(|template| {

@@ -1,0 +1,196 @@
+//! Hostile files and input against the real binary (issue 18, "Files and input"): a
+//! fixture's tokenizer path, oversized request bodies and tokenizers, duplicate keys in a
+//! request body, links out of the Hugging Face cache. Each test failed before its fix.
+//! Every run has a time limit, so a hang (a FIFO) is a failure rather than a stuck test.
+
+#![cfg(unix)]
+
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value as Json};
+
+/// What a run of the binary left behind.
+pub(crate) struct Run {
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl Run {
+    pub(crate) fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+}
+
+/// The binary under test: `CHATPLATE_TEST_BIN` runs these tests against another build
+/// (an older one, to see them fail).
+fn binary() -> std::path::PathBuf {
+    std::env::var_os("CHATPLATE_TEST_BIN")
+        .map(Into::into)
+        .unwrap_or_else(|| env!("CARGO_BIN_EXE_chatplate").into())
+}
+
+/// Runs chatplate in `dir` with `env` set (and an empty, offline Hugging Face cache of
+/// its own unless `env` names one), killing it after a minute (a hang).
+pub(crate) fn run_env(args: &[&str], dir: &Path, env: &[(&str, &Path)]) -> Run {
+    let mut command = Command::new(binary());
+    command
+        .args(args)
+        .current_dir(dir)
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_HUB_CACHE", dir.join(".no-cache"))
+        .env_remove("HF_TOKEN")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (key, value) in env {
+        command.env(key, value);
+    }
+    let mut child = command.spawn().expect("chatplate starts");
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = stdout.read_to_end(&mut text);
+        text
+    });
+    let err = std::thread::spawn(move || {
+        let mut text = Vec::new();
+        let _ = stderr.read_to_end(&mut text);
+        text
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if started.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("chatplate {args:?} hung (killed after 60 s)");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Run {
+        status,
+        stdout: String::from_utf8_lossy(&out.join().unwrap()).into_owned(),
+        stderr: String::from_utf8_lossy(&err.join().unwrap()).into_owned(),
+    }
+}
+
+pub(crate) fn run(args: &[&str], dir: &Path) -> Run {
+    run_env(args, dir, &[])
+}
+
+fn write(path: &Path, text: &str) {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).unwrap();
+    }
+    std::fs::write(path, text).unwrap();
+}
+
+fn mkfifo(path: &Path) {
+    let made = Command::new("mkfifo").arg(path).status().unwrap();
+    assert!(made.success(), "mkfifo {}", path.display());
+}
+
+/// A fixture `f.json` in `dir` with one user message, `extra` merged in.
+fn fixture(dir: &Path, extra: Json) {
+    let mut session = json!({
+        "version": 1,
+        "template": {"source": "{% for m in messages %}{{ m.content }}{% endfor %}"},
+        "messages": [{"role": "user", "content": "Hi"}],
+    });
+    for (key, value) in extra.as_object().into_iter().flatten() {
+        session[key] = value.clone();
+    }
+    write(&dir.join("f.json"), &session.to_string());
+}
+
+// Item 1: a fixture's tokenizer path read any file (the CI environment), a FIFO hung.
+#[cfg(feature = "tokens")]
+#[test]
+fn a_fixtures_tokenizer_path_follows_the_template_path_rules() {
+    use crate::tokens_support::write_tiny_tokenizer;
+    let top = tempfile::tempdir().unwrap();
+    let dir = top.path().join("tree");
+    let outside = top.path().join("outside");
+    write_tiny_tokenizer(&outside, &Json::Null);
+    for (tokenizer, shown) in [
+        ("/proc/self/environ", "\"/proc/self/environ\""),
+        ("../outside", "\"../outside\""),
+    ] {
+        fixture(&dir, json!({"tokenizer": tokenizer}));
+        let tokens = run(&["tokens", "f.json"], &dir);
+        assert_eq!(tokens.code(), Some(2), "{}", tokens.stderr);
+        let refused = format!("tokenizer path {shown} leads outside");
+        assert!(tokens.stderr.contains(&refused), "{}", tokens.stderr);
+        assert!(!tokens.stderr.contains("PATH="), "{}", tokens.stderr);
+        // The same rule, with the same words, in `check`'s expected_tokens step.
+        fixture(
+            &dir,
+            json!({"tokenizer": tokenizer, "expected": {"prompt": "Hi"}, "expected_tokens": 1}),
+        );
+        let check = run(&["check", "f.json"], &dir);
+        assert!(check.stdout.contains(&refused), "{}", check.stdout);
+        assert!(
+            check.stdout.contains("0 passed, 1 failed"),
+            "{}",
+            check.stdout
+        );
+    }
+    // Allowed like a template root.
+    fixture(&dir, json!({"tokenizer": "../outside"}));
+    let root = outside.to_str().unwrap();
+    let allowed = run(&["tokens", "f.json", "--template-root", root], &dir);
+    assert_eq!(allowed.code(), Some(0), "{}", allowed.stderr);
+    // A folder inside the tree whose tokenizer.json links out is refused too.
+    std::fs::create_dir_all(dir.join("model")).unwrap();
+    std::os::unix::fs::symlink(
+        outside.join("tokenizer.json"),
+        dir.join("model/tokenizer.json"),
+    )
+    .unwrap();
+    fixture(&dir, json!({"tokenizer": "model"}));
+    let linked = run(&["tokens", "f.json"], &dir);
+    assert!(
+        linked.stderr.contains("leads outside") && linked.stderr.contains("tokenizer.json"),
+        "{}",
+        linked.stderr
+    );
+}
+
+// Item 1: only regular files, and a cap (a sparse 70 MB file stands for a huge one).
+#[cfg(feature = "tokens")]
+#[test]
+fn a_tokenizer_that_is_a_fifo_or_too_large_is_refused_without_reading_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    mkfifo(&dir.join("fifo.json"));
+    fixture(dir, json!({"tokenizer": "fifo.json"}));
+    let fifo = run(&["tokens", "f.json"], dir);
+    assert_eq!(fifo.code(), Some(2), "{}", fifo.stderr);
+    assert!(
+        fifo.stderr
+            .contains("fifo.json: is a FIFO, not a regular file"),
+        "{}",
+        fifo.stderr
+    );
+    let huge = std::fs::File::create(dir.join("huge.json")).unwrap();
+    huge.set_len(70 << 20).unwrap();
+    fixture(dir, json!({"tokenizer": "huge.json"}));
+    let started = Instant::now();
+    let large = run(&["tokens", "f.json"], dir);
+    assert_eq!(large.code(), Some(2), "{}", large.stderr);
+    assert!(
+        large
+            .stderr
+            .contains("huge.json: 73400320 bytes is more than the 67108864 bytes"),
+        "{}",
+        large.stderr
+    );
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
