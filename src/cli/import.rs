@@ -8,10 +8,11 @@ use clap::Args;
 use serde_json::Value as Json;
 
 use super::fetching::ensure_cached;
-use super::session_input::{open_template, read_json, shown};
+use super::session_input::{open_template, read_input, shown};
 use super::stdin;
 use chatplate_core::catalog::ModelId;
 use chatplate_core::check::render_session;
+use chatplate_core::files::MAX_SESSION_BYTES;
 use chatplate_core::request::{self, ImportOptions};
 use chatplate_core::session::{Expected, TemplateRef};
 use chatplate_render::Limits;
@@ -44,7 +45,9 @@ pub(super) fn run(args: ImportArgs) -> Result<i32> {
         ("BODY", stdin::is_stdin(&args.body)),
         ("--template", args.template.as_deref() == Some("-")),
     ])?;
-    let body = read_json(&args.body)?;
+    let text = read_input(&args.body, MAX_SESSION_BYTES)?;
+    let body = request::parse_body(&text, &shown(&args.body))?;
+    drop(text);
     let out_dir = args
         .out
         .as_deref()
@@ -56,7 +59,7 @@ pub(super) fn run(args: ImportArgs) -> Result<i32> {
         template: chosen_template(&args, &body, &out_dir)?,
         parse_arguments: args.parse_arguments,
     };
-    let mut imported = request::import(&body, &options)
+    let mut imported = request::import(body, &options)
         .map_err(|err| anyhow::anyhow!("{}: {err}", shown(&args.body).display()))?;
     if let (Some(name), None) = (&args.template_name, &args.template) {
         imported.session.template = with_name(imported.session.template, name)?;

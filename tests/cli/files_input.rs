@@ -194,3 +194,56 @@ fn a_tokenizer_that_is_a_fifo_or_too_large_is_refused_without_reading_it() {
     );
     assert!(started.elapsed() < Duration::from_secs(10));
 }
+
+/// A request body with one user message whose content is `size` bytes of `x`.
+fn large_body(path: &Path, size: usize) {
+    let mut text = String::with_capacity(size + 64);
+    text.push_str(r#"{"messages": [{"role": "user", "content": ""#);
+    text.extend(std::iter::repeat_n('x', size));
+    text.push_str(r#""}]}"#);
+    write(path, &text);
+}
+
+// Item 2: a request body had only the session cap (256 MiB, about 2 GB once parsed).
+#[test]
+fn a_request_body_over_its_cap_is_refused_before_it_is_parsed() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    large_body(&dir.join("body.json"), 65 << 20);
+    let size = std::fs::metadata(dir.join("body.json")).unwrap().len();
+    let message = format!("body.json: {size} bytes is more than the 67108864 bytes");
+    for args in [&["render", "body.json"][..], &["import", "body.json"]] {
+        let refused = run(args, dir);
+        assert_eq!(refused.code(), Some(2), "{args:?}: {}", refused.stderr);
+        assert!(
+            refused.stderr.contains(&message),
+            "{args:?}: {}",
+            refused.stderr
+        );
+    }
+    // A session is not a request body: its own cap applies.
+    large_body(&dir.join("small.json"), 1 << 20);
+    let small = run(&["render", "small.json"], dir);
+    assert_eq!(small.code(), Some(0), "{}", small.stderr);
+}
+
+// Item 5: a second `messages` list silently replaced the first.
+#[test]
+fn a_request_body_with_a_key_written_twice_is_refused_with_its_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let body = "{\"messages\": [{\"role\": \"user\", \"content\": \"first\"}],\n \"messages\": [{\"role\": \"user\", \"content\": \"second\"}]}";
+    write(&dir.join("body.json"), body);
+    for args in [&["render", "body.json"][..], &["import", "body.json"]] {
+        let refused = run(args, dir);
+        assert_eq!(refused.code(), Some(2), "{args:?}: {}", refused.stderr);
+        assert!(
+            refused.stderr.contains(
+                "body.json:2:2: duplicate key \"messages\" (each key may appear once per object)"
+            ),
+            "{args:?}: {}",
+            refused.stderr
+        );
+        assert!(!refused.stdout.contains("second"), "{}", refused.stdout);
+    }
+}

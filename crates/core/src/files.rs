@@ -24,6 +24,10 @@ pub(crate) const MAX_CONFIG_BYTES: u64 = 64 << 20;
 /// this large.
 pub const MAX_SESSION_BYTES: u64 = 256 << 20;
 
+/// Largest request body: OpenAI's API takes at most 50 MB per request (images
+/// included), and a body's JSON takes several times its size in memory once parsed.
+pub const MAX_REQUEST_BYTES: u64 = 64 << 20;
+
 /// Largest `tokenizer.json`: the largest real ones (Gemma 3's) are 33 MB, and loading
 /// one takes 9 to 16 times its size in memory, so this bounds a load near 1 GB.
 pub const MAX_TOKENIZER_BYTES: u64 = 64 << 20;
