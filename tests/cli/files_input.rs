@@ -12,6 +12,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value as Json};
 
+use crate::hf_support;
+
 /// What a run of the binary left behind.
 pub(crate) struct Run {
     pub(crate) status: ExitStatus,
@@ -246,4 +248,49 @@ fn a_request_body_with_a_key_written_twice_is_refused_with_its_position() {
         );
         assert!(!refused.stdout.contains("second"), "{}", refused.stdout);
     }
+}
+
+// Item 5: a snapshot file linking out of the Hugging Face cache was followed.
+#[test]
+fn a_link_out_of_the_huggingface_cache_is_not_followed() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let cache = dir.join("cache");
+    let repo = hf_support::fake_cache(&cache);
+    write(&dir.join("secret.jinja"), "TOP-SECRET");
+    let link = repo
+        .join("snapshots")
+        .join(hf_support::MAIN)
+        .join("chat_template.jinja");
+    std::fs::remove_file(&link).unwrap();
+    std::os::unix::fs::symlink(dir.join("secret.jinja"), &link).unwrap();
+    write(
+        &dir.join("m.json"),
+        r#"[{"role": "user", "content": "hi"}]"#,
+    );
+    let env = [("HF_HUB_CACHE", cache.as_path())];
+    let args = ["render", "--template", "acme/chat", "--messages", "m.json"];
+    let refused = run_env(&args, dir, &env);
+    assert_eq!(refused.code(), Some(2), "{}", refused.stderr);
+    assert!(
+        refused
+            .stderr
+            .contains("chat_template.jinja: a link that leads outside the Hugging Face cache"),
+        "{}",
+        refused.stderr
+    );
+    assert!(!refused.stdout.contains("TOP-SECRET"));
+    // The commit before it has only links into the cache.
+    let older = [
+        "render",
+        "--template",
+        "acme/chat@v1",
+        "--messages",
+        "m.json",
+    ];
+    let kept = run_env(&older, dir, &env);
+    assert_eq!(kept.code(), Some(0), "{}", kept.stderr);
+    // Listing the cache leaves that revision out.
+    let listed = run_env(&["templates", "--cached"], dir, &env);
+    assert!(!listed.stdout.contains("@main"), "{}", listed.stdout);
 }
