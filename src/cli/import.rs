@@ -8,6 +8,7 @@ use clap::Args;
 use serde_json::Value as Json;
 
 use super::fetching::ensure_cached;
+use super::output;
 use super::session_input::{open_template, read_input, shown};
 use super::stdin;
 use chatplate_core::catalog::ModelId;
@@ -64,14 +65,15 @@ pub(super) fn run(args: ImportArgs) -> Result<i32> {
     if let (Some(name), None) = (&args.template_name, &args.template) {
         imported.session.template = with_name(imported.session.template, name)?;
     }
+    // Notes name the body's model and keys: output::note escapes them.
     for note in &imported.notes {
-        eprintln!("chatplate: {note}");
+        output::note(&format!("chatplate: {note}"));
     }
     if !imported.kept.is_empty() {
-        eprintln!(
+        output::note(&format!(
             "chatplate: kept (not part of the prompt): {}",
             imported.kept.join(", ")
-        );
+        ));
     }
     let mut session = imported.session;
     if args.bless {
@@ -87,9 +89,9 @@ pub(super) fn run(args: ImportArgs) -> Result<i32> {
     match &args.out {
         Some(path) => {
             session.save(path)?;
-            eprintln!("chatplate: wrote {}", path.display());
+            output::note(&format!("chatplate: wrote {}", path.display()));
         }
-        None => print!("{}", session.to_json()),
+        None => output::print(&session.to_json())?,
     }
     Ok(0)
 }
@@ -120,7 +122,7 @@ fn prefetch(body: &Json) {
             name: None,
         };
         if let Err(err) = ensure_cached(&reference) {
-            eprintln!("chatplate: {err:#}");
+            output::note(&format!("chatplate: {err:#}"));
         }
     }
 }

@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use serde_json::Value as Json;
 
 use super::fetching::with_hub;
+use super::output;
 use super::stdin;
 use chatplate_core::catalog::{open_templates, Origin, TemplateSet, TemplateSource};
 use chatplate_core::files::{self, MAX_SESSION_BYTES, MAX_TEMPLATE_BYTES};
@@ -57,7 +58,7 @@ pub(super) fn load_session(path: &Path) -> Result<Session> {
     drop(text);
     let imported = with_hub(|fetch| target::import_request(body, &name, fetch))?;
     for note in &imported.notes {
-        eprintln!("chatplate: {}: {note}", name.display());
+        output::note(&format!("chatplate: {}: {note}", name.display()));
     }
     Ok(imported.session)
 }

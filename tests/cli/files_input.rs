@@ -294,3 +294,191 @@ fn a_link_out_of_the_huggingface_cache_is_not_followed() {
     let listed = run_env(&["templates", "--cached"], dir, &env);
     assert!(!listed.stdout.contains("@main"), "{}", listed.stdout);
 }
+
+/// An escape sequence that sets the terminal's title, and how chatplate prints it.
+const TITLE: &str = "\x1b]0;pwned\x07";
+const TITLE_SHOWN: &str = "\\u{001b}]0;pwned\\u{0007}";
+
+fn assert_escaped(run: &Run, what: &str) {
+    for (stream, text) in [("stdout", &run.stdout), ("stderr", &run.stderr)] {
+        assert!(
+            !text.contains('\x1b'),
+            "{what}: raw escape on {stream}: {text:?}"
+        );
+        assert!(
+            !text.contains('\x07'),
+            "{what}: raw bell on {stream}: {text:?}"
+        );
+    }
+}
+
+/// A GGUF v3 file with `general.name` and the given template keys and sources.
+fn gguf(path: &Path, name: &str, templates: &[(&str, &str)]) {
+    let mut out: Vec<u8> = b"GGUF".to_vec();
+    out.extend_from_slice(&3u32.to_le_bytes());
+    out.extend_from_slice(&0u64.to_le_bytes());
+    out.extend_from_slice(&(1 + templates.len() as u64).to_le_bytes());
+    let string = |out: &mut Vec<u8>, text: &str| {
+        out.extend_from_slice(&(text.len() as u64).to_le_bytes());
+        out.extend_from_slice(text.as_bytes());
+    };
+    let mut pairs = vec![("general.name", name)];
+    pairs.extend_from_slice(templates);
+    for (key, value) in pairs {
+        string(&mut out, key);
+        out.extend_from_slice(&8u32.to_le_bytes());
+        string(&mut out, value);
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+// Item 3: names from a GGUF file reached the terminal as they were.
+#[test]
+fn gguf_template_names_are_printed_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let key = format!("tokenizer.chat_template.tool{TITLE}");
+    gguf(
+        &dir.join("x.gguf"),
+        &format!("model{TITLE}"),
+        &[("tokenizer.chat_template", "A"), (&key, "B")],
+    );
+    let listed = run(&["templates", "x.gguf"], dir);
+    assert_eq!(listed.code(), Some(0), "{}", listed.stderr);
+    assert_escaped(&listed, "templates x.gguf");
+    assert!(
+        listed.stdout.contains(&format!("tool{TITLE_SHOWN}")),
+        "{}",
+        listed.stdout
+    );
+}
+
+// Item 3: names of cached models and of their templates.
+#[test]
+fn cached_model_and_template_names_are_printed_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let cache = dir.join("cache");
+    let repo = hf_support::fake_cache(&cache);
+    let evil = format!("additional_chat_templates/t{TITLE}.jinja");
+    hf_support::put(&repo, hf_support::MAIN, &evil, "EVIL");
+    let odd = cache.join(format!("models--acme--odd{TITLE}"));
+    hf_support::put(&odd, hf_support::MAIN, "chat_template.jinja", "ODD");
+    hf_support::set_ref(&odd, "main", hf_support::MAIN);
+    let listed = run_env(&["templates", "--cached"], dir, &[("HF_HUB_CACHE", &cache)]);
+    assert_eq!(listed.code(), Some(0), "{}", listed.stderr);
+    assert_escaped(&listed, "templates --cached");
+    assert!(
+        listed.stdout.contains(&format!("#t{TITLE_SHOWN}")),
+        "{}",
+        listed.stdout
+    );
+    // A folder no Hub id could have made is not a model.
+    assert!(!listed.stdout.contains("acme/odd"), "{}", listed.stdout);
+}
+
+// Item 3: `import` echoed the body's model and keys.
+#[test]
+fn import_prints_the_bodys_model_and_keys_escaped() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let body = json!({
+        "model": format!("acme{TITLE}"),
+        format!("extra{TITLE}"): 1,
+        "messages": [{"role": "user", "content": "hi", format!("key{TITLE}"): "v"}],
+    });
+    write(&dir.join("body.json"), &body.to_string());
+    let imported = run(&["import", "body.json"], dir);
+    assert_eq!(imported.code(), Some(0), "{}", imported.stderr);
+    assert_escaped(&imported, "import");
+    assert!(
+        imported.stderr.contains(&format!(
+            "kept (not part of the prompt): model, extra{TITLE_SHOWN}"
+        )),
+        "{}",
+        imported.stderr
+    );
+    assert!(
+        imported
+            .stderr
+            .contains(&format!("acme{TITLE_SHOWN} is not a model")),
+        "{}",
+        imported.stderr
+    );
+}
+
+/// Runs chatplate in `dir` with a stdout whose reader is already gone (`| head -0`).
+fn run_into_closed_pipe(args: &[&str], dir: &Path, cache: &Path) -> Run {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let output = Command::new(binary())
+        .args(args)
+        .current_dir(dir)
+        .env("HF_HUB_OFFLINE", "1")
+        .env("HF_HUB_CACHE", cache)
+        .stdin(Stdio::null())
+        .stdout(writer)
+        .stderr(Stdio::piped())
+        .output()
+        .expect("chatplate runs");
+    Run {
+        status: output.status,
+        stdout: String::new(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+// Item 4: `tokens ... | head` (and others) panicked in println! on the closed pipe.
+#[test]
+fn every_command_that_prints_ends_quietly_when_its_reader_goes_away() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    let cache = dir.join("cache");
+    hf_support::fake_cache(&cache);
+    fixture(dir, json!({"expected": {"prompt": "Hi"}}));
+    write(
+        &dir.join("body.json"),
+        r#"{"messages": [{"role": "user", "content": "hi"}]}"#,
+    );
+    write(&dir.join("corpus/MANIFEST.json"), r#"{"cases": []}"#);
+    let mut commands: Vec<Vec<&str>> = vec![
+        vec!["render", "f.json"],
+        vec!["check", "f.json"],
+        vec!["check", "--format", "json", "f.json"],
+        vec!["bench", "--iterations", "1", "f.json"],
+        vec!["inspect", "--fixture", "f.json"],
+        vec!["inspect", "--json", "gemma-3-tools"],
+        vec!["import-corpus", "corpus", "out"],
+        vec!["templates"],
+        vec!["templates", "--cached"],
+        vec!["templates", "acme/chat"],
+        vec!["import", "body.json"],
+        vec!["export", "--openai", "f.json"],
+        vec!["completions", "bash"],
+        vec!["man"],
+        vec!["--help"],
+    ];
+    #[cfg(feature = "tokens")]
+    {
+        crate::tokens_support::write_tiny_tokenizer(&dir.join("model"), &Json::Null);
+        write(&dir.join("p.txt"), "Hi");
+        commands.push(vec!["tokens", "--tokenizer", "model", "--text", "p.txt"]);
+        commands.push(vec!["tokens", "--json", "--tokenizer", "model", "f.json"]);
+    }
+    for args in commands {
+        let run = run_into_closed_pipe(&args, dir, &cache);
+        assert_eq!(
+            run.code(),
+            Some(0),
+            "{args:?}: {:?}\n{}",
+            run.status,
+            run.stderr
+        );
+        assert!(!run.stderr.contains("panicked"), "{args:?}: {}", run.stderr);
+        assert!(
+            !run.stderr.contains("Broken pipe"),
+            "{args:?}: {}",
+            run.stderr
+        );
+    }
+}
