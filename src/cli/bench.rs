@@ -52,7 +52,7 @@ pub(super) fn run(args: &BenchArgs) -> Result<i32> {
             }
         }
         samples.sort();
-        output::print(&format!(
+        output::print_visible(&format!(
             "{:<40} {:>8} {:>12.3?} {:>12.3?} {:>10}\n",
             name.display(),
             conversation.messages.len(),

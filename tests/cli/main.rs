@@ -16,6 +16,7 @@ mod cli;
 mod cli_conventions;
 mod cli_tokens;
 mod doc_examples;
+mod files_input;
 mod inspect_cli;
 mod session_save;
 mod sources_cli;

@@ -22,8 +22,7 @@ use crate::files::{self, FileError, MAX_SESSION_BYTES, MAX_TEMPLATE_BYTES};
 use crate::session::{Session, SessionError, TemplateRef};
 use chatplate_render::Conversation;
 
-use access::roots_text;
-pub use access::TemplateAccess;
+pub use access::{NamedFile, OutsideError, TemplateAccess};
 pub use choice::TemplateSet;
 pub use hf_cache::{cached_models, ModelId};
 pub use open::{open_model, open_templates, prefetch, split_entry, Fetch, NoFetch};
@@ -97,13 +96,8 @@ pub enum CatalogError {
     #[error(transparent)]
     File(#[from] FileError),
     /// A session names a template file outside the folders it may read from.
-    #[error("template path {} leads outside {}; templates named by a session must be inside it (allow more with --template-root DIR)", chatplate_render::visible::quoted(.path), roots_text(.allowed))]
-    Outside {
-        /// The path as the session wrote it.
-        path: String,
-        /// The folders it may read from.
-        allowed: Vec<PathBuf>,
-    },
+    #[error(transparent)]
+    Outside(#[from] OutsideError),
 }
 
 /// Every bundled template, sorted by name.
@@ -284,7 +278,7 @@ pub fn resolve_set(
         ))),
         TemplateRef::Path(relative) => {
             let path = session_dir.join(relative);
-            access.check(&path, relative)?;
+            access.check(NamedFile::Template, &path, relative)?;
             let set = load_set(&path)?;
             match set.entries.len() {
                 0 => Err(CatalogError::Config {
@@ -306,7 +300,7 @@ pub fn resolve_set(
             name,
         } => {
             let path = session_dir.join(written);
-            access.check(&path, written)?;
+            access.check(NamedFile::Template, &path, written)?;
             Ok(load_set(&path)?.pin(Some(name)))
         }
         TemplateRef::Model {

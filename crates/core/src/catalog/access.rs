@@ -1,11 +1,11 @@
-//! Which files a session's template paths may name (see [`TemplateAccess`]).
+//! Which files a session's paths may name (see [`TemplateAccess`]): its template and its
+//! tokenizer follow one rule, with one message ([`OutsideError`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::CatalogError;
-
-/// Which files a session's `{"path": ...}` / `{"named": ...}` template may name.
+/// Which files a session's `{"path": ...}` / `{"named": ...}` template and its
+/// `tokenizer` may name.
 ///
 /// Fixtures arrive in pull requests: a path such as `/proc/self/environ` or
 /// `../../.ssh/id_rsa` would print a file the fixture's author should never see in
@@ -19,29 +19,69 @@ pub enum TemplateAccess {
     Within(Vec<PathBuf>),
 }
 
+/// What a session names by a path, for [`OutsideError`]'s message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NamedFile {
+    /// Its template (`{"path": ...}`, `{"named": ...}`).
+    Template,
+    /// Its `tokenizer` (a folder, `tokenizer.json` or `tokenizer_config.json`, and the
+    /// files found from it).
+    Tokenizer,
+}
+
+impl NamedFile {
+    fn noun(self) -> &'static str {
+        match self {
+            NamedFile::Template => "template",
+            NamedFile::Tokenizer => "tokenizer",
+        }
+    }
+}
+
+/// A path a session names that leads outside the folders it may read from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{} path {} leads outside {}; {}s named by a session must be inside it (allow more with --template-root DIR)", .what.noun(), chatplate_render::visible::quoted(.path), roots_text(.allowed), .what.noun())]
+pub struct OutsideError {
+    /// What the path names.
+    pub what: NamedFile,
+    /// The path as the session wrote it (or the file found from it).
+    pub path: String,
+    /// The folders it may read from.
+    pub allowed: Vec<PathBuf>,
+}
+
 impl TemplateAccess {
     /// Only inside `root` (the tree being checked, or the session's folder).
     pub fn within(root: &Path) -> Self {
         TemplateAccess::Within(vec![root.to_path_buf()])
     }
 
-    pub(super) fn check(&self, path: &Path, written: &str) -> Result<(), CatalogError> {
+    /// Whether the session may read `path` (a file or folder, links resolved); `written`
+    /// is the path as the session wrote it, for the message.
+    pub fn check(&self, what: NamedFile, path: &Path, written: &str) -> Result<(), OutsideError> {
         let TemplateAccess::Within(roots) = self else {
             return Ok(());
         };
-        let real = fs::canonicalize(path).unwrap_or_else(|_| lexical_absolute(path));
-        let inside = roots.iter().any(|root| {
-            let root = fs::canonicalize(root).unwrap_or_else(|_| lexical_absolute(root));
-            real.starts_with(root)
-        });
-        if inside {
+        if is_inside(path, roots) {
             return Ok(());
         }
-        Err(CatalogError::Outside {
+        Err(OutsideError {
+            what,
             path: written.to_string(),
             allowed: roots.clone(),
         })
     }
+}
+
+/// Whether `path`, its links resolved, is inside one of `roots` (also resolved). A path
+/// that does not exist (yet) is judged by its text, `..` removed.
+pub(crate) fn is_inside(path: &Path, roots: &[PathBuf]) -> bool {
+    let real = fs::canonicalize(path).unwrap_or_else(|_| lexical_absolute(path));
+    roots.iter().any(|root| {
+        let root = fs::canonicalize(root).unwrap_or_else(|_| lexical_absolute(root));
+        real.starts_with(root)
+    })
 }
 
 /// `path` made absolute with `..` removed, for paths that do not exist (yet).
@@ -61,11 +101,12 @@ fn lexical_absolute(path: &Path) -> PathBuf {
 }
 
 /// The allowed folders, for a message.
-pub(super) fn roots_text(roots: &[PathBuf]) -> String {
+fn roots_text(roots: &[PathBuf]) -> String {
     let names: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
-    match names.as_slice() {
+    let text = match names.as_slice() {
         [] => "every allowed folder".into(),
         [one] => one.clone(),
         _ => names.join(" and "),
-    }
+    };
+    chatplate_render::visible::message(&text)
 }

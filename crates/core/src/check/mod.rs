@@ -246,7 +246,8 @@ fn check_verdict(fixture: &Fixture, options: &CheckOptions) -> Verdict {
     let dir = fixture.dir();
     let mut roots = vec![fixture.root.clone()];
     roots.extend(options.template_roots.iter().cloned());
-    let template = catalog::resolve_for(&session, dir, &TemplateAccess::Within(roots));
+    let access = TemplateAccess::Within(roots);
+    let template = catalog::resolve_for(&session, dir, &access);
     let rendered = match &template {
         Ok(template) => render_with(&session, template, options.limits),
         Err(err) => {
@@ -268,11 +269,11 @@ fn check_verdict(fixture: &Fixture, options: &CheckOptions) -> Verdict {
         if let Ok(template) = &template {
             record_snapshot(&mut session.template, template);
         }
-        bless_file(path, session, rendered)
+        bless_file(path, session, &access, rendered)
     } else {
         let outcome = compare(session.expected.as_ref(), rendered.clone());
         let outcome = prefix_stable(&session, &template, outcome);
-        token_step(outcome, &session, dir, &rendered)
+        token_step(outcome, &session, dir, &access, &rendered)
     };
     Verdict { outcome, notes }
 }
@@ -335,12 +336,13 @@ fn token_step(
     outcome: Outcome,
     session: &Session,
     dir: &Path,
+    access: &TemplateAccess,
     rendered: &Result<String, RenderFailure>,
 ) -> Outcome {
     let (Outcome::Pass, Ok(prompt)) = (&outcome, rendered) else {
         return outcome;
     };
-    match tokens::expect::check(session, dir, prompt) {
+    match tokens::expect::check(session, dir, access, prompt) {
         Ok(()) => outcome,
         Err(TokenCheckError::Mismatch(difference)) => Outcome::TokensDiffer(difference),
         Err(TokenCheckError::Tokenizer(err)) => Outcome::Broken(err.to_string()),
@@ -408,11 +410,12 @@ pub(crate) fn error_matches(failure: &RenderFailure, want: &str) -> bool {
 fn bless_file(
     path: &Path,
     mut session: Session,
+    access: &TemplateAccess,
     rendered: Result<String, RenderFailure>,
 ) -> Outcome {
     if let Ok(prompt) = &rendered {
         let dir = path.parent().unwrap_or(Path::new("."));
-        if let Err(err) = tokens::expect::bless(&mut session, dir, prompt) {
+        if let Err(err) = tokens::expect::bless(&mut session, dir, access, prompt) {
             return Outcome::Broken(err.to_string());
         }
     }
