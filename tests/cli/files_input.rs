@@ -5,82 +5,29 @@
 
 #![cfg(unix)]
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value as Json};
 
+use crate::common::binary::{binary_under_test, run_bounded, Run};
 use crate::hf_support;
-
-/// What a run of the binary left behind.
-pub(crate) struct Run {
-    pub(crate) status: ExitStatus,
-    pub(crate) stdout: String,
-    pub(crate) stderr: String,
-}
-
-impl Run {
-    pub(crate) fn code(&self) -> Option<i32> {
-        self.status.code()
-    }
-}
-
-/// The binary under test: `CHATPLATE_TEST_BIN` runs these tests against another build
-/// (an older one, to see them fail).
-fn binary() -> std::path::PathBuf {
-    std::env::var_os("CHATPLATE_TEST_BIN")
-        .map(Into::into)
-        .unwrap_or_else(|| env!("CARGO_BIN_EXE_chatplate").into())
-}
 
 /// Runs chatplate in `dir` with `env` set (and an empty, offline Hugging Face cache of
 /// its own unless `env` names one), killing it after a minute (a hang).
 pub(crate) fn run_env(args: &[&str], dir: &Path, env: &[(&str, &Path)]) -> Run {
-    let mut command = Command::new(binary());
+    let mut command = Command::new(binary_under_test());
     command
         .args(args)
         .current_dir(dir)
         .env("HF_HUB_OFFLINE", "1")
         .env("HF_HUB_CACHE", dir.join(".no-cache"))
-        .env_remove("HF_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+        .env_remove("HF_TOKEN");
     for (key, value) in env {
         command.env(key, value);
     }
-    let mut child = command.spawn().expect("chatplate starts");
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        let _ = stdout.read_to_end(&mut text);
-        text
-    });
-    let err = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        let _ = stderr.read_to_end(&mut text);
-        text
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(60) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chatplate {args:?} hung (killed after 60 s)");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    Run {
-        status,
-        stdout: String::from_utf8_lossy(&out.join().unwrap()).into_owned(),
-        stderr: String::from_utf8_lossy(&err.join().unwrap()).into_owned(),
-    }
+    run_bounded(command, Duration::from_secs(60))
 }
 
 pub(crate) fn run(args: &[&str], dir: &Path) -> Run {
@@ -411,7 +358,7 @@ fn import_prints_the_bodys_model_and_keys_escaped() {
 fn run_into_closed_pipe(args: &[&str], dir: &Path, cache: &Path) -> Run {
     let (reader, writer) = std::io::pipe().unwrap();
     drop(reader);
-    let output = Command::new(binary())
+    let output = Command::new(binary_under_test())
         .args(args)
         .current_dir(dir)
         .env("HF_HUB_OFFLINE", "1")
