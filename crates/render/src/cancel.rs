@@ -7,6 +7,7 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A shared flag asking a render to stop; clones share the flag.
 #[derive(Debug, Clone, Default)]
@@ -30,15 +31,19 @@ impl CancelToken {
 }
 
 /// How a render may be stopped from outside: a cancel token and, optionally, a
-/// deadline (a render past it stops with a timeout error). The render extends the
-/// deadline by [`Limits::deadline_extension`](super::Limits::deadline_extension) for
-/// its input, as its step budget grows with the input.
+/// wall-clock bound (a render past it stops with a timeout error).
+///
+/// The bound is the base: each render is allowed
+/// [`Limits::deadline_for`](super::Limits::deadline_for) its input, this base plus
+/// [`Limits::deadline_extension`](super::Limits::deadline_extension), counted from the
+/// moment the render is asked for, as its step budget grows with the input. The
+/// timeout error names that extended bound.
 #[derive(Debug, Clone, Default)]
 pub struct RenderControl {
     /// Cancelling it stops the render.
     pub cancel: CancelToken,
-    /// When the render must have finished.
-    pub deadline: Option<std::time::Instant>,
+    /// The base wall-clock bound on each render, before its growth with the input.
+    pub deadline: Option<Duration>,
 }
 
 impl RenderControl {
@@ -50,9 +55,10 @@ impl RenderControl {
         }
     }
 
-    /// The same control, ending at `deadline` from now.
-    pub fn with_deadline(mut self, deadline: std::time::Duration) -> Self {
-        self.deadline = std::time::Instant::now().checked_add(deadline);
+    /// The same control, each render bounded by `deadline` (before its growth with the
+    /// input, see the type's docs).
+    pub fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = Some(deadline);
         self
     }
 }

@@ -21,7 +21,7 @@ use jiff::civil::DateTime;
 use minijinja::value::Value;
 
 use super::memory;
-use super::scope::{Shared, Stop};
+use super::scope::{Deadline, Shared, Stop};
 use super::threads;
 use super::{CompiledTemplate, Conversation, RenderControl, RenderError};
 
@@ -40,9 +40,10 @@ pub fn active_renders() -> usize {
     ACTIVE.load(Ordering::SeqCst)
 }
 
-/// Renders `conversation` on a thread of its own, giving up after `deadline`: the
-/// caller gets [`super::RenderErrorKind::Timeout`] then, and the render stops at its
-/// next checkpoint.
+/// Renders `conversation` on a thread of its own, giving up after `deadline` grown for
+/// the conversation ([`super::Limits::deadline_for`]): the caller gets
+/// [`super::RenderErrorKind::Timeout`] then, and the render stops at its next
+/// checkpoint.
 pub fn render_with_deadline(
     template: &Arc<CompiledTemplate>,
     conversation: Conversation,
@@ -78,7 +79,11 @@ pub(super) fn run_on_own_thread(
     clock: DateTime,
     control: &RenderControl,
 ) -> Result<String, RenderError> {
-    let shared = Arc::new(Shared::default());
+    // The deadline grows with the input; fixed now, for both sides.
+    let deadline = control
+        .deadline
+        .and_then(|base| Deadline::start(template.limits().with_deadline(base), items));
+    let shared = Arc::new(Shared::new(deadline));
     let (sender, receiver) = mpsc::channel();
     let worker = template.clone();
     let worker_shared = Arc::clone(&shared);
@@ -88,7 +93,13 @@ pub(super) fn run_on_own_thread(
         let _active = Active::start();
         memory::watch_this_thread(hard_cap, worker_shared.flag());
         let result = catch_unwind(AssertUnwindSafe(|| {
-            worker.run(context, items, clock, &worker_control, &worker_shared)
+            worker.run(
+                context,
+                items,
+                clock,
+                &worker_control.cancel,
+                &worker_shared,
+            )
         }))
         .unwrap_or_else(|payload| Err(panicked(&*payload)));
         memory::unwatch_this_thread();
@@ -99,8 +110,11 @@ pub(super) fn run_on_own_thread(
         return Err(RenderError::input("could not start a render thread"));
     }
     loop {
-        let wait = match control.deadline {
-            Some(deadline) => deadline.saturating_duration_since(Instant::now()).min(POLL),
+        let wait = match deadline {
+            Some(deadline) => deadline
+                .at
+                .saturating_duration_since(Instant::now())
+                .min(POLL),
             None => POLL,
         };
         match receiver.recv_timeout(wait) {
@@ -114,7 +128,7 @@ pub(super) fn run_on_own_thread(
         }
         let stop = if control.cancel.is_cancelled() {
             Some(Stop::Cancelled)
-        } else if control.deadline.is_some_and(|d| Instant::now() >= d) {
+        } else if deadline.is_some_and(|d| Instant::now() >= d.at) {
             Some(Stop::Deadline)
         } else {
             shared.stop().filter(|s| *s == Stop::Memory)

@@ -338,11 +338,14 @@ impl Dispatcher {
         });
     }
 
-    /// The time a job on the current conversation may take: like the engine's own
-    /// deadline, it grows with the square of the input, so a long real conversation on
-    /// a template that rescans it per message is never cut off.
+    /// The time a job on the current conversation may take: the engine's own deadline
+    /// for it ([`Limits::deadline_for`]), which grows with the square of the input, so
+    /// a long real conversation on a template that rescans it per message is never cut
+    /// off.
     fn allowed(&self) -> Duration {
-        self.deadline + Limits::default().deadline_extension(self.conversation.items())
+        Limits::default()
+            .with_deadline(self.deadline)
+            .deadline_for(self.conversation.items())
     }
 }
 
