@@ -106,6 +106,7 @@ mod scopes;
 mod sized;
 mod slices;
 mod source;
+mod splitting;
 mod strmethods;
 mod syntax;
 mod tags;
