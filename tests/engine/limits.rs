@@ -256,7 +256,10 @@ fn splitting_escaping_and_dumping_a_big_string_are_charged_before_they_grow() {
         // Near the budget (the input itself is copied once when it is made), not at a
         // multiple of it.
         let peak = thread_peak_bytes();
-        assert!(peak < budget as isize * 3 / 2, "{source}: held {peak} bytes");
+        assert!(
+            peak < budget as isize * 3 / 2,
+            "{source}: held {peak} bytes"
+        );
     }
     // What fits still renders, like Python.
     let fits = "{{ ('a ' * 100000).split()|length }} {{ ('<a>' * 2)|e }} \
@@ -265,6 +268,39 @@ fn splitting_escaping_and_dumping_a_big_string_are_charged_before_they_grow() {
         render_with(fits, limits).unwrap(),
         "100000 &lt;a&gt;&lt;a&gt; ['x y\\n', 'z'] 30003"
     );
+}
+
+// Issue 18: filters that build a list in one call grew it past the limit before the
+// next checkpoint; `sum(start=[])` copied the whole list again for every item, and a
+// stopped render went on doing so.
+
+#[test]
+fn lists_built_in_one_call_are_charged_as_they_grow() {
+    let budget = 32 << 20;
+    let limits = Limits::default()
+        .with_max_memory_bytes(budget)
+        .with_fuel(u64::MAX / 128);
+    for source in [
+        "{{ ([[1] * 100000] * 100)|sum(start=[])|length }}",
+        "{{ ([[1] * 10] * 1000000)|sum(start=[])|length }}",
+        "{{ ([{'a': [1] * 100000}] * 100)|sum(attribute='a', start=[])|length }}",
+        "{{ ([1] * 1300000)|map('string')|list|length }}",
+        "{{ (['ab'] * 1300000)|join|length }}",
+        "{{ ([1] * 1300000)|reverse|list|length }}",
+    ] {
+        let template = CompiledTemplate::compile(source, limits).unwrap();
+        reset_thread_peak();
+        let err = template.render(&conversation()).unwrap_err();
+        assert_eq!(err.kind, RenderErrorKind::Limit, "{source}: {err}");
+        let peak = thread_peak_bytes();
+        assert!(
+            peak < budget as isize * 3 / 2,
+            "{source}: held {peak} bytes"
+        );
+    }
+    // Linear, not quadratic: ten thousand small lists are one pass.
+    let many = "{{ ([[1, 2]] * 10000)|sum(start=[])|length }}";
+    assert_eq!(render_with(many, limits).unwrap(), "20000");
 }
 
 // Item 11: real conversations fit; every limit says how to raise it.

@@ -10,8 +10,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// A shared flag asking a render to stop; clones share the flag.
+///
+/// A render stopped through it (or past its deadline) answers its caller at once, and
+/// its thread ends at its next checkpoint. A caller that keeps its own account of the
+/// renders still running (the app's worker keeps at most one stopped render running)
+/// makes its tokens [`CancelToken::waiting`]: its calls then return only once the stopped
+/// render's thread has ended.
 #[derive(Debug, Clone, Default)]
-pub struct CancelToken(Arc<AtomicBool>);
+pub struct CancelToken {
+    flag: Arc<AtomicBool>,
+    waits: bool,
+}
 
 impl CancelToken {
     /// A token that is not cancelled.
@@ -19,14 +28,27 @@ impl CancelToken {
         CancelToken::default()
     }
 
+    /// The same token (clones share its flag), whose stopped renders return only once
+    /// their thread has ended, at its next checkpoint. A thread the memory meter parked
+    /// for good (see the crate's memory limit) is not waited for.
+    pub fn waiting(mut self) -> Self {
+        self.waits = true;
+        self
+    }
+
+    /// Whether stopped renders wait for their thread (see [`CancelToken::waiting`]).
+    pub fn waits(&self) -> bool {
+        self.waits
+    }
+
     /// Asks every render holding this token (or a clone) to stop.
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.flag.store(true, Ordering::Relaxed);
     }
 
     /// Whether [`CancelToken::cancel`] was called.
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.flag.load(Ordering::Relaxed)
     }
 }
 

@@ -240,8 +240,10 @@ pub(crate) fn text_value_bytes(len: usize) -> usize {
 pub(crate) fn iterate(state: &State, value: &Value) -> Result<Vec<Value>, Error> {
     ensure_iterable(value)?;
     scope::tick(Some(state))?;
-    scope::reserve_items(Some(state), value.len().unwrap_or(0), ITEM_BYTES)?;
-    let mut items = Vec::new();
+    let len = value.len().unwrap_or(0);
+    scope::reserve_items(Some(state), len, ITEM_BYTES)?;
+    // At its final size: grown by doubling, it would hold up to twice what was charged.
+    let mut items = Vec::with_capacity(len);
     for item in value.try_iter()? {
         if items.len() % 4096 == 4095 {
             scope::reserve_items(Some(state), 4096, ITEM_BYTES)?;

@@ -82,6 +82,7 @@ mod helpers;
 mod htmlfilters;
 mod humanize;
 mod limits;
+mod listsum;
 mod literals;
 mod loops;
 mod markup;

@@ -93,6 +93,11 @@ impl Shared {
             .compare_exchange(0, stop as u8, Ordering::SeqCst, Ordering::SeqCst);
     }
 
+    /// Whether the memory meter parked the render thread for good (it never ends).
+    pub(crate) fn parked(&self) -> bool {
+        self.stop.load(Ordering::SeqCst) == memory::STOPPED_AT_CAP
+    }
+
     /// The flag the allocator sets when a render thread hits its hard cap.
     pub(crate) fn flag(&self) -> &AtomicU8 {
         &self.stop

@@ -4,7 +4,9 @@
 //! cancelled, ran past its deadline or went over its byte budget, and stops there,
 //! freeing what it built. The caller does not wait for that: it returns as soon as the
 //! render finishes or the control says stop, so even a render stuck in an engine loop
-//! without checkpoints cannot hold it up. Such a render is still bounded by its step
+//! without checkpoints cannot hold it up (unless its token is
+//! [`CancelToken::waiting`](super::CancelToken::waiting): then it returns once the
+//! render has stopped). Such a render is still bounded by its step
 //! budget, and on this thread by the memory meter's hard cap (see [`super::memory`]).
 //!
 //! The thread has a large stack: deeply nested templates and data recurse in the
@@ -90,7 +92,7 @@ pub(super) fn run_on_own_thread(
     let worker_control = control.clone();
     let hard_cap = hard_cap(template.limits().max_memory_bytes);
     let job = Box::new(move || {
-        let _active = Active::start();
+        let active = Active::start();
         memory::watch_this_thread(hard_cap, worker_shared.flag());
         let result = catch_unwind(AssertUnwindSafe(|| {
             worker.run(
@@ -103,6 +105,8 @@ pub(super) fn run_on_own_thread(
         }))
         .unwrap_or_else(|payload| Err(panicked(&*payload)));
         memory::unwatch_this_thread();
+        // Ended before it answers, so a caller that waited sees it ended.
+        drop(active);
         // The caller may have stopped waiting; nothing to report then.
         let _ = sender.send(result);
     });
@@ -134,9 +138,23 @@ pub(super) fn run_on_own_thread(
             shared.stop().filter(|s| *s == Stop::Memory)
         };
         if let Some(stop) = stop {
-            // Tell the render (it stops at its next checkpoint) and answer now.
+            // Tell the render (it stops at its next checkpoint) and answer now, or once
+            // it has stopped when the caller counts running renders.
             shared.set_stop(stop);
+            if control.cancel.waits() && stop != Stop::Memory {
+                wait_until_ended(&receiver, &shared);
+            }
             return Err(template.stopped(stop, &shared, items));
+        }
+    }
+}
+
+/// Waits for a stopped render's thread to end (it answers at its next checkpoint), or to
+/// be parked for good by the memory meter.
+fn wait_until_ended<T>(receiver: &mpsc::Receiver<T>, shared: &Shared) {
+    while let Err(RecvTimeoutError::Timeout) = receiver.recv_timeout(POLL) {
+        if shared.parked() {
+            return;
         }
     }
 }
