@@ -20,9 +20,9 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use serde::{Deserialize, Serialize};
-
-use super::pool::{check_guarded, check_guarded_telling, WORKER_STACK_BYTES};
+pub use super::child::serve;
+use super::child::Answer;
+use super::pool::check_guarded;
 use super::{CaseResult, CheckOptions, Fixture, Outcome, Verdict};
 
 /// The hidden command-line argument that makes the binary a checking child.
@@ -170,20 +170,6 @@ impl<'a> Slot<'a> {
 /// Whether `fixture`'s paths can travel to a child as JSON text (they are UTF-8).
 fn travels(fixture: &Fixture) -> bool {
     fixture.path.to_str().is_some() && fixture.root.to_str().is_some()
-}
-
-/// What a child says on stdout: the render deadline of the fixture it has loaded, then
-/// that fixture's verdict.
-#[derive(Debug, Serialize, Deserialize)]
-#[serde(untagged)]
-enum Answer {
-    /// The fixture is loaded; each of its renders may take this long.
-    Started {
-        /// [`chatplate_render::Limits::deadline_for`] its conversation, in milliseconds.
-        render_deadline_ms: u64,
-    },
-    /// What checking it concluded.
-    Verdict(Verdict),
 }
 
 /// Renders one fixture may make, each within its render deadline: the prompt and the
@@ -356,45 +342,6 @@ fn describe_exit(status: ExitStatus) -> String {
         Some(code) => format!("exit code {code}"),
         None => "ended".into(),
     }
-}
-
-/// The child's side: reads the options, then one request per line, and answers each
-/// with one outcome per line, until stdin closes. Runs the work on a thread with a
-/// large stack, like [`super::check_all`].
-pub fn serve(input: impl BufRead + Send, output: impl Write + Send) -> std::io::Result<()> {
-    std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .name("chatplate-check".into())
-            .stack_size(WORKER_STACK_BYTES)
-            .spawn_scoped(scope, || serve_here(input, output))?
-            .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("the checking thread panicked")))
-    })
-}
-
-fn serve_here(input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
-    let mut lines = input.lines();
-    let Some(first) = lines.next() else {
-        return Ok(());
-    };
-    let options: CheckOptions = serde_json::from_str(&first?).map_err(std::io::Error::other)?;
-    for line in lines {
-        let fixture: Fixture = serde_json::from_str(&line?).map_err(std::io::Error::other)?;
-        let mut told = Ok(());
-        let verdict = check_guarded_telling(&fixture, &options, &mut |deadline| {
-            let render_deadline_ms = u64::try_from(deadline.as_millis()).unwrap_or(u64::MAX);
-            told = tell(&mut output, &Answer::Started { render_deadline_ms });
-        });
-        told?;
-        tell(&mut output, &Answer::Verdict(verdict))?;
-    }
-    Ok(())
-}
-
-/// Writes one answer line and flushes it, so the parent hears it at once.
-fn tell(output: &mut impl Write, answer: &Answer) -> std::io::Result<()> {
-    writeln!(output, "{}", serde_json::to_string(answer)?)?;
-    output.flush()
 }
 
 #[cfg(test)]

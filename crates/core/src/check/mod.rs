@@ -6,6 +6,7 @@
 //! further and runs fixtures in child processes ([`isolate`]), so even an abort or a
 //! stack overflow is only the failure of the fixture that caused it.
 
+mod child;
 pub mod ci_report;
 mod compiled;
 mod discover;

@@ -229,9 +229,8 @@ const STABILITY_RENDERS: u32 = 3;
 
 /// For `chatplate check`: `Err` with a report when one more turn of `conversation` does
 /// not keep the earlier prompts as byte prefixes (or the check cannot run). Bounded
-/// like the fixture's own render: compiled with `limits`, and given
-/// [`STABILITY_RENDERS`] times the deadline for the grown conversation
-/// ([`Limits::deadline_for`]).
+/// like the fixture's own render: compiled with `limits`, and given three times the
+/// deadline for the grown conversation ([`Limits::deadline_for`]).
 pub fn check_prefix_stable(
     source: &str,
     conversation: &Conversation,
