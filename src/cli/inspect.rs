@@ -17,8 +17,9 @@ use chatplate_core::inspect::{
 };
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation, Limits, RenderError};
 
-/// How long a fixture's inspection may take: it renders every prefix and every changed
-/// value, about 2 s for 1,000 messages on two cores.
+/// How long a fixture's inspection may take before its growth with the conversation
+/// ([`Limits::deadline_for`]): it renders every prefix and every changed value, about
+/// 2 s for 1,000 messages on two cores.
 const FIXTURE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
 
 #[derive(Debug, Args)]
@@ -196,10 +197,11 @@ fn with_deadline(compiled: &Arc<CompiledTemplate>, input: &Input) -> Result<Outc
                 conversation,
             });
         })?;
-    let deadline = if input.conversation.is_some() {
-        FIXTURE_DEADLINE
-    } else {
-        compiled.limits().deadline * 4
+    let deadline = match &input.conversation {
+        Some(conversation) => Limits::default()
+            .with_deadline(FIXTURE_DEADLINE)
+            .deadline_for(conversation.items()),
+        None => compiled.limits().deadline * 4,
     };
     match receiver.recv_timeout(deadline) {
         Ok(outcome) => Ok(outcome),

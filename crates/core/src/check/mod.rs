@@ -6,6 +6,7 @@
 //! further and runs fixtures in child processes ([`isolate`]), so even an abort or a
 //! stack overflow is only the failure of the fixture that caused it.
 
+mod child;
 pub mod ci_report;
 mod compiled;
 mod discover;
@@ -16,6 +17,7 @@ mod pool;
 mod report;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -222,10 +224,25 @@ pub fn error_excerpt(err: &RenderError, source: &str) -> Option<String> {
 
 /// Checks one fixture file.
 pub fn check_file(fixture: &Fixture, options: &CheckOptions) -> CaseResult {
-    check_verdict(fixture, options).at(&fixture.path)
+    check_verdict(fixture, options, &mut |_| {}).at(&fixture.path)
 }
 
-fn check_verdict(fixture: &Fixture, options: &CheckOptions) -> Verdict {
+/// The wall-clock bound on each of `session`'s renders: the deadline grown for its
+/// conversation ([`Limits::deadline_for`]).
+pub(crate) fn render_deadline(session: &Session, limits: &Limits) -> Duration {
+    let items = session.messages.len()
+        + session.tools.as_ref().map_or(0, Vec::len)
+        + session.documents.as_ref().map_or(0, Vec::len);
+    limits.deadline_for(items)
+}
+
+/// Checks one fixture; `started` hears each render's bound once the fixture is loaded
+/// (a checking child tells its parent, which waits accordingly).
+pub(crate) fn check_verdict(
+    fixture: &Fixture,
+    options: &CheckOptions,
+    started: &mut dyn FnMut(Duration),
+) -> Verdict {
     let path = &fixture.path;
     let loaded = match &fixture.text {
         Some(text) => Session::parse(text, path),
@@ -239,6 +256,7 @@ fn check_verdict(fixture: &Fixture, options: &CheckOptions) -> Verdict {
         },
         Err(err) => return Verdict::of(Outcome::Broken(err.to_string())),
     };
+    started(render_deadline(&session, &options.limits));
     if options.bless && fixture.text.is_some() {
         let why = "--bless rewrites fixture files; this fixture is not one (standard input)";
         return Verdict::of(Outcome::Broken(why.into()));
@@ -272,7 +290,7 @@ fn check_verdict(fixture: &Fixture, options: &CheckOptions) -> Verdict {
         bless_file(path, session, &access, rendered)
     } else {
         let outcome = compare(session.expected.as_ref(), rendered.clone());
-        let outcome = prefix_stable(&session, &template, outcome);
+        let outcome = prefix_stable(&session, &template, outcome, options.limits);
         token_step(outcome, &session, dir, &access, &rendered)
     };
     Verdict { outcome, notes }
@@ -355,6 +373,7 @@ fn prefix_stable(
     session: &Session,
     template: &Result<TemplateSource, CatalogError>,
     outcome: Outcome,
+    limits: Limits,
 ) -> Outcome {
     let (true, Outcome::Pass, Ok(template)) = (session.assert_prefix_stable, &outcome, template)
     else {
@@ -362,7 +381,7 @@ fn prefix_stable(
     };
     let checked = catalog::conversation_for(session, template)
         .map_err(|e| e.to_string())
-        .and_then(|conversation| check_prefix_stable(&template.source, &conversation));
+        .and_then(|conversation| check_prefix_stable(&template.source, &conversation, limits));
     match checked {
         Ok(()) => Outcome::Pass,
         Err(report) => Outcome::NotPrefixStable(report),
