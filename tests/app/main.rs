@@ -22,6 +22,7 @@ mod e2e_edits;
 mod e2e_exits;
 mod e2e_open;
 mod e2e_pty;
+mod fuzz_input;
 mod key_docs;
 mod tui_config;
 mod tui_explain;
