@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 
 use chatplate_core::catalog::TemplateAccess;
-use chatplate_core::files::{self, FileError};
+use chatplate_core::files;
 use serde_json::{Map, Value};
 
 /// Points at another config file (tests, or several setups).
@@ -18,9 +18,6 @@ pub const CONFIG_ENV: &str = "CHATPLATE_CONFIG";
 
 /// The config file's key that lists the allowed template roots.
 pub const KEY: &str = "template_roots";
-
-/// Largest config file read (it holds keys, colours and folders).
-const MAX_CONFIG_BYTES: u64 = 1 << 20;
 
 /// The config file: `$CHATPLATE_CONFIG`, else `config.json` in the platform's config
 /// directory (`~/.config/chatplate` on Linux, `~/Library/Application Support/chatplate`
@@ -60,10 +57,24 @@ pub fn configured(path: &Path) -> Result<Vec<PathBuf>, String> {
         return Ok(Vec::new());
     };
     let folder = path.parent().unwrap_or(Path::new(""));
-    let bad = || format!("{}: \"{KEY}\" must be a list of folders", path.display());
-    (listed.as_array().ok_or_else(bad)?.iter())
-        .map(|root| root.as_str().map(|root| folder.join(root)).ok_or_else(bad))
-        .collect()
+    if !is_list(listed) {
+        return Err(format!(
+            "{}: \"{KEY}\" must be a list of folders",
+            path.display()
+        ));
+    }
+    let listed = listed.as_array().into_iter().flatten();
+    Ok(listed
+        .filter_map(Value::as_str)
+        .map(|root| folder.join(root))
+        .collect())
+}
+
+/// Whether `value` is what `"template_roots"` must be: a list of folder names.
+pub fn is_list(value: &Value) -> bool {
+    value
+        .as_array()
+        .is_some_and(|roots| roots.iter().all(Value::is_string))
 }
 
 /// Adds `folder` to the config file's roots (creating the file when there is none) and
@@ -97,11 +108,9 @@ fn add_root(path: &Path, folder: &Path) -> Result<(), String> {
 
 /// The config file as a JSON object; `None` when there is no file.
 fn read(path: &Path) -> Result<Option<Map<String, Value>>, String> {
-    let text = match files::read_text(path, MAX_CONFIG_BYTES) {
-        Ok(text) => text,
-        Err(FileError::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => {
-            return Ok(None)
-        }
+    let text = match files::read_optional_text(path, files::MAX_APP_CONFIG_BYTES) {
+        Ok(Some(text)) => text,
+        Ok(None) => return Ok(None),
         Err(err) => return Err(err.to_string()),
     };
     match serde_json::from_str::<Value>(&text) {

@@ -11,7 +11,7 @@ use super::output;
 use super::render::fixture_input;
 use super::session_input::shown;
 use super::stdin;
-use chatplate_render::CompiledTemplate;
+use chatplate_render::{CompiledTemplate, RenderControl};
 
 #[derive(Debug, Args)]
 pub(super) struct BenchArgs {
@@ -39,20 +39,23 @@ pub(super) fn run(args: &BenchArgs) -> Result<i32> {
         let (source, conversation) = fixture_input(path, None, None)?;
         let name = shown(path);
         let started = Instant::now();
-        let compiled = CompiledTemplate::compile(&source, args.limits.limits())
+        let limits = args.limits.limits();
+        let compiled = CompiledTemplate::compile(&source, limits)
             .map_err(|err| anyhow::anyhow!("{}: {err}", name.display()))?;
         let compile_time = started.elapsed();
+        // Each render bounded as `render` bounds it (the deadline grows with the input).
+        let control = RenderControl::default().with_deadline(limits.deadline);
         let mut samples = Vec::with_capacity(iterations);
         for _ in 0..iterations {
             let started = Instant::now();
-            let result = compiled.render(&conversation);
+            let result = compiled.render_controlled(&conversation, &control);
             samples.push(started.elapsed());
             if let Err(err) = result {
                 bail!("{}: {err}", name.display());
             }
         }
         samples.sort();
-        output::print(&format!(
+        output::print_visible(&format!(
             "{:<40} {:>8} {:>12.3?} {:>12.3?} {:>10}\n",
             name.display(),
             conversation.messages.len(),

@@ -95,10 +95,13 @@ impl ColorChoice {
 pub(super) fn run(args: &CheckArgs) -> Result<i32> {
     let found = discover(args)?;
     for note in &found.notes {
-        eprintln!("chatplate: {}", visible::message(note));
+        output::note(&format!("chatplate: {}", visible::message(note)));
     }
     if found.fixtures.is_empty() {
-        eprintln!("chatplate: no fixtures found in {}", shown(&args.paths));
+        output::note(&format!(
+            "chatplate: no fixtures found in {}",
+            shown(&args.paths)
+        ));
         return Ok(2);
     }
     fetch_models(&found.fixtures);
@@ -238,7 +241,10 @@ fn fetch_models(fixtures: &[Fixture]) {
             name: None,
         };
         if let Err(err) = ensure_cached(&reference) {
-            eprintln!("chatplate: {}", visible::message(&format!("{err:#}")));
+            output::note(&format!(
+                "chatplate: {}",
+                visible::message(&format!("{err:#}"))
+            ));
         }
     }
 }

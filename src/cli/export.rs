@@ -7,6 +7,7 @@ use anyhow::Result;
 use clap::Args;
 
 use super::fetching::ensure_cached;
+use super::output;
 use super::render::with_stdin_note;
 use super::session_input::{input_dir, load_session, template_access};
 use chatplate_core::catalog;
@@ -37,13 +38,13 @@ pub(super) fn run(args: ExportArgs) -> Result<i32> {
         .map_err(|err| with_stdin_note(err, &args.fixture, &session))?;
     let exported = request::export(&session, &template);
     for note in &exported.notes {
-        eprintln!("chatplate: {note}");
+        output::note(&format!("chatplate: {note}"));
     }
     let mut text = serde_json::to_string_pretty(&exported.body)?;
     text.push('\n');
     match &args.out {
         Some(path) => write_atomically(path, text.as_bytes())?,
-        None => print!("{text}"),
+        None => output::print(&text)?,
     }
     Ok(0)
 }

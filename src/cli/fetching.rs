@@ -6,9 +6,12 @@ use chatplate_core::catalog::hub::{FetchEvent, HubFetch, HubSettings};
 use chatplate_core::catalog::{self, Fetch};
 use chatplate_core::session::TemplateRef;
 
-/// Prints one step of a fetch on stderr (never the token: it is not in the events).
+use super::output;
+
+/// Prints one step of a fetch on stderr (never the token: it is not in the events), its
+/// file names (the Hub's) escaped.
 pub(super) fn print_progress(event: &FetchEvent) {
-    eprintln!("chatplate: {event}");
+    output::note(&format!("chatplate: {event}"));
 }
 
 /// Runs `work` with a [`Fetch`] that asks the Hub and reports progress on stderr.

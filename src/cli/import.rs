@@ -8,10 +8,12 @@ use clap::Args;
 use serde_json::Value as Json;
 
 use super::fetching::ensure_cached;
-use super::session_input::{open_template, read_json, shown, template_access};
+use super::output;
+use super::session_input::{open_template, read_input, shown, template_access};
 use super::stdin;
 use chatplate_core::catalog::ModelId;
 use chatplate_core::check::render_session;
+use chatplate_core::files::MAX_SESSION_BYTES;
 use chatplate_core::request::{self, ImportOptions};
 use chatplate_core::session::{Expected, TemplateRef};
 use chatplate_render::Limits;
@@ -44,7 +46,9 @@ pub(super) fn run(args: ImportArgs) -> Result<i32> {
         ("BODY", stdin::is_stdin(&args.body)),
         ("--template", args.template.as_deref() == Some("-")),
     ])?;
-    let body = read_json(&args.body)?;
+    let text = read_input(&args.body, MAX_SESSION_BYTES)?;
+    let body = request::parse_body(&text, &shown(&args.body))?;
+    drop(text);
     let out_dir = args
         .out
         .as_deref()
@@ -56,19 +60,20 @@ pub(super) fn run(args: ImportArgs) -> Result<i32> {
         template: chosen_template(&args, &body, &out_dir)?,
         parse_arguments: args.parse_arguments,
     };
-    let mut imported = request::import(&body, &options)
+    let mut imported = request::import(body, &options)
         .map_err(|err| anyhow::anyhow!("{}: {err}", shown(&args.body).display()))?;
     if let (Some(name), None) = (&args.template_name, &args.template) {
         imported.session.template = with_name(imported.session.template, name)?;
     }
+    // Notes name the body's model and keys: output::note escapes them.
     for note in &imported.notes {
-        eprintln!("chatplate: {note}");
+        output::note(&format!("chatplate: {note}"));
     }
     if !imported.kept.is_empty() {
-        eprintln!(
+        output::note(&format!(
             "chatplate: kept (not part of the prompt): {}",
             imported.kept.join(", ")
-        );
+        ));
     }
     let mut session = imported.session;
     if args.bless {
@@ -84,9 +89,9 @@ pub(super) fn run(args: ImportArgs) -> Result<i32> {
     match &args.out {
         Some(path) => {
             session.save(path)?;
-            eprintln!("chatplate: wrote {}", path.display());
+            output::note(&format!("chatplate: wrote {}", path.display()));
         }
-        None => print!("{}", session.to_json()),
+        None => output::print(&session.to_json())?,
     }
     Ok(0)
 }
@@ -115,12 +120,12 @@ fn warn_if_refused(reference: &TemplateRef, out_dir: &Path) {
     let full = out_dir.join(path);
     if !template_access(out_dir, &[]).allows(&full) {
         let folder = chatplate_core::catalog::folder_to_allow(&full);
-        eprintln!(
+        output::note(&format!(
             "chatplate: note: the template is outside {}: `check` and `render` will refuse \
              it unless {} is allowed (--template-root, or the config file's \"template_roots\")",
             out_dir.display(),
             folder.display()
-        );
+        ));
     }
 }
 
@@ -137,7 +142,7 @@ fn prefetch(body: &Json) {
             name: None,
         };
         if let Err(err) = ensure_cached(&reference) {
-            eprintln!("chatplate: {err:#}");
+            output::note(&format!("chatplate: {err:#}"));
         }
     }
 }

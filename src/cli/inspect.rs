@@ -9,6 +9,7 @@ use anyhow::{anyhow, Result};
 use clap::Args;
 use serde_json::{Map, Value as Json};
 
+use super::output;
 use super::render::parse_var;
 use super::session_input::{open_template, shown};
 use chatplate_core::inspect::{
@@ -16,8 +17,9 @@ use chatplate_core::inspect::{
 };
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation, Limits, RenderError};
 
-/// How long a fixture's inspection may take: it renders every prefix and every changed
-/// value, about 2 s for 1,000 messages on two cores.
+/// How long a fixture's inspection may take before its growth with the conversation
+/// ([`Limits::deadline_for`]): it renders every prefix and every changed value, about
+/// 2 s for 1,000 messages on two cores.
 const FIXTURE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
 
 #[derive(Debug, Args)]
@@ -50,14 +52,14 @@ pub(super) fn run(args: InspectArgs) -> Result<i32> {
             let (key, value) = parse_var(pair)?;
             variables.insert(key, value);
         }
-        print!("{}", super::inspect_table::table(&variables)?);
+        output::print(&super::inspect_table::table(&variables)?)?;
         return Ok(0);
     }
     let input = Input::load(&args)?;
     let compiled = match CompiledTemplate::compile(&input.source, Limits::default()) {
         Ok(compiled) => Arc::new(compiled),
         Err(err) => {
-            eprintln!("{}", input.error("", &err));
+            output::note(&input.error("", &err));
             return Ok(1);
         }
     };
@@ -66,7 +68,7 @@ pub(super) fn run(args: InspectArgs) -> Result<i32> {
     let conversation = match outcome.conversation {
         Some(Ok(found)) => Some(found),
         Some(Err(InspectError::Render(err))) => {
-            eprintln!("{}", input.error("the fixture does not render: ", &err));
+            output::note(&input.error("the fixture does not render: ", &err));
             return Ok(1);
         }
         Some(Err(InspectError::Cancelled(cancelled))) => return Err(cancelled.into()),
@@ -83,18 +85,17 @@ pub(super) fn run(args: InspectArgs) -> Result<i32> {
                 }
             }
         }
-        println!("{}", serde_json::to_string_pretty(&json)?);
+        output::print(&format!("{}\n", serde_json::to_string_pretty(&json)?))?;
     } else {
-        print!(
-            "{}",
-            super::inspect_text::template_text(&input.name, &report)
-        );
+        // Names, roles and the template's own error messages: escaped.
+        let mut text = super::inspect_text::template_text(&input.name, &report);
         if let Some(found) = &conversation {
-            print!(
-                "{}",
-                super::inspect_text::conversation_text(found, &input.messages)
-            );
+            text.push_str(&super::inspect_text::conversation_text(
+                found,
+                &input.messages,
+            ));
         }
+        output::print_visible(&text)?;
     }
     Ok(0)
 }
@@ -196,10 +197,11 @@ fn with_deadline(compiled: &Arc<CompiledTemplate>, input: &Input) -> Result<Outc
                 conversation,
             });
         })?;
-    let deadline = if input.conversation.is_some() {
-        FIXTURE_DEADLINE
-    } else {
-        compiled.limits().deadline * 4
+    let deadline = match &input.conversation {
+        Some(conversation) => Limits::default()
+            .with_deadline(FIXTURE_DEADLINE)
+            .deadline_for(conversation.items()),
+        None => compiled.limits().deadline * 4,
     };
     match receiver.recv_timeout(deadline) {
         Ok(outcome) => Ok(outcome),

@@ -1,5 +1,8 @@
 //! The command line: a thin layer that parses arguments and calls the engine. Each
 //! command lives in a file of its own; this one holds the argument types and dispatch.
+//! Commands print through [`output`] only (see there why).
+
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 mod bench;
 mod check;
@@ -127,7 +130,11 @@ pub fn run(cli: Cli) -> Result<i32> {
         Some(Command::CheckWorker) => worker::run(),
         Some(Command::ImportCorpus { corpus, out }) => {
             let written = corpus::import(&corpus, &out)?;
-            println!("wrote {} fixtures to {}", written.len(), out.display());
+            output::print_visible(&format!(
+                "wrote {} fixtures to {}\n",
+                written.len(),
+                out.display()
+            ))?;
             Ok(0)
         }
         Some(Command::Templates(args)) => templates::run(args),

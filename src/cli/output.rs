@@ -1,12 +1,28 @@
-//! Writing to stdout like a Unix tool: when the reader goes away (`| head -1`), stop
-//! quietly instead of printing "Broken pipe" (or panicking inside `println!`).
+//! Everything the commands print goes through here, so that two rules hold everywhere:
+//!
+//! * Like a Unix tool, a reader that goes away (`| head -1`) ends the command quietly:
+//!   writes return the error (which `main` turns into exit 0) instead of panicking
+//!   inside `println!`. The `print!` family is denied in this module tree (clippy's
+//!   `print_stdout` and `print_stderr`), so no command can bypass this.
+//! * Names that come from files, users or the network (template and model names, Hub
+//!   file names, request keys, paths, notes) reach the terminal with their control
+//!   characters escaped ([`visible`]), so none can retitle or rewrite it. Only the
+//!   prompt itself and JSON documents (whose escapes cover control characters) are
+//!   written as they are.
 
 use std::io::{self, Write};
 
-/// Writes `text` to stdout as it is.
+use chatplate_render::visible;
+
+/// Writes `text` to stdout as it is (a prompt, a JSON document).
 pub fn print(text: &str) -> io::Result<()> {
+    print_bytes(text.as_bytes())
+}
+
+/// Writes `bytes` to stdout as they are (a man page, a completion script).
+pub fn print_bytes(bytes: &[u8]) -> io::Result<()> {
     let mut stdout = io::stdout().lock();
-    stdout.write_all(text.as_bytes())?;
+    stdout.write_all(bytes)?;
     stdout.flush()
 }
 
@@ -17,6 +33,18 @@ pub fn print_lines(lines: &[String]) -> io::Result<()> {
         writeln!(stdout, "{line}")?;
     }
     stdout.flush()
+}
+
+/// Writes text made of untrusted names to stdout, control characters escaped.
+pub fn print_visible(text: &str) -> io::Result<()> {
+    print(&visible::for_terminal(text))
+}
+
+/// One line on stderr (a note, a warning, an error), control characters escaped. A
+/// stderr that is gone is ignored: there is nobody left to tell.
+pub fn note(line: &str) {
+    let mut stderr = io::stderr().lock();
+    let _ = writeln!(stderr, "{}", visible::for_terminal(line));
 }
 
 /// Whether `err` (from anywhere in a command) is stdout's reader having gone away.

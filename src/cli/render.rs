@@ -85,7 +85,7 @@ pub(super) fn run(args: RenderArgs) -> Result<i32> {
             Ok(0)
         }
         Err(err) => {
-            eprintln!("{}", diagnostic::template_error(&err, &template));
+            output::note(&diagnostic::template_error(&err, &template));
             Ok(1)
         }
     }
@@ -172,10 +172,10 @@ fn warn_about_unusable(template: &str) {
         return;
     }
     for problem in catalog::load_all(path).problems {
-        eprintln!(
+        output::note(&format!(
             "chatplate: warning: {}",
             visible::message(&problem.to_string())
-        );
+        ));
     }
 }
 

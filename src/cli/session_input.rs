@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use serde_json::Value as Json;
 
 use super::fetching::with_hub;
+use super::output;
 use super::stdin;
 use crate::template_roots;
 use chatplate_core::catalog::{
@@ -50,7 +51,9 @@ pub(super) fn allowed_roots(flags: &[PathBuf]) -> Vec<PathBuf> {
     let (roots, problem) = template_roots::allowed(flags);
     if let Some(problem) = problem {
         let problem = chatplate_render::visible::message(&problem);
-        eprintln!("chatplate: {problem} (its template roots are not used)");
+        super::output::note(&format!(
+            "chatplate: {problem} (its template roots are not used)"
+        ));
     }
     roots
 }
@@ -68,15 +71,17 @@ pub(super) fn read_input(path: &Path, limit: u64) -> Result<String> {
 pub(super) fn load_session(path: &Path) -> Result<Session> {
     let name = shown(path);
     let text = read_input(path, MAX_SESSION_BYTES)?;
-    let body = serde_json::from_str::<Json>(&text)
-        .ok()
-        .filter(request::looks_like_request);
+    let body = match request::may_be_request(&text) {
+        true => Some(request::parse_body(&text, &name)?).filter(request::looks_like_request),
+        false => None,
+    };
     let Some(body) = body else {
         return Ok(Session::parse(&text, &name)?);
     };
-    let imported = with_hub(|fetch| target::import_request(&body, &name, fetch))?;
+    drop(text);
+    let imported = with_hub(|fetch| target::import_request(body, &name, fetch))?;
     for note in &imported.notes {
-        eprintln!("chatplate: {}: {note}", name.display());
+        output::note(&format!("chatplate: {}: {note}", name.display()));
     }
     Ok(imported.session)
 }

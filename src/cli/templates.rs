@@ -4,6 +4,7 @@
 use anyhow::Result;
 use clap::Args;
 
+use super::output;
 use super::session_input::open_template;
 use chatplate_core::catalog::{self, hf_cache, TemplateSet};
 
@@ -17,33 +18,40 @@ pub(super) struct TemplatesArgs {
     cached: bool,
 }
 
-/// `chatplate templates`: one template per line (`name  origin`).
+/// `chatplate templates`: one template per line (`name  origin`). Names come from files
+/// (GGUF keys, Hub file names, cache folders), so they are printed escaped.
 pub(super) fn run(args: TemplatesArgs) -> Result<i32> {
+    let mut text = String::new();
     if args.cached {
         let root = hf_cache::cache_root();
         let models = catalog::cached_models(&root);
         if models.is_empty() {
-            eprintln!(
+            output::note(&format!(
                 "chatplate: no cached model with a chat template in {}",
                 root.display()
-            );
+            ));
         }
-        models.iter().for_each(print_set);
-        return Ok(0);
+        models.iter().for_each(|set| list_set(&mut text, set));
+    } else {
+        match &args.source {
+            None => catalog::bundled()
+                .iter()
+                .for_each(|t| text.push_str(&format!("{}\n", t.name))),
+            Some(source) => list_set(&mut text, &open_template(source)?),
+        }
     }
-    match &args.source {
-        None => catalog::bundled()
-            .iter()
-            .for_each(|t| println!("{}", t.name)),
-        Some(source) => print_set(&open_template(source)?),
-    }
+    output::print_visible(&text)?;
     Ok(0)
 }
 
 /// Each template with its origin, then its special tokens and notes (once).
-fn print_set(set: &TemplateSet) {
+fn list_set(out: &mut String, set: &TemplateSet) {
     for template in &set.entries {
-        println!("{}  [{}]", template.name, template.origin_label());
+        out.push_str(&format!(
+            "{}  [{}]\n",
+            template.name,
+            template.origin_label()
+        ));
     }
     let Some(first) = set.entries.first() else {
         return;
@@ -54,12 +62,12 @@ fn print_set(set: &TemplateSet) {
         .map(|(key, value)| format!("{key}={value}"))
         .collect();
     if !tokens.is_empty() {
-        println!("  tokens: {}", tokens.join(" "));
+        out.push_str(&format!("  tokens: {}\n", tokens.join(" ")));
     }
     if let Some(add_bos) = first.metadata.add_bos_token {
-        println!("  add_bos_token: {add_bos}");
+        out.push_str(&format!("  add_bos_token: {add_bos}\n"));
     }
     for note in &first.metadata.notes {
-        println!("  note: {note}");
+        out.push_str(&format!("  note: {note}\n"));
     }
 }

@@ -9,6 +9,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use serde_json::{json, Value as Json};
 
+use super::output;
 use super::render::with_stdin_note;
 use super::session_input::{input_dir, load_session, read_input, shown, template_access};
 use super::stdin;
@@ -36,6 +37,11 @@ pub(super) struct TokensArgs {
     /// The inputs are prompt text to tokenize as it is (needs --tokenizer).
     #[arg(long, requires = "tokenizer")]
     text: bool,
+    /// A folder a fixture's template and tokenizer paths may also lead into
+    /// (repeatable), besides the config file's "template_roots"; otherwise they must stay
+    /// inside the fixture's folder.
+    #[arg(long = "template-root", value_name = "DIR")]
+    template_roots: Vec<PathBuf>,
 }
 
 /// What one input gave.
@@ -60,14 +66,16 @@ pub(super) fn run(args: TokensArgs) -> Result<i32> {
         };
         warn_injections(&report);
         if args.json {
-            println!("{}", serde_json::to_string(&to_json(&report))?);
+            output::print(&format!("{}\n", serde_json::to_string(&to_json(&report))?))?;
             continue;
         }
+        let mut text = String::new();
         if args.inputs.len() > 1 {
             let gap = if index > 0 { "\n" } else { "" };
-            println!("{gap}== {}", shown(input).display());
+            text.push_str(&format!("{gap}== {}\n", shown(input).display()));
         }
-        print_table(&report);
+        text.push_str(&table(&report));
+        output::print_visible(&text)?;
     }
     Ok(code)
 }
@@ -116,9 +124,10 @@ fn prepare(
     }
     let session = load_session(input)?;
     let dir = input_dir(input);
+    let access = template_access(&dir, &args.template_roots);
     let files = match given {
         Some(files) => files,
-        None => session_tokenizer(&session, &dir).map_err(|err| {
+        None => session_tokenizer(&session, &dir, &access).map_err(|err| {
             // This command also takes one on its command line.
             let also = match err {
                 TokenizerError::Unspecified => ", or give --tokenizer PATH",
@@ -127,7 +136,6 @@ fn prepare(
             anyhow::anyhow!("{}: {err}{also}", shown(input).display())
         })?,
     };
-    let access = template_access(&dir, &[]);
     let rendered = catalog::resolve_for(&session, &dir, &access)
         .map_err(|err| with_stdin_note(err, input, &session).to_string())
         .and_then(|template| {
@@ -137,7 +145,7 @@ fn prepare(
         Ok(prompt) => prompt,
         Err(message) => {
             let message = chatplate_render::visible::message(&message);
-            eprintln!("{}: {message}", shown(input).display());
+            output::note(&format!("{}: {message}", shown(input).display()));
             return Ok(None);
         }
     };
@@ -157,14 +165,14 @@ fn warn_injections(report: &Report) {
         );
         let token = format!("{:?} (id {})", found.token, found.id);
         if !found.special {
-            eprintln!("note: {at}: becomes the added token {token}, not special; split_special_tokens does not change that");
+            output::note(&format!("note: {at}: becomes the added token {token}, not special; split_special_tokens does not change that"));
         } else if !found.active {
-            eprintln!("note: {at}: would be the special token {token}; split_special_tokens=true in the config keeps it ordinary text");
+            output::note(&format!("note: {at}: would be the special token {token}; split_special_tokens=true in the config keeps it ordinary text"));
         } else {
-            eprintln!(
+            output::note(&format!(
                 "warning: {at}: becomes the special token {token}; {}",
                 split_advice(found, report.split_effect.as_ref())
-            );
+            ));
         }
     }
 }
@@ -185,29 +193,31 @@ fn split_advice(found: &Injection, effect: Option<&SplitEffect>) -> String {
     advice
 }
 
-fn print_table(report: &Report) {
+/// One row per token and a total, as text.
+fn table(report: &Report) -> String {
     let Report {
         tokenizer,
         tokenized,
         ..
     } = report;
-    println!("{:>6} {:>7}  {:<13} token", "index", "id", "bytes");
+    let mut text = format!("{:>6} {:>7}  {:<13} token\n", "index", "id", "bytes");
     for (index, token) in tokenized.tokens.iter().enumerate() {
         let string = tokenizer.token_string(token.id).unwrap_or_default();
         let bytes = format!("{}..{}", token.start, token.end);
         let special = if token.special { "  special" } else { "" };
-        println!(
-            "{index:>6} {:>7}  {bytes:<13} {string:?}{special}",
+        text.push_str(&format!(
+            "{index:>6} {:>7}  {bytes:<13} {string:?}{special}\n",
             token.id
-        );
+        ));
     }
-    println!(
-        "{} tokens ({} special, {} bytes) with {}",
+    text.push_str(&format!(
+        "{} tokens ({} special, {} bytes) with {}\n",
         tokenized.len(),
         tokenized.special_count(),
         report.prompt.len(),
         tokenizer.files().tokenizer.display()
-    );
+    ));
+    text
 }
 
 fn to_json(report: &Report) -> Json {

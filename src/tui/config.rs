@@ -1,4 +1,5 @@
-//! The user's config file: key overrides and colours.
+//! The user's config file: key overrides and colours (and the template roots every
+//! command reads, [`crate::template_roots`]).
 //!
 //! It is JSON (`config.json` in the platform's config directory, see [`path`]), read with
 //! the serde_json chatplate already uses for sessions, so its errors come with a line and
@@ -10,6 +11,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use chatplate_core::files;
+use chatplate_render::visible;
 use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::style::Color;
 use serde::Deserialize;
@@ -30,10 +33,6 @@ pub struct ConfigFile {
     /// Palette name → colour name (`"user": "light-blue"`).
     #[serde(default)]
     pub colors: BTreeMap<String, String>,
-    /// Folders sessions' template paths may also lead into (read by every command, see
-    /// [`crate::template_roots`]).
-    #[serde(default)]
-    pub template_roots: Vec<String>,
 }
 
 /// One key or several.
@@ -62,31 +61,39 @@ pub fn path() -> Option<PathBuf> {
     crate::template_roots::config_path()
 }
 
-/// Reads the config file; no file means the defaults, without a problem.
+/// Reads the config file; no file means the defaults, without a problem. The file is read
+/// as strangers' files are (a regular file of at most
+/// [`files::MAX_APP_CONFIG_BYTES`]), so a FIFO or a device in its place is reported at
+/// once instead of hanging the start.
 pub fn load() -> Settings {
     let Some(path) = path() else {
         return settings(ConfigFile::default(), &[]);
     };
-    match std::fs::read_to_string(&path) {
-        Ok(text) => from_text(&text, &path),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
-            settings(ConfigFile::default(), &[])
-        }
+    match files::read_optional_text(&path, files::MAX_APP_CONFIG_BYTES) {
+        Ok(Some(text)) => from_text(&text, &path),
+        Ok(None) => settings(ConfigFile::default(), &[]),
         Err(err) => settings(
             ConfigFile::default(),
-            &[format!("{}: {err}", path.display())],
+            &[format!(
+                "{} (using the defaults)",
+                visible::message(&err.to_string())
+            )],
         ),
     }
 }
 
-/// The settings `text` (the file at `path`) makes.
+/// The settings `text` (the file at `path`) makes. A syntax error keeps the defaults; a
+/// wrongly typed entry is reported and only that entry is dropped.
 pub fn from_text(text: &str, path: &Path) -> Settings {
-    match serde_json::from_str::<ConfigFile>(text) {
-        Ok(file) => {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(value) => {
+            let (file, mut problems) = entries(value);
             let mut found = settings(file, &[]);
-            for problem in &mut found.problems {
-                *problem = format!("{}: {problem}", path.display());
-            }
+            problems.append(&mut found.problems);
+            found.problems = problems
+                .into_iter()
+                .map(|problem| format!("{}: {problem}", path.display()))
+                .collect();
             found
         }
         Err(err) => {
@@ -103,6 +110,60 @@ pub fn from_text(text: &str, path: &Path) -> Settings {
             settings(ConfigFile::default(), &[problem])
         }
     }
+}
+
+/// The entries of a parsed file, each taken on its own: one of the wrong type or an
+/// unknown name is a problem, and the rest still apply.
+fn entries(value: serde_json::Value) -> (ConfigFile, Vec<String>) {
+    let mut file = ConfigFile::default();
+    let mut problems = Vec::new();
+    let serde_json::Value::Object(top) = value else {
+        problems
+            .push("expected an object with \"keys\" and \"colors\" (using the defaults)".into());
+        return (file, problems);
+    };
+    for (section, value) in top {
+        let entries = match (section.as_str(), value) {
+            // Every command reads these (crate::template_roots); the app only checks them.
+            ("template_roots", value) => {
+                if !crate::template_roots::is_list(&value) {
+                    problems.push(format!("{section}: expected a list of folders (none used)"));
+                }
+                continue;
+            }
+            ("keys" | "colors", serde_json::Value::Object(entries)) => entries,
+            ("keys" | "colors", _) => {
+                problems.push(format!("{section}: expected an object (default kept)"));
+                continue;
+            }
+            _ => {
+                problems.push(format!(
+                    "unknown section {} (expected \"keys\", \"colors\" or \"template_roots\"; ignored)",
+                    visible::quoted(&section)
+                ));
+                continue;
+            }
+        };
+        for (name, value) in entries {
+            let shown = visible::quoted(&name);
+            if section == "keys" {
+                match KeyList::deserialize(value) {
+                    Ok(keys) => drop(file.keys.insert(name, keys)),
+                    Err(_) => problems.push(format!(
+                        "keys.{shown}: expected a key or a list of keys (default kept)"
+                    )),
+                }
+            } else {
+                match value {
+                    serde_json::Value::String(colour) => drop(file.colors.insert(name, colour)),
+                    _ => problems.push(format!(
+                        "colors.{shown}: expected a colour name (default kept)"
+                    )),
+                }
+            }
+        }
+    }
+    (file, problems)
 }
 
 fn settings(file: ConfigFile, problems: &[String]) -> Settings {

@@ -158,6 +158,12 @@ pub fn view(
                 outcome_line(preview, theme),
             ];
         }
+        Some(Expected::Exception(text)) => {
+            return vec![
+                Line::raw(format!("expected the exception {text:?}")),
+                outcome_line(preview, theme),
+            ];
+        }
         None => {
             return vec![Line::styled(
                 "no expected prompt (press E to set it)",

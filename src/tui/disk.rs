@@ -43,9 +43,13 @@ impl FileStamp {
         }
     }
 
-    /// The stamp of the file at `path` (read whole), if it can be read.
+    /// The stamp of the file at `path` (read whole), if it can be read as a session file
+    /// (a regular file of at most [`chatplate_core::files::MAX_SESSION_BYTES`]: a FIFO
+    /// swapped in for it cannot block the read).
     pub fn of(path: &Path) -> Option<Self> {
-        fs::read(path).ok().map(|bytes| Self::of_bytes(&bytes))
+        chatplate_core::files::read_bytes(path, chatplate_core::files::MAX_SESSION_BYTES)
+            .ok()
+            .map(|bytes| Self::of_bytes(&bytes))
     }
 }
 

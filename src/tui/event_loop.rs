@@ -202,7 +202,9 @@ fn edit_externally(terminal: &mut Term, text: &str, suffix: &str) -> anyhow::Res
     // and makes the next frame a full redraw without asking anything.
     let size = terminal.size()?;
     terminal.resize(ratatui::layout::Rect::new(0, 0, size.width, size.height))?;
-    let edited = std::fs::read_to_string(&path);
+    // Read as strangers' files are: an editor that left a FIFO or a device there, or
+    // hundreds of megabytes, is refused at once instead of freezing the app.
+    let edited = chatplate_core::files::read_text(&path, chatplate_core::files::MAX_EDIT_BYTES);
     let _ = std::fs::remove_file(&path);
     match status {
         Ok(status) if status.success() => Ok(edited?),

@@ -272,7 +272,7 @@ impl App {
         };
         let what = match expected {
             Expected::Prompt(_) => "prompt",
-            Expected::Error(_) => "error",
+            Expected::Error(_) | Expected::Exception(_) => "error",
         };
         self.workspace.session.expected = Some(expected);
         self.workspace.touch();

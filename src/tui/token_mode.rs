@@ -171,9 +171,13 @@ impl TokenMode {
 
 /// Where the session's tokenizer is: its `tokenizer` field, else beside the template.
 pub fn tokenizer_choice(workspace: &Workspace) -> TokenizerChoice {
+    // A session may come from anywhere: the tokenizer it names follows the rule for its
+    // template path (inside its folder or an allowed root), as in `chatplate check`.
     TokenizerChoice {
         explicit: (workspace.session.tokenizer.as_ref())
             .map(|path| workspace.session_dir().join(path)),
+        written: workspace.session.tokenizer.clone(),
+        access: Some(super::startup::template_access(&workspace.session_dir())),
         template_file: workspace.template.watched_path().map(Into::into),
     }
 }

@@ -224,6 +224,9 @@ fn status_line(app: &App) -> Line<'static> {
         (Some(Expected::Error(want)), Err(err)) if err.matches_expected(want) => {
             Span::styled("fails as expected", app.theme.added())
         }
+        (Some(Expected::Exception(want)), Err(err)) if err.matches_exception(want) => {
+            Span::styled("fails as expected", app.theme.added())
+        }
         (Some(_), _) => Span::styled("differs from expected", app.theme.error()),
     };
     let mut spans = vec![render, Span::raw(" · "), expected];

@@ -24,6 +24,7 @@ mod e2e_open;
 mod e2e_paste;
 mod e2e_pty;
 mod e2e_roots;
+mod fuzz_input;
 mod key_docs;
 mod tui_config;
 mod tui_explain;

@@ -195,3 +195,31 @@ fn injected_special_tokens_are_flagged_and_explained() {
     app.update(Action::Prompt(PromptAction::ToggleTokens));
     assert!(!app.injected(0));
 }
+
+/// A session's `tokenizer` follows the rule for its template path in the app too, as in
+/// `chatplate check`: one that leads outside the session's folder (and every allowed
+/// root) is not read, and token mode says why.
+#[test]
+fn a_tokenizer_outside_the_session_s_folder_is_not_read() {
+    let dir = tempfile::tempdir().unwrap();
+    write_tiny_tokenizer(&dir.path().join("model"), &Json::Null);
+    let sessions = dir.path().join("sessions");
+    std::fs::create_dir_all(&sessions).unwrap();
+    let session: Session = serde_json::from_value(json!({
+        "version": 1,
+        "template": {"source": CHATML},
+        "tokenizer": "../model",
+        "messages": [{"role": "user", "content": "Hi"}],
+    }))
+    .expect("a session");
+    let mut app = app_for(session, &sessions);
+    app.update(Action::Focus(Pane::Prompt));
+    app.update(Action::Prompt(PromptAction::ToggleTokens));
+    app.settle();
+    assert!(app.shown_tokens().is_none(), "the tokenizer was read");
+    let text = screen(&mut app, 120, 40);
+    assert!(
+        text.contains("tokens: tokenizer path \"../model\""),
+        "{text}"
+    );
+}

@@ -400,6 +400,37 @@ fn bless_records_expected_and_a_second_check_passes() {
 }
 
 #[test]
+fn check_compares_an_expected_exception_exactly_and_bless_keeps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = |exception: &str| {
+        json!({
+            "version": 1,
+            "template": {"source": "{{ messages[0].content + 1 }}"},
+            "messages": [{"role": "user", "content": "hi"}],
+            "expected": {"exception": exception},
+        })
+        .to_string()
+    };
+    // CPython 3.11 / Jinja2 3.1.6: 'hi' + 1.
+    let python = r#"TypeError: can only concatenate str (not "int") to str"#;
+    write(&dir.path().join("exact.json"), &session(python));
+    let prefix = "TypeError: can only concatenate";
+    write(&dir.path().join("prefix.json"), &session(prefix));
+    let output = chatplate(&["check", "."], dir.path());
+    assert_eq!(stdout(&output).lines().last(), Some("1 passed, 1 failed"));
+    assert!(
+        stdout(&output).contains("prefix.json: expected the exception"),
+        "{}",
+        stdout(&output)
+    );
+
+    let output = chatplate(&["check", "--bless", "prefix.json"], dir.path());
+    assert_eq!(output.status.code(), Some(0), "{}", stdout(&output));
+    let blessed = Session::load(&dir.path().join("prefix.json")).unwrap();
+    assert_eq!(blessed.expected, Some(Expected::Exception(python.into())));
+}
+
+#[test]
 fn import_corpus_then_check_passes_every_case() {
     let Some(corpus) = common::corpus_dir("import-corpus") else {
         return;

@@ -8,71 +8,19 @@
 
 #![cfg(unix)]
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitStatus, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
+
+use crate::common::binary::{binary_under_test, run_bounded, Run};
 
 use serde_json::{json, Value as Json};
 
-/// What a run of the binary left behind.
-struct Run {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    fn code(&self) -> Option<i32> {
-        self.status.code()
-    }
-}
-
-fn binary() -> PathBuf {
-    std::env::var_os("CHATPLATE_TEST_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_chatplate")))
-}
-
 /// Runs chatplate in `dir`, killing it (a hang) after two minutes.
 fn chatplate(args: &[&str], dir: &Path) -> Run {
-    let mut child = Command::new(binary())
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("chatplate starts");
-    let mut stdout = child.stdout.take().unwrap();
-    let mut stderr = child.stderr.take().unwrap();
-    let out = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        let _ = stdout.read_to_end(&mut text);
-        text
-    });
-    let err = std::thread::spawn(move || {
-        let mut text = Vec::new();
-        let _ = stderr.read_to_end(&mut text);
-        text
-    });
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if started.elapsed() > Duration::from_secs(120) {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("chatplate {args:?} hung (killed after 120 s)");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    Run {
-        status,
-        stdout: String::from_utf8_lossy(&out.join().unwrap()).into_owned(),
-        stderr: String::from_utf8_lossy(&err.join().unwrap()).into_owned(),
-    }
+    let mut command = Command::new(binary_under_test());
+    command.args(args).current_dir(dir);
+    run_bounded(command, Duration::from_secs(120))
 }
 
 fn write(path: &Path, text: &str) {
@@ -593,7 +541,7 @@ fn item_16_closed_pipes_end_quietly_and_good_templates_are_kept() {
         &dir.path().join("m.json"),
         r#"[{"role": "user", "content": "hi"}]"#,
     );
-    let mut child = Command::new(binary())
+    let mut child = Command::new(binary_under_test())
         .args(["render", "--template", "t.jinja", "--messages", "m.json"])
         .current_dir(dir.path())
         .stdout(Stdio::piped())

@@ -1,8 +1,9 @@
 //! Running the real `chatplate` binary as a user does, for the CLI tests.
 
-use std::io::Write;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The binary with `args`, run in `dir`.
 pub fn command(args: &[&str], dir: &Path) -> Command {
@@ -44,4 +45,66 @@ pub fn stdout(output: &Output) -> String {
 /// Standard error as text.
 pub fn stderr(output: &Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// What a bounded run of the binary left behind ([`run_bounded`]).
+pub struct Run {
+    /// How it ended.
+    pub status: ExitStatus,
+    /// Standard output as text.
+    pub stdout: String,
+    /// Standard error as text.
+    pub stderr: String,
+}
+
+impl Run {
+    /// The exit code (`None`: killed by a signal).
+    pub fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+}
+
+/// The binary under test: `CHATPLATE_TEST_BIN` runs the hostile-input tests against
+/// another build (an older one, to see them fail).
+pub fn binary_under_test() -> PathBuf {
+    std::env::var_os("CHATPLATE_TEST_BIN")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_chatplate")))
+}
+
+/// Runs `command` (standard input empty, output captured) and kills it after `limit`: a
+/// hang (a FIFO, a loop) fails the test instead of stalling the suite.
+pub fn run_bounded(mut command: Command, limit: Duration) -> Run {
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("chatplate starts");
+    let drain = |mut pipe: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut text = Vec::new();
+            let _ = pipe.read_to_end(&mut text);
+            String::from_utf8_lossy(&text).into_owned()
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("stderr")));
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if started.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("{command:?} hung (killed after {limit:?})");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    Run {
+        status,
+        stdout: out.join().expect("stdout reader"),
+        stderr: err.join().expect("stderr reader"),
+    }
 }

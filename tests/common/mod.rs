@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod binary;
+pub mod fuzzing;
 
 use std::path::PathBuf;
 

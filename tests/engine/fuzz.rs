@@ -6,7 +6,10 @@
 //! Bounded for CI: `CHATPLATE_FUZZ_CASES` inputs per target (default 200) and at most
 //! `CHATPLATE_FUZZ_SECONDS` seconds each (default 60; once spent, the remaining cases
 //! pass without running). A long run: `CHATPLATE_FUZZ_CASES=100000
-//! CHATPLATE_FUZZ_SECONDS=36000 cargo test --release --test fuzz -- --nocapture`.
+//! CHATPLATE_FUZZ_SECONDS=36000 cargo test --release --test engine fuzz -- --nocapture`.
+//! Under CI (`CI` set) every target runs with a fixed seed; `CHATPLATE_FUZZ_SEED` picks
+//! another anywhere. `fuzz_inputs` fuzzes the files chatplate reads (GGUF headers,
+//! tokenizers, request bodies) with the same bounds.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -17,83 +20,72 @@ use chatplate_render::{
     thread_live_bytes, CompiledTemplate, Conversation, Limits, RenderControl, RenderErrorKind,
 };
 use proptest::prelude::*;
+
+pub(crate) use crate::common::fuzzing::{config, setting};
 use serde_json::json;
 
-fn setting(name: &str, default: u64) -> u64 {
-    std::env::var(name)
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(default)
-}
-
-fn config() -> ProptestConfig {
-    ProptestConfig {
-        cases: setting("CHATPLATE_FUZZ_CASES", 200) as u32,
-        // Inputs that fail say so; no files are written beside the sources.
-        failure_persistence: None,
-        ..ProptestConfig::default()
-    }
-}
-
 /// Counts the inputs run and stops running them once the time budget is spent.
-struct Budget {
+pub(crate) struct Budget {
     target: &'static str,
     started: Instant,
     limit: Duration,
     ran: AtomicUsize,
     /// Inputs by how they ended (render, syntax error, limit, other error).
     ends: [AtomicUsize; 4],
+    /// What each end is called in the report.
+    labels: [&'static str; 4],
 }
 
 impl Budget {
-    fn new(target: &'static str) -> Self {
+    pub(crate) fn new(target: &'static str) -> Self {
+        Self::labelled(target, ["ok", "syntax", "limit", "other"])
+    }
+
+    /// A budget whose ends are called `labels` in the report.
+    pub(crate) fn labelled(target: &'static str, labels: [&'static str; 4]) -> Self {
         Budget {
             target,
             started: Instant::now(),
             limit: Duration::from_secs(setting("CHATPLATE_FUZZ_SECONDS", 60)),
             ran: AtomicUsize::new(0),
             ends: Default::default(),
+            labels,
         }
     }
 
     /// Records how an input ended; reports every 500 inputs.
-    fn ended(&self, how: usize) {
+    pub(crate) fn ended(&self, how: usize) {
         self.ends[how].fetch_add(1, Ordering::Relaxed);
         if self.ran.load(Ordering::Relaxed).is_multiple_of(500) {
             self.report();
         }
     }
 
-    fn spent(&self) -> bool {
+    pub(crate) fn spent(&self) -> bool {
         self.started.elapsed() > self.limit
     }
 
-    fn count(&self) {
+    pub(crate) fn count(&self) {
         self.ran.fetch_add(1, Ordering::Relaxed);
     }
 
     fn report(&self) {
         let target = self.target;
-        let ends: Vec<usize> = self
-            .ends
-            .iter()
-            .map(|n| n.load(Ordering::Relaxed))
+        let ends: Vec<String> = (self.labels.iter().zip(&self.ends))
+            .map(|(label, n)| format!("{label} {}", n.load(Ordering::Relaxed)))
             .collect();
         eprintln!(
-            "fuzz {target}: {} inputs in {:.1} s (ok {}, syntax {}, limit {}, other {})",
+            "fuzz {target}: {} inputs in {:.1} s ({})",
             self.ran.load(Ordering::Relaxed),
             self.started.elapsed().as_secs_f64(),
-            ends[0],
-            ends[1],
-            ends[2],
-            ends[3]
+            ends.join(", ")
         );
     }
 }
 
 /// Keeps the input being tried in `$CHATPLATE_FUZZ_LOG`, so an input that aborts the
 /// process (which no test harness can catch) is not lost.
-fn last_input(text: &str) {
+pub(crate) fn last_input(text: &str) {
     if let Some(path) = std::env::var_os("CHATPLATE_FUZZ_LOG") {
         let _ = std::fs::write(path, text);
     }
@@ -284,7 +276,7 @@ fn conversation() -> Conversation {
         ]).with_tools(Some(vec![json!({"type": "function", "function": {"name": "f"}})]))
 }
 
-fn small_limits() -> Limits {
+pub(crate) fn small_limits() -> Limits {
     Limits::default()
         .with_fuel(200_000)
         .with_max_output_bytes(1 << 20)
@@ -361,7 +353,7 @@ proptest! {
         budget.ended(match &outcome {
             Outcome::Pass | Outcome::Blessed => 0,
             Outcome::Broken(_) | Outcome::Skipped(_) => 1,
-            Outcome::Mismatch { .. } | Outcome::WrongError { .. } => 2,
+            Outcome::Mismatch { .. } | Outcome::WrongError { .. } | Outcome::WrongException { .. } => 2,
             _ => 3,
         });
         prop_assert!(!matches!(outcome, Outcome::Crashed(_)), "{outcome:?}\n{}", String::from_utf8_lossy(&text));
@@ -404,7 +396,7 @@ proptest! {
         budget.ended(match &outcome {
             Outcome::Pass | Outcome::Blessed => 0,
             Outcome::Broken(_) | Outcome::Skipped(_) => 1,
-            Outcome::Mismatch { .. } | Outcome::WrongError { .. } => 2,
+            Outcome::Mismatch { .. } | Outcome::WrongError { .. } | Outcome::WrongException { .. } => 2,
             _ => 3,
         });
         prop_assert!(!matches!(outcome, Outcome::Crashed(_)), "{outcome:?}\n{text}");
@@ -435,7 +427,7 @@ const POINTERS: &[&str] = &[
 ];
 
 /// Values of every JSON type, including deep, huge and template-code ones.
-fn odd_value() -> impl Strategy<Value = serde_json::Value> {
+pub(crate) fn odd_value() -> impl Strategy<Value = serde_json::Value> {
     let leaf = prop_oneof![
         Just(json!(null)),
         any::<bool>().prop_map(serde_json::Value::from),
@@ -472,7 +464,7 @@ const SEEDS: &[&str] = &[
 
 /// Text spliced into a fixture: JSON fragments, wrong types, huge numbers, template
 /// code, control characters, invalid UTF-8 (as a lossy replacement), deep nesting.
-fn mutation() -> impl Strategy<Value = String> {
+pub(crate) fn mutation() -> impl Strategy<Value = String> {
     prop_oneof![
         prop::sample::select(
             &[

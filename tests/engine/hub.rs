@@ -131,6 +131,33 @@ fn serve(stream: TcpStream, port: u16, log: &Mutex<Vec<Seen>>) {
 
 type Answer = (&'static str, Vec<(&'static str, String)>, String);
 
+/// A named template whose file name sets the terminal's title when printed as it is.
+const EVIL_FILE: &str = "additional_chat_templates/t\x1b]0;pwned\x07.jinja";
+
+/// A URL path segment with its `%XX` escapes decoded.
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        let hex = text.get(index + 1..index + 3);
+        match (
+            bytes[index],
+            hex.and_then(|h| u8::from_str_radix(h, 16).ok()),
+        ) {
+            (b'%', Some(byte)) => {
+                out.push(byte);
+                index += 3;
+            }
+            (byte, _) => {
+                out.push(byte);
+                index += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// The Hub's answers for a few repositories.
 fn answer(path: &str, authorization: Option<&str>, port: u16) -> Answer {
     let files: BTreeMap<&str, (&str, String)> = BTreeMap::from([
@@ -149,6 +176,7 @@ fn answer(path: &str, authorization: Option<&str>, port: u16) -> Answer {
             "additional_chat_templates/tool_use.jinja",
             ("etag-tool-use", TOOL_TEMPLATE.to_string()),
         ),
+        (EVIL_FILE, ("etag-evil", TOOL_TEMPLATE.to_string())),
     ]);
     let not_found = |code: &str| {
         (
@@ -163,8 +191,9 @@ fn answer(path: &str, authorization: Option<&str>, port: u16) -> Answer {
         let siblings: Vec<&str> = match repo {
             "acme/open" | "acme/gated" | "acme/moved" => ["config.json", "model.safetensors"]
                 .into_iter()
-                .chain(files.keys().copied())
+                .chain(files.keys().copied().filter(|f| *f != EVIL_FILE))
                 .collect(),
+            "acme/evil" => vec!["config.json", "chat_template.jinja", EVIL_FILE],
             "acme/gguf-only" => vec!["model-Q4_K_M.gguf", "README.md"],
             _ => {
                 return (
@@ -179,7 +208,7 @@ fn answer(path: &str, authorization: Option<&str>, port: u16) -> Answer {
         }
         let list: Vec<String> = siblings
             .iter()
-            .map(|f| format!(r#"{{"rfilename": "{f}"}}"#))
+            .map(|f| format!(r#"{{"rfilename": {}}}"#, serde_json::to_string(f).unwrap()))
             .collect();
         let body = format!(
             r#"{{"id": "{repo}", "sha": "{COMMIT}", "siblings": [{}]}}"#,
@@ -211,7 +240,8 @@ fn answer(path: &str, authorization: Option<&str>, port: u16) -> Answer {
             ),
         };
     }
-    let Some((etag, text)) = files.get(file) else {
+    let file = percent_decoded(file);
+    let Some((etag, text)) = files.get(file.as_str()) else {
         return not_found("EntryNotFound");
     };
     let mut headers = vec![("X-Repo-Commit", COMMIT.to_string())];
@@ -435,4 +465,35 @@ fn the_cli_fetches_with_progress_and_never_prints_the_token() {
         String::from_utf8_lossy(&again.stderr)
     );
     assert_eq!(hub.paths().len(), before);
+}
+
+// Issue 18: Hub file names reached the terminal as they were, in the progress lines and
+// in the listing.
+#[test]
+fn the_cli_prints_hub_file_names_escaped() {
+    let hub = Hub::start();
+    let dir = tempfile::tempdir().unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_chatplate"))
+        .args(["templates", "acme/evil"])
+        .current_dir(dir.path())
+        .env("HF_ENDPOINT", &hub.endpoint)
+        .env("HF_HUB_CACHE", dir.path().join("cache"))
+        .env_remove("HF_TOKEN")
+        .env_remove("HF_HUB_OFFLINE")
+        .output()
+        .unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
+    assert_eq!(output.status.code(), Some(0), "{err}");
+    for text in [&out, &err] {
+        assert!(!text.contains('\x1b') && !text.contains('\x07'), "{text:?}");
+    }
+    let shown = "t\\u{001b}]0;pwned\\u{0007}";
+    assert!(
+        err.contains(&format!("additional_chat_templates/{shown}.jinja (")),
+        "{err}"
+    );
+    assert!(out.contains(&format!("acme/evil#{shown}")), "{out}");
 }

@@ -223,6 +223,86 @@ fn big_single_allocations_never_happen() {
     assert!(thread_peak_bytes() < 128 << 20, "{}", thread_peak_bytes());
 }
 
+// Issue 18: one call turned a big string into a list or a longer string without a
+// checkpoint, reaching about 1 GB (split, rsplit, splitlines, escape, tojson) against the
+// 256 MiB budget before the limit noticed.
+
+#[test]
+fn splitting_escaping_and_dumping_a_big_string_are_charged_before_they_grow() {
+    let budget = 32 << 20;
+    let limits = Limits::default()
+        .with_max_memory_bytes(budget)
+        .with_fuel(u64::MAX / 128);
+    // Each makes more than the budget from an input of at most 12 MB.
+    for source in [
+        "{{ ('a ' * 3000000).split()|length }}",
+        "{{ ('a ' * 3000000).split(' ')|length }}",
+        "{{ ('a ' * 3000000).rsplit()|length }}",
+        "{{ ('a ' * 3000000).rsplit(' ', 10**9)|length }}",
+        "{{ ('a\n' * 3000000).splitlines()|length }}",
+        "{{ ('a\n' * 3000000).splitlines(true)|length }}",
+        "{{ ('<' * 10000000)|escape|length }}",
+        "{{ ('<' * 10000000)|e|length }}",
+        "{{ ('<' * 10000000)|forceescape|length }}",
+        "{{ ('\x01' * 6000000)|tojson|length }}",
+        "{{ ['\x01' * 6000000]|tojson|length }}",
+        "{{ ('\"' * 12000000)|tojson|length }}",
+    ] {
+        let template = CompiledTemplate::compile(source, limits).unwrap();
+        reset_thread_peak();
+        let err = template.render(&conversation()).unwrap_err();
+        assert_eq!(err.kind, RenderErrorKind::Limit, "{source}: {err}");
+        assert!(err.message.contains("--max-memory"), "{source}: {err}");
+        // Near the budget (the input itself is copied once when it is made), not at a
+        // multiple of it.
+        let peak = thread_peak_bytes();
+        assert!(
+            peak < budget as isize * 3 / 2,
+            "{source}: held {peak} bytes"
+        );
+    }
+    // What fits still renders, like Python.
+    let fits = "{{ ('a ' * 100000).split()|length }} {{ ('<a>' * 2)|e }} \
+                {{ 'x y\nz'.splitlines(true) }} {{ (('\x01' * 5000) ~ 'é')|tojson|length }}";
+    assert_eq!(
+        render_with(fits, limits).unwrap(),
+        "100000 &lt;a&gt;&lt;a&gt; ['x y\\n', 'z'] 30003"
+    );
+}
+
+// Issue 18: filters that build a list in one call grew it past the limit before the
+// next checkpoint; `sum(start=[])` copied the whole list again for every item, and a
+// stopped render went on doing so.
+
+#[test]
+fn lists_built_in_one_call_are_charged_as_they_grow() {
+    let budget = 32 << 20;
+    let limits = Limits::default()
+        .with_max_memory_bytes(budget)
+        .with_fuel(u64::MAX / 128);
+    for source in [
+        "{{ ([[1] * 100000] * 100)|sum(start=[])|length }}",
+        "{{ ([[1] * 10] * 1000000)|sum(start=[])|length }}",
+        "{{ ([{'a': [1] * 100000}] * 100)|sum(attribute='a', start=[])|length }}",
+        "{{ ([1] * 1300000)|map('string')|list|length }}",
+        "{{ (['ab'] * 1300000)|join|length }}",
+        "{{ ([1] * 1300000)|reverse|list|length }}",
+    ] {
+        let template = CompiledTemplate::compile(source, limits).unwrap();
+        reset_thread_peak();
+        let err = template.render(&conversation()).unwrap_err();
+        assert_eq!(err.kind, RenderErrorKind::Limit, "{source}: {err}");
+        let peak = thread_peak_bytes();
+        assert!(
+            peak < budget as isize * 3 / 2,
+            "{source}: held {peak} bytes"
+        );
+    }
+    // Linear, not quadratic: ten thousand small lists are one pass.
+    let many = "{{ ([[1, 2]] * 10000)|sum(start=[])|length }}";
+    assert_eq!(render_with(many, limits).unwrap(), "20000");
+}
+
 // Item 11: real conversations fit; every limit says how to raise it.
 
 #[test]

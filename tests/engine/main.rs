@@ -20,6 +20,7 @@ mod tokens_support;
 mod conformance;
 mod error_parity;
 mod fuzz;
+mod fuzz_inputs;
 mod gguf_files;
 mod gguf_large;
 mod hf_cache;

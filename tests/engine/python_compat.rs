@@ -64,3 +64,40 @@ fn every_python_compat_case_matches_transformers() {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Numbers beyond a float's range: Python's `json.loads("1e400")` and Jinja2's literal
+/// `1e400` are `inf`. Expectations from transformers 5.23.0 with the conversation
+/// `json.loads`-ed from this same text (cases.json cannot hold them: Python writes
+/// `Infinity`, which is not JSON).
+#[test]
+fn numbers_beyond_the_float_range_are_infinite() {
+    let input: Json = serde_json::from_str(
+        r#"{"messages": [{"role": "user", "content": 1e400}], "x": 1e400, "y": -1e400}"#,
+    )
+    .expect("serde_json reads 1e400 with arbitrary_precision");
+    let messages = input["messages"].as_array().cloned().expect("messages");
+    let mut variables = input.as_object().cloned().expect("object");
+    variables.remove("messages");
+    let conversation = Conversation::new(messages).with_variables(variables);
+    for (template, python) in [
+        ("{{ x }}", "inf"),
+        ("{{ y }}", "-inf"),
+        ("{{ [x, y] }}", "[inf, -inf]"),
+        ("{{ x|tojson }}", "Infinity"),
+        ("{{ x > 1 }}", "True"),
+        ("{{ x - x }}", "nan"),
+        ("{{ messages[0].content }}", "inf"),
+        (
+            "{{ messages|tojson }}",
+            r#"[{"role": "user", "content": Infinity}]"#,
+        ),
+        ("{{ 1e400 }}", "inf"),
+        ("{{ -1e400 }}", "-inf"),
+        ("{{ 1e400|tojson }}", "Infinity"),
+    ] {
+        let rendered = CompiledTemplate::compile(template, Limits::default())
+            .and_then(|compiled| compiled.render(&conversation))
+            .map_err(|err| python_style(&err));
+        assert_eq!(rendered.as_deref(), Ok(python), "{template}");
+    }
+}

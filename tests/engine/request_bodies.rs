@@ -18,7 +18,7 @@ fn body(name: &str) -> Json {
 }
 
 fn import(name: &str) -> Imported {
-    request::import(&body(name), &ImportOptions::default()).unwrap()
+    request::import(body(name), &ImportOptions::default()).unwrap()
 }
 
 fn template_of(imported: &Imported) -> TemplateSource {
@@ -76,7 +76,7 @@ fn string_arguments_can_be_parsed_like_vllm() {
         parse_arguments: true,
         ..ImportOptions::default()
     };
-    let imported = request::import(&body("vllm-tools.json"), &options).unwrap();
+    let imported = request::import(body("vllm-tools.json"), &options).unwrap();
     let call = &imported.session.messages[2].0["tool_calls"][0]["function"]["arguments"];
     assert_eq!(call, &json!({"city": "Paris"}));
 }
@@ -166,7 +166,7 @@ fn export_writes_back_every_key_of_the_body() {
 #[test]
 fn bad_bodies_are_clear_errors() {
     let err = |body: Json| {
-        request::import(&body, &ImportOptions::default())
+        request::import(body, &ImportOptions::default())
             .unwrap_err()
             .to_string()
     };

@@ -126,6 +126,40 @@ fn malformed_files_are_errors_not_panics() {
     assert!(err.to_string().contains("added_tokens_decoder"), "{err}");
 }
 
+// Issue 18 (found by fuzz_inputs): the tokenizers crate panicked on these files.
+#[test]
+fn files_the_tokenizers_crate_panics_on_are_errors() {
+    let (dir, _) = tiny(&Json::Null);
+    let path = dir.path().join("tokenizer.json");
+    let good: Json = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    let load = |text: &str| {
+        std::fs::write(&path, text).unwrap();
+        ModelTokenizer::load(&TokenizerFiles::locate(dir.path()).unwrap())
+            .unwrap_err()
+            .to_string()
+    };
+    // A syntax error inside `decoder`: expect("Helper").
+    let mut text = good.to_string();
+    let decoder = text.find("\"decoder\":").unwrap();
+    text.insert(decoder + "\"decoder\":".len() + 1, '[');
+    let err = load(&text);
+    assert!(
+        err.contains("tokenizer.json: 1:") && err.contains("not a tokenizer.json"),
+        "{err}"
+    );
+    // A Precompiled normalizer whose charsmap does not load: expect("Precompiled").
+    for charsmap in ["not base64!", "AAAA"] {
+        let mut broken = good.clone();
+        broken["normalizer"] =
+            serde_json::json!({"type": "Precompiled", "precompiled_charsmap": charsmap});
+        let err = load(&broken.to_string());
+        assert!(
+            err.contains("Precompiled normalizer does not load"),
+            "{err}"
+        );
+    }
+}
+
 #[test]
 fn counts_tokens_per_message_range() {
     let (_dir, tokenizer) = tiny(&Json::Null);

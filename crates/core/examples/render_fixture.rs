@@ -35,7 +35,11 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             if let Some(excerpt) = err.excerpt(&template.source, 2) {
                 eprint!("{excerpt}");
             }
-            let expected_error = matches!(&session.expected, Some(Expected::Error(want)) if err.matches_expected(want));
+            let expected_error = match &session.expected {
+                Some(Expected::Error(want)) => err.matches_expected(want),
+                Some(Expected::Exception(want)) => err.matches_exception(want),
+                _ => false,
+            };
             return Ok(if expected_error {
                 ExitCode::SUCCESS
             } else {
@@ -49,7 +53,7 @@ fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
             eprintln!("matches the fixture's expected prompt");
             Ok(ExitCode::SUCCESS)
         }
-        Some(Expected::Prompt(_)) | Some(Expected::Error(_)) => {
+        Some(_) => {
             eprintln!("differs from the fixture's expected outcome");
             Ok(ExitCode::FAILURE)
         }

@@ -22,8 +22,7 @@ use crate::files::{self, FileError, MAX_SESSION_BYTES, MAX_TEMPLATE_BYTES};
 use crate::session::{Session, SessionError, TemplateRef};
 use chatplate_render::Conversation;
 
-use access::{folder_text, roots_text};
-pub use access::{folder_to_allow, TemplateAccess};
+pub use access::{folder_to_allow, NamedFile, OutsideError, TemplateAccess};
 pub use choice::TemplateSet;
 pub use hf_cache::{cached_models, ModelId};
 pub use open::{open_model, open_templates, prefetch, split_entry, Fetch, NoFetch};
@@ -98,15 +97,8 @@ pub enum CatalogError {
     File(#[from] FileError),
     /// A session names a template file outside the folders it may read from (see
     /// [`TemplateAccess`]).
-    #[error("template path {} leads outside {}: a session's template must be inside the session's folder (for `check`, the folder checked) or an allowed template root; allow {} with --template-root or in the config file's \"template_roots\"", chatplate_render::visible::quoted(.path), roots_text(.allowed), folder_text(.folder))]
-    Outside {
-        /// The path as the session wrote it.
-        path: String,
-        /// The folders it may read from.
-        allowed: Vec<PathBuf>,
-        /// The folder that, allowed, would let it be read.
-        folder: PathBuf,
-    },
+    #[error(transparent)]
+    Outside(#[from] OutsideError),
 }
 
 /// Every bundled template, sorted by name.
@@ -287,7 +279,7 @@ pub fn resolve_set(
         ))),
         TemplateRef::Path(relative) => {
             let path = session_dir.join(relative);
-            access.check(&path, relative)?;
+            access.check(NamedFile::Template, &path, relative)?;
             let set = load_set(&path)?;
             match set.entries.len() {
                 0 => Err(CatalogError::Config {
@@ -309,7 +301,7 @@ pub fn resolve_set(
             name,
         } => {
             let path = session_dir.join(written);
-            access.check(&path, written)?;
+            access.check(NamedFile::Template, &path, written)?;
             Ok(load_set(&path)?.pin(Some(name)))
         }
         TemplateRef::Model {

@@ -70,7 +70,7 @@ fn import_case(corpus: &Path, out: &Path, case: &Json) -> Result<PathBuf, Corpus
     })?;
     let expected = match field("outcome").as_str() {
         "ok" => Expected::Prompt(golden),
-        _ => Expected::Error(String::new()),
+        _ => Expected::Exception(exception_line(&golden)),
     };
     // The template is copied beside the fixtures, so the output is self-contained:
     // `chatplate check OUT` reads templates only inside OUT.
@@ -87,6 +87,14 @@ fn import_case(corpus: &Path, out: &Path, case: &Json) -> Result<PathBuf, Corpus
     let path = fixture_dir.join(format!("{scenario}.json"));
     session.save(&path)?;
     Ok(path)
+}
+
+/// An error golden (`builtins.TypeError`, a newline, then `str(exception)`) as Python's
+/// traceback ends: `TypeError: message`.
+fn exception_line(golden: &str) -> String {
+    let (class, message) = golden.split_once('\n').unwrap_or((golden, ""));
+    let class = class.rsplit('.').next().unwrap_or(class);
+    format!("{class}: {message}")
 }
 
 /// Copies `templates/<name>.jinja` into `out/templates/` and returns the copy.
@@ -149,4 +157,47 @@ fn read_json(path: &Path) -> Result<Json, CorpusError> {
         path: path.to_path_buf(),
         message: err.to_string(),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A corpus of one template and one scenario, where the reference raised.
+    fn error_corpus(dir: &Path) {
+        let write = |path: &str, text: &str| {
+            let path = dir.join(path);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, text).unwrap();
+        };
+        write("templates/t.jinja", "{{ messages[0].content + 1 }}");
+        write(
+            "scenarios/01.json",
+            r#"{"messages": [{"role": "user", "content": "hi"}], "add_generation_prompt": false}"#,
+        );
+        write(
+            "expected/t/01.err",
+            "builtins.TypeError\ncan only concatenate str (not \"int\") to str",
+        );
+        let manifest = serde_json::json!({"cases": [{
+            "template": "t", "scenario": "01", "outcome": "error",
+            "file": "expected/t/01.err", "template_kwargs": {}
+        }]});
+        write("MANIFEST.json", &manifest.to_string());
+    }
+
+    #[test]
+    fn an_error_case_keeps_the_reference_s_exception() {
+        let corpus = tempfile::tempdir().unwrap();
+        error_corpus(corpus.path());
+        let out = tempfile::tempdir().unwrap();
+        let fixtures = import(corpus.path(), out.path()).unwrap();
+        let session = Session::load(&fixtures[0]).unwrap();
+        assert_eq!(
+            session.expected,
+            Some(Expected::Exception(
+                "TypeError: can only concatenate str (not \"int\") to str".into()
+            ))
+        );
+    }
 }

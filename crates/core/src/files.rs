@@ -5,6 +5,9 @@
 //! * [`read_bytes`] / [`read_text`] read regular files only, up to a size cap. The file
 //!   is opened without blocking (a FIFO would otherwise wait forever in `open`) and
 //!   checked on the opened handle, so what is read is what was checked.
+//! * Each kind of file has its cap (`MAX_*`): templates, configs, sessions, request
+//!   bodies, tokenizers, and for front ends what an external editor writes back and the
+//!   app's config ([`read_optional_text`] reads a file that may be absent).
 //! * [`walk`] lists the files under a folder in name order, following folder links
 //!   only while they stay inside the folder and never into a cycle, each file once.
 
@@ -23,6 +26,22 @@ pub(crate) const MAX_CONFIG_BYTES: u64 = 64 << 20;
 /// Largest fixture, session or messages file: long conversations are large, but not
 /// this large.
 pub const MAX_SESSION_BYTES: u64 = 256 << 20;
+
+/// Largest request body: OpenAI's API takes at most 50 MB per request (images
+/// included), and a body's JSON takes several times its size in memory once parsed.
+pub const MAX_REQUEST_BYTES: u64 = 64 << 20;
+
+/// Largest `tokenizer.json`: the largest real ones (Gemma 3's) are 33 MB, and loading
+/// one takes 9 to 16 times its size in memory, so this bounds a load near 1 GB.
+pub const MAX_TOKENIZER_BYTES: u64 = 64 << 20;
+
+/// Largest text an external editor (`$EDITOR`) may hand back to the app: a message, a
+/// field or a template. No prompt renders past the default 32 MiB output cap, so a
+/// larger edit could not be shown anyway.
+pub const MAX_EDIT_BYTES: u64 = 32 << 20;
+
+/// Largest app config file (`config.json`: key overrides and colours, a few KB).
+pub const MAX_APP_CONFIG_BYTES: u64 = 1 << 20;
 
 /// Why a file could not be read.
 #[derive(Debug, thiserror::Error)]
@@ -121,6 +140,19 @@ pub fn read_capped(
 /// Reads a regular UTF-8 text file of at most `limit` bytes.
 pub fn read_text(path: &Path, limit: u64) -> Result<String, FileError> {
     utf8_text(path, read_bytes(path, limit)?)
+}
+
+/// [`read_text`] for a file that may be absent (a config file): `None` when there is
+/// nothing at `path`. A FIFO, device or oversized file is still an error, found without
+/// blocking, so a front end can read it on its event loop's thread.
+pub fn read_optional_text(path: &Path, limit: u64) -> Result<Option<String>, FileError> {
+    match read_text(path, limit) {
+        Ok(text) => Ok(Some(text)),
+        Err(FileError::Io { cause, .. }) if cause.kind() == std::io::ErrorKind::NotFound => {
+            Ok(None)
+        }
+        Err(err) => Err(err),
+    }
 }
 
 /// `bytes` as text, or where the first invalid UTF-8 byte is.
@@ -263,6 +295,31 @@ pub(crate) fn walk(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn fifos_and_oversized_files_are_refused_and_absent_ones_are_none() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("edited.md");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.unwrap().success());
+        // No writer ever opens it: a blocking read would never return.
+        let err = read_text(&fifo, MAX_EDIT_BYTES).unwrap_err();
+        assert!(
+            matches!(err, FileError::NotRegular { kind: "FIFO", .. }),
+            "{err}"
+        );
+        let config = dir.path().join("config.json");
+        assert!(read_optional_text(&config, MAX_APP_CONFIG_BYTES)
+            .unwrap()
+            .is_none());
+        fs::write(&config, "x".repeat(MAX_APP_CONFIG_BYTES as usize + 1)).unwrap();
+        let err = read_optional_text(&config, MAX_APP_CONFIG_BYTES).unwrap_err();
+        assert!(matches!(err, FileError::TooLarge { .. }), "{err}");
+        fs::write(&config, "{}").unwrap();
+        let text = read_optional_text(&config, MAX_APP_CONFIG_BYTES).unwrap();
+        assert_eq!(text.as_deref(), Some("{}"));
+    }
 
     #[test]
     fn utf8_errors_point_at_the_bad_byte() {

@@ -6,7 +6,11 @@
 //! `temperature`, `stream`, ...) is kept in the session's `request` object, reported, and
 //! written back by [`export`], never dropped.
 
+mod body;
+
 use serde_json::{Map, Value as Json};
+
+pub use body::{looks_like_request, may_be_request, parse_body, BodyError};
 
 use crate::catalog::hf_cache::{self, ModelId};
 use crate::catalog::{model, Origin, TemplateSource, DEFAULT_TEMPLATE};
@@ -62,18 +66,12 @@ pub enum RequestError {
     },
 }
 
-/// Whether `json` is a request body rather than a session: an object with a `messages`
-/// list and no session `version`.
-pub fn looks_like_request(json: &Json) -> bool {
-    json.get("messages").is_some_and(Json::is_array) && json.get("version").is_none()
-}
-
-/// Turns a request body into a session.
-pub fn import(body: &Json, options: &ImportOptions) -> Result<Imported, RequestError> {
-    let Json::Object(fields) = body else {
+/// Turns a request body into a session. The body is taken, not copied: a large one's
+/// messages move into the session.
+pub fn import(body: Json, options: &ImportOptions) -> Result<Imported, RequestError> {
+    let Json::Object(mut rest) = body else {
         return Err(RequestError::NotObject);
     };
-    let mut rest = fields.clone();
     let mut notes = Vec::new();
     let messages = messages(
         rest.shift_remove("messages"),
@@ -92,6 +90,7 @@ pub fn import(body: &Json, options: &ImportOptions) -> Result<Imported, RequestE
     )?;
     let variables = kwargs(&mut rest, &mut notes)?;
     let template = template(&mut rest, options, &mut notes);
+    let kept = rest.keys().cloned().collect();
     let session = Session {
         version: FORMAT_VERSION,
         template,
@@ -105,14 +104,14 @@ pub fn import(body: &Json, options: &ImportOptions) -> Result<Imported, RequestE
         variables,
         clock: None,
         tokenizer: None,
-        request: rest.clone(),
+        request: rest,
         expected: None,
         expected_tokens: None,
         assert_prefix_stable: false,
     };
     Ok(Imported {
         session,
-        kept: rest.keys().cloned().collect(),
+        kept,
         notes,
     })
 }

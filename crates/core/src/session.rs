@@ -14,7 +14,7 @@ use serde_json::{Map, Value as Json};
 use crate::files::{self, FileError, MAX_SESSION_BYTES};
 use chatplate_render::{ContinueFinal, Conversation};
 
-mod scan;
+pub(crate) mod scan;
 
 /// The format version this build reads and writes.
 pub const FORMAT_VERSION: u32 = 1;
@@ -64,6 +64,10 @@ pub enum Expected {
     Prompt(String),
     /// Rendering must fail; the text, when not empty, must appear in the error message.
     Error(String),
+    /// Rendering must fail with exactly this Python exception, written as Python's
+    /// traceback ends (`TypeError: can only concatenate str (not "int") to str`): the
+    /// class transformers raised and its message. `import-corpus` writes these.
+    Exception(String),
 }
 
 /// `continue_final_message` as written in the file: a flag or a field name.
@@ -370,16 +374,12 @@ impl Session {
                 )),
             }
         })?;
-        if let Some((offset, key)) = scan::first_duplicate_key(text) {
-            let (line, column) = scan::line_column(text, offset);
+        if let Some(duplicate) = scan::duplicate_key(text) {
             return Err(SessionError::Invalid {
                 path: path.to_path_buf(),
-                line,
-                column,
-                message: format!(
-                    "duplicate key {} (each key may appear once per object)",
-                    chatplate_render::visible::quoted(&key)
-                ),
+                line: duplicate.line,
+                column: duplicate.column,
+                message: duplicate.message(),
             });
         }
         Ok(session)

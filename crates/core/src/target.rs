@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 
 use crate::catalog::{self, model, open_templates, CatalogError, Fetch, ModelId, TemplateSet};
-use crate::request::{self, ImportOptions, Imported, RequestError};
+use crate::request::{self, BodyError, ImportOptions, Imported, RequestError};
 
 /// What a target turned out to be.
 #[derive(Debug, Clone, PartialEq)]
@@ -33,6 +33,9 @@ pub enum OpenError {
     /// Finding or reading the templates failed.
     #[error(transparent)]
     Catalog(#[from] CatalogError),
+    /// A request body refused before importing it (too large, a key written twice).
+    #[error(transparent)]
+    Body(#[from] BodyError),
     /// A request body that cannot be imported.
     #[error("{path}: {error}")]
     Request {
@@ -60,17 +63,23 @@ fn open_json(path: &Path, fetch: &mut dyn Fetch) -> Result<Option<Opened>, OpenE
         return Ok(None);
     }
     let text = catalog::read_text(path)?;
+    if request::may_be_request(&text) {
+        match request::parse_body(&text, path) {
+            Ok(body) if request::looks_like_request(&body) => {
+                let imported = import_request(body, path, fetch)?;
+                return Ok(Some(Opened::Request {
+                    path: path.to_path_buf(),
+                    imported: Box::new(imported),
+                }));
+            }
+            // Not JSON at all: the session loader reports where.
+            Ok(_) | Err(BodyError::Syntax { .. }) => {}
+            Err(err) => return Err(err.into()),
+        }
+    }
     let Ok(json) = serde_json::from_str::<Json>(&text) else {
-        // Not JSON at all: the session loader reports where.
         return Ok(Some(Opened::Session(path.to_path_buf())));
     };
-    if request::looks_like_request(&json) {
-        let imported = import_request(&json, path, fetch)?;
-        return Ok(Some(Opened::Request {
-            path: path.to_path_buf(),
-            imported: Box::new(imported),
-        }));
-    }
     if json.get("version").is_none() && json.get("chat_template").is_some() {
         return Ok(None);
     }
@@ -80,11 +89,11 @@ fn open_json(path: &Path, fetch: &mut dyn Fetch) -> Result<Option<Opened>, OpenE
 /// A request body (see [`request::looks_like_request`]) imported as a new session, its
 /// `model` fetched first when the cache lacks it; errors name `path`.
 pub fn import_request(
-    body: &Json,
+    body: Json,
     path: &Path,
     fetch: &mut dyn Fetch,
 ) -> Result<Imported, OpenError> {
-    prefetch_model(body, fetch);
+    prefetch_model(&body, fetch);
     request::import(body, &ImportOptions::default()).map_err(|error| OpenError::Request {
         path: path.to_path_buf(),
         error,

@@ -81,6 +81,15 @@ impl Conversation {
         self.clock = clock;
         self
     }
+
+    /// Its input items: messages, tools and documents, what a render's step budget
+    /// and deadline grow with ([`Limits::step_budget`](super::Limits::step_budget),
+    /// [`Limits::deadline_for`](super::Limits::deadline_for)).
+    pub fn items(&self) -> usize {
+        self.messages.len()
+            + self.tools.as_ref().map_or(0, Vec::len)
+            + self.documents.as_ref().map_or(0, Vec::len)
+    }
 }
 
 /// transformers' `continue_final_message`: off, on for `content`, or a named field.

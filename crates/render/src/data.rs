@@ -90,5 +90,12 @@ fn number_to_value(number: &serde_json::Number) -> Value {
             return Value::from(wide);
         }
     }
-    Value::from(number.as_f64().unwrap_or(f64::NAN))
+    // With `arbitrary_precision`, `as_f64` refuses what overflows to infinity; Python's
+    // `json.loads("1e400")` is `inf`, and Rust's parse gives the same.
+    Value::from(
+        number
+            .as_f64()
+            .or_else(|| text.parse::<f64>().ok())
+            .unwrap_or(f64::NAN),
+    )
 }

@@ -8,9 +8,9 @@ use std::io;
 use minijinja::{Environment, UndefinedBehavior};
 
 use super::{
-    boundmethods, filters, generators, globals, groups, helpers, htmlfilters, humanize, loops,
-    markup, methods, percent, predicates, pyrepr, scope, sized, slices, strmethods, textfilters,
-    wordwrap, Limits,
+    boundmethods, filters, generators, globals, groups, helpers, htmlfilters, humanize, listsum,
+    loops, markup, membership, methods, percent, predicates, pyrepr, scope, sized, slices,
+    strmethods, textfilters, wordwrap, Limits,
 };
 
 /// MiniJinja's filters that Jinja2 does not have: a template must not see them.
@@ -49,12 +49,14 @@ pub(crate) fn build(limits: Limits, helpers: &helpers::Helpers) -> Environment<'
     generators::register(&mut env);
     textfilters::register(&mut env);
     sized::register(&mut env);
+    listsum::register(&mut env);
     predicates::register(&mut env);
     globals::register(&mut env, helpers);
     markup::register(&mut env, helpers);
     percent::register(&mut env, helpers);
     loops::register(&mut env, helpers);
     slices::register(&mut env, helpers);
+    membership::register(&mut env, helpers);
     strmethods::register(&mut env);
     groups::register(&mut env);
     htmlfilters::register(&mut env);

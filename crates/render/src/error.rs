@@ -156,6 +156,19 @@ impl RenderError {
         format!("{}: {first_line}", self.kind.label())
     }
 
+    /// `Class: message` when the error has a Python class (a template's own
+    /// `raise_exception` is a `TemplateError`): what an expected `{"exception": ...}`
+    /// must equal.
+    pub fn exception_line(&self) -> Option<String> {
+        self.exception
+            .map(|class| format!("{class}: {}", self.message))
+    }
+
+    /// Whether this error is exactly the expected Python exception, `Class: message`.
+    pub fn matches_exception(&self, want: &str) -> bool {
+        self.exception_line().as_deref() == Some(want)
+    }
+
     /// Whether this error satisfies an expected `{"error": fragment}`: the fragment is
     /// part of the summary, of the full message with its position (older fixtures
     /// stored that form) or of the message alone.
@@ -279,7 +292,7 @@ fn excerpt_window(line: &str, column: usize, has_error: bool) -> (String, usize)
 }
 
 /// The error's detail plus any chained causes (MiniJinja nests errors from calls).
-fn full_detail(err: &minijinja::Error) -> String {
+pub(crate) fn full_detail(err: &minijinja::Error) -> String {
     let mut message = match err.detail() {
         Some(detail) => detail.to_string(),
         None => err.kind().to_string(),

@@ -6,8 +6,12 @@ use minijinja::value::Value;
 use minijinja::Environment;
 
 use super::environment::LimitedWriter;
+use super::error::full_detail;
 use super::scope::Shared;
-use super::{diagnose, undefined, CompiledTemplate, RenderError, RenderErrorKind, TEMPLATE_NAME};
+use super::{
+    diagnose, lookups, pyerror, undefined, CompiledTemplate, RenderError, RenderErrorKind,
+    TEMPLATE_NAME,
+};
 
 impl CompiledTemplate {
     /// The error of a failed render. A runtime error is rendered again with MiniJinja's
@@ -44,10 +48,48 @@ impl CompiledTemplate {
             _ => err,
         };
         let mut error = self.error(err, items, shared);
+        if let Some(hint) = self.lookup_hint(&error, err, &env, context.clone(), shared) {
+            error.message = hint;
+        }
         if let Some(python) = self.operand_types(err, &env, context, items, shared) {
             (error.exception, error.message) = (python.exception, python.message);
         }
         error
+    }
+
+    /// For an undefined value made by a lookup (`x.content[0].text`): renders once more
+    /// with every lookup noting the type of the object it missed on (see [`lookups`]),
+    /// and returns Jinja2's hint built from that (`'str object' has no attribute
+    /// 'text'`).
+    fn lookup_hint(
+        &self,
+        error: &RenderError,
+        err: &minijinja::Error,
+        env: &Environment<'static>,
+        context: Value,
+        shared: &Shared,
+    ) -> Option<String> {
+        if error.exception != Some("UndefinedError") {
+            return None;
+        }
+        let detail = full_detail(err);
+        let expr = pyerror::undefined_expression(&detail)?;
+        if !undefined::is_lookup(expr) {
+            return None;
+        }
+        let text = lookups::instrument(&self.inner.rewritten.text, env.syntax())?;
+        let mut env = env.clone();
+        lookups::register(&mut env);
+        env.add_template_owned("diagnosis", text).ok()?;
+        undefined::reset();
+        let mut output = LimitedWriter::new(self.inner.limits.max_output_bytes);
+        let rendered = env
+            .get_template("diagnosis")
+            .and_then(|template| template.render_captured_to(context, &mut output).map(drop));
+        if shared.stop().is_some() || rendered.is_ok() {
+            return None;
+        }
+        Some(undefined::hint(expr))
     }
 
     /// Renders once more with the failing operator routed through a helper that knows

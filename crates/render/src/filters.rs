@@ -46,7 +46,10 @@ fn tojson(state: &State, value: Value, args: Rest<Value>, kwargs: Kwargs) -> Res
         max_bytes: None,
     };
     kwargs.assert_all_used()?;
-    dumps(&value, &options).map(Value::from)
+    let json = dumps(&value, &options)?;
+    // Becoming a template value copies it.
+    scope::reserve(Some(state), json.len())?;
+    Ok(Value::from(json))
 }
 
 /// A template-controlled count (a width, a repetition): a non-negative size, checked
@@ -219,13 +222,28 @@ fn last(state: &State, value: Value) -> Result<Value, Error> {
 /// Bytes one collected item is counted as (a MiniJinja value).
 pub(crate) const ITEM_BYTES: usize = 24;
 
+/// Longest string MiniJinja keeps inside the value itself, without an allocation.
+const SMALL_TEXT_BYTES: usize = 22;
+
+/// Bytes a string value of `len` bytes allocates besides the value: none for a short
+/// one, else the shared string with its two reference counts.
+pub(crate) fn text_value_bytes(len: usize) -> usize {
+    if len <= SMALL_TEXT_BYTES {
+        0
+    } else {
+        len.saturating_add(16)
+    }
+}
+
 /// Iterates like Python's `iter()`: `None` and numbers are not iterable. The items are
 /// collected, so their number is checked against the render's byte budget first.
 pub(crate) fn iterate(state: &State, value: &Value) -> Result<Vec<Value>, Error> {
     ensure_iterable(value)?;
     scope::tick(Some(state))?;
-    scope::reserve_items(Some(state), value.len().unwrap_or(0), ITEM_BYTES)?;
-    let mut items = Vec::new();
+    let len = value.len().unwrap_or(0);
+    scope::reserve_items(Some(state), len, ITEM_BYTES)?;
+    // At its final size: grown by doubling, it would hold up to twice what was charged.
+    let mut items = Vec::with_capacity(len);
     for item in value.try_iter()? {
         if items.len() % 4096 == 4095 {
             scope::reserve_items(Some(state), 4096, ITEM_BYTES)?;

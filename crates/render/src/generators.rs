@@ -37,8 +37,10 @@ pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
                 if !value.is_true() {
                     return Ok(generator(Vec::new()));
                 }
+                // The builtin collects up to `len` values into a list that grows by
+                // doubling (up to twice that), then they are copied into the generator.
                 let len = value.len().unwrap_or(0);
-                super::scope::reserve_items(Some(state), len, super::filters::ITEM_BYTES)?;
+                super::scope::reserve_items(Some(state), len, 3 * super::filters::ITEM_BYTES)?;
                 let result = builtin.call(state, &with_subject(value, args, kwargs))?;
                 Ok(generator(super::filters::iterate(state, &result)?))
             },

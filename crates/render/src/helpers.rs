@@ -65,9 +65,20 @@ impl Helpers {
         self.name("dict_item")
     }
 
-    /// `base[start:stop:step]` where it is indexed at once (see [`super::slices`]).
+    /// `base[start:stop:step]` (see [`super::slices`]).
     pub(crate) fn slice_of(&self) -> String {
         self.name("slice_of")
+    }
+
+    /// `needle in container` (see [`super::membership`]).
+    pub(crate) fn contains(&self) -> String {
+        self.name("contains")
+    }
+
+    /// The variable a macro body's capture statement assigns (see
+    /// [`super::closures`]).
+    pub(crate) fn captured_names(&self) -> String {
+        self.name("captured")
     }
 
     /// The value of every other `{% set ... = value %}`.

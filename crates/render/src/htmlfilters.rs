@@ -1,23 +1,46 @@
-//! Jinja2's HTML filters with markupsafe's semantics: `forceescape`, `striptags` and
-//! `xmlattr`. transformers renders with autoescape off, so their results are plain
-//! strings except `forceescape`, which always returns Markup.
+//! Jinja2's HTML filters with markupsafe's semantics: `escape` (`e`), `forceescape`,
+//! `striptags` and `xmlattr`. transformers renders with autoescape off, so their
+//! results are plain strings except `escape` and `forceescape`, which return Markup.
+//! Escaping can make a text five times longer in one call; it is charged to the
+//! render's byte budget before it is built.
+
+use std::borrow::Cow;
 
 use minijinja::value::{Value, ValueKind};
-use minijinja::Error;
+use minijinja::{Error, State};
 
-use super::markup::escape_html;
+use super::markup::{escape_charged, escape_html};
 use super::none::is_python_none;
 use super::pyerror::{raise, repr};
-use super::pyrepr::to_str;
+use super::pyrepr::{to_str, to_str_in};
 use super::strmethods::is_space;
 
 /// Registers the filters.
 pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
-    env.add_filter("forceescape", |value: Value| {
-        Value::from_safe_string(escape_html(&to_str(&value)))
-    });
+    env.add_filter("escape", escape);
+    env.add_filter("e", escape);
+    env.add_filter("forceescape", forceescape);
     env.add_filter("striptags", |value: Value| striptags(&to_str(&value)));
     env.add_filter("xmlattr", xmlattr);
+}
+
+/// markupsafe's `escape(value)`: Markup as it is, anything else as `str(value)` with
+/// `& < > ' "` escaped (MiniJinja's own filter also escapes `/` and uses other entities).
+fn escape(state: &State, value: Value) -> Result<Value, Error> {
+    if value.is_safe() {
+        return Ok(value);
+    }
+    forceescape(state, value)
+}
+
+/// Jinja2's `forceescape`: `str(value)` escaped, even when it is Markup.
+fn forceescape(state: &State, value: Value) -> Result<Value, Error> {
+    super::scope::tick(Some(state))?;
+    let text = match value.as_str() {
+        Some(text) if value.kind() == ValueKind::String => Cow::Borrowed(text),
+        _ => Cow::Owned(to_str_in(Some(state), &value)?),
+    };
+    Ok(Value::from_safe_string(escape_charged(Some(state), &text)?))
 }
 
 /// markupsafe's `Markup.striptags`: comments and tags removed (an unclosed one ends

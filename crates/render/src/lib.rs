@@ -66,10 +66,12 @@ mod assertions;
 mod boundmethods;
 mod bytes;
 mod cancel;
+mod closures;
 mod conversation;
 mod conversions;
 mod data;
 mod diagnose;
+mod edits;
 mod environment;
 mod error;
 pub(crate) mod extent;
@@ -82,10 +84,13 @@ mod helpers;
 mod htmlfilters;
 mod humanize;
 mod limits;
+mod listsum;
 mod literals;
+mod lookups;
 mod loops;
 mod markup;
 mod markupvars;
+mod membership;
 mod memory;
 mod methods;
 mod none;
@@ -106,6 +111,7 @@ mod scopes;
 mod sized;
 mod slices;
 mod source;
+mod splitting;
 mod strmethods;
 mod syntax;
 mod tags;
@@ -271,12 +277,11 @@ impl CompiledTemplate {
     /// keeps a deadline and can always be abandoned.
     pub fn render(&self, conversation: &Conversation) -> Result<String, RenderError> {
         let input = self.input(conversation)?;
-        let control = RenderControl::default();
         let result = self.run(
             input.context,
             input.items,
             input.clock,
-            &control,
+            &CancelToken::new(),
             &Arc::default(),
         );
         finish(result, input.continued)
@@ -293,7 +298,8 @@ impl CompiledTemplate {
     }
 
     /// Renders on a thread of its own, and returns as soon as the render finishes, is
-    /// cancelled, runs past the control's deadline or goes over its byte budget. A
+    /// cancelled, runs past the control's deadline (grown for the conversation:
+    /// [`Limits::deadline_for`]) or goes over its byte budget. A
     /// stopped render stops at its next checkpoint (every loop item, every `{{ }}`,
     /// every filter or method call) and frees its memory; see [`watchdog`].
     pub fn render_controlled(
@@ -359,9 +365,7 @@ impl CompiledTemplate {
                 "Cannot apply chat template to an empty conversation. Provide at least one message.",
             ));
         }
-        let items = conversation.messages.len()
-            + conversation.tools.as_ref().map_or(0, Vec::len)
-            + conversation.documents.as_ref().map_or(0, Vec::len);
+        let items = conversation.items();
         let clock = conversation
             .clock
             .unwrap_or_else(|| jiff::Zoned::now().datetime());
@@ -398,14 +402,13 @@ impl CompiledTemplate {
         context: Value,
         items: usize,
         clock: DateTime,
-        control: &RenderControl,
+        cancel: &CancelToken,
         shared: &Arc<Shared>,
     ) -> Result<String, RenderError> {
         let limits = self.inner.limits;
         let _scope = scope::enter(Scope::new(
             Arc::clone(shared),
-            control.cancel.clone(),
-            control.deadline,
+            cancel.clone(),
             limits.max_memory_bytes,
             clock,
         ));
@@ -465,7 +468,9 @@ impl CompiledTemplate {
         match stop {
             Stop::Cancelled => RenderError::cancelled(),
             Stop::Deadline => {
-                RenderError::limit(RenderErrorKind::Timeout, limits.deadline_exceeded(items))
+                // The bound this render was given, which the caller's base set.
+                let applied = shared.deadline().map_or(*limits, |d| d.limits);
+                RenderError::limit(RenderErrorKind::Timeout, applied.deadline_exceeded(items))
             }
             Stop::Memory => RenderError::limit(
                 RenderErrorKind::Limit,

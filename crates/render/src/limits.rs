@@ -127,23 +127,32 @@ impl Limits {
         Duration::from_micros(MICROS_PER_ITEM_PAIR.saturating_mul(items.saturating_mul(items)))
     }
 
-    /// The message for a render that ran past its deadline.
+    /// The wall-clock bound on one render of `items` input items (messages, tools and
+    /// documents): [`Limits::deadline`] + [`Limits::deadline_extension`]. The one place
+    /// that computes it: the renderer's own deadline, the app's render worker and the
+    /// command line's waits all use it, and [`Limits::deadline_exceeded`] names it.
+    pub fn deadline_for(&self, items: usize) -> Duration {
+        self.deadline.saturating_add(self.deadline_extension(items))
+    }
+
+    /// The message for a render of `items` input items that ran past
+    /// [`Limits::deadline_for`] them.
     pub fn deadline_exceeded(&self, items: usize) -> String {
         let extension = self.deadline_extension(items);
         if extension < Duration::from_millis(100) {
             return format!(
-                "the template did not finish within {:.1} s and was stopped (the deadline; \
+                "the template did not finish within {} s and was stopped (the deadline; \
                  raise it with --deadline)",
-                self.deadline.as_secs_f64()
+                seconds(self.deadline_for(items))
             );
         }
         format!(
-            "the template did not finish within {:.1} s and was stopped, its deadline for {} \
-             input items ({:.1} s + {MICROS_PER_ITEM_PAIR} µs × items²); raise the base with \
+            "the template did not finish within {} s and was stopped, its deadline for {} \
+             input items ({} s + {MICROS_PER_ITEM_PAIR} µs × items²); raise the base with \
              --deadline",
-            (self.deadline + extension).as_secs_f64(),
+            seconds(self.deadline_for(items)),
             group(items as u64),
-            self.deadline.as_secs_f64(),
+            seconds(self.deadline),
         )
     }
 
@@ -167,6 +176,17 @@ pub(crate) fn group(n: u64) -> String {
         out.push(ch);
     }
     out
+}
+
+/// Seconds for people, to the millisecond: `0.5`, `0.51`, `9.5`, `100.0`; so the number
+/// in a message is the bound applied, not a rounding of it.
+pub(crate) fn seconds(duration: Duration) -> String {
+    let millis = format!("{:.3}", duration.as_secs_f64());
+    let trimmed = millis.trim_end_matches('0');
+    match trimmed.strip_suffix('.') {
+        Some(whole) => format!("{whole}.0"),
+        None => trimmed.to_string(),
+    }
 }
 
 /// A byte count for people: `256 MiB`, `1,000 bytes`.
@@ -193,5 +213,19 @@ mod tests {
         assert_eq!(group(1_234_567), "1,234,567");
         assert_eq!(bytes(256 << 20), "256 MiB");
         assert_eq!(bytes(1000), "1,000 bytes");
+    }
+
+    #[test]
+    fn the_deadline_grows_with_the_square_of_the_input_and_its_message_names_it() {
+        let limits = Limits::default().with_deadline(Duration::from_millis(500));
+        assert_eq!(limits.deadline_for(0), Duration::from_millis(500));
+        assert_eq!(limits.deadline_for(3_000), Duration::from_millis(9_500));
+        assert!(limits
+            .deadline_exceeded(3_000)
+            .contains("within 9.5 s and was stopped, its deadline for 3,000 input items (0.5 s"));
+        // A small extension is still part of the number shown.
+        assert!(limits.deadline_exceeded(100).contains("within 0.51 s"));
+        assert_eq!(seconds(Duration::from_secs(100)), "100.0");
+        assert_eq!(seconds(Duration::from_micros(1_000_001)), "1.0");
     }
 }

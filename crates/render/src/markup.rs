@@ -51,7 +51,29 @@ fn plain_add(state: &State, left: Value, right: Value) -> Result<Value, Error> {
 
 /// markupsafe's `escape`: `& < > ' "`.
 pub(crate) fn escape_html(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 8);
+    escape_into(String::with_capacity(escaped_len(text)), text)
+}
+
+/// [`escape_html`], charged to the render's byte budget before anything is built: the
+/// escaped text (up to five times the input) and its copy into a template value.
+pub(crate) fn escape_charged(state: Option<&State>, text: &str) -> Result<String, Error> {
+    let len = escaped_len(text);
+    super::scope::reserve(state, len.saturating_mul(2))?;
+    Ok(escape_into(String::with_capacity(len), text))
+}
+
+/// The length of `text` once escaped.
+fn escaped_len(text: &str) -> usize {
+    text.bytes().fold(0usize, |len, byte| {
+        len.saturating_add(match byte {
+            b'&' | b'\'' | b'"' => 5,
+            b'<' | b'>' => 4,
+            _ => 1,
+        })
+    })
+}
+
+fn escape_into(mut out: String, text: &str) -> String {
     for ch in text.chars() {
         match ch {
             '&' => out.push_str("&amp;"),

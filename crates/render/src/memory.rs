@@ -8,7 +8,8 @@
 //! the budget and stop the render cleanly.
 //!
 //! A few MiniJinja operations allocate in a loop of their own without a checkpoint
-//! (materialising a list doubled with `l + l` dozens of times). On a render thread
+//! (materialising a list doubled with `l + l` dozens of times, repeating a tuple).
+//! On a render thread
 //! started by chatplate (see [`super::CompiledTemplate::render_controlled`]) the
 //! allocator is the last line of defence: once such a thread holds more than its hard
 //! cap, the allocation does not happen at all and the thread is parked for good,

@@ -29,7 +29,7 @@ pub(crate) fn call_method(
         if let Some(result) = super::sized::string_method(state, text, method, args) {
             return result;
         }
-        if let Some(result) = super::strmethods::call(text, method, args) {
+        if let Some(result) = super::strmethods::call(state, text, method, args) {
             return result;
         }
         if let Some(result) = extra_string_method(state, text, method, args) {

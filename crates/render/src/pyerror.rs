@@ -109,7 +109,7 @@ fn own_error(detail: &str) -> Option<PyError> {
 
 /// The expression MiniJinja names when an undefined value caused the error:
 /// "... (`message.content` is undefined, from line 3)" or "`x` is undefined".
-fn undefined_expression(detail: &str) -> Option<&str> {
+pub(crate) fn undefined_expression(detail: &str) -> Option<&str> {
     let end = detail.rfind("` is undefined")?;
     let start = detail[..end].rfind('`')? + 1;
     Some(&detail[start..end])

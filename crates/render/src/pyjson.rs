@@ -91,7 +91,7 @@ impl JsonWriter<'_> {
                 .out
                 .push_str(if value.is_true() { "true" } else { "false" }),
             ValueKind::Number => self.write_number(value),
-            ValueKind::String => self.write_string(value.as_str().unwrap_or_default()),
+            ValueKind::String => self.write_string(value.as_str().unwrap_or_default())?,
             ValueKind::Seq | ValueKind::Iterable if !is_generator(value) => {
                 self.write_seq(value, depth)?
             }
@@ -116,7 +116,7 @@ impl JsonWriter<'_> {
         self.out.push_str(&text);
     }
 
-    fn write_string(&mut self, text: &str) {
+    fn write_string(&mut self, text: &str) -> Result<(), Error> {
         if self
             .options
             .max_bytes
@@ -124,7 +124,11 @@ impl JsonWriter<'_> {
         {
             // Leave the output over budget; the next `write` reports it.
             self.out.push_str(text);
-            return;
+            return Ok(());
+        }
+        if text.len() > LONG_STRING_BYTES {
+            // Escaping can make it six times longer in this one call.
+            self.make_room(quoted_len(text, self.options.ensure_ascii))?;
         }
         self.out.push('"');
         for ch in text.chars() {
@@ -147,10 +151,26 @@ impl JsonWriter<'_> {
             }
         }
         self.out.push('"');
+        Ok(())
     }
 
     fn push_unicode_escape(&mut self, unit: u32) {
-        self.out.push_str(&format!("\\u{unit:04x}"));
+        use std::fmt::Write as _;
+        let _ = write!(self.out, "\\u{unit:04x}");
+    }
+
+    /// Checks, before the output grows by `extra` bytes, that the render may hold what
+    /// it grows to: a `String` that must grow at least doubles its capacity.
+    fn make_room(&mut self, extra: usize) -> Result<(), Error> {
+        let needed = self.out.len().saturating_add(extra);
+        let capacity = self.out.capacity();
+        if needed <= capacity {
+            return Ok(());
+        }
+        let grown = needed.max(capacity.saturating_mul(2));
+        super::scope::reserve(None, grown - capacity)?;
+        self.out.reserve(extra);
+        Ok(())
     }
 
     fn write_seq(&mut self, value: &Value, depth: usize) -> Result<(), Error> {
@@ -187,7 +207,7 @@ impl JsonWriter<'_> {
         for (index, key) in keys.iter().enumerate() {
             self.separator(index, depth + 1)?;
             let key_text = key_string(key)?;
-            self.write_string(&key_text);
+            self.write_string(&key_text)?;
             self.out.push_str(&self.key_sep.clone());
             self.write(&value.get_item(key)?, depth + 1)?;
         }
@@ -216,6 +236,22 @@ impl JsonWriter<'_> {
         }
         Ok(())
     }
+}
+
+/// Strings longer than this are measured before they are written (shorter ones at most
+/// sextuple a few KiB, which the budget check every 64 KiB of output covers).
+const LONG_STRING_BYTES: usize = 4096;
+
+/// The length of `text` as a JSON string, quotes included.
+fn quoted_len(text: &str, ensure_ascii: bool) -> usize {
+    text.chars().fold(2usize, |len, ch| {
+        len.saturating_add(match ch {
+            '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
+            c if (c as u32) < 0x20 => 6,
+            c if ensure_ascii && !c.is_ascii() => 6 * c.len_utf16(),
+            c => c.len_utf8(),
+        })
+    })
 }
 
 /// JSON object keys the way Python coerces them: str, int, float, bool and None only.
@@ -294,6 +330,34 @@ mod tests {
             dumps_json(json, &options),
             "{\n  \"a\": [\n    1,\n    {\n      \"b\": \"é\\n\"\n    }\n  ],\n  \"c\": []\n}"
         );
+    }
+
+    #[test]
+    fn long_strings_are_measured_exactly() {
+        for ensure_ascii in [false, true] {
+            let options = DumpOptions {
+                ensure_ascii,
+                ..DumpOptions::default()
+            };
+            let text = "a\"\\\n\u{1}é😀".repeat(1000);
+            let dumped = dumps(&Value::from(text.as_str()), &options).unwrap();
+            assert_eq!(dumped.len(), quoted_len(&text, ensure_ascii));
+            assert_eq!(dumped, serde_json_like(&text, ensure_ascii));
+        }
+    }
+
+    /// What `json.dumps` gives, through the short-string path.
+    fn serde_json_like(text: &str, ensure_ascii: bool) -> String {
+        let options = DumpOptions {
+            ensure_ascii,
+            ..DumpOptions::default()
+        };
+        let pieces: Vec<String> = text
+            .split_inclusive('😀')
+            .map(|piece| dumps(&Value::from(piece), &options).unwrap())
+            .collect();
+        let inner: String = pieces.iter().map(|p| &p[1..p.len() - 1]).collect();
+        format!("\"{inner}\"")
     }
 
     #[test]

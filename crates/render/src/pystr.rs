@@ -4,24 +4,49 @@
 /// (`\n`, `\r`, `\r\n`, `\v`, `\f`, `\x1c`-`\x1e`, `\x85`, U+2028, U+2029) and drops a
 /// final empty piece.
 pub(crate) fn splitlines(text: &str) -> Vec<&str> {
-    let mut lines = Vec::new();
-    let mut start = 0;
-    let mut chars = text.char_indices().peekable();
-    while let Some((index, ch)) = chars.next() {
-        if !is_line_boundary(ch) {
-            continue;
-        }
-        lines.push(&text[start..index]);
-        start = index + ch.len_utf8();
-        if ch == '\r' && chars.peek().is_some_and(|(_, next)| *next == '\n') {
-            chars.next();
-            start += 1;
-        }
+    Lines::new(text).map(|line| line.text).collect()
+}
+
+/// One line of [`Lines`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Line<'t> {
+    /// The line without its line break.
+    pub text: &'t str,
+    /// The line with its line break (`splitlines(keepends=True)`).
+    pub with_break: &'t str,
+}
+
+/// The lines of a text as [`splitlines`] finds them, one at a time.
+pub(crate) struct Lines<'t> {
+    text: &'t str,
+    start: usize,
+}
+
+impl<'t> Lines<'t> {
+    /// The lines of `text`.
+    pub(crate) fn new(text: &'t str) -> Self {
+        Lines { text, start: 0 }
     }
-    if start < text.len() {
-        lines.push(&text[start..]);
+}
+
+impl<'t> Iterator for Lines<'t> {
+    type Item = Line<'t>;
+
+    fn next(&mut self) -> Option<Line<'t>> {
+        let rest = self.text.get(self.start..).filter(|r| !r.is_empty())?;
+        let (text, with_break) = match rest.char_indices().find(|(_, c)| is_line_boundary(*c)) {
+            Some((at, ch)) => {
+                let mut end = at + ch.len_utf8();
+                if ch == '\r' && rest[end..].starts_with('\n') {
+                    end += 1;
+                }
+                (&rest[..at], &rest[..end])
+            }
+            None => (rest, rest),
+        };
+        self.start += with_break.len();
+        Some(Line { text, with_break })
     }
-    lines
 }
 
 fn is_line_boundary(ch: char) -> bool {

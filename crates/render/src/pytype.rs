@@ -13,6 +13,12 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
         // transformers' sandbox creates namespaces from its own class of that name.
         return "TemplateNamespace";
     }
+    if is_loop(value) {
+        return "LoopContext";
+    }
+    if is_macro(value) {
+        return "Macro";
+    }
     match value.kind() {
         ValueKind::Undefined => "Undefined",
         ValueKind::None => "NoneType",
@@ -31,4 +37,19 @@ pub(crate) fn type_name(value: &Value) -> &'static str {
         }
         _ => "object",
     }
+}
+
+/// Whether `value` is a `for` loop's `loop` variable (MiniJinja's loop object, known only
+/// by its type name: the type is private).
+pub(crate) fn is_loop(value: &Value) -> bool {
+    value
+        .as_object()
+        .is_some_and(|object| object.type_name().ends_with("::Loop"))
+}
+
+/// Whether `value` is a macro (MiniJinja's macro object, known by its type name).
+pub(crate) fn is_macro(value: &Value) -> bool {
+    value
+        .as_object()
+        .is_some_and(|object| object.type_name().ends_with("::Macro"))
 }

@@ -23,9 +23,13 @@
 //!   helper ([`super::loops`]) that refuses a namespace inside a namespace (which could
 //!   contain itself) and lists too large to ever materialise; every other `{% set %}`
 //!   value through one that refuses only the too-large lists.
-//! * **A slice indexed in place** (`messages[1:][i]`) goes through a helper
-//!   ([`super::slices`]) that indexes a list slice in O(1) instead of walking
-//!   MiniJinja's lazy one.
+//! * **`in` and `not in`** go through a helper ([`super::membership`]) that raises
+//!   Python's `TypeError` where Python cannot test membership (`'a' in none`).
+//! * **Slices** (`base[start:stop:step]`) go through a helper ([`super::slices`]) that
+//!   slices as Python does (errors included), and indexes a slice indexed in place
+//!   (`messages[1:][i]`) in O(1) instead of walking MiniJinja's lazy one.
+//! * **Closures**: names a macro or call block body reads that MiniJinja's closure
+//!   analysis would miss are read at the top of the body (see [`super::closures`]).
 //!
 //! Expression extents come from [`super::extent`], computed once per node, so the pass is
 //! linear in the template.
@@ -33,14 +37,16 @@
 //! The helpers' names are chosen per template ([`Helpers`]), so the template itself
 //! cannot call them.
 
-use minijinja::machinery::ast::{BinOpKind, CallArg, Expr, Slice, Stmt, UnaryOpKind};
+use minijinja::machinery::ast::{BinOpKind, CallArg, Expr, Stmt, UnaryOpKind};
 use minijinja::value::ValueKind;
 
 use super::boundmethods::{dict_lookup, Lookup};
 
+use super::edits::{Edit, EditKind};
 use super::extent::Extents;
 use super::helpers::Helpers;
 use super::offsets::OffsetMap;
+use super::slices::SliceUse;
 
 /// A rewritten template and the way back from its byte offsets to the original's.
 #[derive(Debug, Clone, Default)]
@@ -73,7 +79,7 @@ pub(crate) fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Re
         };
     };
     // Pushed first so that, once sorted, they enclose the edits inside the values.
-    let edits: Vec<Edit> = super::scopes::namespace_sets(ast, source)
+    let mut edits: Vec<Edit> = super::scopes::namespace_sets(ast, source)
         .into_iter()
         .map(|set| Edit {
             start: set.value.0,
@@ -81,6 +87,16 @@ pub(crate) fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Re
             kind: EditKind::Around("((".into(), format!("), {})[0]", set.namespace)),
         })
         .collect();
+    let variable = helpers.captured_names();
+    edits.extend(
+        super::closures::captures(ast, source, crate::syntax_config())
+            .into_iter()
+            .map(|capture| Edit {
+                start: capture.offset,
+                end: capture.offset,
+                kind: EditKind::Replace(capture.statement(&variable)),
+            }),
+    );
     let mut cx = Cx {
         source,
         helpers,
@@ -90,17 +106,8 @@ pub(crate) fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Re
     };
     super::markupvars::with_names(ast, || walk_stmt(ast, &mut cx));
     let cx_depth = cx.depth;
-    let mut edits = cx.edits;
-    // Outer edits first where two start together, so a wrap encloses what it contains.
-    edits.sort_by_key(|edit| (edit.start, std::cmp::Reverse(edit.end)));
-    let mut map = OffsetMap::default();
-    let text = apply_edits(
-        source,
-        0,
-        source.len(),
-        &mut edits.as_slice(),
-        Some(&mut map),
-    );
+    let edits = cx.edits;
+    let (text, map) = super::edits::apply(source, edits);
     Rewritten {
         text,
         map,
@@ -108,82 +115,20 @@ pub(crate) fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Re
     }
 }
 
-/// The walk's state: the source, the helper names and the edits found so far.
-struct Cx<'s> {
-    source: &'s str,
-    helpers: &'s Helpers,
-    edits: Vec<Edit>,
+/// The walk's state: the source, the helper names and the edits found so far. The
+/// modules of single behaviours ([`super::slices`], [`super::membership`]) add their
+/// edits to it.
+pub(crate) struct Cx<'s> {
+    /// The text being rewritten.
+    pub source: &'s str,
+    /// The helpers' names for this template.
+    pub helpers: &'s Helpers,
+    /// The edits found so far.
+    pub edits: Vec<Edit>,
     /// The deepest expression nesting seen.
     depth: usize,
     /// Expression extents, each computed once.
-    extents: Extents<'s>,
-}
-
-/// One rewrite: the byte range it covers and how its new text is made.
-struct Edit {
-    start: usize,
-    end: usize,
-    kind: EditKind,
-}
-
-enum EditKind {
-    /// Replace the range with this text.
-    Replace(String),
-    /// Wrap the range, with any edits inside it applied, in a call to this function.
-    Wrap(String),
-    /// Put text before and after the range, with any edits inside it applied.
-    Around(String, String),
-}
-
-/// Writes `source[start..end]` with the edits inside that range applied. `edits` is
-/// sorted by start and consumed as it is used; nested edits are applied inside `Wrap`s.
-/// Top-level edits are recorded in `map` when given.
-fn apply_edits(
-    source: &str,
-    start: usize,
-    end: usize,
-    edits: &mut &[Edit],
-    mut map: Option<&mut OffsetMap>,
-) -> String {
-    let mut out = String::with_capacity(end - start + 32);
-    let mut cursor = start;
-    while let Some((edit, rest)) = edits.split_first() {
-        if edit.start >= end {
-            break;
-        }
-        *edits = rest;
-        if edit.start < cursor {
-            continue; // overlaps an edit already made
-        }
-        out.push_str(&source[cursor..edit.start]);
-        let new_start = start + out.len();
-        let prefix = match &edit.kind {
-            EditKind::Replace(text) => {
-                out.push_str(text);
-                None
-            }
-            EditKind::Wrap(function) => {
-                let inner = apply_edits(source, edit.start, edit.end, edits, None);
-                out.push_str(&format!("{function}(({inner}))"));
-                Some(function.len() + 2)
-            }
-            EditKind::Around(before, after) => {
-                let inner = apply_edits(source, edit.start, edit.end, edits, None);
-                out.push_str(&format!("{before}{inner}{after}"));
-                Some(before.len())
-            }
-        };
-        if let Some(map) = map.as_deref_mut() {
-            map.record(
-                (new_start, start + out.len()),
-                (edit.start, edit.end),
-                prefix,
-            );
-        }
-        cursor = edit.end;
-    }
-    out.push_str(&source[cursor..end]);
-    out
+    pub extents: Extents<'s>,
 }
 
 fn walk_stmts(stmts: &[Stmt], cx: &mut Cx) {
@@ -195,7 +140,13 @@ fn walk_stmts(stmts: &[Stmt], cx: &mut Cx) {
 fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
     match stmt {
         Stmt::Template(t) => walk_stmts(&t.children, cx),
-        Stmt::EmitExpr(e) => walk_expr(&e.expr, cx),
+        Stmt::EmitExpr(e) => match &e.expr {
+            // Jinja2 folds a slice of literals printed on its own (see `slices`).
+            whole @ Expr::Slice(slice) if super::slices::is_folded(slice) => {
+                walk_slice(whole, SliceUse::Folded, 1, cx)
+            }
+            expr => walk_expr(expr, cx),
+        },
         Stmt::ForLoop(f) => {
             let (start, end) = cx.extents.of(&f.iter);
             // Pushed before the iterable's own edits so that, once sorted, it encloses them.
@@ -309,6 +260,9 @@ fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
             walk_other(current, depth, cx);
             return;
         };
+        if matches!(b.op, BinOpKind::In) && !matches!(b.right, Expr::List(_) | Expr::Tuple(_)) {
+            super::membership::rewrite(current, b, cx);
+        }
         walk_expr_at(&b.right, depth + 1, cx);
         // A `+` that is not a Markup `+` has no Markup `+` on its left either.
         known_plain = matches!(b.op, BinOpKind::Add);
@@ -350,55 +304,34 @@ fn walk_other(expr: &Expr, depth: usize, cx: &mut Cx) {
         return;
     }
     if let Expr::GetItem(item) = expr {
-        if let Expr::Slice(slice) = &item.expr {
-            slice_call(slice, &item.expr, cx);
-            walk_expr_at(&slice.expr, depth + 2, cx);
-            for bound in [&slice.start, &slice.stop, &slice.step]
-                .into_iter()
-                .flatten()
-            {
-                walk_expr_at(bound, depth + 2, cx);
-            }
+        if let Expr::Slice(_) = &item.expr {
+            walk_slice(&item.expr, SliceUse::Indexed, depth + 1, cx);
             walk_expr_at(&item.subscript_expr, depth + 1, cx);
             return;
         }
+    }
+    if let Expr::Slice(_) = expr {
+        walk_slice(expr, SliceUse::Plain, depth, cx);
+        return;
     }
     for child in children(expr) {
         walk_expr_at(child, depth + 1, cx);
     }
 }
 
-/// `base[start:stop:step]`, indexed where it is written, becomes
-/// `slice_of((base), (start), (stop), (step))` (`none` for a missing bound): a list slice
-/// that indexes in O(1) (see [`super::slices`]). Only the brackets and colons between
-/// the parts are replaced, so the parts keep their own edits.
-fn slice_call(slice: &Slice, whole: &Expr, cx: &mut Cx) {
-    let (base_start, base_end) = cx.extents.of(&slice.expr);
-    let (_, end) = cx.extents.of(whole);
-    cx.edits.push(Edit {
-        start: base_start,
-        end: base_end,
-        kind: EditKind::Around(format!("{}((", cx.helpers.slice_of()), ")".into()),
-    });
-    let (mut cursor, mut between) = (base_end, String::from(", "));
-    for bound in [&slice.start, &slice.stop, &slice.step] {
-        let Some(bound) = bound else {
-            between.push_str("none, ");
-            continue;
-        };
-        let (start, bound_end) = cx.extents.of(bound);
-        cx.edits.push(Edit {
-            start: cursor,
-            end: start,
-            kind: EditKind::Replace(format!("{between}(")),
-        });
-        (cursor, between) = (bound_end, String::from("), "));
+/// Rewrites `whole`, a slice (see [`super::slices::rewrite`]), and walks its parts.
+fn walk_slice(whole: &Expr, usage: SliceUse, depth: usize, cx: &mut Cx) {
+    let Expr::Slice(slice) = whole else {
+        return;
+    };
+    super::slices::rewrite(slice, whole, usage, cx);
+    walk_expr_at(&slice.expr, depth + 1, cx);
+    for bound in [&slice.start, &slice.stop, &slice.step]
+        .into_iter()
+        .flatten()
+    {
+        walk_expr_at(bound, depth + 1, cx);
     }
-    cx.edits.push(Edit {
-        start: cursor,
-        end,
-        kind: EditKind::Replace(format!("{})", between.trim_end_matches(", "))),
-    });
 }
 
 /// The direct sub-expressions of `expr`, in source order.

@@ -19,7 +19,7 @@ use jiff::civil::DateTime;
 use minijinja::{Error, ErrorKind, State};
 
 use super::memory;
-use super::CancelToken;
+use super::{CancelToken, Limits};
 
 /// Why a render was stopped from outside the template's own logic.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,15 +32,50 @@ pub(crate) enum Stop {
     Memory = 3,
 }
 
+/// When a render must have finished: its base deadline grown for its input
+/// ([`Limits::deadline_for`]), fixed when the render is asked for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Deadline {
+    /// The instant the render is stopped at.
+    pub(crate) at: Instant,
+    /// The limits (with the caller's base deadline) it was computed from, so the
+    /// timeout message names the bound applied.
+    pub(crate) limits: Limits,
+}
+
+impl Deadline {
+    /// The deadline of a render of `items` input items asked for now; `None` when it is
+    /// too far away to represent (as good as none).
+    pub(crate) fn start(limits: Limits, items: usize) -> Option<Self> {
+        let at = Instant::now().checked_add(limits.deadline_for(items))?;
+        Some(Deadline { at, limits })
+    }
+}
+
 /// What the render thread and whoever waits for it share.
 #[derive(Debug, Default)]
 pub(crate) struct Shared {
     stop: AtomicU8,
     /// The largest allocation refused or the memory held when stopped, for the message.
     memory: AtomicUsize,
+    /// When the render must have finished, if it has a deadline.
+    deadline: Option<Deadline>,
 }
 
 impl Shared {
+    /// Shared state for a render with `deadline`.
+    pub(crate) fn new(deadline: Option<Deadline>) -> Self {
+        Shared {
+            deadline,
+            ..Shared::default()
+        }
+    }
+
+    /// The render's deadline, if it has one.
+    pub(crate) fn deadline(&self) -> Option<Deadline> {
+        self.deadline
+    }
+
     /// Why the render stopped, if it was stopped.
     pub(crate) fn stop(&self) -> Option<Stop> {
         match self.stop.load(Ordering::SeqCst) {
@@ -56,6 +91,11 @@ impl Shared {
         let _ = self
             .stop
             .compare_exchange(0, stop as u8, Ordering::SeqCst, Ordering::SeqCst);
+    }
+
+    /// Whether the memory meter parked the render thread for good (it never ends).
+    pub(crate) fn parked(&self) -> bool {
+        self.stop.load(Ordering::SeqCst) == memory::STOPPED_AT_CAP
     }
 
     /// The flag the allocator sets when a render thread hits its hard cap.
@@ -75,8 +115,6 @@ pub(crate) struct Scope {
     pub shared: Arc<Shared>,
     /// Asks the render to stop.
     pub cancel: CancelToken,
-    /// When the render must have finished.
-    pub deadline: Option<Instant>,
     /// Byte budget for what the template holds.
     pub max_memory: usize,
     /// The render's "now" for `strftime_now`.
@@ -90,14 +128,12 @@ impl Scope {
     pub(crate) fn new(
         shared: Arc<Shared>,
         cancel: CancelToken,
-        deadline: Option<Instant>,
         max_memory: usize,
         clock: DateTime,
     ) -> Self {
         Scope {
             shared,
             cancel,
-            deadline,
             max_memory,
             clock,
             live_at_start: memory::thread_live_bytes(),
@@ -121,7 +157,9 @@ impl Scope {
         } else if self.held() > self.max_memory {
             self.shared.memory.store(self.held(), Ordering::Relaxed);
             Some(Stop::Memory)
-        } else if ticks.is_multiple_of(64) && self.deadline.is_some_and(|d| Instant::now() >= d) {
+        } else if ticks.is_multiple_of(64)
+            && self.shared.deadline.is_some_and(|d| Instant::now() >= d.at)
+        {
             Some(Stop::Deadline)
         } else {
             None

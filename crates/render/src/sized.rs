@@ -21,7 +21,7 @@ type SizeCheck = fn(&State, &Value, &[Value]) -> Result<(), Error>;
 
 /// Registers the size-checked versions of MiniJinja's builtin filters.
 pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
-    let wrapped: [(&'static str, Value, SizeCheck); 12] = [
+    let wrapped: [(&'static str, Value, SizeCheck); 11] = [
         (
             "batch",
             Value::from_function(minijinja::filters::batch),
@@ -55,11 +55,6 @@ pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
         (
             "groupby",
             Value::from_function(minijinja::filters::groupby),
-            items_only,
-        ),
-        (
-            "sum",
-            Value::from_function(minijinja::filters::sum),
             items_only,
         ),
         (

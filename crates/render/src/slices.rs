@@ -1,34 +1,194 @@
-//! Indexing a slice in place: `messages[1:][i]`.
+//! Slices: `base[start:stop:step]`.
 //!
-//! MiniJinja slices a list lazily (an iterable that skips `start` items and takes the
-//! rest), and indexing that iterable walks it from the start, so `messages[1:][i]` in a
-//! loop over `i` is quadratic. Stored slices are lists already ([`super::loops`]); a
-//! slice indexed where it is written is rewritten ([`super::rewrite`]) into a call to
-//! [`slice_of`], whose result the template then indexes as before. For a list with a
-//! positive (or no) step it is a view that finds item `i` at `start + i × step` in O(1);
-//! for anything else it is MiniJinja's own slice, so the output never changes.
+//! Every slice is rewritten ([`super::rewrite`]) into a call to [`slice_of`], for three
+//! reasons:
+//!
+//! * **Python's semantics.** Jinja2 compiles a slice to Python's own subscript, past
+//!   the sandbox's `getitem`: an undefined base raises `UndefinedError`, `None`, numbers,
+//!   dicts, generators and namespaces raise Python's `TypeError`, bounds must be
+//!   integers or `None`, and a step of 0 is a `ValueError`. MiniJinja slices undefined
+//!   and `none` into `[]`. Only a slice Jinja2 folds as a constant (the whole `{{ }}`
+//!   expression, of literals only: `{{ none[1:] }}`) goes through the sandbox, which
+//!   turns those `TypeError`s into an undefined value.
+//! * **Closures.** MiniJinja's analysis of what a macro (or `{% call %}` /
+//!   `{% generation %}` body) captures does not look inside a slice's base, so
+//!   `{{ xs[1:] }}` in a macro saw no `xs`. As a call's argument it is seen.
+//! * **Indexing a slice in place** (`messages[1:][i]`): MiniJinja slices a list lazily
+//!   (an iterable that skips `start` items and takes the rest), and indexing that
+//!   iterable walks it from the start, so `messages[1:][i]` in a loop over `i` is
+//!   quadratic. Stored slices are lists already ([`super::loops`]); a slice indexed
+//!   where it is written is a view that finds item `i` at `start + i × step` in O(1).
+//!
+//! Everything Python can slice is then sliced by MiniJinja itself, so the items never
+//! change.
 
 use std::sync::{Arc, LazyLock};
 
-use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
-use minijinja::{Environment, Error};
+use minijinja::machinery::ast::{Expr, Slice};
+use minijinja::value::{Enumerator, Object, ObjectRepr, Value, ValueKind};
+use minijinja::{Environment, Error, Expression};
 
+use super::edits::{Edit, EditKind};
 use super::helpers::Helpers;
+use super::none::is_python_none;
+use super::pyerror::raise;
+use super::pytype::type_name;
+use super::rewrite::{children, Cx};
 
 /// Registers the helper under this template's name.
 pub(crate) fn register(env: &mut Environment<'static>, helpers: &Helpers) {
     env.add_function(helpers.slice_of(), slice_of);
 }
 
-/// `base[start:stop:step]`, to be indexed (missing bounds are `none`).
-fn slice_of(base: Value, start: Value, stop: Value, step: Value) -> Result<Value, Error> {
-    if let Some(view) = SliceView::of(&base, &start, &stop, &step) {
-        return Ok(Value::from_object(view));
-    }
-    minijinja_slice(base, start, stop, step)
+/// How a slice is used where it is written (the helper's last argument).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SliceUse {
+    /// Anything else.
+    Plain = 0,
+    /// Indexed at once: `base[1:][i]`.
+    Indexed = 1,
+    /// The whole `{{ }}` expression, made of literals: Jinja2 folds it as a constant.
+    Folded = 2,
 }
 
-/// A bound as MiniJinja reads it: `none` is absent, anything else must be an integer.
+/// `base[start:stop:step]` as Python computes it (missing bounds are `none`); `mode` is
+/// a [`SliceUse`].
+fn slice_of(
+    base: Value,
+    start: Value,
+    stop: Value,
+    step: Value,
+    mode: i64,
+) -> Result<Value, Error> {
+    let folded = mode == SliceUse::Folded as i64;
+    match python_slice(base, [start, stop, step], mode == SliceUse::Indexed as i64) {
+        // The sandbox's `getitem` gives an undefined value for a `TypeError`.
+        Err(err) if folded && err.to_string().contains("TypeError: ") => Ok(Value::UNDEFINED),
+        result => result,
+    }
+}
+
+fn python_slice(base: Value, bounds: [Value; 3], indexed: bool) -> Result<Value, Error> {
+    if base.is_undefined() {
+        // Jinja2's `Undefined.__getitem__`: MiniJinja's own error about the undefined
+        // value, which names the expression it came from.
+        return Err(i64::try_from(base).expect_err("undefined is no integer"));
+    }
+    not_subscriptable(&base)?;
+    let [start, stop, step] = bounds.map(python_bound);
+    let (start, stop, step) = (start?, stop?, step?);
+    if step.is_some_and(|step| step == 0) {
+        return Err(raise("ValueError", "slice step cannot be zero"));
+    }
+    let [start, stop, step] = [start, stop, step].map(Value::from);
+    if indexed {
+        if let Some(view) = SliceView::of(&base, &start, &stop, &step) {
+            return Ok(Value::from_object(view));
+        }
+    }
+    let safe = base.is_safe();
+    let sliced = minijinja_slice(base, start, stop, step)?;
+    Ok(match sliced.as_str() {
+        // markupsafe's `Markup.__getitem__` keeps the result Markup.
+        Some(text) if safe && sliced.kind() == ValueKind::String => {
+            Value::from_safe_string(text.into())
+        }
+        _ => sliced,
+    })
+}
+
+/// Python's `TypeError` for a base it cannot slice.
+fn not_subscriptable(base: &Value) -> Result<(), Error> {
+    let name = type_name(base);
+    let message = match name {
+        "dict" => "unhashable type: 'slice'".to_string(),
+        "NoneType" | "bool" | "int" | "float" | "generator" | "TemplateNamespace"
+        | "LoopContext" | "Macro" => format!("'{name}' object is not subscriptable"),
+        _ => return Ok(()),
+    };
+    Err(raise("TypeError", message))
+}
+
+/// A bound as Python's sequences take it: an integer (or `bool`) or `None`.
+fn python_bound(bound: Value) -> Result<Option<i64>, Error> {
+    if is_python_none(&bound) {
+        return Ok(None);
+    }
+    let integral = matches!(bound.kind(), ValueKind::Bool)
+        || (bound.kind() == ValueKind::Number && bound.is_integer());
+    match integral.then(|| i64::try_from(bound)) {
+        Some(Ok(bound)) => Ok(Some(bound)),
+        // Beyond 64 bits, or not an integer.
+        _ => Err(raise(
+            "TypeError",
+            "slice indices must be integers or None or have an __index__ method",
+        )),
+    }
+}
+
+/// Whether Jinja2 folds this slice as a constant when it is printed on its own: its
+/// base and bounds are all literals.
+pub(crate) fn is_folded(slice: &Slice) -> bool {
+    std::iter::once(&slice.expr)
+        .chain(
+            [&slice.start, &slice.stop, &slice.step]
+                .into_iter()
+                .flatten(),
+        )
+        .all(is_literal)
+}
+
+/// A constant Jinja2 folds: a literal, or a list, tuple, dict or operation of literals.
+fn is_literal(expr: &Expr) -> bool {
+    match expr {
+        Expr::Const(_)
+        | Expr::List(_)
+        | Expr::Tuple(_)
+        | Expr::Map(_)
+        | Expr::UnaryOp(_)
+        | Expr::BinOp(_) => children(expr).into_iter().all(is_literal),
+        _ => false,
+    }
+}
+
+/// The rewrite: `base[start:stop:step]` (`whole`) becomes
+/// `slice_of((base), (start), (stop), (step), usage)`, `none` for a missing bound. Only
+/// the brackets and colons between the parts are replaced, so the parts keep their own
+/// edits.
+pub(crate) fn rewrite(slice: &Slice, whole: &Expr, usage: SliceUse, cx: &mut Cx) {
+    let (start, end) = cx.extents.of(whole);
+    // The base runs to the `[`: in `(x)[1:]` its parentheses belong to the slice.
+    let (_, base_end) = cx.extents.of(&slice.expr);
+    let bracket = cx.source[base_end..end]
+        .find('[')
+        .map_or(base_end, |at| base_end + at);
+    cx.edits.push(Edit {
+        start,
+        end: bracket,
+        kind: EditKind::Around(format!("{}((", cx.helpers.slice_of()), ")".into()),
+    });
+    let (mut cursor, mut between) = (bracket, String::from(", "));
+    for bound in [&slice.start, &slice.stop, &slice.step] {
+        let Some(bound) = bound else {
+            between.push_str("none, ");
+            continue;
+        };
+        let (start, bound_end) = cx.extents.of(bound);
+        cx.edits.push(Edit {
+            start: cursor,
+            end: start,
+            kind: EditKind::Replace(format!("{between}(")),
+        });
+        (cursor, between) = (bound_end, String::from("), "));
+    }
+    cx.edits.push(Edit {
+        start: cursor,
+        end,
+        kind: EditKind::Replace(format!("{between}{})", usage as u8)),
+    });
+}
+
+/// A bound MiniJinja's way (already checked to be `none` or an integer).
 fn bound(value: &Value) -> Option<Option<i64>> {
     if value.is_none() {
         return Some(None);
@@ -99,11 +259,17 @@ impl Object for SliceView {
 /// An environment only for evaluating MiniJinja's own slice expression.
 static SLICER: LazyLock<Environment<'static>> = LazyLock::new(Environment::new);
 
+/// MiniJinja's slice expression, compiled once.
+static SLICE: LazyLock<Expression<'static, 'static>> = LazyLock::new(|| {
+    SLICER
+        .compile_expression("base[start:stop:step]")
+        .expect("a valid expression")
+});
+
 /// `base[start:stop:step]` exactly as MiniJinja computes it (strings, tuples, negative
-/// steps, undefined, errors).
+/// steps, lazy lists).
 fn minijinja_slice(base: Value, start: Value, stop: Value, step: Value) -> Result<Value, Error> {
-    let expression = SLICER.compile_expression("base[start:stop:step]")?;
-    expression.eval(minijinja::context! { base, start, stop, step })
+    SLICE.eval(minijinja::context! { base, start, stop, step })
 }
 
 #[cfg(test)]
@@ -166,13 +332,87 @@ mod tests {
             "'hello'[1:][0]",
             "'hello'[::-1][0]",
             "(1, 2, 3)[1:][0]",
-            "none[1:][0] is undefined",
+            "'héllo'[-3:]",
+            "l[::-2]",
             "(l[1:] | list)[0]",
             "l[1:][0:2]",
             "l[1:][l[2:][0] - 11]",
         ] {
             let (ours, plain) = both(expression);
             assert_eq!(ours, plain, "{expression}");
+        }
+    }
+
+    fn render(source: &str) -> String {
+        let conversation = Conversation {
+            messages: vec![serde_json::json!({"role": "user", "content": "hi"})],
+            ..Conversation::default()
+        };
+        match CompiledTemplate::compile(source, Limits::default())
+            .and_then(|t| t.render(&conversation))
+        {
+            Ok(out) => out,
+            Err(err) => err.traceback_line(),
+        }
+    }
+
+    // Expectations: transformers 5.23.0 / Jinja2 3.1.6 (CPython 3.11) on the same source.
+    #[test]
+    fn slices_fail_where_python_s_subscript_fails() {
+        for (source, python) in [
+            ("{{ nope[1:] }}", "UndefinedError: 'nope' is undefined"),
+            (
+                "{{ messages[0].nope[1:] }}",
+                "UndefinedError: 'dict object' has no attribute 'nope'",
+            ),
+            (
+                "{% set n = none %}{{ n[1:] }}",
+                "TypeError: 'NoneType' object is not subscriptable",
+            ),
+            (
+                "{% set n = 5 %}{{ n[1:] }}",
+                "TypeError: 'int' object is not subscriptable",
+            ),
+            (
+                "{{ messages[0][1:] }}",
+                "TypeError: unhashable type: 'slice'",
+            ),
+            ("{{ [1, 2][::0] }}", "ValueError: slice step cannot be zero"),
+            (
+                "{{ [1, 2][nope:] }}",
+                "TypeError: slice indices must be integers or None or have an __index__ method",
+            ),
+            (
+                "{% for x in [1] %}{{ loop[1:] }}{% endfor %}",
+                "TypeError: 'LoopContext' object is not subscriptable",
+            ),
+            (
+                "{{ none[1:][0] is undefined }}",
+                "TypeError: 'NoneType' object is not subscriptable",
+            ),
+        ] {
+            assert_eq!(render(source), python, "{source}");
+        }
+    }
+
+    // Jinja2 folds `{{ <literals>[a:b] }}` as a constant through the sandbox's getitem,
+    // which makes a TypeError an undefined value (printed as nothing).
+    #[test]
+    fn a_printed_slice_of_literals_is_folded_like_jinja2() {
+        for (source, python) in [
+            ("{{ none[1:] }}", ""),
+            ("{{ (5)[1:] }}", ""),
+            ("{{ {'a': 1}[1:] }}", ""),
+            ("{{ [1, 2]['a':] }}", ""),
+            ("{{ [1, 2, 3][1:] }}", "[2, 3]"),
+            ("{{ 'ab'[none:] }}", "ab"),
+            ("{{ [1, 2][::0] }}", "ValueError: slice step cannot be zero"),
+            (
+                "{{ none[1:].x }}",
+                "TypeError: 'NoneType' object is not subscriptable",
+            ),
+        ] {
+            assert_eq!(render(source), python, "{source}");
         }
     }
 }

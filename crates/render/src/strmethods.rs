@@ -3,9 +3,7 @@
 //!
 //! * **Whitespace** is `str.isspace()`: Rust's `char::is_whitespace` plus the ASCII
 //!   separators `\x1c`-`\x1f`, for `split()`, `rsplit()`, `strip()` and `|trim`.
-//! * **`split` / `rsplit`** take `sep` and `maxsplit` as keywords too, and keep Python's
-//!   rules for whitespace splitting with a limit.
-//! * **`splitlines`** splits on every line boundary Python knows, `keepends` included.
+//! * **`split` / `rsplit` / `splitlines`**: see [`super::splitting`].
 //! * **`title()`** capitalises after every uncased character (`"they're"` ->
 //!   `"They'Re"`), while the `|title` filter is Jinja2's own, which starts words only
 //!   after whitespace, `-` and opening brackets (`"They're"`).
@@ -13,12 +11,12 @@
 //! * **`index` / `rindex`** are `find` / `rfind` that raise `ValueError`.
 //! * **`encode`** gives bytes (see [`super::bytes`]).
 
-use minijinja::value::{from_args, Kwargs, Value, ValueKind};
-use minijinja::Error;
+use minijinja::value::{from_args, Value};
+use minijinja::{Error, State};
 
 use super::none::is_python_none;
 use super::pyerror::raise;
-use super::pystr::splitlines;
+use super::splitting;
 
 /// Python's `str.isspace()` for one character.
 pub(crate) fn is_space(ch: char) -> bool {
@@ -37,12 +35,17 @@ pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
 }
 
 /// The string methods this module implements, or `None` to let pycompat answer.
-pub(crate) fn call(text: &str, method: &str, args: &[Value]) -> Option<Result<Value, Error>> {
+pub(crate) fn call(
+    state: &State,
+    text: &str,
+    method: &str,
+    args: &[Value],
+) -> Option<Result<Value, Error>> {
     Some(match method {
-        "split" => split(text, args, false),
-        "rsplit" => split(text, args, true),
+        "split" => splitting::split(Some(state), text, args, false),
+        "rsplit" => splitting::split(Some(state), text, args, true),
         "strip" | "lstrip" | "rstrip" => strip(text, method, args),
-        "splitlines" => lines(text, args),
+        "splitlines" => splitting::splitlines(Some(state), text, args),
         "isspace" => Ok(Value::from(!text.is_empty() && text.chars().all(is_space))),
         "index" | "rindex" => index(text, method == "rindex", args),
         "encode" => super::bytes::encode(text, args),
@@ -58,82 +61,6 @@ pub(crate) fn call(text: &str, method: &str, args: &[Value]) -> Option<Result<Va
         }),
         _ => return None,
     })
-}
-
-/// `sep` and `maxsplit`, positional or by keyword.
-fn split_arguments(args: &[Value]) -> Result<(Option<String>, Option<usize>), Error> {
-    let (sep, maxsplit, kwargs): (Option<Value>, Option<Value>, Kwargs) = from_args(args)?;
-    let sep = match kwargs.get::<Option<Value>>("sep")?.or(sep) {
-        Some(value) if is_python_none(&value) => None,
-        Some(value) => match value.as_str() {
-            Some("") => return Err(raise("ValueError", "empty separator")),
-            Some(sep) if value.kind() == ValueKind::String => Some(sep.to_string()),
-            _ => {
-                return Err(raise(
-                    "TypeError",
-                    format!(
-                        "must be str or None, not {}",
-                        super::pytype::type_name(&value)
-                    ),
-                ))
-            }
-        },
-        None => None,
-    };
-    let maxsplit = kwargs
-        .get::<Option<Value>>("maxsplit")?
-        .or(maxsplit)
-        .and_then(|v| v.as_i64())
-        .and_then(|n| usize::try_from(n).ok());
-    kwargs.assert_all_used()?;
-    Ok((sep, maxsplit))
-}
-
-fn split(text: &str, args: &[Value], from_right: bool) -> Result<Value, Error> {
-    let (sep, maxsplit) = split_arguments(args)?;
-    let limit = maxsplit.unwrap_or(usize::MAX);
-    let parts: Vec<String> = match (sep, from_right) {
-        (Some(sep), false) => text
-            .splitn(limit.saturating_add(1), sep.as_str())
-            .map(String::from)
-            .collect(),
-        (Some(sep), true) => {
-            let mut parts: Vec<String> = text
-                .rsplitn(limit.saturating_add(1), sep.as_str())
-                .map(String::from)
-                .collect();
-            parts.reverse();
-            parts
-        }
-        (None, false) => split_whitespace(text, limit),
-        (None, true) => {
-            let reversed: String = text.chars().rev().collect();
-            let mut parts: Vec<String> = split_whitespace(&reversed, limit)
-                .iter()
-                .map(|part| part.chars().rev().collect())
-                .collect();
-            parts.reverse();
-            parts
-        }
-    };
-    Ok(Value::from(parts))
-}
-
-/// `str.split()` without a separator: runs of whitespace separate words; after `limit`
-/// splits the rest is one piece, with its leading whitespace removed.
-fn split_whitespace(text: &str, limit: usize) -> Vec<String> {
-    let mut parts = Vec::new();
-    let mut rest = text.trim_start_matches(is_space);
-    while !rest.is_empty() {
-        if parts.len() == limit {
-            parts.push(rest.to_string());
-            break;
-        }
-        let end = rest.find(is_space).unwrap_or(rest.len());
-        parts.push(rest[..end].to_string());
-        rest = rest[end..].trim_start_matches(is_space);
-    }
-    parts
 }
 
 fn strip(text: &str, method: &str, args: &[Value]) -> Result<Value, Error> {
@@ -156,28 +83,6 @@ fn strip(text: &str, method: &str, args: &[Value]) -> Result<Value, Error> {
 fn trim(value: Value, chars: Option<Value>) -> Result<Value, Error> {
     let text = super::pyrepr::to_str(&value);
     strip(&text, "strip", &chars.into_iter().collect::<Vec<_>>())
-}
-
-/// `str.splitlines(keepends=False)`.
-fn lines(text: &str, args: &[Value]) -> Result<Value, Error> {
-    let (keepends, kwargs): (Option<bool>, Kwargs) = from_args(args)?;
-    let keepends = kwargs
-        .get::<Option<bool>>("keepends")?
-        .or(keepends)
-        .unwrap_or(false);
-    kwargs.assert_all_used()?;
-    let pieces = splitlines(text);
-    if !keepends {
-        return Ok(Value::from_iter(pieces.into_iter().map(Value::from)));
-    }
-    // Each piece runs up to the next piece's start (its line break included).
-    let base = text.as_ptr() as usize;
-    let starts: Vec<usize> = pieces.iter().map(|p| p.as_ptr() as usize - base).collect();
-    let kept = starts.iter().enumerate().map(|(i, &start)| {
-        let end = starts.get(i + 1).copied().unwrap_or(text.len());
-        Value::from(&text[start..end])
-    });
-    Ok(Value::from_iter(kept))
 }
 
 /// `str.index(sub[, start[, end]])` / `rindex`: a character position or `ValueError`.
@@ -300,30 +205,6 @@ fn jinja_title(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn strings(value: Value) -> Vec<String> {
-        value
-            .try_iter()
-            .unwrap()
-            .map(|v| v.as_str().unwrap().to_string())
-            .collect()
-    }
-
-    // Expectations: CPython 3.11 on the same strings.
-    #[test]
-    fn splits_like_python() {
-        let kw = |k: &str, v: Value| Value::from(Kwargs::from_iter([(k.to_string(), v)]));
-        assert_eq!(
-            strings(split("  a b  c  ", &[Value::from(()), Value::from(1)], false).unwrap()),
-            ["a", "b  c  "]
-        );
-        assert_eq!(
-            strings(split("  a b  c  ", &[kw("maxsplit", Value::from(1))], true).unwrap()),
-            ["  a b", "c"]
-        );
-        assert_eq!(strings(split("a\u{1c}b", &[], false).unwrap()), ["a", "b"]);
-        assert_eq!(strings(split("a b", &[], true).unwrap()), ["a", "b"]);
-    }
 
     #[test]
     fn titles_like_python_and_jinja2() {

@@ -6,10 +6,12 @@
 //! The dicts and `None`s that come from the conversation are this layer's own objects,
 //! so they note each missing key here as it is looked up; when an error names the
 //! expression, the key leads back to the kind of object that lacked it. Lookups on
-//! other values are not seen, and their hint names the expression instead.
+//! other values (strings, lists, numbers, namespaces) are noted by the diagnosis render
+//! a failed render gets ([`super::lookups`]).
 //!
 //! The notes are per thread and reset at the start of every render.
 
+use std::borrow::Cow;
 use std::cell::RefCell;
 
 use minijinja::value::Value;
@@ -21,7 +23,7 @@ use super::pytype::type_name;
 const REMEMBERED: usize = 64;
 
 thread_local! {
-    static MISSES: RefCell<Vec<(Value, &'static str)>> = const { RefCell::new(Vec::new()) };
+    static MISSES: RefCell<Vec<(Value, Cow<'static, str>)>> = const { RefCell::new(Vec::new()) };
 }
 
 /// Forgets the misses of the previous render on this thread.
@@ -30,10 +32,14 @@ pub(crate) fn reset() {
 }
 
 /// Notes that `owner` (Python's `object_type_repr`, e.g. `dict object`) has no `key`.
-pub(crate) fn note_miss(key: &Value, owner: &'static str) {
+pub(crate) fn note_miss(key: &Value, owner: impl Into<Cow<'static, str>>) {
+    let owner = owner.into();
     MISSES.with(|misses| {
         let mut misses = misses.borrow_mut();
-        if misses.last().is_some_and(|(last, _)| last == key) {
+        if misses
+            .last()
+            .is_some_and(|(last, known)| last == key && *known == owner)
+        {
             return;
         }
         if misses.len() == REMEMBERED {
@@ -43,23 +49,37 @@ pub(crate) fn note_miss(key: &Value, owner: &'static str) {
     });
 }
 
-fn owner_of(key: &Value) -> Option<&'static str> {
+fn owner_of(key: &Value) -> Option<String> {
     MISSES.with(|misses| {
         misses
             .borrow()
             .iter()
             .rev()
             .find(|(missed, _)| missed == key)
-            .map(|(_, owner)| *owner)
+            .map(|(_, owner)| owner.to_string())
     })
 }
 
-/// Jinja2's `object_type_repr`: `None`, or `<type> object` for built-in types.
+/// Jinja2's `object_type_repr`: `None`, `<type> object` for built-in types, the module
+/// path too for others (`jinja2.runtime.LoopContext object`).
 pub(crate) fn object_type_repr(value: &Value) -> String {
+    if value.is_safe() {
+        return "markupsafe.Markup object".into();
+    }
     match type_name(value) {
         "NoneType" => "None".to_string(),
+        "TemplateNamespace" => {
+            "transformers.utils.chat_template_utils.TemplateNamespace object".into()
+        }
+        "LoopContext" => "jinja2.runtime.LoopContext object".into(),
+        "Macro" => "jinja2.runtime.Macro object".into(),
         name => format!("{name} object"),
     }
+}
+
+/// [`object_type_repr`], where the value's Python type is known.
+pub(crate) fn known_object_type_repr(value: &Value) -> Option<String> {
+    (type_name(value) != "object").then(|| object_type_repr(value))
 }
 
 /// Jinja2's message for the undefined value MiniJinja describes as `expr`.
@@ -69,11 +89,16 @@ pub(crate) fn hint(expr: &str) -> String {
     };
     match (owner_of(&key), key.as_str()) {
         (Some(owner), Some(name)) => {
-            format!("{} has no attribute {}", repr(owner), repr(name))
+            format!("{} has no attribute {}", repr(&owner), repr(name))
         }
         (Some(owner), None) => format!("{owner} has no element {key}"),
         (None, _) => format!("{} is undefined", repr(expr)),
     }
+}
+
+/// Whether MiniJinja's description of an undefined value's origin is a lookup.
+pub(crate) fn is_lookup(expr: &str) -> bool {
+    split_lookup(expr).is_some()
 }
 
 /// `base.name`, `base["key"]` or `base[0]` as MiniJinja prints the expression: the base

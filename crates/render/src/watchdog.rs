@@ -4,7 +4,9 @@
 //! cancelled, ran past its deadline or went over its byte budget, and stops there,
 //! freeing what it built. The caller does not wait for that: it returns as soon as the
 //! render finishes or the control says stop, so even a render stuck in an engine loop
-//! without checkpoints cannot hold it up. Such a render is still bounded by its step
+//! without checkpoints cannot hold it up (unless its token is
+//! [`CancelToken::waiting`](super::CancelToken::waiting): then it returns once the
+//! render has stopped). Such a render is still bounded by its step
 //! budget, and on this thread by the memory meter's hard cap (see [`super::memory`]).
 //!
 //! The thread has a large stack: deeply nested templates and data recurse in the
@@ -21,7 +23,7 @@ use jiff::civil::DateTime;
 use minijinja::value::Value;
 
 use super::memory;
-use super::scope::{Shared, Stop};
+use super::scope::{Deadline, Shared, Stop};
 use super::threads;
 use super::{CompiledTemplate, Conversation, RenderControl, RenderError};
 
@@ -40,9 +42,10 @@ pub fn active_renders() -> usize {
     ACTIVE.load(Ordering::SeqCst)
 }
 
-/// Renders `conversation` on a thread of its own, giving up after `deadline`: the
-/// caller gets [`super::RenderErrorKind::Timeout`] then, and the render stops at its
-/// next checkpoint.
+/// Renders `conversation` on a thread of its own, giving up after `deadline` grown for
+/// the conversation ([`super::Limits::deadline_for`]): the caller gets
+/// [`super::RenderErrorKind::Timeout`] then, and the render stops at its next
+/// checkpoint.
 pub fn render_with_deadline(
     template: &Arc<CompiledTemplate>,
     conversation: Conversation,
@@ -78,20 +81,32 @@ pub(super) fn run_on_own_thread(
     clock: DateTime,
     control: &RenderControl,
 ) -> Result<String, RenderError> {
-    let shared = Arc::new(Shared::default());
+    // The deadline grows with the input; fixed now, for both sides.
+    let deadline = control
+        .deadline
+        .and_then(|base| Deadline::start(template.limits().with_deadline(base), items));
+    let shared = Arc::new(Shared::new(deadline));
     let (sender, receiver) = mpsc::channel();
     let worker = template.clone();
     let worker_shared = Arc::clone(&shared);
     let worker_control = control.clone();
     let hard_cap = hard_cap(template.limits().max_memory_bytes);
     let job = Box::new(move || {
-        let _active = Active::start();
+        let active = Active::start();
         memory::watch_this_thread(hard_cap, worker_shared.flag());
         let result = catch_unwind(AssertUnwindSafe(|| {
-            worker.run(context, items, clock, &worker_control, &worker_shared)
+            worker.run(
+                context,
+                items,
+                clock,
+                &worker_control.cancel,
+                &worker_shared,
+            )
         }))
         .unwrap_or_else(|payload| Err(panicked(&*payload)));
         memory::unwatch_this_thread();
+        // Ended before it answers, so a caller that waited sees it ended.
+        drop(active);
         // The caller may have stopped waiting; nothing to report then.
         let _ = sender.send(result);
     });
@@ -99,8 +114,11 @@ pub(super) fn run_on_own_thread(
         return Err(RenderError::input("could not start a render thread"));
     }
     loop {
-        let wait = match control.deadline {
-            Some(deadline) => deadline.saturating_duration_since(Instant::now()).min(POLL),
+        let wait = match deadline {
+            Some(deadline) => deadline
+                .at
+                .saturating_duration_since(Instant::now())
+                .min(POLL),
             None => POLL,
         };
         match receiver.recv_timeout(wait) {
@@ -114,15 +132,29 @@ pub(super) fn run_on_own_thread(
         }
         let stop = if control.cancel.is_cancelled() {
             Some(Stop::Cancelled)
-        } else if control.deadline.is_some_and(|d| Instant::now() >= d) {
+        } else if deadline.is_some_and(|d| Instant::now() >= d.at) {
             Some(Stop::Deadline)
         } else {
             shared.stop().filter(|s| *s == Stop::Memory)
         };
         if let Some(stop) = stop {
-            // Tell the render (it stops at its next checkpoint) and answer now.
+            // Tell the render (it stops at its next checkpoint) and answer now, or once
+            // it has stopped when the caller counts running renders.
             shared.set_stop(stop);
+            if control.cancel.waits() && stop != Stop::Memory {
+                wait_until_ended(&receiver, &shared);
+            }
             return Err(template.stopped(stop, &shared, items));
+        }
+    }
+}
+
+/// Waits for a stopped render's thread to end (it answers at its next checkpoint), or to
+/// be parked for good by the memory meter.
+fn wait_until_ended<T>(receiver: &mpsc::Receiver<T>, shared: &Shared) {
+    while let Err(RecvTimeoutError::Timeout) = receiver.recv_timeout(POLL) {
+        if shared.parked() {
+            return;
         }
     }
 }

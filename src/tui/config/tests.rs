@@ -130,12 +130,66 @@ fn unusable_entries_are_reported_and_the_rest_is_used() {
 }
 
 #[test]
-fn unknown_sections_are_errors_with_a_position() {
-    let settings = load(r#"{"colours": {}}"#);
-    assert_eq!(settings.problems.len(), 1);
+fn unknown_sections_are_reported_and_the_rest_is_used() {
+    let settings = load(r#"{"colours": {}, "keys": {"quit": "ctrl+x"}}"#);
+    assert_eq!(
+        settings.problems,
+        vec![
+            "config.json: unknown section \"colours\" (expected \"keys\", \"colors\" or \"template_roots\"; ignored)"
+                .to_string()
+        ]
+    );
+    assert_eq!(
+        keys_of(&settings, Scope::Everywhere, &Action::Quit),
+        vec![parse_chord("ctrl+x").unwrap()]
+    );
+}
+
+/// One wrongly typed value used to discard the whole file: now only that entry is
+/// dropped (with its name in the problem) and every other override applies.
+#[test]
+fn a_wrongly_typed_value_drops_only_its_entry() {
+    let settings = load(
+        r#"{"keys": {"save": 5, "quit": "ctrl+x"},
+            "colors": {"user": ["red"], "assistant": "yellow"}}"#,
+    );
+    assert_eq!(
+        settings.problems,
+        vec![
+            "config.json: keys.\"save\": expected a key or a list of keys (default kept)"
+                .to_string(),
+            "config.json: colors.\"user\": expected a colour name (default kept)".to_string(),
+        ]
+    );
+    assert_eq!(
+        keys_of(&settings, Scope::Everywhere, &Action::Quit),
+        vec![parse_chord("ctrl+x").unwrap()]
+    );
+    assert_eq!(
+        keys_of(&settings, Scope::Everywhere, &Action::Save),
+        vec![parse_chord("ctrl+s").unwrap()]
+    );
+    assert_eq!(settings.palette.assistant, Color::Yellow);
+}
+
+/// A FIFO where the config file should be is refused at once: the app starts with the
+/// defaults and says why, instead of waiting for a writer that never comes.
+#[cfg(unix)]
+#[test]
+fn a_fifo_config_file_is_refused_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("config.json");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    std::env::set_var(super::CONFIG_ENV, &fifo);
+    let settings = super::load();
+    std::env::remove_var(super::CONFIG_ENV);
+    assert_eq!(settings.problems.len(), 1, "{:?}", settings.problems);
     assert!(
-        settings.problems[0]
-            .starts_with("config.json:1:10: unknown field `colours`, expected one of `keys`, `colors`, `template_roots`"),
+        settings.problems[0].contains("config.json"),
         "{:?}",
         settings.problems
     );

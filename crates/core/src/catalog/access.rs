@@ -1,11 +1,11 @@
-//! Which files a session's template paths may name (see [`TemplateAccess`]).
+//! Which files a session's paths may name (see [`TemplateAccess`]): its template and its
+//! tokenizer follow one rule, with one message ([`OutsideError`]).
 
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use super::CatalogError;
-
-/// Which files a session's `{"path": ...}` / `{"named": ...}` template may name.
+/// Which files a session's `{"path": ...}` / `{"named": ...}` template and its
+/// `tokenizer` may name.
 ///
 /// Fixtures arrive in pull requests: a path such as `/proc/self/environ` or
 /// `../../.ssh/id_rsa` would print a file the fixture's author should never see in
@@ -25,6 +25,40 @@ pub enum TemplateAccess {
     Within(Vec<PathBuf>),
 }
 
+/// What a session names by a path, for [`OutsideError`]'s message.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NamedFile {
+    /// Its template (`{"path": ...}`, `{"named": ...}`).
+    Template,
+    /// Its `tokenizer` (a folder, `tokenizer.json` or `tokenizer_config.json`, and the
+    /// files found from it).
+    Tokenizer,
+}
+
+impl NamedFile {
+    fn noun(self) -> &'static str {
+        match self {
+            NamedFile::Template => "template",
+            NamedFile::Tokenizer => "tokenizer",
+        }
+    }
+}
+
+/// A path a session names that leads outside the folders it may read from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{} path {} leads outside {}: a session's {} must be inside the session's folder (for `check`, the folder checked) or an allowed template root; allow {} with --template-root or in the config file's \"template_roots\"", .what.noun(), chatplate_render::visible::quoted(.path), roots_text(.allowed), .what.noun(), folder_text(.folder))]
+pub struct OutsideError {
+    /// What the path names.
+    pub what: NamedFile,
+    /// The path as the session wrote it (or the file found from it).
+    pub path: String,
+    /// The folders it may read from.
+    pub allowed: Vec<PathBuf>,
+    /// The folder that, allowed, would let it be read.
+    pub folder: PathBuf,
+}
+
 impl TemplateAccess {
     /// Only inside `root` (the tree being checked, or the session's folder).
     pub fn within(root: &Path) -> Self {
@@ -40,19 +74,21 @@ impl TemplateAccess {
         TemplateAccess::Within(allowed)
     }
 
-    /// Whether the template file or model folder at `path` may be read (this looks at
-    /// the disk: links are resolved).
+    /// Whether the file or folder at `path` may be read (this looks at the disk: links
+    /// are resolved).
     pub fn allows(&self, path: &Path) -> bool {
-        let TemplateAccess::Within(roots) = self else {
-            return true;
-        };
-        let real = real_path(path);
-        roots.iter().any(|root| real.starts_with(real_path(root)))
+        match self {
+            TemplateAccess::Anywhere => true,
+            TemplateAccess::Within(roots) => is_inside(path, roots),
+        }
     }
 
-    pub(super) fn check(&self, path: &Path, written: &str) -> Result<(), CatalogError> {
+    /// Whether the session may read `path` (a file or folder, links resolved); `written`
+    /// is the path as the session wrote it, for the message.
+    pub fn check(&self, what: NamedFile, path: &Path, written: &str) -> Result<(), OutsideError> {
         match self {
-            TemplateAccess::Within(roots) if !self.allows(path) => Err(CatalogError::Outside {
+            TemplateAccess::Within(roots) if !self.allows(path) => Err(OutsideError {
+                what,
                 path: written.to_string(),
                 allowed: roots.clone(),
                 folder: folder_to_allow(path),
@@ -60,6 +96,13 @@ impl TemplateAccess {
             _ => Ok(()),
         }
     }
+}
+
+/// Whether `path`, its links resolved, is inside one of `roots` (also resolved). A path
+/// that does not exist (yet) is judged by its text, `..` removed.
+pub(crate) fn is_inside(path: &Path, roots: &[PathBuf]) -> bool {
+    let real = real_path(path);
+    roots.iter().any(|root| real.starts_with(real_path(root)))
 }
 
 /// `path` with links resolved, or made absolute by hand when it does not exist.
@@ -94,17 +137,18 @@ fn lexical_absolute(path: &Path) -> PathBuf {
 }
 
 /// The allowed folders, for a message.
-pub(super) fn roots_text(roots: &[PathBuf]) -> String {
+fn roots_text(roots: &[PathBuf]) -> String {
     let names: Vec<String> = roots.iter().map(|r| r.display().to_string()).collect();
-    match names.as_slice() {
+    let text = match names.as_slice() {
         [] => "every allowed folder".into(),
         [one] => one.clone(),
         _ => names.join(" and "),
-    }
+    };
+    chatplate_render::visible::message(&text)
 }
 
 /// A folder, for a message (control characters escaped).
-pub(super) fn folder_text(folder: &Path) -> String {
+fn folder_text(folder: &Path) -> String {
     chatplate_render::visible::for_terminal(&folder.display().to_string()).into_owned()
 }
 
@@ -127,7 +171,7 @@ mod tests {
             .join("../")
             .join(other.path().file_name().unwrap());
         assert!(!access.allows(&outside.join("t.jinja")));
-        let err = access.check(&outside.join("t.jinja"), "x").unwrap_err();
+        let err = (access.check(NamedFile::Template, &outside.join("t.jinja"), "x")).unwrap_err();
         let real = fs::canonicalize(other.path()).unwrap();
         assert!(
             err.to_string()

@@ -9,6 +9,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+use super::access::is_inside;
 use super::template::Snapshot;
 use super::{model, read, ModelPlace, TemplateSet};
 use crate::files::MAX_TEMPLATE_BYTES;
@@ -107,6 +108,15 @@ pub enum CacheError {
         /// The cache searched.
         root: PathBuf,
     },
+    /// A file of the cache is a link to somewhere outside it (its files link into its own
+    /// `blobs/`).
+    #[error("{}: a link that leads outside the Hugging Face cache {} (not followed)", path.display(), root.display())]
+    Outside {
+        /// The link.
+        path: PathBuf,
+        /// The cache.
+        root: PathBuf,
+    },
     /// The revision resolves to a commit whose snapshot is missing.
     #[error("{id} points at commit {commit}, which has no snapshot in {root}")]
     NoSnapshot {
@@ -170,6 +180,9 @@ pub fn snapshot(root: &Path, id: &ModelId) -> Result<Snapshot, CacheError> {
         return Err(not_cached());
     }
     let ref_file = repo.join("refs").join(id.revision());
+    if ref_file.exists() {
+        inside_cache(&ref_file, root)?;
+    }
     let commit = match read(&ref_file, MAX_TEMPLATE_BYTES) {
         Ok(text) => text.trim().to_string(),
         Err(_) if is_commit(id.revision()) => id.revision().to_string(),
@@ -201,6 +214,35 @@ pub fn snapshot(root: &Path, id: &ModelId) -> Result<Snapshot, CacheError> {
     })
 }
 
+/// Refuses a snapshot whose template files (or tokenizer files) link outside the cache:
+/// `huggingface_hub` links them into the model's `blobs/`, so a link elsewhere (a cache
+/// unpacked from someone else's archive) could name any file on the machine.
+pub(crate) fn check_links(snapshot: &Snapshot) -> Result<(), CacheError> {
+    let Some(root) = snapshot.dir.ancestors().nth(3) else {
+        return Ok(());
+    };
+    let named = model::MODEL_FILES
+        .iter()
+        .map(|name| snapshot.dir.join(name));
+    let folder = snapshot.dir.join(model::TEMPLATE_DIR);
+    let templates = list_dir(&folder);
+    let files = named.chain([folder]).chain(templates);
+    for file in files.filter(|f| f.symlink_metadata().is_ok()) {
+        inside_cache(&file, root)?;
+    }
+    Ok(())
+}
+
+fn inside_cache(path: &Path, root: &Path) -> Result<(), CacheError> {
+    match is_inside(path, &[root.to_path_buf()]) {
+        true => Ok(()),
+        false => Err(CacheError::Outside {
+            path: path.to_path_buf(),
+            root: root.to_path_buf(),
+        }),
+    }
+}
+
 /// A full 40-character hexadecimal commit hash.
 pub(crate) fn is_commit(revision: &str) -> bool {
     revision.len() == 40 && revision.bytes().all(|b| b.is_ascii_hexdigit())
@@ -208,14 +250,17 @@ pub(crate) fn is_commit(revision: &str) -> bool {
 
 /// Every cached model snapshot that has a chat template, one set per model and revision
 /// (`refs/` entries first, then snapshots no ref points at, named by their commit),
-/// sorted by model id. Unreadable entries are skipped; nothing is followed outside the
+/// sorted by model id. Unreadable entries, folders whose name is not a Hub id and
+/// snapshots with links out of the cache are skipped; nothing is followed outside the
 /// fixed `models--*/refs|snapshots` layout.
 pub fn cached_models(root: &Path) -> Vec<TemplateSet> {
     let mut repos: Vec<(String, PathBuf)> = list_dir(root)
         .into_iter()
         .filter_map(|path| {
             let name = path.file_name()?.to_str()?.strip_prefix("models--")?;
-            Some((name.replace("--", "/"), path))
+            let id = name.replace("--", "/");
+            // A folder no Hub id could have made (control characters, `..`) is not a model.
+            valid_repo_id(&id).then_some((id, path))
         })
         .collect();
     repos.sort();

@@ -33,7 +33,7 @@ pub(crate) const PROCESSOR_CONFIG: &str = "processor_config.json";
 
 /// Files whose presence makes a folder a model folder (opening any of them opens the
 /// model).
-const MODEL_FILES: [&str; 7] = [
+pub(crate) const MODEL_FILES: [&str; 7] = [
     TOKENIZER_CONFIG,
     CHAT_TEMPLATE_FILE,
     PROCESSOR_TEMPLATE_FILE,
@@ -76,6 +76,9 @@ pub(crate) fn folder_of(path: &Path) -> Option<(PathBuf, Option<String>)> {
 
 /// Every template of the model in `place`, with its special tokens.
 pub fn load(place: ModelPlace) -> Result<TemplateSet, CatalogError> {
+    if let Some(snapshot) = place.snapshot() {
+        super::hf_cache::check_links(snapshot)?;
+    }
     let dir = place.dir().to_path_buf();
     let config = read_object(&dir.join(TOKENIZER_CONFIG))?.unwrap_or_default();
     let tokens = tokens::from_config(&config, &dir)?;

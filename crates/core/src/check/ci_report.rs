@@ -16,6 +16,7 @@ pub(crate) fn outcome_name(outcome: &Outcome) -> &'static str {
         Outcome::UnexpectedError(_) => "unexpected_error",
         Outcome::UnexpectedPrompt(_) => "unexpected_prompt",
         Outcome::WrongError { .. } => "wrong_error",
+        Outcome::WrongException { .. } => "wrong_exception",
         Outcome::NoExpectation => "no_expectation",
         Outcome::Broken(_) => "broken",
         Outcome::Crashed(_) => "crashed",

@@ -5,7 +5,9 @@
 //!
 //! The children are the chatplate binary itself, started with a hidden argument
 //! ([`WORKER_ARG`]); they live for the whole run (one per core), reading one request
-//! per line on stdin and answering one [`Outcome`] per line on stdout. Each child
+//! per line on stdin and answering one [`Outcome`] per line on stdout, after a line
+//! that gives the fixture's render deadline once it is loaded (it grows with the
+//! conversation, so the parent waits for a long one accordingly). Each child
 //! compiles a template once and reuses it ([`super::compiled`]); the fixtures are handed
 //! out in runs from the same folder, so that a template's fixtures mostly reach one
 //! child.
@@ -18,7 +20,9 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use super::pool::{check_guarded, WORKER_STACK_BYTES};
+pub use super::child::serve;
+use super::child::Answer;
+use super::pool::check_guarded;
 use super::{CaseResult, CheckOptions, Fixture, Outcome, Verdict};
 
 /// The hidden command-line argument that makes the binary a checking child.
@@ -132,10 +136,10 @@ impl<'a> Slot<'a> {
                 verdicts.push(self.here(&rest[0]));
                 continue;
             };
-            let deadline = answer_deadline(self.options);
+            let base = self.options.limits.deadline;
             let answered = child.send(&rest[..sendable]).and_then(|()| {
                 (0..sendable).try_for_each(|_| {
-                    verdicts.push(child.receive(deadline)?);
+                    verdicts.push(child.receive(base)?);
                     Ok(())
                 })
             });
@@ -168,12 +172,20 @@ fn travels(fixture: &Fixture) -> bool {
     fixture.path.to_str().is_some() && fixture.root.to_str().is_some()
 }
 
-/// How long a child may take to answer for one fixture before it is stopped. A render
-/// stops itself at its deadline (which grows with the conversation: 10,000 messages add
-/// 100 s), so this only catches a child stuck outside any render; it is generous, so a
-/// long real conversation is never cut off here.
-fn answer_deadline(options: &CheckOptions) -> Duration {
-    options.limits.deadline * 2 + Duration::from_secs(600)
+/// Renders one fixture may make, each within its render deadline: the prompt and the
+/// prefix-stability check (see [`super::prefix_stable`]), counted generously.
+const RENDERS_PER_FIXTURE: u32 = 4;
+
+/// How long a child may take to answer for a fixture whose renders are bounded by
+/// `render_deadline` before it is stopped. A render stops itself at its deadline, which
+/// grows with the conversation (10,000 messages add 100 s), so this only catches a
+/// child stuck outside any render; it is generous, so a long real conversation is never
+/// cut off here. Until a child says which fixture's deadline applies, the base deadline
+/// does: loading a fixture is no render.
+fn answer_deadline(render_deadline: Duration) -> Duration {
+    render_deadline
+        .saturating_mul(RENDERS_PER_FIXTURE)
+        .saturating_add(Duration::from_secs(600))
 }
 
 /// A running child.
@@ -240,16 +252,34 @@ impl Worker {
             .map_err(|_| "the checking process stopped accepting work".to_string())
     }
 
-    /// The next answer, waiting at most `deadline` for it.
-    fn receive(&mut self, deadline: Duration) -> Result<Verdict, String> {
-        match self.answers.recv_timeout(deadline) {
-            Ok(answer) => serde_json::from_str(&answer)
-                .map_err(|err| format!("unreadable answer from the checking process: {err}")),
-            Err(RecvTimeoutError::Timeout) => Err(format!(
-                "no answer within {} s; the checking process was stopped",
-                deadline.as_secs()
-            )),
-            Err(RecvTimeoutError::Disconnected) => Err("the checking process died".into()),
+    /// The next verdict, waiting for it at most [`answer_deadline`] of the fixture's
+    /// render deadline (`base` until the child has said what that is).
+    fn receive(&mut self, base: Duration) -> Result<Verdict, String> {
+        let mut wait = answer_deadline(base);
+        loop {
+            let line = match self.answers.recv_timeout(wait) {
+                Ok(line) => line,
+                Err(RecvTimeoutError::Timeout) => {
+                    return Err(format!(
+                        "no answer within {} s; the checking process was stopped",
+                        wait.as_secs()
+                    ))
+                }
+                Err(RecvTimeoutError::Disconnected) => {
+                    return Err("the checking process died".into())
+                }
+            };
+            match serde_json::from_str(&line) {
+                Ok(Answer::Started { render_deadline_ms }) => {
+                    wait = answer_deadline(Duration::from_millis(render_deadline_ms));
+                }
+                Ok(Answer::Verdict(verdict)) => return Ok(verdict),
+                Err(err) => {
+                    return Err(format!(
+                        "unreadable answer from the checking process: {err}"
+                    ))
+                }
+            }
         }
     }
 
@@ -314,39 +344,6 @@ fn describe_exit(status: ExitStatus) -> String {
     }
 }
 
-/// The child's side: reads the options, then one request per line, and answers each
-/// with one outcome per line, until stdin closes. Runs the work on a thread with a
-/// large stack, like [`super::check_all`].
-pub fn serve(input: impl BufRead + Send, output: impl Write + Send) -> std::io::Result<()> {
-    std::thread::scope(|scope| {
-        std::thread::Builder::new()
-            .name("chatplate-check".into())
-            .stack_size(WORKER_STACK_BYTES)
-            .spawn_scoped(scope, || serve_here(input, output))?
-            .join()
-            .unwrap_or_else(|_| Err(std::io::Error::other("the checking thread panicked")))
-    })
-}
-
-fn serve_here(input: impl BufRead, mut output: impl Write) -> std::io::Result<()> {
-    let mut lines = input.lines();
-    let Some(first) = lines.next() else {
-        return Ok(());
-    };
-    let options: CheckOptions = serde_json::from_str(&first?).map_err(std::io::Error::other)?;
-    for line in lines {
-        let fixture: Fixture = serde_json::from_str(&line?).map_err(std::io::Error::other)?;
-        let result = check_guarded(&fixture, &options);
-        let verdict = Verdict {
-            outcome: result.outcome,
-            notes: result.notes,
-        };
-        writeln!(output, "{}", serde_json::to_string(&verdict)?)?;
-        output.flush()?;
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use std::path::PathBuf;
@@ -360,6 +357,27 @@ mod tests {
             found_in_folder: true,
             text: None,
         }
+    }
+
+    #[test]
+    fn the_parent_waits_for_a_fixture_as_long_as_its_renders_may_take() {
+        let started = serde_json::to_string(&Answer::Started {
+            render_deadline_ms: 105_000,
+        })
+        .unwrap();
+        assert_eq!(started, r#"{"render_deadline_ms":105000}"#);
+        let verdict = serde_json::to_string(&Answer::Verdict(Verdict::of(Outcome::Pass))).unwrap();
+        assert!(matches!(
+            serde_json::from_str(&verdict).unwrap(),
+            Answer::Verdict(Verdict {
+                outcome: Outcome::Pass,
+                ..
+            })
+        ));
+        // Gemma-4 at 10,000 messages: 5 s + 100 s per render, more than the old 610 s
+        // for its renders together.
+        let long = Duration::from_secs(105);
+        assert!(answer_deadline(long) >= long * RENDERS_PER_FIXTURE);
     }
 
     #[test]

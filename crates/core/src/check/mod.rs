@@ -6,6 +6,7 @@
 //! further and runs fixtures in child processes ([`isolate`]), so even an abort or a
 //! stack overflow is only the failure of the fixture that caused it.
 
+mod child;
 pub mod ci_report;
 mod compiled;
 mod discover;
@@ -16,6 +17,7 @@ mod pool;
 mod report;
 
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -51,6 +53,13 @@ pub enum Outcome {
     /// The error happened but its message lacks the expected text.
     WrongError {
         /// The expected fragment.
+        expected: String,
+        /// The actual error.
+        actual: String,
+    },
+    /// An error happened, but not the exact Python exception expected.
+    WrongException {
+        /// The expected exception, `Class: message`.
         expected: String,
         /// The actual error.
         actual: String,
@@ -148,6 +157,8 @@ pub struct RenderFailure {
     /// The stable form stored by `--bless` and the app's `E`: kind and message,
     /// without position (so blessed fixtures survive a template's lines moving).
     pub summary: String,
+    /// The Python exception, `Class: message`, when the render raised one.
+    pub exception: Option<String>,
 }
 
 impl RenderFailure {
@@ -156,6 +167,7 @@ impl RenderFailure {
         RenderFailure {
             description: message,
             summary,
+            exception: None,
         }
     }
 
@@ -163,6 +175,7 @@ impl RenderFailure {
         RenderFailure {
             description: describe_error(err, source),
             summary: err.summary(),
+            exception: err.exception_line(),
         }
     }
 }
@@ -211,10 +224,25 @@ pub fn error_excerpt(err: &RenderError, source: &str) -> Option<String> {
 
 /// Checks one fixture file.
 pub fn check_file(fixture: &Fixture, options: &CheckOptions) -> CaseResult {
-    check_verdict(fixture, options).at(&fixture.path)
+    check_verdict(fixture, options, &mut |_| {}).at(&fixture.path)
 }
 
-fn check_verdict(fixture: &Fixture, options: &CheckOptions) -> Verdict {
+/// The wall-clock bound on each of `session`'s renders: the deadline grown for its
+/// conversation ([`Limits::deadline_for`]).
+pub(crate) fn render_deadline(session: &Session, limits: &Limits) -> Duration {
+    let items = session.messages.len()
+        + session.tools.as_ref().map_or(0, Vec::len)
+        + session.documents.as_ref().map_or(0, Vec::len);
+    limits.deadline_for(items)
+}
+
+/// Checks one fixture; `started` hears each render's bound once the fixture is loaded
+/// (a checking child tells its parent, which waits accordingly).
+pub(crate) fn check_verdict(
+    fixture: &Fixture,
+    options: &CheckOptions,
+    started: &mut dyn FnMut(Duration),
+) -> Verdict {
     let path = &fixture.path;
     let loaded = match &fixture.text {
         Some(text) => Session::parse(text, path),
@@ -228,6 +256,7 @@ fn check_verdict(fixture: &Fixture, options: &CheckOptions) -> Verdict {
         },
         Err(err) => return Verdict::of(Outcome::Broken(err.to_string())),
     };
+    started(render_deadline(&session, &options.limits));
     if options.bless && fixture.text.is_some() {
         let why = "--bless rewrites fixture files; this fixture is not one (standard input)";
         return Verdict::of(Outcome::Broken(why.into()));
@@ -235,7 +264,8 @@ fn check_verdict(fixture: &Fixture, options: &CheckOptions) -> Verdict {
     let dir = fixture.dir();
     let mut roots = vec![fixture.root.clone()];
     roots.extend(options.template_roots.iter().cloned());
-    let template = catalog::resolve_for(&session, dir, &TemplateAccess::Within(roots));
+    let access = TemplateAccess::Within(roots);
+    let template = catalog::resolve_for(&session, dir, &access);
     let rendered = match &template {
         Ok(template) => render_with(&session, template, options.limits),
         Err(err) => {
@@ -257,11 +287,11 @@ fn check_verdict(fixture: &Fixture, options: &CheckOptions) -> Verdict {
         if let Ok(template) = &template {
             record_snapshot(&mut session.template, template);
         }
-        bless_file(path, session, rendered)
+        bless_file(path, session, &access, rendered)
     } else {
         let outcome = compare(session.expected.as_ref(), rendered.clone());
-        let outcome = prefix_stable(&session, &template, outcome);
-        token_step(outcome, &session, dir, &rendered)
+        let outcome = prefix_stable(&session, &template, outcome, options.limits);
+        token_step(outcome, &session, dir, &access, &rendered)
     };
     Verdict { outcome, notes }
 }
@@ -324,12 +354,13 @@ fn token_step(
     outcome: Outcome,
     session: &Session,
     dir: &Path,
+    access: &TemplateAccess,
     rendered: &Result<String, RenderFailure>,
 ) -> Outcome {
     let (Outcome::Pass, Ok(prompt)) = (&outcome, rendered) else {
         return outcome;
     };
-    match tokens::expect::check(session, dir, prompt) {
+    match tokens::expect::check(session, dir, access, prompt) {
         Ok(()) => outcome,
         Err(TokenCheckError::Mismatch(difference)) => Outcome::TokensDiffer(difference),
         Err(TokenCheckError::Tokenizer(err)) => Outcome::Broken(err.to_string()),
@@ -342,6 +373,7 @@ fn prefix_stable(
     session: &Session,
     template: &Result<TemplateSource, CatalogError>,
     outcome: Outcome,
+    limits: Limits,
 ) -> Outcome {
     let (true, Outcome::Pass, Ok(template)) = (session.assert_prefix_stable, &outcome, template)
     else {
@@ -349,7 +381,7 @@ fn prefix_stable(
     };
     let checked = catalog::conversation_for(session, template)
         .map_err(|e| e.to_string())
-        .and_then(|conversation| check_prefix_stable(&template.source, &conversation));
+        .and_then(|conversation| check_prefix_stable(&template.source, &conversation, limits));
     match checked {
         Ok(()) => Outcome::Pass,
         Err(report) => Outcome::NotPrefixStable(report),
@@ -369,9 +401,18 @@ pub(crate) fn compare(
             actual: got,
         },
         (Some(Expected::Prompt(_)), Err(err)) => Outcome::UnexpectedError(err.description),
-        (Some(Expected::Error(_)), Ok(got)) => Outcome::UnexpectedPrompt(got),
+        (Some(Expected::Error(_) | Expected::Exception(_)), Ok(got)) => {
+            Outcome::UnexpectedPrompt(got)
+        }
         (Some(Expected::Error(want)), Err(err)) if error_matches(&err, want) => Outcome::Pass,
+        (Some(Expected::Exception(want)), Err(err)) if err.exception.as_ref() == Some(want) => {
+            Outcome::Pass
+        }
         (Some(Expected::Error(want)), Err(err)) => Outcome::WrongError {
+            expected: want.clone(),
+            actual: err.description,
+        },
+        (Some(Expected::Exception(want)), Err(err)) => Outcome::WrongException {
             expected: want.clone(),
             actual: err.description,
         },
@@ -388,16 +429,23 @@ pub(crate) fn error_matches(failure: &RenderFailure, want: &str) -> bool {
 fn bless_file(
     path: &Path,
     mut session: Session,
+    access: &TemplateAccess,
     rendered: Result<String, RenderFailure>,
 ) -> Outcome {
     if let Ok(prompt) = &rendered {
         let dir = path.parent().unwrap_or(Path::new("."));
-        if let Err(err) = tokens::expect::bless(&mut session, dir, prompt) {
+        if let Err(err) = tokens::expect::bless(&mut session, dir, access, prompt) {
             return Outcome::Broken(err.to_string());
         }
     }
+    let exact = matches!(session.expected, Some(Expected::Exception(_)));
     session.expected = Some(match rendered {
         Ok(prompt) => Expected::Prompt(prompt),
+        // A fixture that pinned the exact exception keeps pinning it.
+        Err(RenderFailure {
+            exception: Some(line),
+            ..
+        }) if exact => Expected::Exception(line),
         Err(err) => Expected::Error(err.summary),
     });
     match session.save(path) {
@@ -463,5 +511,36 @@ mod tests {
         assert_eq!(compare(Some(&expected), Err(failure)), Outcome::Pass);
         let outcome = compare(Some(&expected), Ok("x".into()));
         assert_eq!(outcome, Outcome::UnexpectedPrompt("x".into()));
+    }
+
+    #[test]
+    fn expected_exception_matches_class_and_message_exactly() {
+        let failure = |message: &str| {
+            let err = chatplate_render::CompiledTemplate::compile(
+                &format!("{{{{ {message} }}}}"),
+                Limits::default(),
+            )
+            .and_then(|t| t.render(&chatplate_render::Conversation::new(vec![])))
+            .expect_err("fails");
+            RenderFailure::render(&err, "")
+        };
+        // An empty conversation is refused before the template runs: transformers'
+        // `ValueError`.
+        let refused = "ValueError: Cannot apply chat template to an empty conversation. \
+                       Provide at least one message.";
+        let expected = Expected::Exception(refused.into());
+        assert_eq!(compare(Some(&expected), Err(failure("1"))), Outcome::Pass);
+        let other = Expected::Exception("ValueError: Cannot apply chat template".into());
+        let outcome = compare(Some(&other), Err(failure("1")));
+        assert!(
+            matches!(outcome, Outcome::WrongException { .. }),
+            "{outcome:?}"
+        );
+        let class = Expected::Exception(refused.replace("ValueError", "TypeError"));
+        let outcome = compare(Some(&class), Err(failure("1")));
+        assert!(
+            matches!(outcome, Outcome::WrongException { .. }),
+            "{outcome:?}"
+        );
     }
 }

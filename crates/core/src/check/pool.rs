@@ -5,8 +5,9 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
+use std::time::Duration;
 
-use super::{check_file, CaseResult, CheckOptions, Fixture, Outcome, Verdict};
+use super::{check_verdict, CaseResult, CheckOptions, Fixture, Outcome, Verdict};
 
 /// Stack for each checking thread. Deeply nested templates recurse in the parser and
 /// compiler; the memory is only reserved, and only what is used is ever touched.
@@ -58,12 +59,24 @@ pub fn check_all(fixtures: &[Fixture], options: &CheckOptions) -> Vec<CaseResult
 
 /// [`check_file`], with a panic turned into the fixture's failure.
 pub(crate) fn check_guarded(fixture: &Fixture, options: &CheckOptions) -> CaseResult {
-    catch_unwind(AssertUnwindSafe(|| check_file(fixture, options))).unwrap_or_else(|payload| {
+    check_guarded_telling(fixture, options, &mut |_| {}).at(&fixture.path)
+}
+
+/// [`check_guarded`]'s verdict; `started` hears the fixture's render deadline once it
+/// is loaded (see [`super::check_verdict`]).
+pub(crate) fn check_guarded_telling(
+    fixture: &Fixture,
+    options: &CheckOptions,
+    started: &mut dyn FnMut(Duration),
+) -> Verdict {
+    catch_unwind(AssertUnwindSafe(|| {
+        check_verdict(fixture, options, started)
+    }))
+    .unwrap_or_else(|payload| {
         Verdict::of(Outcome::Crashed(format!(
             "panicked: {}",
             panic_message(&*payload)
         )))
-        .at(&fixture.path)
     })
 }
 

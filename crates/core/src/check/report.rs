@@ -51,6 +51,13 @@ fn outcome_report(result: &CaseResult, color: bool) -> String {
                 text(actual)
             )
         }
+        Outcome::WrongException { expected, actual } => {
+            format!(
+                "FAIL {path}: expected the exception {}\n{}",
+                visible::quoted(expected),
+                text(actual)
+            )
+        }
         Outcome::NoExpectation => {
             format!("FAIL {path}: no \"expected\" (run with --bless to record it)")
         }

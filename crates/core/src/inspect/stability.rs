@@ -13,6 +13,9 @@
 //! After a reply with tool calls the next message is a tool result, after any other
 //! reply a user message.
 
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::time::Duration;
+
 use serde_json::{json, Value as Json};
 
 use super::attribution::Source;
@@ -20,7 +23,7 @@ use super::query::source_at;
 use super::text::common_prefix_len;
 use super::{Cancelled, InspectError};
 use chatplate_render::{
-    CancelToken, CompiledTemplate, ContinueFinal, Conversation, RenderErrorKind,
+    CancelToken, CompiledTemplate, ContinueFinal, Conversation, Limits, RenderErrorKind,
 };
 
 /// Content of the probe reply.
@@ -220,17 +223,57 @@ fn next_message(reply: Option<&Json>) -> Json {
     }
 }
 
+/// Renders [`prefix_stability`] makes (the next request and both earlier prompts), each
+/// bounded like one render of the grown conversation by `chatplate check`.
+const STABILITY_RENDERS: u32 = 3;
+
 /// For `chatplate check`: `Err` with a report when one more turn of `conversation` does
-/// not keep the earlier prompts as byte prefixes (or the check cannot run).
-pub fn check_prefix_stable(source: &str, conversation: &Conversation) -> Result<(), String> {
-    let template = CompiledTemplate::compile(source, chatplate_render::Limits::default())
-        .map_err(|err| err.to_string())?;
-    let stability = prefix_stability(&template, conversation, &CancelToken::new())
-        .map_err(|err| format!("prefix stability could not be checked: {err}"))?;
+/// not keep the earlier prompts as byte prefixes (or the check cannot run). Bounded
+/// like the fixture's own render: compiled with `limits`, and given three times the
+/// deadline for the grown conversation ([`Limits::deadline_for`]).
+pub fn check_prefix_stable(
+    source: &str,
+    conversation: &Conversation,
+    limits: Limits,
+) -> Result<(), String> {
+    let template = CompiledTemplate::compile(source, limits).map_err(|err| err.to_string())?;
+    let allowed = limits
+        .deadline_for(conversation.items() + 2)
+        .saturating_mul(STABILITY_RENDERS);
+    let cancel = CancelToken::new();
+    let stability = cancel_after(&cancel, allowed, || {
+        prefix_stability(&template, conversation, &cancel)
+    });
+    let stability = stability.map_err(|err| match err {
+        InspectError::Cancelled(_) => format!(
+            "prefix stability could not be checked: its renders did not finish within {:.1} s \
+             ({STABILITY_RENDERS} × the deadline for the grown conversation; raise the base \
+             with --deadline)",
+            allowed.as_secs_f64()
+        ),
+        other => format!("prefix stability could not be checked: {other}"),
+    })?;
     match describe_instability(&stability) {
         None => Ok(()),
         Some(report) => Err(report),
     }
+}
+
+/// Runs `work`, cancelling `cancel` once it has taken longer than `allowed`.
+fn cancel_after<T>(cancel: &CancelToken, allowed: Duration, work: impl FnOnce() -> T) -> T {
+    let (done, finished) = mpsc::channel::<()>();
+    let timer = cancel.clone();
+    // Without a timer thread the renders are still bounded by their step budget.
+    let _ = std::thread::Builder::new()
+        .name("chatplate-stability-deadline".into())
+        .spawn(move || {
+            if finished.recv_timeout(allowed) == Err(RecvTimeoutError::Timeout) {
+                timer.cancel();
+            }
+        });
+    let result = work();
+    drop(done);
+    result
 }
 
 /// A report of every failed check, `None` when the prompt is prefix-stable.

@@ -9,9 +9,35 @@
 
 use std::collections::HashSet;
 
+/// A key written twice in one object, where the second one is (1-based).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct DuplicateKey {
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+    pub(crate) key: String,
+}
+
+impl DuplicateKey {
+    /// What is wrong, for a message after the position.
+    pub(crate) fn message(&self) -> String {
+        format!(
+            "duplicate key {} (each key may appear once per object)",
+            chatplate_render::visible::quoted(&self.key)
+        )
+    }
+}
+
+/// The first key that repeats an earlier key of the same object in valid JSON text (a
+/// session, a request body), with its position.
+pub(crate) fn duplicate_key(text: &str) -> Option<DuplicateKey> {
+    let (offset, key) = first_duplicate_key(text)?;
+    let (line, column) = line_column(text, offset);
+    Some(DuplicateKey { line, column, key })
+}
+
 /// The byte offset and text of the first key that repeats an earlier key of the same
 /// object, in JSON text that is already known to be valid.
-pub(crate) fn first_duplicate_key(text: &str) -> Option<(usize, String)> {
+fn first_duplicate_key(text: &str) -> Option<(usize, String)> {
     let bytes = text.as_bytes();
     // One entry per open container: the keys seen so far for an object, None for a list.
     let mut open: Vec<Option<HashSet<String>>> = Vec::new();

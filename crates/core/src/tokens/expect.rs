@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::{TokenizerError, TokenizerFiles};
-use crate::catalog;
+use crate::catalog::{self, Origin, TemplateAccess};
 use crate::session::{ExpectedTokens, Session};
 
 /// Why the token step failed.
@@ -20,21 +20,30 @@ pub(crate) enum TokenCheckError {
 }
 
 /// The tokenizer a session uses: its `tokenizer` field (relative to `session_dir`), else
-/// the one in the model folder its template file comes from.
+/// the one in the model folder its template file comes from. Both must be where `access`
+/// allows, like the template path (a model from the Hugging Face cache keeps to the
+/// cache instead; see [`crate::catalog::hf_cache`]).
 pub fn session_tokenizer(
     session: &Session,
     session_dir: &Path,
+    access: &TemplateAccess,
 ) -> Result<TokenizerFiles, TokenizerError> {
-    if let Some(path) = &session.tokenizer {
-        return TokenizerFiles::locate(&session_dir.join(path));
+    if let Some(written) = &session.tokenizer {
+        return TokenizerFiles::locate_within(&session_dir.join(written), written, access);
     }
-    let access = catalog::TemplateAccess::within(session_dir);
-    let template = catalog::resolve(&session.template, session_dir, &access).ok();
-    template
-        .as_ref()
+    let template = catalog::resolve(&session.template, session_dir, access).ok();
+    let template = template.as_ref();
+    let files = template
         .and_then(|t| t.watched_path())
         .and_then(TokenizerFiles::beside)
-        .ok_or(TokenizerError::Unspecified)
+        .ok_or(TokenizerError::Unspecified)?;
+    let cached = template.is_some_and(
+        |t| matches!(&t.origin, Origin::Model(model) if model.place.snapshot().is_some()),
+    );
+    if !cached {
+        files.check(access)?;
+    }
+    Ok(files)
 }
 
 /// Whether `ids` is what `expected` asks for; `Err` says how they differ.
@@ -66,12 +75,13 @@ pub(crate) fn compare_tokens(expected: &ExpectedTokens, ids: &[u32]) -> Result<(
 pub(crate) fn check(
     session: &Session,
     session_dir: &Path,
+    access: &TemplateAccess,
     prompt: &str,
 ) -> Result<(), TokenCheckError> {
     let Some(expected) = &session.expected_tokens else {
         return Ok(());
     };
-    let ids = prompt_ids(session, session_dir, prompt)?;
+    let ids = prompt_ids(session, session_dir, access, prompt)?;
     compare_tokens(expected, &ids).map_err(TokenCheckError::Mismatch)
 }
 
@@ -80,12 +90,13 @@ pub(crate) fn check(
 pub(crate) fn bless(
     session: &mut Session,
     session_dir: &Path,
+    access: &TemplateAccess,
     prompt: &str,
 ) -> Result<(), TokenizerError> {
     let Some(expected) = &session.expected_tokens else {
         return Ok(());
     };
-    let ids = prompt_ids(session, session_dir, prompt)?;
+    let ids = prompt_ids(session, session_dir, access, prompt)?;
     session.expected_tokens = Some(match expected {
         ExpectedTokens::Count(_) => ExpectedTokens::Count(ids.len()),
         ExpectedTokens::Ids(_) => ExpectedTokens::Ids(ids),
@@ -94,14 +105,24 @@ pub(crate) fn bless(
 }
 
 #[cfg(feature = "tokens")]
-fn prompt_ids(session: &Session, dir: &Path, prompt: &str) -> Result<Vec<u32>, TokenizerError> {
-    let tokenizer = super::shared(&session_tokenizer(session, dir)?)?;
+fn prompt_ids(
+    session: &Session,
+    dir: &Path,
+    access: &TemplateAccess,
+    prompt: &str,
+) -> Result<Vec<u32>, TokenizerError> {
+    let tokenizer = super::shared(&session_tokenizer(session, dir, access)?)?;
     Ok(tokenizer.tokenize(prompt)?.ids())
 }
 
 /// Without tokenizer support a fixture with `expected_tokens` cannot pass.
 #[cfg(not(feature = "tokens"))]
-pub(crate) fn check(session: &Session, _dir: &Path, _prompt: &str) -> Result<(), TokenCheckError> {
+pub(crate) fn check(
+    session: &Session,
+    _dir: &Path,
+    _access: &TemplateAccess,
+    _prompt: &str,
+) -> Result<(), TokenCheckError> {
     match session.expected_tokens {
         Some(_) => Err(TokenizerError::Unsupported.into()),
         None => Ok(()),
@@ -113,6 +134,7 @@ pub(crate) fn check(session: &Session, _dir: &Path, _prompt: &str) -> Result<(),
 pub(crate) fn bless(
     _session: &mut Session,
     _dir: &Path,
+    _access: &TemplateAccess,
     _prompt: &str,
 ) -> Result<(), TokenizerError> {
     Ok(())

@@ -8,6 +8,7 @@
 use std::path::{Path, PathBuf};
 
 use super::TokenizerError;
+use crate::catalog::{NamedFile, OutsideError, TemplateAccess};
 
 /// The tokenizer's file name inside a model folder.
 pub const TOKENIZER_FILE: &str = "tokenizer.json";
@@ -54,6 +55,29 @@ impl TokenizerFiles {
             tokenizer: path.to_path_buf(),
             config: existing(folder.join(CONFIG_FILE)),
         })
+    }
+
+    /// [`TokenizerFiles::locate`] for a path a session names (`written`, joined with the
+    /// session's folder as `path`): the path and each file found from it must be where
+    /// `access` allows, the rule for the session's template path.
+    pub fn locate_within(
+        path: &Path,
+        written: &str,
+        access: &TemplateAccess,
+    ) -> Result<Self, TokenizerError> {
+        access.check(NamedFile::Tokenizer, path, written)?;
+        let files = Self::locate(path)?;
+        files.check(access)?;
+        Ok(files)
+    }
+
+    /// Whether `access` allows every file here (a `tokenizer.json` found in an allowed
+    /// folder may still be a link to anywhere).
+    pub fn check(&self, access: &TemplateAccess) -> Result<(), OutsideError> {
+        for file in std::iter::once(&self.tokenizer).chain(&self.config) {
+            access.check(NamedFile::Tokenizer, file, &file.display().to_string())?;
+        }
+        Ok(())
     }
 
     /// The tokenizer of a model folder, if it has a `tokenizer.json`.

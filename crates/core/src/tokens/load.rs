@@ -4,7 +4,6 @@
 //! `tokenizer(prompt, add_special_tokens=False)` call neither truncates nor pads).
 
 use std::collections::HashMap;
-use std::fs;
 use std::sync::OnceLock;
 
 use tokenizers::{AddedToken, Tokenizer};
@@ -13,6 +12,7 @@ use super::config::{AddedTokenSpec, TokenizerConfig};
 use super::files::TokenizerFiles;
 use super::tokenized::{Token, Tokenized};
 use super::TokenizerError;
+use crate::files::{read_bytes, read_text, MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES};
 
 /// A loaded tokenizer. Tokenizing takes `&self`, so one instance behind an `Arc` serves
 /// every thread.
@@ -43,24 +43,17 @@ impl ModelTokenizer {
             path: path.to_path_buf(),
             message,
         };
-        let mut inner = Tokenizer::from_file(&files.tokenizer).map_err(|err| match err
-            .downcast::<std::io::Error>(
-        ) {
-            Ok(io) => TokenizerError::Io {
-                path: files.tokenizer.clone(),
-                cause: *io,
-            },
-            Err(err) => invalid(&files.tokenizer, format!("not a tokenizer.json: {err}")),
-        })?;
+        // Read here, not by `Tokenizer::from_file`: regular files only, never blocking on
+        // a FIFO, and capped (a fixture's tokenizer may be `/dev/zero`).
+        let bytes = read_bytes(&files.tokenizer, MAX_TOKENIZER_BYTES)?;
+        let mut inner = super::parse::tokenizer(&bytes, &files.tokenizer)?;
+        drop(bytes);
         inner
             .with_truncation(None)
             .map_err(|err| invalid(&files.tokenizer, err.to_string()))?;
         inner.with_padding(None);
         if let Some(path) = &files.config {
-            let text = fs::read_to_string(path).map_err(|cause| TokenizerError::Io {
-                path: path.clone(),
-                cause,
-            })?;
+            let text = read_text(path, MAX_CONFIG_BYTES)?;
             let config = TokenizerConfig::parse(&text).map_err(|message| invalid(path, message))?;
             apply_config(&mut inner, &config).map_err(|err| invalid(path, err.to_string()))?;
         }

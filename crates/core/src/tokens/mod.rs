@@ -26,11 +26,16 @@ pub mod injection;
 #[cfg(feature = "tokens")]
 mod load;
 #[cfg(feature = "tokens")]
+mod parse;
+#[cfg(feature = "tokens")]
 mod ranges;
 #[cfg(feature = "tokens")]
 mod tokenized;
 
 use std::path::PathBuf;
+
+use crate::catalog::OutsideError;
+use crate::files::FileError;
 
 pub use config::{AddedTokenSpec, TokenizerConfig};
 pub use files::{TokenizerFiles, CONFIG_FILE, TOKENIZER_FILE};
@@ -54,14 +59,14 @@ pub enum TokenizerError {
         /// What was looked at.
         path: PathBuf,
     },
-    /// A file could not be read.
-    #[error("{path}: {cause}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The OS error (shown in the message, so not chained as a `source` too).
-        cause: std::io::Error,
-    },
+    /// A file could not be read, or is not one chatplate reads: a FIFO or device, larger
+    /// than its cap ([`crate::files::MAX_TOKENIZER_BYTES`] for `tokenizer.json`).
+    #[error(transparent)]
+    File(#[from] FileError),
+    /// A session's `tokenizer` path (or a file found from it) leads outside the folders
+    /// the session may read from, the same rule as for its template path.
+    #[error(transparent)]
+    Outside(#[from] OutsideError),
     /// The `tokenizers` library rejected a `tokenizer.json`, or its config is malformed.
     #[error("{path}: {message}")]
     Invalid {

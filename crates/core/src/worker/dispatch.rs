@@ -3,7 +3,9 @@
 //!
 //! Threads: this one, the active runner, and at most one abandoned runner. A runner that
 //! passes its deadline is cancelled and, if no other runner is abandoned, left to finish
-//! on its own while a fresh runner takes over. If one is already abandoned, the late
+//! on its own while a fresh runner takes over. A runner's renders use waiting tokens
+//! ([`CancelToken::waiting`]): a stopped render returns only once its render thread has
+//! ended, so an abandoned runner accounts for the render it started until that is gone. If one is already abandoned, the late
 //! runner is reported as timed out but kept: nothing else starts until one of the two
 //! returns, so the thread count stays bounded whatever the templates do.
 
@@ -318,7 +320,9 @@ impl Dispatcher {
                 }
             }
         };
-        let token = CancelToken::new();
+        // A stopped render returns only once its thread has ended, so a runner counts
+        // as running (and abandoned, after a timeout) for as long as its render does.
+        let token = CancelToken::new().waiting();
         let allowed = if kind.background() {
             self.allowed() * BACKGROUND_FACTOR
         } else {
@@ -338,11 +342,14 @@ impl Dispatcher {
         });
     }
 
-    /// The time a job on the current conversation may take: like the engine's own
-    /// deadline, it grows with the square of the input, so a long real conversation on
-    /// a template that rescans it per message is never cut off.
+    /// The time a job on the current conversation may take: the engine's own deadline
+    /// for it ([`Limits::deadline_for`]), which grows with the square of the input, so
+    /// a long real conversation on a template that rescans it per message is never cut
+    /// off.
     fn allowed(&self) -> Duration {
-        self.deadline + Limits::default().deadline_extension(self.conversation.items())
+        Limits::default()
+            .with_deadline(self.deadline)
+            .deadline_for(self.conversation.items())
     }
 }
 

@@ -303,7 +303,8 @@ impl std::fmt::Debug for Worker {
 }
 
 impl Worker {
-    /// Starts the dispatcher thread; jobs running longer than `deadline` time out.
+    /// Starts the dispatcher thread; jobs running longer than `deadline`, grown with the
+    /// conversation ([`Limits::deadline_for`]), time out.
     pub fn spawn(deadline: Duration) -> std::io::Result<Self> {
         let (commands, inbox) = mpsc::channel();
         let (replies_out, replies) = mpsc::channel();

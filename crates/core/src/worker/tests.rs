@@ -182,6 +182,32 @@ fn a_runaway_render_times_out_and_blocks_only_its_template() {
     assert_eq!(prompt(&reply), "ok z");
 }
 
+// Issue 18: a stopped render's thread ran on after its runner had answered, so the
+// worker no longer counted it and started the template again beside it.
+#[test]
+fn a_stopped_render_counts_as_running_until_its_thread_ends() {
+    let worker = Worker::spawn(Duration::from_millis(100)).unwrap();
+    // Seconds inside one builtin filter call (hashing ten million copies of a 1 KB
+    // string), with no checkpoint: the render can only stop once the call returns.
+    let stuck = Template::new(
+        "{{ (['x' * 1000] * 10000000)|unique|list|length }}",
+        Limits::default(),
+    );
+    render(&worker, 1, &stuck, "x");
+    let timed_out = next(&worker);
+    assert_eq!(timed_out.result.unwrap_err().kind, RenderErrorKind::Timeout);
+    // A runner that did not wait for its render thread would have answered by now (it
+    // looks at its token every 10 ms) and been forgotten.
+    std::thread::sleep(Duration::from_millis(300));
+    // Its runner waits for the render thread, so the template is not started again
+    // beside it: the request is refused until the stopped render has ended.
+    render(&worker, 2, &stuck, "y");
+    let reply = next(&worker);
+    assert_eq!(reply.generation, 2);
+    let refusal = reply.result.unwrap_err();
+    assert!(refusal.message.contains("still running"), "{refusal}");
+}
+
 /// The reply that settles `generation`: skips the "still running" refusal (the
 /// request is retried when the abandoned render ends) and older generations' replies.
 fn until_settled(worker: &Worker, generation: u64) -> Reply {

@@ -22,6 +22,11 @@ use super::Output;
 pub struct TokenizerChoice {
     /// An explicit tokenizer path (a folder or file).
     pub explicit: Option<PathBuf>,
+    /// The explicit path as the session wrote it, for messages.
+    pub written: Option<String>,
+    /// Where a session-named tokenizer may lead (the rule for its template path), or
+    /// `None` when the user named the path themselves.
+    pub access: Option<crate::catalog::TemplateAccess>,
     /// The template's file, when it lives on disk.
     pub template_file: Option<PathBuf>,
 }
@@ -89,7 +94,16 @@ fn run(
     use crate::tokens::injection::split_effect;
     use crate::tokens::{shared, TokenizerError, TokenizerFiles};
     let files = match (&choice.explicit, &choice.template_file) {
-        (Some(path), _) => TokenizerFiles::locate(path),
+        (Some(path), _) => match &choice.access {
+            Some(access) => {
+                let written = choice
+                    .written
+                    .clone()
+                    .unwrap_or_else(|| path.display().to_string());
+                TokenizerFiles::locate_within(path, &written, access)
+            }
+            None => TokenizerFiles::locate(path),
+        },
         (None, Some(file)) => TokenizerFiles::beside(file).ok_or(TokenizerError::Unspecified),
         (None, None) => Err(TokenizerError::Unspecified),
     };

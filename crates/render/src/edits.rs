@@ -1,0 +1,94 @@
+//! Text edits at byte ranges, applied in one pass: the machinery of the source
+//! rewrites ([`super::rewrite`], [`super::lookups`]).
+//!
+//! Edits may nest (a wrap around an expression whose parts are edited too) but never
+//! overlap otherwise; each records where it landed, so positions in the edited text lead
+//! back to the original.
+
+use super::offsets::OffsetMap;
+
+/// Applies `edits` to `source`: the edited text, and where the edits landed.
+pub(crate) fn apply(source: &str, mut edits: Vec<Edit>) -> (String, OffsetMap) {
+    // Outer edits first where two start together, so a wrap encloses what it contains.
+    edits.sort_by_key(|edit| (edit.start, std::cmp::Reverse(edit.end)));
+    let mut map = OffsetMap::default();
+    let text = apply_edits(
+        source,
+        0,
+        source.len(),
+        &mut edits.as_slice(),
+        Some(&mut map),
+    );
+    (text, map)
+}
+
+/// One rewrite: the byte range it covers and how its new text is made.
+pub(crate) struct Edit {
+    /// Where the range starts.
+    pub start: usize,
+    /// Where it ends (equal to `start` for an insertion).
+    pub end: usize,
+    /// What becomes of it.
+    pub kind: EditKind,
+}
+
+/// How an edit's new text is made.
+pub(crate) enum EditKind {
+    /// Replace the range with this text.
+    Replace(String),
+    /// Wrap the range, with any edits inside it applied, in a call to this function.
+    Wrap(String),
+    /// Put text before and after the range, with any edits inside it applied.
+    Around(String, String),
+}
+
+/// Writes `source[start..end]` with the edits inside that range applied. `edits` is
+/// sorted by start and consumed as it is used; nested edits are applied inside `Wrap`s.
+/// Top-level edits are recorded in `map` when given.
+fn apply_edits(
+    source: &str,
+    start: usize,
+    end: usize,
+    edits: &mut &[Edit],
+    mut map: Option<&mut OffsetMap>,
+) -> String {
+    let mut out = String::with_capacity(end - start + 32);
+    let mut cursor = start;
+    while let Some((edit, rest)) = edits.split_first() {
+        if edit.start >= end {
+            break;
+        }
+        *edits = rest;
+        if edit.start < cursor {
+            continue; // overlaps an edit already made
+        }
+        out.push_str(&source[cursor..edit.start]);
+        let new_start = start + out.len();
+        let prefix = match &edit.kind {
+            EditKind::Replace(text) => {
+                out.push_str(text);
+                None
+            }
+            EditKind::Wrap(function) => {
+                let inner = apply_edits(source, edit.start, edit.end, edits, None);
+                out.push_str(&format!("{function}(({inner}))"));
+                Some(function.len() + 2)
+            }
+            EditKind::Around(before, after) => {
+                let inner = apply_edits(source, edit.start, edit.end, edits, None);
+                out.push_str(&format!("{before}{inner}{after}"));
+                Some(before.len())
+            }
+        };
+        if let Some(map) = map.as_deref_mut() {
+            map.record(
+                (new_start, start + out.len()),
+                (edit.start, edit.end),
+                prefix,
+            );
+        }
+        cursor = edit.end;
+    }
+    out.push_str(&source[cursor..end]);
+    out
+}
