@@ -229,16 +229,21 @@ fn status_line(app: &App) -> Line<'static> {
         }
         (Some(_), _) => Span::styled("differs from expected", app.theme.error()),
     };
-    let mut spans = vec![render, Span::raw(" · "), expected];
-    // Lasting, unlike the warning the reload gave: the render uses what was read before.
-    let problem = match app.workspace.template_file {
-        Some(FileProblem::Deleted) => "⚠ template file deleted (last version in use)",
-        Some(FileProblem::Unreadable) => "⚠ template file unreadable (last version in use)",
-        None => "",
-    };
-    if !problem.is_empty() {
-        spans.push(Span::raw(" · "));
+    // Beside the render it is about, before what may be cut at 80 columns.
+    let mut spans = vec![render, Span::raw(" · ")];
+    if let Some(problem) = template_file_note(app.workspace.template_file) {
         spans.push(Span::styled(problem, app.theme.error()));
+        spans.push(Span::raw(" · "));
     }
+    spans.push(expected);
     Line::from(spans)
+}
+
+/// What the status line says while the template's file cannot be read again: lasting,
+/// unlike the warning the reload gave, since the render uses what was read before.
+fn template_file_note(problem: Option<FileProblem>) -> Option<&'static str> {
+    match problem? {
+        FileProblem::Deleted => Some("⚠ template deleted: last version in use"),
+        FileProblem::Unreadable => Some("⚠ template unreadable: last version in use"),
+    }
 }

@@ -338,7 +338,7 @@ fn a_deleted_template_file_stays_flagged() {
     } = open(&options).unwrap();
     let mut app = App::new(workspace, catalog);
     app.settle();
-    let marker = "⚠ template file deleted (last version in use)";
+    let marker = "⚠ template deleted: last version in use";
     std::fs::remove_file(&template).unwrap();
     driver::tick(&mut app, Instant::now());
     assert!(app
@@ -354,7 +354,7 @@ fn a_deleted_template_file_stays_flagged() {
     std::fs::write(&template, source).unwrap();
     driver::tick(&mut app, Instant::now() + Duration::from_secs(1));
     press(&mut app, key(KeyCode::Tab));
-    assert!(!tui_support::screen(&mut app, 80, 24).contains("⚠ template file"));
+    assert!(!tui_support::screen(&mut app, 80, 24).contains("⚠ template"));
 }
 
 #[test]
