@@ -14,6 +14,7 @@ use minijinja::machinery::ast::{BinOp, Expr};
 use minijinja::value::{ObjectRepr, Value, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, State};
 
+use super::data::PyDict;
 use super::edits::{Edit, EditKind};
 use super::helpers::Helpers;
 use super::pyerror::raise;
@@ -85,9 +86,25 @@ fn contains(state: &State, needle: Value, container: Value, negated: bool) -> Re
 }
 
 fn python_contains(state: &State, needle: &Value, container: &Value) -> Result<bool, Error> {
-    if container.is_undefined() {
+    // The containers templates search on every turn first, without working out the
+    // Python type name (its namespace, loop and macro checks): a string is always `str`,
+    // a sequence is never one of those objects, and our own dict is a `dict` (only a
+    // list or dict needle needs the slow path's unhashable-key error).
+    match container.kind() {
         // Jinja2's Undefined iterates as nothing.
-        return Ok(false);
+        ValueKind::Undefined => return Ok(false),
+        ValueKind::String => return in_string(needle, container),
+        ValueKind::Seq => return in_container(state, needle, container),
+        ValueKind::Map
+            if container.downcast_object_ref::<PyDict>().is_some()
+                && !matches!(
+                    needle.kind(),
+                    ValueKind::Seq | ValueKind::Map | ValueKind::Iterable
+                ) =>
+        {
+            return in_container(state, needle, container);
+        }
+        _ => {}
     }
     match type_name(container) {
         "NoneType" | "bool" | "int" | "float" | "TemplateNamespace" | "Macro" => Err(raise(
