@@ -77,7 +77,7 @@ pub(super) enum ColorChoice {
 }
 
 impl ColorChoice {
-    fn enabled(self) -> bool {
+    pub(super) fn enabled(self) -> bool {
         use std::io::IsTerminal;
         match self {
             ColorChoice::Always => true,

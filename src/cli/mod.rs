@@ -6,6 +6,7 @@
 
 mod bench;
 mod check;
+mod compare;
 mod completions;
 mod diagnostic;
 mod export;
@@ -73,6 +74,9 @@ enum Command {
     Render(RenderArgs),
     /// Re-render fixtures and compare with their `expected`; ends with "N passed, N failed".
     Check(check::CheckArgs),
+    /// Render a session with transformers and other engines (minijinja, python,
+    /// hf-jinja) and show where their prompts differ; exit 1 when any differs.
+    Compare(compare::CompareArgs),
     /// Time template compilation and the median render of each fixture.
     Bench(bench::BenchArgs),
     /// Explain a template by probing it: capabilities (minja's names), variables, and
@@ -124,6 +128,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Some(Command::Render(args)) => render::run(args),
         Some(Command::Inspect(args)) => inspect::run(args),
         Some(Command::Check(args)) => check::run(&args),
+        Some(Command::Compare(args)) => compare::run(args),
         Some(Command::Completions { shell }) => completions::completions(shell),
         Some(Command::Man) => completions::man(),
         Some(Command::Bench(args)) => bench::run(&args),

@@ -15,6 +15,7 @@ mod tokens_support;
 mod cli;
 mod cli_conventions;
 mod cli_tokens;
+mod compare_cli;
 mod deadlines;
 mod doc_examples;
 mod files_input;

@@ -50,6 +50,7 @@ pub use session::{Expected, Session, SessionError, TemplateRef};
 
 pub mod catalog;
 pub mod check;
+pub mod compare;
 pub mod corpus;
 pub mod diff;
 pub mod files;

@@ -11,7 +11,7 @@ use super::conversation::{is_reasoning_field, CONTINUE_TAG, REASONING_FIELDS};
 use super::RenderError;
 
 /// Tags the final message's `field`; returns the text being continued.
-pub(crate) fn tag_final_message(
+pub fn tag_final_message(
     messages: &mut [Json],
     field: &str,
     template_source: &str,
@@ -74,7 +74,7 @@ fn tag_last_text_block(blocks: &mut [Json]) -> Result<String, RenderError> {
 }
 
 /// Cuts the rendered prompt at the tag, as transformers does.
-pub(crate) fn cut_at_tag(rendered: String, final_text: &str) -> Result<String, RenderError> {
+pub fn cut_at_tag(rendered: String, final_text: &str) -> Result<String, RenderError> {
     let bare_tag = CONTINUE_TAG.trim();
     if !rendered.contains(final_text.trim()) || !rendered.contains(bare_tag) {
         return Err(RenderError::input(format!(

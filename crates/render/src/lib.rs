@@ -130,6 +130,7 @@ use minijinja::value::Value;
 use minijinja::Environment;
 
 pub use cancel::{CancelToken, RenderControl};
+pub use continuation::{cut_at_tag, tag_final_message};
 pub use conversation::{effective_messages, ContinueFinal, Conversation, CONTINUE_TAG};
 pub use error::{RenderError, RenderErrorKind, SourcePosition};
 pub use limits::{Limits, STEPS_PER_ITEM_PAIR};

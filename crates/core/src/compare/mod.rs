@@ -1,0 +1,246 @@
+//! Compare: one conversation rendered by several engines, and where their prompts part.
+//!
+//! Every [`Engine`] gets the same inputs (messages, tools, documents, the generation
+//! prompt, `continue_final_message`, the extra variables with `bos_token`/`eos_token`,
+//! the fixed clock) and answers with a prompt or an error, plus its name and version.
+//! `transformers` is chatplate's own renderer and the reference; `minijinja` is bare
+//! MiniJinja as Rust servers embed it ([`bare`]); `python` and `hf-jinja` run the user's
+//! own transformers or @huggingface/jinja in a child process, bounded in time and output
+//! ([`external`]). See docs/compare.md.
+
+mod bare;
+mod external;
+mod scripts;
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use chatplate_render::{effective_messages, CompiledTemplate, Conversation, Limits, RenderControl};
+use serde_json::{json, Value as Json};
+
+pub use external::Bounds;
+
+/// A renderer a conversation can be compared across.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Engine {
+    /// chatplate's renderer, byte-identical to transformers 5.23: the reference.
+    Transformers,
+    /// Bare MiniJinja with minijinja-contrib's pycompat, as Rust servers embed it.
+    MiniJinja,
+    /// The user's own transformers, run by their Python.
+    Python,
+    /// @huggingface/jinja (transformers.js, the Hub), run by Node.
+    HfJinja,
+}
+
+impl Engine {
+    /// Every engine, the reference first.
+    pub const ALL: [Engine; 4] = [
+        Engine::Transformers,
+        Engine::MiniJinja,
+        Engine::Python,
+        Engine::HfJinja,
+    ];
+
+    /// Its name on the command line and in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Engine::Transformers => "transformers",
+            Engine::MiniJinja => "minijinja",
+            Engine::Python => "python",
+            Engine::HfJinja => "hf-jinja",
+        }
+    }
+
+    /// The engine called `name`, if any.
+    pub fn parse(name: &str) -> Option<Engine> {
+        Engine::ALL.into_iter().find(|engine| engine.name() == name)
+    }
+}
+
+impl fmt::Display for Engine {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Where the external engines are found and how far they may go.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct EngineSetup {
+    /// The Python interpreter for `python` (`--python`, else `$CHATPLATE_PYTHON`).
+    pub python: Option<PathBuf>,
+    /// The Node executable for `hf-jinja` (`node` on PATH by default).
+    pub node: PathBuf,
+    /// Bounds on each external run.
+    pub bounds: Bounds,
+    /// Bounds on the in-process renders.
+    pub limits: Limits,
+}
+
+impl Default for EngineSetup {
+    fn default() -> Self {
+        EngineSetup {
+            python: std::env::var_os("CHATPLATE_PYTHON").map(PathBuf::from),
+            node: PathBuf::from("node"),
+            bounds: Bounds::default(),
+            limits: Limits::default(),
+        }
+    }
+}
+
+/// Why an engine gave no prompt.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// The engine is not installed; the text says how to install it.
+    #[error("{engine} is not available: {reason}; {how}")]
+    NotInstalled {
+        /// The engine's name.
+        engine: &'static str,
+        /// What was missing.
+        reason: String,
+        /// How to install it.
+        how: &'static str,
+    },
+    /// The template failed (or the input was refused) in that engine.
+    #[error("{0}")]
+    Render(String),
+    /// The engine ran past its time.
+    #[error("stopped after {0:?}: the engine did not finish in time")]
+    TimedOut(Duration),
+    /// The engine wrote more than allowed.
+    #[error("stopped: the engine wrote more than {0} bytes")]
+    TooLarge(usize),
+    /// The engine's process failed or answered something else than expected.
+    #[error("the engine failed: {0}")]
+    Failed(String),
+}
+
+/// One engine's answer.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct EngineRender {
+    /// Which engine.
+    pub engine: Engine,
+    /// Its version (`unknown` when it could not say).
+    pub version: String,
+    /// The prompt, or why there is none.
+    pub result: Result<String, EngineError>,
+}
+
+/// Renders `conversation` with `template` in `engine`.
+pub fn render(
+    engine: Engine,
+    template: &str,
+    conversation: &Conversation,
+    setup: &EngineSetup,
+) -> EngineRender {
+    match engine {
+        Engine::Transformers => EngineRender {
+            engine,
+            version: format!("chatplate {}", env!("CARGO_PKG_VERSION")),
+            result: reference(template, conversation, setup.limits),
+        },
+        Engine::MiniJinja => EngineRender {
+            engine,
+            version: bare::VERSION.to_string(),
+            result: bare::render(template, conversation),
+        },
+        Engine::Python | Engine::HfJinja => external::render(engine, template, conversation, setup),
+    }
+}
+
+fn reference(
+    template: &str,
+    conversation: &Conversation,
+    limits: Limits,
+) -> Result<String, EngineError> {
+    let control = RenderControl::default().with_deadline(limits.deadline);
+    CompiledTemplate::compile(template, limits)
+        .and_then(|compiled| compiled.render_controlled(conversation, &control))
+        .map_err(|err| EngineError::Render(err.to_string()))
+}
+
+/// The inputs as the external engines read them: one JSON document. The messages are
+/// prepared as `apply_chat_template` prepares them before its Jinja render (`None` keys
+/// dropped, reasoning aliased), so every engine sees the same messages.
+pub(crate) fn input_document(template: &str, conversation: &Conversation) -> Json {
+    json!({
+        "template": template,
+        "messages": effective_messages(&conversation.messages),
+        "tools": conversation.tools,
+        "documents": conversation.documents,
+        "add_generation_prompt": conversation.add_generation_prompt,
+        "continue_final_message": conversation.continue_final_message.field(),
+        "variables": conversation.variables,
+        "clock": conversation.clock.map(|clock| clock.strftime("%Y-%m-%dT%H:%M:%S").to_string()),
+    })
+}
+
+/// The 0-based byte offset where `a` and `b` first differ, `None` when equal.
+pub fn first_difference(a: &str, b: &str) -> Option<usize> {
+    let common = a.bytes().zip(b.bytes()).take_while(|(x, y)| x == y).count();
+    (common < a.len().max(b.len()) || a.len() != b.len()).then_some(common)
+}
+
+/// Where the renders first part from the reference (`renders[0]`): the smallest byte
+/// offset at which any prompt differs from it. A render that fails where the reference
+/// renders (or renders where it fails) differs at byte 0; when the reference and every
+/// other render fail, nothing differs.
+pub fn first_divergence(renders: &[EngineRender]) -> Option<usize> {
+    let (reference, others) = renders.split_first()?;
+    others
+        .iter()
+        .filter_map(|other| match (&reference.result, &other.result) {
+            (Ok(want), Ok(got)) => first_difference(want, got),
+            (Err(_), Err(_)) => None,
+            _ => Some(0),
+        })
+        .min()
+}
+
+/// The 1-based line and column (in characters) of byte `offset` of `text`; an offset
+/// inside a character counts as that character.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let mut at = offset.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before = &text[..at];
+    let line = before.matches('\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    (line, before[line_start..].chars().count() + 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_difference_finds_the_byte_and_the_shorter_end() {
+        assert_eq!(first_difference("abc", "abc"), None);
+        assert_eq!(first_difference("abc", "abd"), Some(2));
+        assert_eq!(first_difference("ab", "abc"), Some(2));
+        assert_eq!(first_difference("", "x"), Some(0));
+    }
+
+    #[test]
+    fn line_col_counts_characters_from_one() {
+        assert_eq!(line_col("ab\ncé d", 0), (1, 1));
+        assert_eq!(line_col("ab\ncé d", 3), (2, 1));
+        // 'd' is at byte 7 (é is two bytes), the 4th character of line 2.
+        assert_eq!(line_col("ab\ncé d", 7), (2, 4));
+        assert_eq!(line_col("ab\ncé d", 5), (2, 2));
+    }
+
+    #[test]
+    fn engines_parse_by_name() {
+        for engine in Engine::ALL {
+            assert_eq!(Engine::parse(engine.name()), Some(engine));
+        }
+        assert_eq!(Engine::parse("jinja2"), None);
+    }
+}

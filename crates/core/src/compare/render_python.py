@@ -1,0 +1,53 @@
+# chatplate compare's `python` engine: renders one chat template with the user's own
+# transformers (`render_jinja_template`, the function behind `apply_chat_template`).
+# Reads one JSON object on stdin, writes one on stdout: {"prompt"} or {"error"}, with
+# "version"; {"missing"} when transformers cannot be imported.
+import datetime as _dt
+import json
+import sys
+
+
+def fixed_datetime(clock):
+    fixed = _dt.datetime.fromisoformat(clock)
+
+    class FixedDatetime(_dt.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return fixed if tz is None else fixed.replace(tzinfo=tz)
+
+    return FixedDatetime
+
+
+def render(ctu, data):
+    if data.get("clock"):
+        ctu.datetime = fixed_datetime(data["clock"])
+    cont = data.get("continue_final_message")
+    rendered, _ = ctu.render_jinja_template(
+        conversations=[data["messages"]],
+        tools=data.get("tools"),
+        documents=data.get("documents"),
+        chat_template=data["template"],
+        add_generation_prompt=data.get("add_generation_prompt", False),
+        continue_final_message=True if cont == "content" else (cont or False),
+        **data.get("variables", {}),
+    )
+    return rendered[0]
+
+
+def main():
+    try:
+        import transformers
+        import transformers.utils.chat_template_utils as ctu
+    except Exception as err:  # noqa: BLE001 - any import failure means "not installed"
+        json.dump({"missing": f"{type(err).__name__}: {err}"}, sys.stdout)
+        return
+    data = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    out = {"version": transformers.__version__}
+    try:
+        out["prompt"] = render(ctu, data)
+    except Exception as err:  # noqa: BLE001 - the template's error is the answer
+        out["error"] = f"{type(err).__name__}: {err}"
+    sys.stdout.write(json.dumps(out))
+
+
+main()

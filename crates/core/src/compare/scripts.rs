@@ -1,0 +1,9 @@
+//! The small programs chatplate carries for the external engines, embedded in the binary
+//! and passed to the interpreter on its command line (`python -c`, `node -e`), so no file
+//! is written and nothing is installed beside the user's own engine.
+
+/// `python`: the user's transformers' `render_jinja_template`.
+pub(super) const PYTHON: &str = include_str!("render_python.py");
+
+/// `hf-jinja`: @huggingface/jinja's `Template`, found by Node's module resolution.
+pub(super) const HF_JINJA: &str = include_str!("render_hf_jinja.js");
