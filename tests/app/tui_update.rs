@@ -287,9 +287,6 @@ fn focus_cycles_and_number_keys_jump() {
 
 #[test]
 fn template_file_changes_are_picked_up() {
-    use chatplate::tui::app::App;
-    use chatplate::tui::startup::{open, Opened};
-    use chatplate::tui::TuiOptions;
     let dir = tempfile::tempdir().unwrap();
     let template = dir.path().join("mine.jinja");
     std::fs::write(
@@ -297,14 +294,7 @@ fn template_file_changes_are_picked_up() {
         "{% for m in messages %}[{{ m.role }}]{% endfor %}",
     )
     .unwrap();
-    let options = TuiOptions {
-        file: Some(template.clone()),
-        ..TuiOptions::default()
-    };
-    let Opened {
-        workspace, catalog, ..
-    } = open(&options).unwrap();
-    let mut app = App::new(workspace, catalog);
+    let mut app = app_on_template(&template);
     app.settle();
     assert_eq!(app.preview().text(), "[system][user][assistant][tool]");
     std::fs::write(
@@ -321,22 +311,12 @@ fn template_file_changes_are_picked_up() {
 /// A deleted template file is shown until it is back, not only until the next key.
 #[test]
 fn a_deleted_template_file_stays_flagged() {
-    use chatplate::tui::app::App;
-    use chatplate::tui::startup::{open, Opened};
-    use chatplate::tui::TuiOptions;
     use std::time::{Duration, Instant};
     let dir = tempfile::tempdir().unwrap();
     let template = dir.path().join("mine.jinja");
     let source = "{% for m in messages %}[{{ m.role }}]{% endfor %}";
     std::fs::write(&template, source).unwrap();
-    let options = TuiOptions {
-        file: Some(template.clone()),
-        ..TuiOptions::default()
-    };
-    let Opened {
-        workspace, catalog, ..
-    } = open(&options).unwrap();
-    let mut app = App::new(workspace, catalog);
+    let mut app = app_on_template(&template);
     app.settle();
     let marker = "⚠ template deleted: last version in use";
     std::fs::remove_file(&template).unwrap();
@@ -443,4 +423,17 @@ fn the_workers_copy_of_the_conversation_follows_every_kind_of_edit() {
     let fresh = template.unwrap().render(&conversation).unwrap();
     assert_eq!(app.preview().text(), fresh);
     assert!(fresh.contains("And Porto? Twice."));
+}
+
+/// The app as `chatplate TEMPLATE` opens it.
+fn app_on_template(template: &std::path::Path) -> chatplate::tui::app::App {
+    use chatplate::tui::startup::{open, Opened};
+    let options = chatplate::tui::TuiOptions {
+        file: Some(template.to_path_buf()),
+        ..chatplate::tui::TuiOptions::default()
+    };
+    let Opened {
+        workspace, catalog, ..
+    } = open(&options).unwrap();
+    chatplate::tui::app::App::new(workspace, catalog)
 }
