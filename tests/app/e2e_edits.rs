@@ -11,7 +11,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use chatplate_core::session::{Session, TemplateRef};
-use e2e_support::{weather_session, Launch, Tui, DEADLINE};
+use e2e_support::{message_content, weather_session, Launch, Tui, DEADLINE};
 
 /// A session in `dir/sessions/` on template `reference`, with the weather messages.
 fn session_on(dir: &Path, name: &str, reference: TemplateRef) -> std::path::PathBuf {
@@ -21,22 +21,6 @@ fn session_on(dir: &Path, name: &str, reference: TemplateRef) -> std::path::Path
     let path = dir.join("sessions").join(name);
     session.save(&path).unwrap();
     path
-}
-
-fn content(path: &Path, index: usize) -> String {
-    let session = Session::load(path).expect("the session loads");
-    session.messages[index].0["content"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
-
-/// Opens the user message's editor.
-fn edit_user_message(tui: &mut Tui) {
-    tui.send("\x1b[B");
-    tui.wait_for("the user message", |s| s.contains("#2 fields"));
-    tui.send("e");
-    tui.wait_for("the editor", |s| s.contains("#2 user · content"));
 }
 
 #[test]
@@ -58,7 +42,7 @@ fn a_runaway_template_never_freezes_typing_and_threads_stay_bounded() {
         &Launch::args(&["--fuel", "100000000000", "sessions/slow.json"]),
     );
     tui.wait_for("the first frame", |s| s.contains("slow.json"));
-    edit_user_message(&mut tui);
+    tui.edit_user_message();
     // Twenty keystrokes, each echoed while renders time out behind them. Before the
     // worker each one froze the app for the two-second deadline (40 s in all).
     let started = Instant::now();
@@ -104,7 +88,7 @@ fn decide_later_keeps_the_recovery_file_and_new_edits_go_beside_it() {
     });
     tui.send("\x1b"); // Esc: decide later
     tui.wait_for("the question gone", |s| s.contains("offered again"));
-    edit_user_message(&mut tui);
+    tui.edit_user_message();
     tui.send(" later");
     let second = dir.path().join("sessions/weather~2.recovery.json");
     let deadline = Instant::now() + DEADLINE;
@@ -115,7 +99,7 @@ fn decide_later_keeps_the_recovery_file_and_new_edits_go_beside_it() {
         );
         tui.pump(Duration::from_millis(100));
     }
-    assert!(content(&second, 1).ends_with(" later"));
+    assert!(message_content(&second, 1).ends_with(" later"));
     assert_eq!(
         std::fs::read(&kept).unwrap(),
         kept_bytes,
@@ -200,7 +184,7 @@ fn a_session_changed_on_disk_is_not_silently_overwritten() {
     tui.wait_for("the question", |s| s.contains("Changed on disk"));
     tui.send("\x1b");
     tui.wait_for("the question gone", |s| !s.contains("Changed on disk"));
-    assert_eq!(content(&file, 0), "Written by another program.");
+    assert_eq!(message_content(&file, 0), "Written by another program.");
     tui.send("\x13");
     tui.wait_for("the question again", |s| s.contains("Changed on disk"));
     tui.send("o");
@@ -236,14 +220,14 @@ fn pasted_carriage_returns_are_stored_as_newlines() {
     let file = weather_session(dir.path());
     let mut tui = Tui::start(dir.path(), "sessions/weather.json");
     tui.wait_for("the first frame", |s| s.contains("weather.json"));
-    edit_user_message(&mut tui);
+    tui.edit_user_message();
     tui.send("\x1b[200~ line one\rline two\r\nline three\x1b[201~");
     tui.wait_for("the paste", |s| s.contains("line three"));
     tui.send("\x1b");
     tui.wait_for("the editor closed", |s| s.contains("#2 fields"));
     tui.send("\x13");
     tui.wait_for("the save", |s| s.contains("saved sessions/"));
-    assert!(content(&file, 1).ends_with(" line one\nline two\nline three"));
+    assert!(message_content(&file, 1).ends_with(" line one\nline two\nline three"));
 }
 
 #[test]
@@ -252,14 +236,14 @@ fn escape_and_ctrl_s_in_one_read_close_the_editor_and_save() {
     let file = weather_session(dir.path());
     let mut tui = Tui::start(dir.path(), "sessions/weather.json");
     tui.wait_for("the first frame", |s| s.contains("weather.json"));
-    edit_user_message(&mut tui);
+    tui.edit_user_message();
     tui.send(" fast");
     tui.wait_for("the typing", |s| s.contains("fast"));
     tui.send("\x1b\x13"); // Esc and Ctrl+S, one write
     tui.wait_for("the save", |s| {
         s.contains("saved sessions/") && s.contains("#2 fields")
     });
-    assert!(content(&file, 1).ends_with("Paris? fast"));
+    assert!(message_content(&file, 1).ends_with("Paris? fast"));
 }
 
 #[test]
@@ -367,5 +351,5 @@ fn the_external_editor_gets_every_keystroke() {
     });
     tui.send("\x1b\x13");
     tui.wait_for("the save", |s| s.contains("saved sessions/"));
-    assert_eq!(content(&file, 1), "every key for the editor");
+    assert_eq!(message_content(&file, 1), "every key for the editor");
 }

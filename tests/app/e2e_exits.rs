@@ -9,8 +9,7 @@
 use crate::e2e_support;
 use std::path::Path;
 
-use chatplate_core::session::Session;
-use e2e_support::{weather_session, Launch, Tui};
+use e2e_support::{message_content, weather_session, Launch, Tui};
 
 /// Opens the weather session and types " Umbrella?" into the user message.
 fn edited(dir: &Path) -> Tui {
@@ -25,22 +24,14 @@ fn edited_with(dir: &Path, env: &[(&str, &str)]) -> Tui {
     };
     let mut tui = Tui::launch(dir, &launch);
     tui.wait_for("the first frame", |s| s.contains("<|im_start|>"));
-    tui.send("\x1b[B"); // Down: the user message
-    tui.wait_for("the user message", |s| s.contains("#2 fields"));
-    tui.send("e");
-    tui.wait_for("the editor", |s| s.contains("#2 user · content"));
+    tui.edit_user_message();
     tui.send(" Umbrella?");
     tui.wait_for("the edit on screen", |s| s.contains("Umbrella?<|im_end|>"));
     tui
 }
 
 fn recovered_content(dir: &Path) -> String {
-    let recovery = dir.join("sessions/weather.recovery.json");
-    let session = Session::load(&recovery).expect("a recovery file");
-    session.messages[1].0["content"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+    message_content(&dir.join("sessions/weather.recovery.json"), 1)
 }
 
 fn assert_signal_exit(signal: &str, code: u32) {

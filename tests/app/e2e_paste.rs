@@ -9,8 +9,7 @@
 use crate::e2e_support;
 use std::path::Path;
 
-use chatplate_core::session::Session;
-use e2e_support::{weather_session, Tui};
+use e2e_support::{message_content, weather_session, Tui};
 
 /// The user message as the weather session has it.
 const ORIGINAL: &str = "What's the weather in Paris?";
@@ -20,19 +19,12 @@ fn editing(dir: &Path) -> Tui {
     weather_session(dir);
     let mut tui = Tui::start(dir, "sessions/weather.json");
     tui.wait_for("the first frame", |s| s.contains("<|im_start|>"));
-    tui.send("\x1b[B");
-    tui.wait_for("the user message", |s| s.contains("#2 fields"));
-    tui.send("e");
-    tui.wait_for("the editor", |s| s.contains("#2 user · content"));
+    tui.edit_user_message();
     tui
 }
 
 fn user_content(path: &Path) -> String {
-    let session = Session::load(path).expect("the session loads");
-    session.messages[1].0["content"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+    message_content(path, 1)
 }
 
 /// `words` numbered words and an end marker: more than 1,024 bytes for 200 words.

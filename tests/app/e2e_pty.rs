@@ -23,10 +23,7 @@ fn edit_save_and_check_a_session() {
     tui.wait_for("the first frame", |s| {
         s.contains("weather.json") && s.contains("<|im_start|>")
     });
-    tui.send("\x1b[B"); // Down: the user message
-    tui.wait_for("the user message fields", |s| s.contains("#2 fields"));
-    tui.send("e");
-    tui.wait_for("the editor", |s| s.contains("#2 user · content"));
+    tui.edit_user_message();
     tui.send(" Umbrella");
     // Only the prompt pane shows the content followed by the end-of-turn token.
     tui.wait_for("the prompt to change", |s| s.contains("Umbrella<|im_end|>"));

@@ -209,6 +209,14 @@ impl Tui {
         }
     }
 
+    /// Moves to the user message (the second) and opens its content editor.
+    pub fn edit_user_message(&mut self) {
+        self.send("\x1b[B"); // Down: the user message
+        self.wait_for("the user message", |s| s.contains("#2 fields"));
+        self.send("e");
+        self.wait_for("the editor", |s| s.contains("#2 user · content"));
+    }
+
     /// After the exit: waits until the screen left the alternate buffer (the restore).
     pub fn wait_restored(&mut self) {
         let deadline = Instant::now() + DEADLINE;
@@ -291,4 +299,14 @@ pub fn weather_session(dir: &Path) -> PathBuf {
         .save(&file)
         .unwrap();
     file
+}
+
+/// The content of message `index` in the session file at `path` (`""` when it is not
+/// text).
+pub fn message_content(path: &Path, index: usize) -> String {
+    let session = chatplate_core::session::Session::load(path).expect("the session loads");
+    session.messages[index].0["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string()
 }
