@@ -227,6 +227,8 @@ pub enum Action {
     Save,
     /// Open the session picker.
     OpenPicker,
+    /// Compare the session's render with another side, or preview a template.
+    Compare(super::comparison::CompareAction),
     /// Start a new, empty session on the current template.
     NewSession,
     /// Ask for a path, model folder, model id or `.gguf` to open.

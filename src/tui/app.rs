@@ -67,6 +67,8 @@ pub struct App {
     pub(super) workbench: super::workbench::Workbench,
     /// Values the template ignores (from the worker).
     pub(super) ignored: super::ignored::IgnoredValues,
+    /// The compare view and the template preview (from the worker).
+    pub(super) sides: super::comparison::Sides,
 }
 
 impl App {
@@ -109,6 +111,7 @@ impl App {
             opening: Opening::default(),
             workbench: Default::default(),
             ignored: Default::default(),
+            sides: Default::default(),
         };
         app.invalidate();
         app
@@ -196,12 +199,17 @@ impl App {
                 return effect;
             }
             Action::Prompt(PromptAction::ToggleTokens) => self.toggle_tokens(),
+            Action::Compare(action) => self.compare(action),
             Action::Prompt(action) => {
+                if let Some(effect) = self.compare_prompt_action(action) {
+                    return effect;
+                }
                 return self.in_prompt(|pane, ctx, facts| pane.handle(action, ctx, facts));
             }
             Action::Template(action) => {
-                let effect = self.in_templates(|pane, ctx| pane.handle(action, ctx));
+                let effect = self.in_templates(|pane, ctx| pane.handle(action.clone(), ctx));
                 self.request_info();
+                self.follow_template_cursor(&action);
                 return effect;
             }
             Action::Dialog(action) => return self.update_dialog(action),
@@ -217,7 +225,7 @@ impl App {
         self.focus(Pane::ALL[(index + by) % Pane::ALL.len()]);
     }
 
-    fn focus(&mut self, pane: Pane) {
+    pub(super) fn focus(&mut self, pane: Pane) {
         if pane == Pane::Templates && self.screen.focus != Pane::Templates {
             self.templates.came_from = self.screen.focus;
         }
@@ -225,6 +233,7 @@ impl App {
         if pane != Pane::Prompt {
             self.screen.left = pane;
         }
+        self.focus_left_templates();
     }
 
     /// Sets an informational status message.

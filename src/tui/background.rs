@@ -21,6 +21,7 @@ impl App {
             JobKind::Capabilities => self.templates.info.receive(reply),
             JobKind::Values => self.receive_values(reply),
             JobKind::Badges => self.receive_badges(reply),
+            JobKind::Compare => self.receive_compared(reply),
             JobKind::Render => false,
         }
     }
@@ -46,6 +47,7 @@ impl App {
             || self.templates.info.pending()
             || self.ignored.pending()
             || self.templates.badges.pending()
+            || self.sides.pending()
     }
 
     /// Asks for what the screen shows next and the worker has not answered: the
@@ -53,6 +55,7 @@ impl App {
     pub(super) fn request_background(&mut self) {
         self.request_values();
         self.request_badges();
+        self.request_sides();
     }
 
     /// After a render of the current session arrived: asks for its attribution.

@@ -202,7 +202,7 @@ pub fn view(
     std::iter::once(summary).chain(body).collect()
 }
 
-fn diff_line(
+pub(super) fn diff_line(
     lines: &[DiffLine],
     index: usize,
     partner: Option<usize>,

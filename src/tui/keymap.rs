@@ -7,6 +7,7 @@ use super::action::{
     Action, CopyTarget, DialogAction, Direction, EditorAction, MessageAction, Pane, PromptAction,
     Step, TemplateAction,
 };
+use super::comparison::CompareAction;
 
 /// Where a binding applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -229,6 +230,9 @@ const fn dialog(action: DialogAction) -> Action {
 const fn tpl(action: TemplateAction) -> Action {
     Action::Template(action)
 }
+const fn compare(action: CompareAction) -> Action {
+    Action::Compare(action)
+}
 
 /// The default key table. Within a scope, rows come in order of importance: the footer
 /// shows the first ones that fit.
@@ -260,7 +264,8 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Templates, &[ch('<')], tpl(TemplateAction::ScrollSourceSideways(Up)), "", "Scroll the source left"),
     bind(S::Templates, &[ch('w')], tpl(TemplateAction::ToggleWrap), "wrap", "Wrap long source lines, or scroll sideways"),
     bind(S::Templates, &[ch('i')], tpl(TemplateAction::ToggleInfo), "info", "Show what the selected template can render (probed), or its source again"),
-    bind(S::Templates, &[key(K::Esc)], tpl(TemplateAction::FilterClear), "", "Clear the filter"),
+    bind(S::Templates, &[ch('c')], compare(CompareAction::WithTemplate), "", "Compare the session's render with the selected template's, in the Prompt pane"),
+    bind(S::Templates, &[key(K::Esc)], tpl(TemplateAction::FilterClear), "", "Clear the filter; while previewing, back to the session's template and render"),
     bind(S::Filter, &[key(K::Enter)], tpl(TemplateAction::Choose), "use", "Use the selected template"),
     bind(S::Filter, &[key(K::Esc)], tpl(TemplateAction::FilterClear), "clear", "Clear the filter and stop typing"),
     bind(S::Filter, &[key(K::Up)], tpl(TemplateAction::Select(Step::Line(Up))), "", "Previous template"),
@@ -316,8 +321,10 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Prompt, &[ch('t')], prompt(PromptAction::ToggleTokens), "", "Token mode: the prompt as the session's tokenizer sees it"),
     bind(S::Prompt, &[ch('/')], prompt(PromptAction::StartSearch), "search", "Search"),
     bind(S::Prompt, &[ch('D')], prompt(PromptAction::ToggleDiff), "diff", "Diff against the expected prompt"),
-    bind(S::Prompt, &[ch(']')], prompt(PromptAction::NextChange(Down)), "change", "Diff: next change"),
-    bind(S::Prompt, &[ch('[')], prompt(PromptAction::NextChange(Up)), "", "Diff: previous change"),
+    bind(S::Prompt, &[ch('C')], compare(CompareAction::CycleSide), "", "Compare with minijinja, hf-jinja, python or the expected prompt (again: the next; then off)"),
+    bind(S::Prompt, &[ch(']')], prompt(PromptAction::NextChange(Down)), "change", "Diff / compare: next change"),
+    bind(S::Prompt, &[ch('[')], prompt(PromptAction::NextChange(Up)), "", "Diff / compare: previous change"),
+    bind(S::Prompt, &[key(K::Esc)], compare(CompareAction::Close), "", "Close the compare view"),
     bind(S::Prompt, &[ch('H')], prompt(PromptAction::ToggleHunks), "hunks", "Diff: changes with context only, or the whole prompt"),
     bind(S::Prompt, &[ch('y')], prompt(PromptAction::Copy(CopyTarget::Prompt)), "copy", "Copy the prompt to the clipboard"),
     bind(S::Prompt, &[ch('#')], prompt(PromptAction::ToggleLineNumbers), "", "Show / hide line numbers"),

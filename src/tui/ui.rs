@@ -106,7 +106,10 @@ pub fn draw(frame: &mut Frame, app: &App) {
         match pane {
             Pane::Templates => templates_view::draw(frame, *rect, templates_view(app), focused),
             Pane::Messages => draw_messages(frame, *rect, app, focused),
-            Pane::Prompt => prompt_view::draw(frame, *rect, &prompt_view(app), focused),
+            Pane::Prompt => match super::compare_view::view(app) {
+                Some(view) => super::compare_view::draw(frame, *rect, &view, focused),
+                None => prompt_view::draw(frame, *rect, &prompt_view(app), focused),
+            },
         }
     }
     frame.render_widget(Paragraph::new(status_line(app)), areas.status);

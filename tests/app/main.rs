@@ -26,6 +26,7 @@ mod e2e_pty;
 mod e2e_roots;
 mod fuzz_input;
 mod key_docs;
+mod tui_compare;
 mod tui_config;
 mod tui_explain;
 mod tui_files;

@@ -115,7 +115,19 @@ fn template_of(job: &Job) -> Option<usize> {
         | Job::Capabilities { template, .. }
         | Job::Badges { template, .. }
         | Job::Values { template, .. } => Some(Arc::as_ptr(template) as usize),
+        Job::Compare { counterpart, .. } => counterpart.template().map(|t| Arc::as_ptr(t) as usize),
         Job::Open { .. } | Job::ScanCache | Job::Tokenize { .. } => None,
+    }
+}
+
+/// Jobs with no deadline of the worker's: opening (as long as the network takes),
+/// scanning the cache, and external engines (bounded by their own time and output
+/// limits, in a child process that takes seconds to start).
+fn runs_alone(job: &Job) -> bool {
+    match job {
+        Job::Open { .. } | Job::ScanCache => true,
+        Job::Compare { counterpart, .. } => counterpart.is_external(),
+        _ => false,
     }
 }
 
@@ -142,9 +154,7 @@ impl Dispatcher {
                     self.values.note(&update);
                     self.conversation.apply(update);
                 }
-                Some(Command::Submit { generation, job })
-                    if matches!(job, Job::Open { .. } | Job::ScanCache) =>
-                {
+                Some(Command::Submit { generation, job }) if runs_alone(&job) => {
                     self.run_alone(generation, job)
                 }
                 Some(Command::Submit { generation, job }) => {
@@ -167,7 +177,7 @@ impl Dispatcher {
     }
 
     /// Opening a target (which may download from the Hub for as long as the network
-    /// takes) and scanning the cache have no deadline: they run on a thread of their own,
+    /// takes), scanning the cache and external engines have no deadline of the worker's: they run on a thread of their own,
     /// through the runners' own job code and panic guard, so renders never wait behind
     /// them.
     fn run_alone(&mut self, generation: u64, job: Job) {
@@ -229,7 +239,11 @@ impl Dispatcher {
             let stale = submitted == JobKind::Render || submitted == running.kind;
             let cancellable = matches!(
                 running.kind,
-                JobKind::Attribute | JobKind::Tokenize | JobKind::Values | JobKind::Badges
+                JobKind::Attribute
+                    | JobKind::Tokenize
+                    | JobKind::Values
+                    | JobKind::Badges
+                    | JobKind::Compare
             );
             // Capability probes ignore the conversation: only a newer request replaces them.
             let replaced = running.kind == JobKind::Capabilities && submitted == running.kind;
@@ -239,11 +253,14 @@ impl Dispatcher {
         }
     }
 
-    /// A queued value probe answers the conversation before this render's change: it
-    /// is dropped (reported as cancelled, so the caller asks again for the new one).
+    /// A queued value probe or comparison answers the conversation before this
+    /// render's change: it is dropped (reported as cancelled, so the caller asks again
+    /// for the new one).
     fn drop_superseded(&mut self) {
-        if let Some(queued) = self.queued[JobKind::Values.index()].take() {
-            self.reply(JobKind::Values, queued.generation, Err(cancelled_error()));
+        for kind in [JobKind::Values, JobKind::Compare] {
+            if let Some(queued) = self.queued[kind.index()].take() {
+                self.reply(kind, queued.generation, Err(cancelled_error()));
+            }
         }
     }
 

@@ -26,6 +26,7 @@
 //! other change.
 
 pub mod capabilities;
+pub mod comparing;
 mod dispatch;
 pub mod inspection;
 pub mod locate;
@@ -172,6 +173,16 @@ pub enum Job {
         /// The message whose values to probe, if any.
         message: Option<usize>,
     },
+    /// Render the conversation on the other side of a comparison: another template or
+    /// another engine (see [`comparing`]). A newer render or comparison cancels a
+    /// running one; an external engine runs on a thread of its own, bounded by its
+    /// [`crate::compare::Bounds`], so the caller should keep one in flight at a time.
+    Compare {
+        /// What renders it.
+        counterpart: comparing::Counterpart,
+        /// The caller's prompt (of this conversation) the other side is diffed from.
+        against: Arc<str>,
+    },
 }
 
 /// The kinds of job; each has its own coalescing slot.
@@ -193,12 +204,15 @@ pub enum JobKind {
     Badges,
     /// [`Job::Values`].
     Values,
+    /// [`Job::Compare`].
+    Compare,
 }
 
 impl JobKind {
     /// Every kind, in the order the dispatcher prefers when several are queued.
-    pub(crate) const ALL: [JobKind; 8] = [
+    pub(crate) const ALL: [JobKind; 9] = [
         JobKind::Render,
+        JobKind::Compare,
         JobKind::Open,
         JobKind::ScanCache,
         JobKind::Tokenize,
@@ -218,6 +232,7 @@ impl JobKind {
             JobKind::Capabilities => 5,
             JobKind::Badges => 6,
             JobKind::Values => 7,
+            JobKind::Compare => 8,
         }
     }
 
@@ -241,6 +256,7 @@ impl Job {
             Job::Capabilities { .. } => JobKind::Capabilities,
             Job::Badges { .. } => JobKind::Badges,
             Job::Values { .. } => JobKind::Values,
+            Job::Compare { .. } => JobKind::Compare,
         }
     }
 }
@@ -273,6 +289,8 @@ pub enum Output {
     Capabilities(Arc<capabilities::TemplateInfo>),
     /// From [`Job::Values`].
     Values(Arc<unused::ValueChecks>),
+    /// From [`Job::Compare`]: the other side's prompt or error, and the diff.
+    Compared(Arc<comparing::Compared>),
 }
 
 /// The answer to one request.

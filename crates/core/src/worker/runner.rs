@@ -74,14 +74,7 @@ fn run(
         Job::Render { template } => {
             #[cfg(debug_assertions)]
             test_panic(conversation);
-            let compiled = template.compiled()?;
-            let settings = &conversation.settings;
-            // Continuing the final message renders from the messages themselves.
-            let prompt = if settings.continue_final_message.field().is_some() {
-                compiled.render_cancellable(&conversation.conversation(), token)?
-            } else {
-                compiled.render_prepared(settings, values, token)?
-            };
+            let prompt = render_prompt(&template, conversation, values, token)?;
             Ok(Output::Rendered(Rendered {
                 line_starts: line_starts(&prompt),
                 spans: locate::locate_messages(&prompt, &conversation.messages),
@@ -109,6 +102,27 @@ fn run(
             values,
             token,
         ),
+        Job::Compare {
+            counterpart,
+            against,
+        } => super::comparing::render(&counterpart, against, conversation, values, token),
+    }
+}
+
+/// The prompt `template` renders from `conversation`.
+pub(super) fn render_prompt(
+    template: &super::Template,
+    conversation: &Snapshot,
+    values: &PreparedMessages,
+    token: &CancelToken,
+) -> Result<String, RenderError> {
+    let compiled = template.compiled()?;
+    let settings = &conversation.settings;
+    // Continuing the final message renders from the messages themselves.
+    if settings.continue_final_message.field().is_some() {
+        compiled.render_cancellable(&conversation.conversation(), token)
+    } else {
+        compiled.render_prepared(settings, values, token)
     }
 }
 

@@ -298,3 +298,74 @@ fn a_newer_render_supersedes_a_pending_value_probe() {
     assert_eq!(err.kind, RenderErrorKind::Cancelled);
     assert_eq!(prompt(&replies[2]), "b");
 }
+
+fn compare(worker: &Worker, id: u64, counterpart: super::comparing::Counterpart, against: &str) {
+    worker.submit(
+        id,
+        Job::Compare {
+            counterpart,
+            against: against.into(),
+        },
+    );
+}
+
+#[test]
+fn a_comparison_renders_the_other_side_and_diffs_it_from_the_callers_prompt() {
+    let worker = Worker::spawn(PATIENCE).unwrap();
+    worker.update(Update::all(conversation("hi")));
+    let other = Template::new("a\n[{{ messages[0].content }}]\nc", Limits::default());
+    let counterpart = super::comparing::Counterpart::Template(other);
+    compare(&worker, 3, counterpart, "a\n<hi>\nc");
+    let reply = next(&worker);
+    assert_eq!((reply.kind, reply.generation), (JobKind::Compare, 3));
+    let Ok(Output::Compared(compared)) = reply.result else {
+        panic!("not a comparison: {:?}", reply.result)
+    };
+    assert_eq!(compared.render.result.as_deref(), Ok("a\n[hi]\nc"));
+    assert_eq!(compared.hunks(), 1);
+    use crate::diff::DiffLine::{Added, Removed, Same};
+    assert_eq!(
+        compared.lines(),
+        vec![Same("a\n"), Removed("<hi>\n"), Added("[hi]\n"), Same("c")]
+    );
+}
+
+#[test]
+fn a_failing_side_is_an_answer_and_a_queued_one_gives_way_to_a_render() {
+    let worker = Worker::spawn(PATIENCE).unwrap();
+    worker.update(Update::all(conversation("hi")));
+    let broken = Template::new("{{ raise_exception('no') }}", Limits::default());
+    compare(
+        &worker,
+        1,
+        super::comparing::Counterpart::Template(broken),
+        "x",
+    );
+    let Ok(Output::Compared(compared)) = next(&worker).result else {
+        panic!("a failed render is still an answer")
+    };
+    assert!(compared
+        .render
+        .result
+        .as_ref()
+        .is_err_and(|e| e.to_string().contains("no")));
+    assert_eq!(compared.hunks(), 1, "all of the caller's prompt is missing");
+
+    // A slow render holds the runner; the queued comparison answers an older
+    // conversation once a render is asked for, so it is dropped as cancelled.
+    let slow = slow_template();
+    render(&worker, 2, &slow, "a");
+    let text = super::comparing::Counterpart::Text {
+        text: "t".into(),
+        error: None,
+    };
+    compare(&worker, 5, text, "t");
+    render(&worker, 3, &slow, "b");
+    let cancelled = (0..3)
+        .map(|_| next(&worker))
+        .find(|reply| reply.kind == JobKind::Compare)
+        .expect("the comparison's answer");
+    assert_eq!(cancelled.generation, 5);
+    let kind = cancelled.result.as_ref().err().map(|e| e.kind);
+    assert_eq!(kind, Some(RenderErrorKind::Cancelled));
+}
