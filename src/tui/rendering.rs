@@ -202,6 +202,8 @@ impl App {
         if changed {
             self.prompt.after_render(&self.preview);
             effects.extend(self.run_deferred());
+            // The preview or compare view first: it is what the user looks at.
+            self.request_sides();
             self.request_attribution();
             self.request_tokens();
             self.request_background();

@@ -228,3 +228,42 @@ fn python_agrees_with_chatplate_on_the_example() {
     assert!(text.contains("Prompt vs python · same"), "{text}");
     assert!(text.contains("python (5.23.0)"), "its version: {text}");
 }
+
+/// Whatever the Templates pane lists previews alike: here a GGUF entry.
+#[test]
+fn a_gguf_entry_previews_like_any_template() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    let origin = chatplate_core::catalog::Origin::Gguf {
+        path: dir.path().join("tiny.gguf"),
+        entry: None,
+    };
+    let source = "{% for m in messages %}[{{ m.role }}]{% endfor %}";
+    let gguf = chatplate_core::catalog::TemplateSource::new("tiny.gguf", source, origin);
+    app.add_template(&gguf);
+    app.update(Action::Focus(Pane::Templates));
+    app.update(Action::Template(TemplateAction::Select(Step::First)));
+    app.update(Action::Template(TemplateAction::Select(Step::Last)));
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("preview: tiny.gguf"), "{text}");
+    assert!(text.contains("[system][user][assistant][tool]"), "{text}");
+    assert!(!app.workspace().dirty);
+}
+
+/// Compared with the expected prompt: none yet says how to set it; `E` sets it, and the
+/// view follows (the same prompt now).
+#[test]
+fn the_expected_side_follows_e() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(Action::Focus(Pane::Prompt));
+    for _ in 0..4 {
+        app.update(Action::Compare(CompareAction::CycleSide));
+    }
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("Prompt vs expected ✗"), "{text}");
+    assert!(text.contains("no expected prompt yet"), "{text}");
+    app.handle_key(key(KeyCode::Char('E')));
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("Prompt vs expected · same"), "{text}");
+}
