@@ -201,8 +201,8 @@ impl App {
             Action::Prompt(PromptAction::ToggleTokens) => self.toggle_tokens(),
             Action::Compare(action) => self.compare(action),
             Action::Prompt(action) => {
-                if let Some(effect) = self.compare_prompt_action(action) {
-                    return effect;
+                if self.compare_took(action) {
+                    return None;
                 }
                 return self.in_prompt(|pane, ctx, facts| pane.handle(action, ctx, facts));
             }

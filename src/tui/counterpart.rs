@@ -12,7 +12,7 @@
 use chatplate_core::worker::{Job, Output, Reply};
 use chatplate_render::RenderErrorKind;
 
-use super::action::{Direction, Effect, Pane, PromptAction, Step};
+use super::action::{Direction, Pane, PromptAction, Step};
 use super::app::App;
 use super::compare_view::layout_for;
 use super::comparison::{
@@ -141,17 +141,17 @@ impl App {
     }
 
     /// The prompt pane's scroll and difference keys move the compare view while it is
-    /// shown; returns `None` when the action is not the compare view's.
-    pub(super) fn compare_prompt_action(&mut self, action: PromptAction) -> Option<Option<Effect>> {
+    /// shown; returns whether it took `action`.
+    pub(super) fn compare_took(&mut self, action: PromptAction) -> bool {
         if self.sides.compare.is_none() || self.sides.preview.is_some() {
-            return None;
+            return false;
         }
         match action {
             PromptAction::Scroll(step) => self.scroll_compare(step),
             PromptAction::NextChange(direction) => self.jump_difference(direction),
-            _ => return None,
+            _ => return false,
         }
-        Some(None)
+        true
     }
 
     fn compare_rows(&self) -> usize {
