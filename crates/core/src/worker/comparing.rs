@@ -127,19 +127,25 @@ impl Compared {
 
 /// The diff as byte ranges into the two texts (each line a slice of one of them).
 fn changes(against: &str, other: &str) -> Vec<(Change, Range<usize>)> {
-    let offset = |text: &str, line: &str| line.as_ptr() as usize - text.as_ptr() as usize;
+    // The diff walks both texts in order: a same line takes its length from both, a
+    // removed one from `against`, an added one from `other`.
+    let (mut left, mut right) = (0, 0);
     diff_lines(against, other)
         .into_iter()
         .map(|line| match line {
-            DiffLine::Same(l) => (
-                Change::Same,
-                offset(against, l)..offset(against, l) + l.len(),
-            ),
-            DiffLine::Removed(l) => (
-                Change::Removed,
-                offset(against, l)..offset(against, l) + l.len(),
-            ),
-            DiffLine::Added(l) => (Change::Added, offset(other, l)..offset(other, l) + l.len()),
+            DiffLine::Same(l) => {
+                right += l.len();
+                left += l.len();
+                (Change::Same, left - l.len()..left)
+            }
+            DiffLine::Removed(l) => {
+                left += l.len();
+                (Change::Removed, left - l.len()..left)
+            }
+            DiffLine::Added(l) => {
+                right += l.len();
+                (Change::Added, right - l.len()..right)
+            }
         })
         .collect()
 }
@@ -181,4 +187,36 @@ pub(super) fn render(
         },
     };
     Ok(Output::Compared(Arc::new(Compared::new(answer, against))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Read back, the ranges give each text again, whatever the diff did.
+    #[test]
+    fn the_ranges_rebuild_both_texts() {
+        let cases = [
+            ("a\nb\nc", "a\nB\nc\nd\n"),
+            ("a\nbb\nc\n", "a\nB\nc\n"),
+            ("", "x\ny"),
+            ("é\n\nü", "é\nü\n"),
+            ("same\n", "same\n"),
+        ];
+        for (against, other) in cases {
+            let (mut left, mut right) = (String::new(), String::new());
+            for (change, range) in changes(against, other) {
+                match change {
+                    // A same line is read from `against` (it is in both).
+                    Change::Same => {
+                        left.push_str(&against[range.clone()]);
+                        right.push_str(&against[range]);
+                    }
+                    Change::Removed => left.push_str(&against[range]),
+                    Change::Added => right.push_str(&other[range]),
+                }
+            }
+            assert_eq!((left.as_str(), right.as_str()), (against, other));
+        }
+    }
 }
