@@ -34,6 +34,15 @@ impl App {
         if side.asked.is_some() || !side.outdated(generation, session) {
             return;
         }
+        let engine = matches!(side.choice, SideChoice::Engine(_));
+        if let (true, Some(why)) = (engine, self.workspace.missing_template.clone()) {
+            // No template for the engine to render: say so on its side.
+            if let Some(side) = self.sides.shown_mut() {
+                side.shown = Shown::Failed(why);
+                side.answered = generation;
+            }
+            return;
+        }
         let source = &self.workspace.template.source;
         let counterpart = side.counterpart(source, session, &self.sides.setup);
         let against = match &self.preview.output {

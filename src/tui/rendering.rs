@@ -160,6 +160,7 @@ impl App {
             Err(err) => {
                 self.preview.fail(generation, err);
                 self.prompt.after_render(&self.preview);
+                self.request_sides();
             }
         }
     }

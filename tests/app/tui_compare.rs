@@ -267,3 +267,20 @@ fn the_expected_side_follows_e() {
     let text = screen(&mut app, 80, 24);
     assert!(text.contains("Prompt vs expected · same"), "{text}");
 }
+
+/// Without the session's template an engine has nothing to render: its side says why.
+#[test]
+fn an_engine_side_without_the_sessions_template_says_why() {
+    use chatplate::tui::workspace::Workspace;
+    let dir = tempfile::tempdir().unwrap();
+    let template = chatplate_core::catalog::default_template();
+    let session = chatplate::tui::conversation::example_session(template.reference(dir.path()));
+    let mut workspace = Workspace::new(session, None, template, dir.path().to_path_buf());
+    workspace.template_missing("template not found: gone.jinja".into());
+    let mut app = App::new(workspace, chatplate_core::catalog::bundled());
+    app.update(Action::Focus(Pane::Prompt));
+    app.update(Action::Compare(CompareAction::CycleSide));
+    let text = screen(&mut app, 80, 24);
+    assert!(text.contains("Prompt vs minijinja ✗"), "{text}");
+    assert!(text.contains("template not found: gone.jinja"), "{text}");
+}
