@@ -284,3 +284,29 @@ fn an_engine_side_without_the_sessions_template_says_why() {
     assert!(text.contains("Prompt vs minijinja ✗"), "{text}");
     assert!(text.contains("template not found: gone.jinja"), "{text}");
 }
+
+/// Side by side, a missing engine's error takes its column only: the session's render
+/// stays in the other.
+#[test]
+fn side_by_side_a_missing_engine_keeps_the_sessions_column() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    let mut setup = EngineSetup::default();
+    setup.node = dir.path().join("no-node-here");
+    app.set_engines(setup);
+    app.update(Action::Resize(120, 40));
+    app.update(Action::Focus(Pane::Prompt));
+    app.update(Action::Zoom);
+    for _ in 0..2 {
+        app.update(Action::Compare(CompareAction::CycleSide));
+    }
+    let text = screen(&mut app, 120, 40);
+    let row = text
+        .lines()
+        .find(|line| line.contains("<|im_start|>system"))
+        .unwrap_or_else(|| panic!("the session's column: {text}"));
+    let (left, right) = row.split_once(" │ ").expect("two columns");
+    assert!(left.contains("<|im_start|>system"), "{row}");
+    assert!(right.contains("✗ hf-jinja is not available"), "{row}");
+    assert!(text.contains("Prompt vs hf-jinja ✗"), "{text}");
+}
