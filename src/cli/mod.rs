@@ -23,6 +23,8 @@ mod stdin;
 mod templates;
 #[cfg(feature = "tokens")]
 mod tokens;
+#[cfg(feature = "tokens")]
+mod tokens_mask;
 mod worker;
 
 use std::path::PathBuf;

@@ -22,4 +22,5 @@ mod files_input;
 mod inspect_cli;
 mod session_save;
 mod sources_cli;
+mod tokens_masks;
 mod untrusted;

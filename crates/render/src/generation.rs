@@ -38,6 +38,21 @@ pub struct TrackedRender {
     pub prompt: String,
     /// The `{% generation %}` blocks rendered, in transformers' order.
     pub spans: Vec<GenerationSpan>,
+    /// Whether the template has the tag at all ([`has_generation_tag`]); without it
+    /// there are no spans, and transformers' mask is all zeros.
+    pub has_generation_tag: bool,
+}
+
+impl TrackedRender {
+    /// A prompt that was not rendered from a template (text tokenized as it is): no
+    /// tag, no spans.
+    pub fn untracked(prompt: String) -> Self {
+        TrackedRender {
+            prompt,
+            spans: Vec::new(),
+            has_generation_tag: false,
+        }
+    }
 }
 
 /// A block as recorded during the render: where top-level output stood (bytes) and the

@@ -340,6 +340,7 @@ impl CompiledTemplate {
             return Ok(TrackedRender {
                 prompt,
                 spans: Vec::new(),
+                has_generation_tag: false,
             });
         }
         if control.cancel.is_cancelled() {
@@ -355,7 +356,11 @@ impl CompiledTemplate {
             true,
         )?;
         let spans = generation::in_chars(&prompt, &raw);
-        Ok(TrackedRender { prompt, spans })
+        Ok(TrackedRender {
+            prompt,
+            spans,
+            has_generation_tag: true,
+        })
     }
 
     /// Whether transformers would compute an assistant mask with this template: its
