@@ -15,6 +15,7 @@ mod import;
 mod inspect;
 mod inspect_table;
 mod inspect_text;
+mod inspect_training;
 mod limits;
 mod output;
 mod render;

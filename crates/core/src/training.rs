@@ -6,7 +6,7 @@
 //! "all zero for a conversation with assistant turns" is the silent failure worth saying
 //! out loud ([`TrainingMask::silently_empty`]).
 
-use chatplate_render::{Limits, RenderControl, TrackedRender};
+use chatplate_render::{GenerationSpan, Limits, RenderControl, TrackedRender};
 
 use crate::catalog::{self, TemplateSource};
 use crate::check::{compiled, RenderFailure};
@@ -32,6 +32,28 @@ pub fn has_assistant_turn(messages: &[serde_json::Value]) -> bool {
     messages.iter().any(|m| m["role"] == "assistant")
 }
 
+/// The mask by character: for each span transformers keeps (see
+/// [`crate::tokens::mask`]), the byte range of the prompt it covers, clamped to the
+/// prompt. A span starting at or past the prompt's end ends the list, as transformers
+/// stops there.
+pub fn masked_bytes(prompt: &str, spans: &[GenerationSpan]) -> Vec<std::ops::Range<usize>> {
+    let mut starts: Vec<usize> = prompt.char_indices().map(|(at, _)| at).collect();
+    starts.push(prompt.len());
+    spans
+        .iter()
+        .map_while(|span| {
+            let start = starts.get(span.start).filter(|&&at| at < prompt.len())?;
+            let end = starts.get(span.end).copied().unwrap_or(prompt.len());
+            Some(*start..end.max(*start))
+        })
+        .collect()
+}
+
+/// Whether byte `at` of the prompt is trained on.
+pub fn is_masked(ranges: &[std::ops::Range<usize>], at: usize) -> bool {
+    ranges.iter().any(|range| range.contains(&at))
+}
+
 /// The assistant mask of one tokenized prompt.
 #[cfg(feature = "tokens")]
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,7 +75,7 @@ impl TrainingMask {
     ) -> Result<Self, crate::tokens::MaskError> {
         Ok(TrainingMask {
             tokens: crate::tokens::assistant_mask(&tracked.prompt, tokenized, &tracked.spans)?,
-            bytes: crate::tokens::masked_bytes(&tracked.prompt, &tracked.spans),
+            bytes: masked_bytes(&tracked.prompt, &tracked.spans),
             has_generation_tag: tracked.has_generation_tag,
         })
     }
@@ -66,5 +88,18 @@ impl TrainingMask {
     /// Whether a conversation with assistant turns trains on nothing.
     pub fn silently_empty(&self, messages: &[serde_json::Value]) -> bool {
         self.trained() == 0 && has_assistant_turn(messages)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn masked_bytes_stop_at_a_span_at_the_end() {
+        let span = |start, end| GenerationSpan { start, end };
+        let spans = [span(1, 2), span(3, 3), span(0, 1)];
+        assert_eq!(masked_bytes("éab", &spans), vec![(2..3)]);
+        assert_eq!(masked_bytes("éab", &[span(2, 40)]), vec![(3..4)]);
     }
 }

@@ -53,21 +53,6 @@ pub fn assistant_mask(
     Ok(mask)
 }
 
-/// The mask by character: for each span transformers keeps (see [`assistant_mask`]),
-/// the byte range of the prompt it covers, clamped to the prompt. Spans after a skipped
-/// one are dropped, as transformers drops them.
-pub fn masked_bytes(prompt: &str, spans: &[GenerationSpan]) -> Vec<std::ops::Range<usize>> {
-    let chars = CharIndex::new(prompt);
-    spans
-        .iter()
-        .map_while(|span| {
-            let start = chars.byte_of(span.start).filter(|&at| at < prompt.len())?;
-            let end = chars.byte_of(span.end).unwrap_or(prompt.len());
-            Some(start..end.max(start))
-        })
-        .collect()
-}
-
 /// `Encoding.char_to_token`: the first token whose offsets hold character `at`.
 fn char_to_token(tokenized: &Tokenized, chars: &CharIndex, at: usize) -> Option<usize> {
     let byte = chars.byte_of(at)?;
@@ -78,14 +63,14 @@ fn char_to_token(tokenized: &Tokenized, chars: &CharIndex, at: usize) -> Option<
 }
 
 /// Byte offsets of a text's characters, for character positions from Python.
-struct CharIndex {
+pub(crate) struct CharIndex {
     /// Byte offset of each character, then the text's length.
     starts: Vec<usize>,
     len: usize,
 }
 
 impl CharIndex {
-    fn new(text: &str) -> Self {
+    pub(crate) fn new(text: &str) -> Self {
         let mut starts: Vec<usize> = text.char_indices().map(|(at, _)| at).collect();
         starts.push(text.len());
         CharIndex {
@@ -96,7 +81,7 @@ impl CharIndex {
 
     /// The byte offset of character `at` (the text's length for one past the end);
     /// `None` beyond that.
-    fn byte_of(&self, at: usize) -> Option<usize> {
+    pub(crate) fn byte_of(&self, at: usize) -> Option<usize> {
         self.starts.get(at).copied()
     }
 }
@@ -144,11 +129,5 @@ mod tests {
             assistant_mask("HiHello there", &tokens(), &[span(0, 0)]),
             Err(MaskError)
         );
-    }
-
-    #[test]
-    fn masked_bytes_stop_at_a_span_past_the_end() {
-        let spans = [span(1, 2), span(3, 3), span(0, 1)];
-        assert_eq!(masked_bytes("éab", &spans), vec![(2..3)]);
     }
 }

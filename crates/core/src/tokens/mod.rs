@@ -48,7 +48,7 @@ pub use cache::shared;
 #[cfg(feature = "tokens")]
 pub use load::ModelTokenizer;
 #[cfg(feature = "tokens")]
-pub use mask::{assistant_mask, masked_bytes, MaskError};
+pub use mask::{assistant_mask, MaskError};
 #[cfg(feature = "tokens")]
 pub use ranges::{count_in_ranges, RangeCount};
 #[cfg(feature = "tokens")]
