@@ -20,7 +20,9 @@ whitespace control around the tags, non-ASCII text).
 `bos_token` and `eos_token` are passed explicitly, so the prompt is the same for every
 tokenizer. Writes tests/fixtures/masks/goldens.json (tests/engine/masks.rs reads it).
 
-Usage: python3 scripts/make_mask_goldens.py [TOKENIZER_DIR ...]
+Usage: python3 scripts/make_mask_goldens.py [--check] [TOKENIZER_DIR ...]
+With --check nothing is written: exit 1 when the committed goldens differ from what
+transformers gives now (CI runs this).
 """
 
 import glob
@@ -119,14 +121,22 @@ def golden(case, text, messages, tools, add_generation_prompt, tokenizers):
 
 
 def main():
-    dirs = sys.argv[1:] or sorted(d for d in glob.glob(os.path.join(CACHE, "*")) if os.path.isdir(d))
+    args = sys.argv[1:]
+    check = "--check" in args
+    args = [a for a in args if a != "--check"]
+    dirs = args or sorted(d for d in glob.glob(os.path.join(CACHE, "*")) if os.path.isdir(d))
     tokenizers = [(os.path.basename(d), AutoTokenizer.from_pretrained(d)) for d in dirs]
     out = [golden(*args, tokenizers) for args in cases()]
-    with open(os.path.join(FIXTURES, "goldens.json"), "w", encoding="utf-8") as f:
-        # One case per line: reviewable diffs without one line per mask entry.
-        f.write('{"reference": "transformers 5.23.0", "cases": [\n')
-        f.write(",\n".join(json.dumps(case, ensure_ascii=False) for case in out))
-        f.write("\n]}\n")
+    # One case per line: reviewable diffs without one line per mask entry.
+    text = '{"reference": "transformers 5.23.0", "cases": [\n'
+    text += ",\n".join(json.dumps(case, ensure_ascii=False) for case in out) + "\n]}\n"
+    path = os.path.join(FIXTURES, "goldens.json")
+    if check:
+        same = read(path) == text
+        print(f"{len(out)} cases x {len(tokenizers)} tokenizers: goldens {'current' if same else 'DIFFER'}")
+        sys.exit(0 if same else 1)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(text)
     masked = sum(sum(m.get("mask", [])) for c in out for m in c["masks"].values())
     print(f"{len(out)} cases x {len(tokenizers)} tokenizers, {masked} masked tokens")
 
