@@ -4,8 +4,6 @@
 
 use std::ops::Range;
 
-use chatplate_render::Conversation;
-
 /// The mask as the prompt pane shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ShownMask {
@@ -35,7 +33,7 @@ pub(super) fn compute(
     template: &super::Template,
     prompt: &str,
     tokenized: &crate::tokens::Tokenized,
-    conversation: &Conversation,
+    conversation: &chatplate_render::Conversation,
     cancel: &chatplate_render::CancelToken,
 ) -> Option<ShownMask> {
     use crate::training::{has_assistant_turn, TrainingMask};
