@@ -76,6 +76,7 @@ EDGES = {
     "ends-on-merged-newline": LOOP + "{% if m.role == 'assistant' %}{% generation %}{{ m.content }}\n{% endgeneration %}\n\n{% else %}{{ m.content }}\n{% endif %}{% endfor %}",
     "whitespace-control": LOOP + "<{{ m.role }}>\n  {%- generation -%}\n  {{ m.content }}\n  {%- endgeneration -%}\n  </{{ m.role }}>\n{% endfor %}",
     "trim-blocks": LOOP + "<{{ m.role }}>\n{% generation %}\n{{ m.content }}\n{% endgeneration %}\n{% endfor %}",
+    "plus-markers": LOOP + "<{{ m.role }}>\n{%+ generation +%}\n{{ m.content }}{%+ endgeneration %}\n{% endfor %}",
     "non-ascii": LOOP + "«{{ m.role }}» {% generation %}é{{ m.content }}😀{% endgeneration %} ✓{% endfor %}",
 }
 

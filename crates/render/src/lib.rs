@@ -321,10 +321,11 @@ impl CompiledTemplate {
 
     /// Renders like [`CompiledTemplate::render_controlled`] and also returns where the
     /// template's `{% generation %}` blocks landed, as transformers records them for
-    /// `return_assistant_tokens_mask=True` (see [`GenerationSpan`]). A template without
-    /// the tag (transformers' test, [`has_generation_tag`]) renders as usual, with no
-    /// spans and no recording cost. Like transformers, refuses
-    /// `continue_final_message`.
+    /// `return_assistant_tokens_mask=True` (see [`GenerationSpan`]). A template whose
+    /// source never says `generation` renders as usual, with no spans and no recording
+    /// cost. transformers records blocks whatever its tag test ([`has_generation_tag`])
+    /// says (it only logs a warning), so `{%+ generation %}` is recorded too. Like
+    /// transformers, refuses `continue_final_message`.
     pub fn render_tracked(
         &self,
         conversation: &Conversation,
@@ -335,13 +336,9 @@ impl CompiledTemplate {
                 "continue_final_message is not compatible with return_assistant_tokens_mask.",
             ));
         }
-        if !has_generation_tag(&self.inner.source) {
+        if !self.inner.source.contains("generation") {
             let prompt = self.render_controlled(conversation, control)?;
-            return Ok(TrackedRender {
-                prompt,
-                spans: Vec::new(),
-                has_generation_tag: false,
-            });
+            return Ok(TrackedRender::untracked(prompt));
         }
         if control.cancel.is_cancelled() {
             return Err(RenderError::cancelled());
@@ -359,7 +356,7 @@ impl CompiledTemplate {
         Ok(TrackedRender {
             prompt,
             spans,
-            has_generation_tag: true,
+            has_generation_tag: self.has_generation_tag(),
         })
     }
 
