@@ -118,3 +118,44 @@ fn assistant_masks_equal_transformers_on_real_tokenizers() {
     }
     assert!(compared >= 110, "{compared} compared");
 }
+
+#[test]
+fn continuing_the_final_message_is_refused_as_transformers_refuses_it() {
+    let source =
+        "{% for m in messages %}{% generation %}{{ m.content }}{% endgeneration %}{% endfor %}";
+    let compiled = CompiledTemplate::compile(source, Limits::default()).unwrap();
+    let messages = vec![serde_json::json!({"role": "assistant", "content": "Hi"})];
+    let conversation =
+        Conversation::new(messages).with_continue_final(chatplate_render::ContinueFinal::content());
+    let err = compiled
+        .render_tracked(&conversation, &RenderControl::default())
+        .unwrap_err();
+    assert_eq!(
+        err.message,
+        "continue_final_message is not compatible with return_assistant_tokens_mask."
+    );
+}
+
+#[test]
+fn a_failed_render_leaves_nothing_recorded_for_the_next() {
+    // Render threads are reused: a render that fails after a block must not leave its
+    // recording on for the next render on that thread.
+    let source = "{% for m in messages %}{% generation %}{{ m.content }}{% endgeneration %}{% if m.content == 'boom' %}{{ raise_exception('boom') }}{% endif %}{% endfor %}";
+    let compiled = CompiledTemplate::compile(source, Limits::default()).unwrap();
+    let render = |content: &str| {
+        let messages = vec![serde_json::json!({"role": "assistant", "content": content})];
+        compiled.render_tracked(&Conversation::new(messages), &RenderControl::default())
+    };
+    for _ in 0..4 {
+        assert!(render("boom").is_err());
+        let tracked = render("Hi").unwrap();
+        assert_eq!(tracked.spans, [GenerationSpan { start: 0, end: 2 }]);
+    }
+    // Plain renders of the same template record nothing and are unchanged.
+    let plain = compiled
+        .render(&Conversation::new(vec![
+            serde_json::json!({"role": "assistant", "content": "Hi"}),
+        ]))
+        .unwrap();
+    assert_eq!(plain, "Hi");
+}
