@@ -75,6 +75,15 @@ pub(super) fn run(args: InspectArgs) -> Result<i32> {
         Some(Err(other)) => return Err(other.into()),
         None => None,
     };
+    let training = super::inspect_training::warning(
+        &input.name,
+        &compiled,
+        &report,
+        input.conversation.as_ref(),
+    );
+    if let Some(warning) = training {
+        output::note(&chatplate_render::visible::message(&warning));
+    }
     if args.json {
         let mut json = report.to_json();
         if let Json::Object(object) = &mut json {

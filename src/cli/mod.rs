@@ -15,6 +15,7 @@ mod import;
 mod inspect;
 mod inspect_table;
 mod inspect_text;
+mod inspect_training;
 mod limits;
 mod output;
 mod render;
@@ -23,6 +24,8 @@ mod stdin;
 mod templates;
 #[cfg(feature = "tokens")]
 mod tokens;
+#[cfg(feature = "tokens")]
+mod tokens_mask;
 mod worker;
 
 use std::path::PathBuf;

@@ -13,13 +13,14 @@ use super::output;
 use super::render::with_stdin_note;
 use super::session_input::{input_dir, load_session, read_input, shown, template_access};
 use super::stdin;
+use super::tokens_mask::MaskReport;
 use chatplate_core::catalog;
-use chatplate_core::check::render_with;
 use chatplate_core::files::MAX_SESSION_BYTES;
 use chatplate_core::tokens::expect::session_tokenizer;
 use chatplate_core::tokens::injection::{self, Injection, SplitEffect, TextSource, UntrustedText};
 use chatplate_core::tokens::{shared, ModelTokenizer, Tokenized, TokenizerError, TokenizerFiles};
-use chatplate_render::Limits;
+use chatplate_core::training::{has_assistant_turn, render_tracked_with};
+use chatplate_render::{Limits, TrackedRender};
 
 #[derive(Debug, Args)]
 pub(super) struct TokensArgs {
@@ -52,6 +53,18 @@ struct Report {
     tokenized: Tokenized,
     injections: Vec<Injection>,
     split_effect: Option<SplitEffect>,
+    /// The assistant mask; `None` for `--text` (no template).
+    mask: Option<MaskReport>,
+}
+
+/// What one input gives before tokenizing.
+struct Prepared {
+    files: TokenizerFiles,
+    untrusted: Vec<UntrustedText>,
+    /// The render with its generation spans, and whether it has assistant turns; for
+    /// `--text`, the text as it is.
+    tracked: TrackedRender,
+    assistant_turns: Option<bool>,
 }
 
 /// `chatplate tokens`: exit 0, or 1 when a fixture fails to render; unusable input is an
@@ -65,6 +78,14 @@ pub(super) fn run(args: TokensArgs) -> Result<i32> {
             continue;
         };
         warn_injections(&report);
+        let shown_input = report.input.display().to_string();
+        if report
+            .mask
+            .as_ref()
+            .is_some_and(|mask| mask.warn(&shown_input))
+        {
+            code = 1;
+        }
         if args.json {
             output::print(&format!("{}\n", serde_json::to_string(&to_json(&report))?))?;
             continue;
@@ -82,11 +103,19 @@ pub(super) fn run(args: TokensArgs) -> Result<i32> {
 
 /// Renders (unless `--text`) and tokenizes one input; `None` when it does not render.
 fn tokenize_input(input: &Path, args: &TokensArgs) -> Result<Option<Report>> {
-    let Some((prompt, files, untrusted)) = prepare(input, args)? else {
+    let Some(prepared) = prepare(input, args)? else {
         return Ok(None);
     };
+    let Prepared {
+        files,
+        untrusted,
+        tracked,
+        assistant_turns,
+    } = prepared;
     let tokenizer = shared(&files)?;
-    let tokenized = tokenizer.tokenize(&prompt)?;
+    let tokenized = tokenizer.tokenize(&tracked.prompt)?;
+    let mask = assistant_turns.map(|turns| MaskReport::new(&tracked, &tokenized, turns));
+    let prompt = tracked.prompt;
     let injections = injection::find_in_texts(&tokenizer, &untrusted)?;
     // Only worth a second pass over the prompt when there is something to explain.
     let split_effect = match injections.iter().any(|i| i.special) {
@@ -100,15 +129,13 @@ fn tokenize_input(input: &Path, args: &TokensArgs) -> Result<Option<Report>> {
         tokenized,
         injections,
         split_effect,
+        mask,
     }))
 }
 
 /// The prompt, the tokenizer files and the untrusted texts of one input; `None` when the
 /// fixture does not render (the error is printed).
-fn prepare(
-    input: &Path,
-    args: &TokensArgs,
-) -> Result<Option<(String, TokenizerFiles, Vec<UntrustedText>)>> {
+fn prepare(input: &Path, args: &TokensArgs) -> Result<Option<Prepared>> {
     let given = args
         .tokenizer
         .as_deref()
@@ -120,7 +147,12 @@ fn prepare(
         let Some(files) = given else {
             bail!("--text needs --tokenizer");
         };
-        return Ok(Some((prompt, files, Vec::new())));
+        return Ok(Some(Prepared {
+            files,
+            untrusted: Vec::new(),
+            tracked: TrackedRender::untracked(prompt),
+            assistant_turns: None,
+        }));
     }
     let session = load_session(input)?;
     let dir = input_dir(input);
@@ -139,18 +171,24 @@ fn prepare(
     let rendered = catalog::resolve_for(&session, &dir, &access)
         .map_err(|err| with_stdin_note(err, input, &session).to_string())
         .and_then(|template| {
-            render_with(&session, &template, Limits::default()).map_err(|f| f.description)
+            render_tracked_with(&session, &template, Limits::default()).map_err(|f| f.description)
         });
-    let prompt = match rendered {
-        Ok(prompt) => prompt,
+    let tracked = match rendered {
+        Ok(tracked) => tracked,
         Err(message) => {
             let message = chatplate_render::visible::message(&message);
             output::note(&format!("{}: {message}", shown(input).display()));
             return Ok(None);
         }
     };
-    let untrusted = injection::untrusted_texts(&session.conversation()?);
-    Ok(Some((prompt, files, untrusted)))
+    let conversation = session.conversation()?;
+    let untrusted = injection::untrusted_texts(&conversation);
+    Ok(Some(Prepared {
+        files,
+        untrusted,
+        tracked,
+        assistant_turns: Some(has_assistant_turn(&conversation.messages)),
+    }))
 }
 
 /// One line per injected token on stderr, in both output modes.
@@ -205,13 +243,22 @@ fn table(report: &Report) -> String {
         let string = tokenizer.token_string(token.id).unwrap_or_default();
         let bytes = format!("{}..{}", token.start, token.end);
         let special = if token.special { "  special" } else { "" };
+        let trained = match &report.mask {
+            Some(mask) if mask.trained(index) => "  trained",
+            _ => "",
+        };
         text.push_str(&format!(
-            "{index:>6} {:>7}  {bytes:<13} {string:?}{special}\n",
+            "{index:>6} {:>7}  {bytes:<13} {string:?}{special}{trained}\n",
             token.id
         ));
     }
+    let trained = report
+        .mask
+        .as_ref()
+        .map(MaskReport::total)
+        .unwrap_or_default();
     text.push_str(&format!(
-        "{} tokens ({} special, {} bytes) with {}\n",
+        "{} tokens ({} special{trained}, {} bytes) with {}\n",
         tokenized.len(),
         tokenized.special_count(),
         report.prompt.len(),
@@ -227,7 +274,7 @@ fn to_json(report: &Report) -> Json {
         ..
     } = report;
     let tokens = &tokenized.tokens;
-    json!({
+    let mut object = json!({
         "input": report.input.display().to_string(),
         "tokenizer": tokenizer.files().tokenizer.display().to_string(),
         "split_special_tokens": tokenizer.split_special_tokens(),
@@ -245,7 +292,16 @@ fn to_json(report: &Report) -> Json {
             "flipped_tokens": e.flipped_tokens,
             "flipped_special": e.flipped_special,
         })),
-    })
+    });
+    match &report.mask {
+        Some(mask) => mask.insert_json(&mut object),
+        None => {
+            object["has_generation_markers"] = Json::Null;
+            object["assistant_mask"] = Json::Null;
+            object["assistant_spans"] = Json::Null;
+        }
+    }
+    object
 }
 
 fn injection_json(found: &Injection) -> Json {

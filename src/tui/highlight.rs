@@ -35,6 +35,9 @@ pub struct Marks<'a> {
     /// The prompt's tokens in token mode: boundaries are shown, and specials are the
     /// tokens the tokenizer marks special (instead of the shapes above).
     pub tokens: Option<&'a Tokenized>,
+    /// The bytes of the tokens the assistant mask trains on (sorted ranges), in token
+    /// mode.
+    pub trained: &'a [Range<usize>],
 }
 
 /// Styles `text`, a prompt line starting at byte `start`; `newline` says whether a line
@@ -63,6 +66,9 @@ pub fn prompt_line(text: &str, start: usize, newline: bool, marks: &Marks) -> Li
             if at.odd {
                 style = style.patch(marks.theme.alternate_token());
             }
+        }
+        if marks.trained.iter().any(|r| r.contains(&(start + offset))) {
+            style = style.patch(marks.theme.trained());
         }
         if in_token {
             style = style.patch(marks.theme.token());

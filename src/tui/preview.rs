@@ -75,6 +75,11 @@ impl Preview {
         }
     }
 
+    /// The template being rendered, when there is one.
+    pub fn template(&self) -> Option<Arc<Template>> {
+        self.template.as_ref().ok().cloned()
+    }
+
     /// The job that renders the worker's conversation, or the error that makes rendering
     /// pointless (no template).
     pub fn render_job(&self) -> Result<Job, RenderError> {

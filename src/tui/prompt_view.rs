@@ -42,6 +42,8 @@ pub struct PromptView<'a> {
     pub token_mode: bool,
     /// The tokens of the shown prompt, once they arrived.
     pub tokens: Option<&'a Tokenized>,
+    /// The bytes of the trained tokens (assistant mask), in token mode.
+    pub trained: &'a [Range<usize>],
     /// The title's notes on attribution and tokens.
     pub notes: String,
     /// The colours.
@@ -150,6 +152,7 @@ fn prompt_lines(view: &PromptView, width: u16, height: u16) -> Vec<(usize, Line<
         whitespace: view.pane.whitespace,
         theme: view.theme,
         tokens: view.tokens,
+        trained: view.trained,
     };
     let text = preview.text();
     (top..preview.line_count().min(top + height))

@@ -150,6 +150,16 @@ impl Theme {
         self.paint(self.palette.token, Modifier::BOLD)
     }
 
+    /// Tokens the assistant mask trains on, in token mode: underlined (green with
+    /// colour), so the mark survives `NO_COLOR`.
+    pub fn trained(self) -> Style {
+        let style = Style::new().add_modifier(Modifier::UNDERLINED);
+        match self.color {
+            true => style.fg(Color::Green),
+            false => style,
+        }
+    }
+
     /// Every other token in token mode (without colour a `¦` mark separates them
     /// instead, so this is plain).
     pub fn alternate_token(self) -> Style {

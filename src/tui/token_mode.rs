@@ -59,6 +59,7 @@ impl TokenMode {
         let job = Job::Tokenize {
             choice: choice(),
             prompt: Arc::clone(prompt),
+            template: preview.template(),
         };
         self.requested = generation;
         self.error = None;
@@ -162,8 +163,17 @@ impl TokenMode {
             n => format!(" · ⚠ {n} injected"),
         };
         note.push_str(&format!(" · {} tokens", shown.tokenized.len()));
+        let mask = shown.mask.as_ref();
+        if let Some(mask) = mask.filter(|m| m.trained_tokens > 0) {
+            note.push_str(&format!(" · {} trained", mask.trained_tokens));
+        }
         if let Some(under) = cursor.and_then(|offset| cursor_token(shown, offset)) {
             note.push_str(&format!(" · {under}"));
+        }
+        // After the token under the cursor, which moves with every key: the all-zero
+        // mask is a standing fact (inspect and `chatplate tokens` say it too).
+        if mask.is_some_and(|m| m.silently_empty()) {
+            note.push_str(" · ⚠ 0 trained");
         }
         note
     }

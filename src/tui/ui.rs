@@ -168,6 +168,8 @@ fn prompt_view(app: &App) -> PromptView<'_> {
         cursor: app.cursor_range(),
         token_mode: app.token_mode.enabled,
         tokens: app.shown_tokens().map(|t| &t.tokenized),
+        trained: (app.shown_tokens().and_then(|t| t.mask.as_ref()))
+            .map_or(&[], |mask| mask.trained.as_slice()),
         notes,
         theme: app.theme,
     }

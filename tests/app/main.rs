@@ -32,6 +32,7 @@ mod tui_config;
 mod tui_explain;
 mod tui_files;
 mod tui_info;
+mod tui_masks;
 mod tui_open;
 mod tui_snapshots;
 mod tui_tokens;

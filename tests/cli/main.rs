@@ -20,6 +20,8 @@ mod deadlines;
 mod doc_examples;
 mod files_input;
 mod inspect_cli;
+mod inspect_masks;
 mod session_save;
 mod sources_cli;
+mod tokens_masks;
 mod untrusted;

@@ -30,6 +30,8 @@ mod inspect_conversation;
 mod inspect_corpus;
 mod limits;
 mod long_conversations;
+#[cfg(feature = "tokens")]
+mod masks;
 mod model_folders;
 mod python_compat;
 mod request_bodies;

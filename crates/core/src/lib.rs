@@ -60,4 +60,5 @@ pub mod request;
 pub mod session;
 pub mod target;
 pub mod tokens;
+pub mod training;
 pub mod worker;

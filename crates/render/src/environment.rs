@@ -3,7 +3,9 @@
 //! chatplate's filters, tests, methods and helpers, and none of MiniJinja's extras that
 //! Jinja2 lacks. Also the output writer with its size cap.
 
+use std::cell::Cell;
 use std::io;
+use std::rc::Rc;
 
 use minijinja::{Environment, UndefinedBehavior};
 
@@ -71,6 +73,9 @@ pub(crate) struct LimitedWriter {
     /// What was written.
     pub buffer: Vec<u8>,
     budget: usize,
+    /// Where the length of [`LimitedWriter::buffer`] is published while generation
+    /// blocks are recorded (see [`super::generation`]).
+    published: Option<Rc<Cell<usize>>>,
 }
 
 impl LimitedWriter {
@@ -79,6 +84,15 @@ impl LimitedWriter {
         LimitedWriter {
             buffer: Vec::new(),
             budget,
+            published: None,
+        }
+    }
+
+    /// The same writer, keeping `counter` at its length after every write.
+    pub(crate) fn publishing_length(self, counter: Rc<Cell<usize>>) -> Self {
+        LimitedWriter {
+            published: Some(counter),
+            ..self
         }
     }
 }
@@ -91,6 +105,9 @@ impl io::Write for LimitedWriter {
         // A checkpoint: a stopped render ends at its next output.
         scope::tick(None).map_err(|_| io::Error::other("render stopped"))?;
         self.buffer.extend_from_slice(bytes);
+        if let Some(counter) = &self.published {
+            counter.set(self.buffer.len());
+        }
         Ok(bytes.len())
     }
 

@@ -97,7 +97,13 @@ fn generation(state: &mut State, kwargs: Kwargs) -> Result<Value, Error> {
     super::scope::tick(Some(state))?;
     let caller: Value = kwargs.get("caller")?;
     kwargs.assert_all_used()?;
-    caller.call(state, &[])
+    let body = caller.call(state, &[])?;
+    if let Some(text) = body.as_str() {
+        super::generation::record(text);
+    } else {
+        super::generation::record(&body.to_string());
+    }
+    Ok(body)
 }
 
 /// Jinja2's `cycler(*items)`: `next()` returns the items in turn, `reset()` starts

@@ -77,6 +77,7 @@ mod error;
 pub(crate) mod extent;
 mod failure;
 mod filters;
+mod generation;
 mod generators;
 mod globals;
 mod groups;
@@ -133,6 +134,7 @@ pub use cancel::{CancelToken, RenderControl};
 pub use continuation::{cut_at_tag, tag_final_message};
 pub use conversation::{effective_messages, ContinueFinal, Conversation, CONTINUE_TAG};
 pub use error::{RenderError, RenderErrorKind, SourcePosition};
+pub use generation::{has_generation_tag, GenerationSpan, TrackedRender};
 pub use limits::{Limits, STEPS_PER_ITEM_PAIR};
 pub use memory::{
     is_metered, reset_thread_peak, thread_live_bytes, thread_peak_bytes, MeteredAllocator,
@@ -317,6 +319,53 @@ impl CompiledTemplate {
         finish(result, input.continued)
     }
 
+    /// Renders like [`CompiledTemplate::render_controlled`] and also returns where the
+    /// template's `{% generation %}` blocks landed, as transformers records them for
+    /// `return_assistant_tokens_mask=True` (see [`GenerationSpan`]). A template whose
+    /// source never says `generation` renders as usual, with no spans and no recording
+    /// cost. transformers records blocks whatever its tag test ([`has_generation_tag`])
+    /// says (it only logs a warning), so `{%+ generation %}` is recorded too. Like
+    /// transformers, refuses `continue_final_message`.
+    pub fn render_tracked(
+        &self,
+        conversation: &Conversation,
+        control: &RenderControl,
+    ) -> Result<TrackedRender, RenderError> {
+        if conversation.continue_final_message.field().is_some() {
+            return Err(RenderError::input(
+                "continue_final_message is not compatible with return_assistant_tokens_mask.",
+            ));
+        }
+        if !self.inner.source.contains("generation") {
+            let prompt = self.render_controlled(conversation, control)?;
+            return Ok(TrackedRender::untracked(prompt));
+        }
+        if control.cancel.is_cancelled() {
+            return Err(RenderError::cancelled());
+        }
+        let input = self.input(conversation)?;
+        let (prompt, raw) = watchdog::run_recording_on_own_thread(
+            self,
+            input.context,
+            input.items,
+            input.clock,
+            control,
+            true,
+        )?;
+        let spans = generation::in_chars(&prompt, &raw);
+        Ok(TrackedRender {
+            prompt,
+            spans,
+            has_generation_tag: self.has_generation_tag(),
+        })
+    }
+
+    /// Whether transformers would compute an assistant mask with this template: its
+    /// source has a `{% generation %}` tag ([`has_generation_tag`]).
+    pub fn has_generation_tag(&self) -> bool {
+        has_generation_tag(&self.inner.source)
+    }
+
     /// The names of the environment's globals (`raise_exception`, `namespace`, the
     /// helpers the source rewrites call, ...): what a template reads without them
     /// coming from its context.
@@ -406,6 +455,21 @@ impl CompiledTemplate {
         cancel: &CancelToken,
         shared: &Arc<Shared>,
     ) -> Result<String, RenderError> {
+        self.run_recording(context, items, clock, cancel, shared, false)
+            .map(|(prompt, _)| prompt)
+    }
+
+    /// [`CompiledTemplate::run`], recording the `{% generation %}` blocks when `record`
+    /// is set (see [`generation`]).
+    fn run_recording(
+        &self,
+        context: Value,
+        items: usize,
+        clock: DateTime,
+        cancel: &CancelToken,
+        shared: &Arc<Shared>,
+        record: bool,
+    ) -> Result<(String, Vec<generation::RawSpan>), RenderError> {
         let limits = self.inner.limits;
         let _scope = scope::enter(Scope::new(
             Arc::clone(shared),
@@ -421,8 +485,13 @@ impl CompiledTemplate {
             .get_template(TEMPLATE_NAME)
             .map_err(|err| self.error(&err, items, shared))?;
         let mut output = environment::LimitedWriter::new(limits.max_output_bytes);
+        let recording = record.then(generation::Recording::start);
+        if let Some(recording) = &recording {
+            output = output.publishing_length(recording.counter());
+        }
         undefined::reset();
         let rendered = template.render_captured_to(context.clone(), &mut output);
+        let spans = recording.map(generation::Recording::finish);
         if let Some(stop) = shared.stop() {
             return Err(self.stopped(stop, shared, items));
         }
@@ -431,8 +500,9 @@ impl CompiledTemplate {
             Err(err) => return Err(self.render_error(&env, &err, context, items, shared)),
         };
         self.inner.last_fuel.store(fuel_used, Ordering::Relaxed);
-        String::from_utf8(output.buffer)
-            .map_err(|_| RenderError::input("the template produced invalid UTF-8"))
+        let prompt = String::from_utf8(output.buffer)
+            .map_err(|_| RenderError::input("the template produced invalid UTF-8"))?;
+        Ok((prompt, spans.unwrap_or_default()))
     }
 
     /// A MiniJinja error with its position mapped back to the user's source, and limit

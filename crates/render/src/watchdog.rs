@@ -81,6 +81,19 @@ pub(super) fn run_on_own_thread(
     clock: DateTime,
     control: &RenderControl,
 ) -> Result<String, RenderError> {
+    run_recording_on_own_thread(template, context, items, clock, control, false)
+        .map(|(prompt, _)| prompt)
+}
+
+/// [`run_on_own_thread`], recording the `{% generation %}` blocks when `record` is set.
+pub(super) fn run_recording_on_own_thread(
+    template: &CompiledTemplate,
+    context: Value,
+    items: usize,
+    clock: DateTime,
+    control: &RenderControl,
+    record: bool,
+) -> Result<(String, Vec<super::generation::RawSpan>), RenderError> {
     // The deadline grows with the input; fixed now, for both sides.
     let deadline = control
         .deadline
@@ -95,12 +108,13 @@ pub(super) fn run_on_own_thread(
         let active = Active::start();
         memory::watch_this_thread(hard_cap, worker_shared.flag());
         let result = catch_unwind(AssertUnwindSafe(|| {
-            worker.run(
+            worker.run_recording(
                 context,
                 items,
                 clock,
                 &worker_control.cancel,
                 &worker_shared,
+                record,
             )
         }))
         .unwrap_or_else(|payload| Err(panicked(&*payload)));

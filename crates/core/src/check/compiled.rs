@@ -26,7 +26,7 @@ fn cache() -> &'static Mutex<Cache> {
 /// The compiled `source` under `limits`, compiled now only if this process has not
 /// compiled it before. Failed compiles are not kept (they are rare, and their error
 /// is reported per fixture).
-pub(super) fn shared(source: &str, limits: Limits) -> Result<Arc<CompiledTemplate>, RenderError> {
+pub(crate) fn shared(source: &str, limits: Limits) -> Result<Arc<CompiledTemplate>, RenderError> {
     let key = (source.to_string(), limits);
     if let Some(found) = cache().lock().ok().and_then(|c| c.get(&key).cloned()) {
         return Ok(found);

@@ -8,7 +8,7 @@
 
 mod child;
 pub mod ci_report;
-mod compiled;
+pub(crate) mod compiled;
 mod discover;
 pub mod excerpt;
 pub mod isolate;
@@ -162,7 +162,7 @@ pub struct RenderFailure {
 }
 
 impl RenderFailure {
-    fn load(message: String) -> Self {
+    pub(crate) fn load(message: String) -> Self {
         let summary = first_line(&message).to_string();
         RenderFailure {
             description: message,
@@ -171,7 +171,7 @@ impl RenderFailure {
         }
     }
 
-    fn render(err: &RenderError, source: &str) -> Self {
+    pub(crate) fn render(err: &RenderError, source: &str) -> Self {
         RenderFailure {
             description: describe_error(err, source),
             summary: err.summary(),

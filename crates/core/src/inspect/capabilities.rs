@@ -9,7 +9,7 @@
 use serde_json::{json, Value as Json};
 
 use super::probe::{ProbeFailure, Prober};
-use super::{content, reasoning, roles, tools, Cancelled};
+use super::{content, reasoning, roles, tools, training, Cancelled};
 
 /// An answer and the probe that decided it.
 #[derive(Debug, Clone, PartialEq)]
@@ -146,6 +146,8 @@ pub struct Capabilities {
     pub reasoning: reasoning::ReasoningCaps,
     /// Whether the prompt changes with the clock (`strftime_now`).
     pub uses_clock: Decided<bool>,
+    /// What assistant-only training would learn from.
+    pub training: training::TrainingCaps,
     /// Every probe the template failed on, in probe order.
     pub failures: Vec<ProbeFailure>,
 }
@@ -208,12 +210,14 @@ impl Capabilities {
         let reasoning = reasoning::detect(prober, &content, &tools, variables)?;
         let references = super::switches::reference_probes(prober, &content)?;
         let uses_clock = super::switches::uses_clock(prober, &references[0])?;
+        let training = training::detect(prober, &content)?;
         Ok(Capabilities {
             content,
             roles,
             tools,
             reasoning,
             uses_clock,
+            training,
             failures: prober.failures(),
         })
     }
@@ -259,6 +263,7 @@ impl Capabilities {
         entries.extend(self.content.entries());
         entries.extend(self.reasoning.entries());
         entries.push(Entry::flag("uses_clock", &self.uses_clock));
+        entries.extend(self.training.entries());
         entries
     }
 }

@@ -31,6 +31,7 @@ mod text;
 mod thinking;
 mod tools;
 mod tools_block;
+mod training;
 mod variables;
 
 pub use attribution::{attribute, Attribution, Part, Source, Span, ToolsBlock};
@@ -58,6 +59,7 @@ pub use stability::{
 pub use switches::VariableEffect;
 pub use text::excerpt as text_excerpt;
 pub use tools::ToolCaps;
+pub use training::TrainingCaps;
 pub use variables::{template_variables, TemplateVariable, VariableDefault, STANDARD_VARIABLES};
 
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation, RenderError};

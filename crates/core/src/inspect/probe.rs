@@ -223,6 +223,22 @@ impl<'a> Prober<'a> {
         }
     }
 
+    /// Renders `probe` recording its `{% generation %}` spans (failures are not
+    /// remembered: the plain probes record them).
+    pub(crate) fn render_tracked(
+        &self,
+        probe: &Probe,
+    ) -> Result<Result<chatplate_render::TrackedRender, RenderError>, Cancelled> {
+        let control = chatplate_render::RenderControl::new(self.cancel.clone());
+        match self
+            .template
+            .render_tracked(&self.conversation(probe), &control)
+        {
+            Err(err) if err.kind == RenderErrorKind::Cancelled => Err(Cancelled),
+            other => Ok(other),
+        }
+    }
+
     /// Renders `probe` and tells whether the output contains every needle.
     pub(crate) fn shows(&self, probe: &Probe, needles: &[&str]) -> Result<Shown, Cancelled> {
         Ok(match self.render(probe)? {

@@ -9,6 +9,7 @@
 //!   per process and hands out an `Arc` (cheap to send to a worker thread).
 //! * [`ModelTokenizer::tokenize`] gives a [`Tokenized`] prompt; [`count_in_ranges`] counts
 //!   tokens per message from byte ranges.
+//! * [`mask`] computes the assistant mask from the `{% generation %}` spans.
 //! * [`injection`] finds user, tool and document text that becomes a special token.
 //! * [`expect`] checks a fixture's `expected_tokens`.
 //!
@@ -25,6 +26,8 @@ mod cache;
 pub mod injection;
 #[cfg(feature = "tokens")]
 mod load;
+#[cfg(feature = "tokens")]
+pub mod mask;
 #[cfg(feature = "tokens")]
 mod parse;
 #[cfg(feature = "tokens")]
@@ -44,6 +47,8 @@ pub use files::{TokenizerFiles, CONFIG_FILE, TOKENIZER_FILE};
 pub use cache::shared;
 #[cfg(feature = "tokens")]
 pub use load::ModelTokenizer;
+#[cfg(feature = "tokens")]
+pub use mask::{assistant_mask, MaskError};
 #[cfg(feature = "tokens")]
 pub use ranges::{count_in_ranges, RangeCount};
 #[cfg(feature = "tokens")]

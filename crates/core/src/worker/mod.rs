@@ -34,6 +34,7 @@ mod opening;
 mod runner;
 mod snapshot;
 pub mod tokenizing;
+pub mod training_mask;
 pub mod unused;
 mod values;
 
@@ -147,6 +148,10 @@ pub enum Job {
         choice: tokenizing::TokenizerChoice,
         /// The prompt (the app's shown render).
         prompt: Arc<str>,
+        /// The template that rendered it: with it the job also computes the assistant
+        /// mask (rendering once more, with generation spans, when the template has
+        /// `{% generation %}`).
+        template: Option<Arc<Template>>,
     },
     /// Probe what a template can render (see [`capabilities`]). Only a newer request of
     /// this kind cancels a running one: the probes do not read the conversation.

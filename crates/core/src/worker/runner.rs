@@ -89,9 +89,17 @@ fn run(
         }
         Job::Open { target } => super::opening::open(&target),
         Job::ScanCache => Ok(super::opening::scan_cache()),
-        Job::Tokenize { choice, prompt } => {
-            super::tokenizing::tokenize(&choice, &prompt, &conversation.conversation(), token)
-        }
+        Job::Tokenize {
+            choice,
+            prompt,
+            template,
+        } => super::tokenizing::tokenize(
+            &choice,
+            &prompt,
+            template.as_deref(),
+            &conversation.conversation(),
+            token,
+        ),
         Job::Capabilities { template, settings } | Job::Badges { template, settings } => {
             super::capabilities::probe(&template, &settings, token)
         }

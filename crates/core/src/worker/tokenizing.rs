@@ -46,6 +46,9 @@ pub struct TokenizedPrompt {
     /// What `split_special_tokens` flipped would do to the prompt (only computed when
     /// an injected special token was found).
     pub split_effect: Option<crate::tokens::injection::SplitEffect>,
+    /// The assistant mask (see [`super::training_mask`]), when the job named the template
+    /// and transformers would compute one.
+    pub mask: Option<super::training_mask::ShownMask>,
 }
 
 #[cfg(feature = "tokens")]
@@ -72,10 +75,25 @@ pub struct TokenizedPrompt;
 pub(super) fn tokenize(
     choice: &TokenizerChoice,
     prompt: &str,
+    template: Option<&super::Template>,
     conversation: &Conversation,
     token: &CancelToken,
 ) -> Result<Output, RenderError> {
-    let tokenized = run(choice, prompt, conversation)?;
+    #[cfg_attr(not(feature = "tokens"), allow(unused_mut))]
+    let mut tokenized = run(choice, prompt, conversation)?;
+    #[cfg(feature = "tokens")]
+    if let Some(template) = template {
+        let mask = super::training_mask::compute(
+            template,
+            prompt,
+            &tokenized.tokenized,
+            conversation,
+            token,
+        );
+        tokenized.mask = mask;
+    }
+    #[cfg(not(feature = "tokens"))]
+    let _ = template;
     if token.is_cancelled() {
         return Err(RenderError::new(
             RenderErrorKind::Cancelled,
@@ -120,6 +138,7 @@ fn run(
         prompt_len: prompt.len(),
         injections,
         split_effect,
+        mask: None,
     })
 }
 
