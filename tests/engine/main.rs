@@ -31,6 +31,7 @@ mod inspect_corpus;
 mod limits;
 mod long_conversations;
 mod model_folders;
+mod parse_goldens;
 mod python_compat;
 mod request_bodies;
 mod session_file;
