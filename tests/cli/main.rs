@@ -20,6 +20,7 @@ mod deadlines;
 mod doc_examples;
 mod files_input;
 mod inspect_cli;
+mod parse_cli;
 mod session_save;
 mod sources_cli;
 mod untrusted;

@@ -29,7 +29,8 @@ fn every_golden_matches_transformers() {
     for case in cases {
         let got = outcome(case, &goldens);
         // Compared as text: key order and number spelling are part of the contract.
-        if got.to_string() != case["expected"].to_string() {
+        let text = |value: &Value| serde_json::to_string(value).unwrap();
+        if text(&got) != text(&case["expected"]) {
             failures.push(format!(
                 "{}\n  expected {}\n  got      {}",
                 case["id"], case["expected"], got

@@ -108,6 +108,7 @@ pub fn import(body: Json, options: &ImportOptions) -> Result<Imported, RequestEr
         expected: None,
         expected_tokens: None,
         assert_prefix_stable: false,
+        response_template: None,
     };
     Ok(Imported {
         session,

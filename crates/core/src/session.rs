@@ -201,6 +201,11 @@ pub struct Session {
     /// (see `inspect::prefix_stability`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub(crate) assert_prefix_stable: bool,
+    /// The `response_template` that parses the model's raw output back into a message
+    /// (`chatplate parse`, `assert_round_trip`): the template object itself, or the path
+    /// of a JSON file holding it, relative to the session file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_template: Option<Json>,
 }
 
 /// `expected_tokens` as written: a count (`1234`) or the ids (`[128000, 9906, ...]`).
@@ -356,6 +361,7 @@ impl Session {
             expected: None,
             expected_tokens: None,
             assert_prefix_stable: false,
+            response_template: None,
         }
     }
 

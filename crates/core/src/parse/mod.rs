@@ -33,12 +33,14 @@ mod pattern_error;
 mod pyjson;
 mod pynum;
 mod pyvalue;
+mod source;
 mod template;
 mod transform;
 
 use serde_json::Value;
 
 pub use error::{ParseError, LIMIT_CLASS};
+pub use source::{model_schema, read_schema_file, session_schema, SchemaFound, SchemaSourceError};
 pub use template::ResponseTemplate;
 
 /// Largest prefix plus response parsed, in bytes: far beyond any real conversation,
