@@ -21,6 +21,7 @@ mod doc_examples;
 mod files_input;
 mod inspect_cli;
 mod parse_cli;
+mod round_trip_cli;
 mod session_save;
 mod sources_cli;
 mod untrusted;

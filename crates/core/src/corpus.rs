@@ -146,6 +146,7 @@ fn build_session(
         expected_tokens: None,
         assert_prefix_stable: false,
         response_template: None,
+        assert_round_trip: false,
     })
 }
 

@@ -109,6 +109,7 @@ pub fn import(body: Json, options: &ImportOptions) -> Result<Imported, RequestEr
         expected_tokens: None,
         assert_prefix_stable: false,
         response_template: None,
+        assert_round_trip: false,
     };
     Ok(Imported {
         session,

@@ -206,6 +206,10 @@ pub struct Session {
     /// of a JSON file holding it, relative to the session file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub response_template: Option<Json>,
+    /// `chatplate check` also parses each assistant message, as the model would have
+    /// generated it, back into a message and compares it with the original.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub assert_round_trip: bool,
 }
 
 /// `expected_tokens` as written: a count (`1234`) or the ids (`[128000, 9906, ...]`).
@@ -362,6 +366,7 @@ impl Session {
             expected_tokens: None,
             assert_prefix_stable: false,
             response_template: None,
+            assert_round_trip: false,
         }
     }
 

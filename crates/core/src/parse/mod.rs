@@ -33,6 +33,7 @@ mod pattern_error;
 mod pyjson;
 mod pynum;
 mod pyvalue;
+mod round_trip;
 mod source;
 mod template;
 mod transform;
@@ -40,6 +41,7 @@ mod transform;
 use serde_json::Value;
 
 pub use error::{ParseError, LIMIT_CLASS};
+pub use round_trip::{check_round_trip, RoundTripFailure};
 pub use source::{model_schema, read_schema_file, session_schema, SchemaFound, SchemaSourceError};
 pub use template::ResponseTemplate;
 
