@@ -34,6 +34,7 @@ mod pyjson;
 mod pynum;
 mod pyvalue;
 mod round_trip;
+mod searches;
 mod source;
 mod template;
 mod transform;

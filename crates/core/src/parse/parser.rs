@@ -14,6 +14,7 @@ use super::content::parse_content;
 use super::error::ParseError;
 use super::pattern::Found;
 use super::pyvalue::type_name;
+use super::searches::Searches;
 use super::template::{Field, ResponseTemplate};
 use super::transform::apply_transform;
 
@@ -33,6 +34,7 @@ pub(crate) struct Parser<'t> {
     captures: Map<String, Value>,
     body: String,
     opened: bool,
+    searches: Searches,
 }
 
 impl<'t> Parser<'t> {
@@ -45,6 +47,7 @@ impl<'t> Parser<'t> {
             captures: Map::new(),
             body: String::new(),
             opened: false,
+            searches: Searches::default(),
         }
     }
 
@@ -129,7 +132,7 @@ impl<'t> Parser<'t> {
 
     /// The earliest match (longest on ties, opens before closes, then by field name).
     fn earliest(
-        &self,
+        &mut self,
         buffer: &str,
         pos: usize,
     ) -> Result<Option<(Kind, usize, Found)>, ParseError> {
@@ -141,7 +144,9 @@ impl<'t> Parser<'t> {
             } else {
                 &field.close
             };
-            let Some(m) = pattern.as_ref().expect("watched").search(buffer, pos)? else {
+            let pattern = pattern.as_ref().expect("watched");
+            let delimiter = (kind == Kind::Close, index);
+            let Some(m) = self.searches.search(delimiter, pattern, buffer, pos)? else {
                 continue;
             };
             let key = |k: Kind, f: &Field, m: &Found| {

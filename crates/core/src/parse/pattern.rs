@@ -204,4 +204,14 @@ mod tests {
         assert_eq!(m.groups, vec![("name".to_string(), "call".to_string())]);
         assert_eq!(pattern.group_names(), vec!["name", "rest"]);
     }
+
+    #[test]
+    fn catastrophic_backtracking_stops_at_the_limit() {
+        // The look-ahead inside the repeated group puts the whole loop on fancy-regex's
+        // backtracking engine: two ways to match each `a`, 2^40 paths to fail.
+        let pattern = Pattern::python("(?:(?=a)a|a)*b").unwrap();
+        let text = "a".repeat(40);
+        let error = pattern.search(&text, 0).unwrap_err();
+        assert_eq!(error.class, crate::parse::LIMIT_CLASS);
+    }
 }
