@@ -6,7 +6,8 @@ from a downloaded wheel: --trl DIR, where DIR holds trl/chat_template_utils.py),
 for the bundled templates' formats (tests/data/parse/schemas/). tests/engine/parse_goldens.rs
 runs chatplate's parser over every case and compares.
 
-Each case: schema id, prefix, response, tools (or null) and `expected`, which is the
+Each case: schema id, prefix, response, tools (`true` for the shared TOOLS, a list of
+its own, or `false`) and `expected`, which is the
 message transformers returns or `{"error": {"class", "message"}}` for what it raises.
 
 Usage:
@@ -192,7 +193,7 @@ def variant(**changes):
     return schema
 
 
-# Invalid schemas and edge cases of the format itself: (label, schema, prefix, response).
+# Invalid schemas and edge cases of the format itself: (label, schema, prefix, response[, tools]).
 EDGE = [
     ("not-a-dict", [1], "", "x"),
     ("version-2", variant(version=2), "", "x"),
@@ -252,6 +253,18 @@ EDGE = [
     ("lookbehind", {"start_anchor": "A", "fields": {"content": {"close_pattern": "(?<=!)\\s*$"}}}, "", "Hi!\n"),
     ("dollar-before-newline", {"start_anchor": "A", "fields": {"content": {"close_pattern": "x$"}}}, "", "ax\n"),
     ("repeated-plain-field", {"start_anchor": "A", "fields": {"t": {"open": "<t>", "close": "</t>"}}}, "", "<t>1</t><t>2</t>"),
+    ("json-error-non-ascii", {"start_anchor": "A", "fields": {"n": {"open": "<n>", "close": "</n>", "content": "json"}}}, "", '<n>{"été": "ü",\n "x": ?}</n>'),
+    ("z-anchor", {"start_anchor": "A", "fields": {"content": {"close_pattern": "x\\Z"}}}, "", "ax\n"),
+    ("literal-brace", {"start_anchor": "A", "fields": {"t": {"open_pattern": "{call}", "close": "{/call}"}, "content": {}}}, "", "hi {call}x{/call}"),
+    ("anchor-pattern", {"start_anchor_pattern": "<\\|(?:model|assistant)\\|>\\n?", "fields": {"content": {}}}, "<|user|>hi<|assistant|>\n", "Hello"),
+    ("repeats-into-default-list", {"defaults": {"tool_calls": []}, "start_anchor": "A", "fields": {"tool_calls": {"open": "<t>", "close": "</t>", "repeats": True}}}, "", "<t>a</t><t>b</t>"),
+    ("kv-empty-separator", {"start_anchor": "A", "fields": {"n": {"open": "<n>", "close": "</n>", "content": "kv-lines", "content_args": {"kv_sep": ""}}}}, "", "<n>a=1</n>"),
+    ("casting-types", {"start_anchor": "A", "fields": {"c": {"open_pattern": "<c (?P<name>\\w+)>", "close": "</c>", "content": "xml-inline", "content_args": {"tag_pattern": "<(?P<key>\\w+)>(?P<value>.*?)</(?P=key)>", "merge_duplicates": True}, "repeats": True, "transform": {"type": "function", "function": {"name": "{name}", "arguments": "{content}"}}}}}, "",
+     "<c f><i>1e2</i><n>2.50</n><m>7</m><b>0</b><o>None</o><u>x</u><d>4</d><d>5</d><a>[1]</a><s> 8 </s><e>3.5</e></c>",
+     [{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {
+         "i": {"type": "integer"}, "n": {"type": "number"}, "m": {"type": ["integer", "null"]},
+         "b": {"type": "boolean"}, "o": {"type": "integer", "nullable": True}, "u": {"oneOf": [{"type": "integer"}, {"type": "string"}]},
+         "d": {"type": "integer"}, "a": {"type": "array"}, "s": {"type": "integer"}, "e": {"type": "integer"}}}}}]),
 ]
 
 
@@ -273,11 +286,12 @@ def build(trl_dir):
                 cases.append({"id": f"{schema_id}:{family}:{label}", "schema": schema_id, "prefix": prefix,
                               "response": response, "tools": with_tools,
                               "expected": run(schema, prefix, response, tools)})
-    for label, schema, prefix, response in EDGE:
+    for label, schema, prefix, response, *tools in EDGE:
         schema_id = f"edge/{label}"
+        tools = tools[0] if tools else None
         all_schemas[schema_id] = {"source": "scripts/make_parse_goldens.py", "schema": schema}
         cases.append({"id": schema_id, "schema": schema_id, "prefix": prefix, "response": response,
-                      "tools": False, "expected": run(schema, prefix, response, None)})
+                      "tools": tools or False, "expected": run(schema, prefix, response, tools)})
     return {"generated_by": f"scripts/make_parse_goldens.py with transformers {transformers.__version__}",
             "tools": TOOLS, "schemas": all_schemas, "cases": cases}
 

@@ -11,10 +11,11 @@ const GOLDENS: &str = include_str!("../data/parse/goldens.json");
 /// The outcome as the goldens write it: the message, or `{"error": {...}}`.
 fn outcome(case: &Value, goldens: &Value) -> Value {
     let schema = &goldens["schemas"][case["schema"].as_str().unwrap()]["schema"];
-    let tools: Vec<Value> = if case["tools"].as_bool().unwrap() {
-        goldens["tools"].as_array().unwrap().clone()
-    } else {
-        Vec::new()
+    // `true`: the shared tools; a list: the case's own; `false`: none.
+    let tools: Vec<Value> = match &case["tools"] {
+        Value::Bool(true) => goldens["tools"].as_array().unwrap().clone(),
+        Value::Array(own) => own.clone(),
+        _ => Vec::new(),
     };
     let text = case["response"].as_str().unwrap();
     let prefix = case["prefix"].as_str().unwrap();
