@@ -21,8 +21,9 @@
 //! # Ok::<(), chatplate_core::parse::ParseError>(())
 //! ```
 //!
-//! Where Python's `regex` module and fancy-regex differ, see [`pattern`](self) notes in
-//! `pattern.rs`; where Python's `json` differs from a JSON value, `pyjson.rs`.
+//! Patterns are Python regexes run on fancy-regex; where the two differ, and where
+//! Python's `json` gives what a JSON value cannot hold, see docs/parse.md ("Differences
+//! from Python") and the notes at the top of `pattern.rs` and `pyjson.rs`.
 
 mod coerce;
 mod content;
