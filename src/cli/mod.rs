@@ -18,6 +18,7 @@ mod inspect_text;
 mod inspect_training;
 mod limits;
 mod output;
+mod parse;
 mod render;
 mod session_input;
 mod stdin;
@@ -102,6 +103,9 @@ enum Command {
     /// offsets; warns when user, tool or document text becomes a special token.
     #[cfg(feature = "tokens")]
     Tokens(tokens::TokensArgs),
+    /// Parse a model's raw output (stdin) back into an assistant message with a
+    /// response_template, as transformers' parse_response does; prints it as JSON.
+    Parse(parse::ParseArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell to complete for.
@@ -148,6 +152,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Some(Command::Templates(args)) => templates::run(args),
         Some(Command::Import(args)) => import::run(args),
         Some(Command::Export(args)) => export::run(args),
+        Some(Command::Parse(args)) => parse::run(args),
         #[cfg(feature = "tokens")]
         Some(Command::Tokens(args)) => tokens::run(args),
     }

@@ -21,6 +21,8 @@ mod doc_examples;
 mod files_input;
 mod inspect_cli;
 mod inspect_masks;
+mod parse_cli;
+mod round_trip_cli;
 mod session_save;
 mod sources_cli;
 mod tokens_masks;

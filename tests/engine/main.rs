@@ -33,6 +33,7 @@ mod long_conversations;
 #[cfg(feature = "tokens")]
 mod masks;
 mod model_folders;
+mod parse_goldens;
 mod python_compat;
 mod request_bodies;
 mod session_file;

@@ -145,6 +145,8 @@ fn build_session(
         expected: Some(expected),
         expected_tokens: None,
         assert_prefix_stable: false,
+        response_template: None,
+        assert_round_trip: false,
     })
 }
 

@@ -9,6 +9,7 @@
 //! * [`check`]: fixtures as golden tests ([`check_all`], [`check_file`]).
 //! * [`inspect`]: what a template does with a conversation: capabilities, which message
 //!   produced which bytes, values it ignores, prefix stability.
+//! * [`parse`]: a model's raw output back into a message, with a `response_template`.
 //! * [`tokens`]: the model's tokenizer (feature `tokens`).
 //! * [`worker`]: a render worker on its own threads for interactive front ends: newest
 //!   request wins, results arrive as messages, every job bounded.
@@ -56,6 +57,7 @@ pub mod diff;
 pub mod files;
 pub mod gguf;
 pub mod inspect;
+pub mod parse;
 pub mod request;
 pub mod session;
 pub mod target;

@@ -108,6 +108,8 @@ pub fn import(body: Json, options: &ImportOptions) -> Result<Imported, RequestEr
         expected: None,
         expected_tokens: None,
         assert_prefix_stable: false,
+        response_template: None,
+        assert_round_trip: false,
     };
     Ok(Imported {
         session,

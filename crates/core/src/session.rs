@@ -201,6 +201,15 @@ pub struct Session {
     /// (see `inspect::prefix_stability`).
     #[serde(default, skip_serializing_if = "is_false")]
     pub(crate) assert_prefix_stable: bool,
+    /// The `response_template` that parses the model's raw output back into a message
+    /// (`chatplate parse`, `assert_round_trip`): the template object itself, or the path
+    /// of a JSON file holding it, relative to the session file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_template: Option<Json>,
+    /// `chatplate check` also parses each assistant message, as the model would have
+    /// generated it, back into a message and compares it with the original.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub assert_round_trip: bool,
 }
 
 /// `expected_tokens` as written: a count (`1234`) or the ids (`[128000, 9906, ...]`).
@@ -356,6 +365,8 @@ impl Session {
             expected: None,
             expected_tokens: None,
             assert_prefix_stable: false,
+            response_template: None,
+            assert_round_trip: false,
         }
     }
 

@@ -140,7 +140,9 @@ pub use memory::{
     is_metered, reset_thread_peak, thread_live_bytes, thread_peak_bytes, MeteredAllocator,
 };
 pub use prefix::PreparedMessages;
+pub use pyfloat::repr_float as python_float_repr;
 pub use pyjson::{dumps as python_json_dumps, DumpOptions};
+pub use pyrepr::write_str_repr as python_str_repr;
 pub use source::normalize_newlines;
 pub use watchdog::{active_renders, render_with_deadline};
 

@@ -6,7 +6,7 @@
 //! at least 16.
 
 /// Formats a float exactly as Python's `repr()` (and so `str()`, `json.dumps`) does.
-pub(crate) fn repr_float(value: f64) -> String {
+pub fn repr_float(value: f64) -> String {
     if value.is_nan() {
         return "nan".into();
     }

@@ -197,7 +197,7 @@ fn write_bytes_repr(out: &mut String, bytes: &[u8]) {
 
 /// Python's `repr(str)`: single quotes unless the text has `'` and no `"`, with
 /// backslash escapes for control and non-printable characters.
-pub(crate) fn write_str_repr(out: &mut String, text: &str) {
+pub fn write_str_repr(out: &mut String, text: &str) {
     let quote = if text.contains('\'') && !text.contains('"') {
         '"'
     } else {

@@ -34,6 +34,8 @@ pub enum NamedFile {
     /// Its `tokenizer` (a folder, `tokenizer.json` or `tokenizer_config.json`, and the
     /// files found from it).
     Tokenizer,
+    /// Its `response_template`, when it is a path.
+    ResponseTemplate,
 }
 
 impl NamedFile {
@@ -41,6 +43,7 @@ impl NamedFile {
         match self {
             NamedFile::Template => "template",
             NamedFile::Tokenizer => "tokenizer",
+            NamedFile::ResponseTemplate => "response_template",
         }
     }
 }

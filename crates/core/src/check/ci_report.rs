@@ -23,6 +23,7 @@ pub(crate) fn outcome_name(outcome: &Outcome) -> &'static str {
         Outcome::Skipped(_) => "skipped",
         Outcome::TokensDiffer(_) => "tokens_differ",
         Outcome::NotPrefixStable(_) => "not_prefix_stable",
+        Outcome::RoundTrip { .. } => "round_trip",
     }
 }
 

@@ -15,6 +15,7 @@ pub mod isolate;
 mod marks;
 mod pool;
 mod report;
+mod round_trip;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -81,6 +82,18 @@ pub enum Outcome {
     TokensDiffer(String),
     /// The fixture asks for `assert_prefix_stable` and one more turn rewrites the prompt.
     NotPrefixStable(String),
+    /// The fixture asks for `assert_round_trip` and an assistant message does not parse
+    /// back into itself.
+    RoundTrip {
+        /// The message's index in the conversation.
+        message: usize,
+        /// What went wrong.
+        problem: String,
+        /// The original message as JSON (empty when the parse failed).
+        expected: String,
+        /// The parsed message as JSON (empty when the parse failed).
+        actual: String,
+    },
 }
 
 impl Outcome {
@@ -291,6 +304,8 @@ pub(crate) fn check_verdict(
     } else {
         let outcome = compare(session.expected.as_ref(), rendered.clone());
         let outcome = prefix_stable(&session, &template, outcome, options.limits);
+        let outcome =
+            round_trip::round_trip_step(&session, dir, &access, &template, outcome, options.limits);
         token_step(outcome, &session, dir, &access, &rendered)
     };
     Verdict { outcome, notes }

@@ -72,6 +72,22 @@ fn outcome_report(result: &CaseResult, color: bool) -> String {
         Outcome::NotPrefixStable(report) => {
             format!("FAIL {path}: assert_prefix_stable: {}", text(report))
         }
+        Outcome::RoundTrip {
+            message,
+            problem,
+            expected,
+            actual,
+        } => {
+            let mut report = format!(
+                "FAIL {path}: assert_round_trip: messages[{message}] {}",
+                text(problem)
+            );
+            if !expected.is_empty() || !actual.is_empty() {
+                report.push('\n');
+                report.push_str(&super::marks::marked_diff(expected, actual, color));
+            }
+            report
+        }
         Outcome::Crashed(err) => format!(
             "FAIL {path}: chatplate crashed on this fixture (a bug: please report it)\n{}",
             text(err)

@@ -1,0 +1,217 @@
+//! The format's regular expressions: Python `regex` patterns (compiled with `DOTALL`)
+//! run on fancy-regex, which has the look-arounds, atomic groups and backreferences a
+//! backtracking engine gives.
+//!
+//! Where Python's semantics differ, the pattern is rewritten before compiling:
+//! * `$` (without `MULTILINE`) also matches before a final newline: `(?=\n?\z)`.
+//! * `\Z` is the very end of the text in Python (`\z` here; fancy-regex's `\Z` allows
+//!   trailing newlines).
+//! * A `{` that does not start a repetition (`{2}`, `{2,}`, `{,3}`, `{2,3}`) is a
+//!   literal in Python: it is escaped.
+//!
+//! Known differences left: Python's error messages for invalid patterns (the class,
+//! `ValueError`, is the same; the wording is fancy-regex's), and `finditer` after an
+//! empty match resumes one character later (Python may still find a non-empty match
+//! at the same position). Every search is bounded by fancy-regex's backtrack limit.
+
+use fancy_regex::{Regex, RegexBuilder};
+
+use super::error::ParseError;
+use super::pattern_error::python_message;
+
+/// Backtracking steps one search may take before it fails with a limit error.
+const BACKTRACK_LIMIT: usize = 1_000_000;
+
+/// A compiled pattern and the names of its named groups.
+#[derive(Debug, Clone)]
+pub(crate) struct Pattern {
+    regex: Regex,
+}
+
+/// One match: where it is, and its named groups that took part.
+#[derive(Debug, Clone)]
+pub(crate) struct Found {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    /// Named groups that matched, in the pattern's order.
+    pub(crate) groups: Vec<(String, String)>,
+}
+
+impl Pattern {
+    /// A Python pattern, compiled with `DOTALL`; the error is fancy-regex's message.
+    pub(crate) fn python(source: &str) -> Result<Self, String> {
+        let translated = format!("(?s){}", translate(source));
+        let regex = RegexBuilder::new(&translated)
+            .backtrack_limit(BACKTRACK_LIMIT)
+            .build()
+            .map_err(|e| python_message(source).unwrap_or_else(|| e.to_string()))?;
+        Ok(Self { regex })
+    }
+
+    /// Any of `literals`, longest first (so the longer wins where both match).
+    pub(crate) fn literals(literals: &[String]) -> Self {
+        let mut ordered: Vec<&String> = literals.iter().collect();
+        ordered.sort_by_key(|s| std::cmp::Reverse(s.chars().count()));
+        let source: Vec<String> = ordered
+            .iter()
+            .map(|s| fancy_regex::escape(s).into_owned())
+            .collect();
+        Self::python(&source.join("|")).expect("escaped literals always compile")
+    }
+
+    /// The names of the pattern's named groups.
+    pub(crate) fn group_names(&self) -> Vec<String> {
+        self.regex
+            .capture_names()
+            .flatten()
+            .map(str::to_string)
+            .collect()
+    }
+
+    /// `pattern.search(text, pos)`: the first match at or after byte `pos`.
+    pub(crate) fn search(&self, text: &str, pos: usize) -> Result<Option<Found>, ParseError> {
+        let captures = self
+            .regex
+            .captures_from_pos(text, pos)
+            .map_err(limit_error)?;
+        Ok(captures.map(|caps| {
+            let whole = caps.get(0).expect("group 0 is the match");
+            let groups = self
+                .regex
+                .capture_names()
+                .flatten()
+                .filter_map(|name| Some((name.to_string(), caps.name(name)?.as_str().to_string())))
+                .collect();
+            Found {
+                start: whole.start(),
+                end: whole.end(),
+                groups,
+            }
+        }))
+    }
+
+    /// `pattern.finditer(text)`: every non-overlapping match, left to right.
+    pub(crate) fn find_all(&self, text: &str) -> Result<Vec<Found>, ParseError> {
+        let mut found = Vec::new();
+        let mut pos = 0;
+        while pos <= text.len() {
+            let Some(m) = self.search(text, pos)? else {
+                break;
+            };
+            pos = if m.end > m.start {
+                m.end
+            } else {
+                m.end + text[m.end..].chars().next().map_or(1, char::len_utf8)
+            };
+            found.push(m);
+        }
+        Ok(found)
+    }
+}
+
+fn limit_error(error: fancy_regex::Error) -> ParseError {
+    ParseError::limit(format!("regex search stopped: {error}"))
+}
+
+/// Rewrites the places where Python's `regex` and fancy-regex read a pattern
+/// differently (see the module documentation).
+fn translate(source: &str) -> String {
+    let chars: Vec<char> = source.chars().collect();
+    let mut out = String::with_capacity(source.len() + 8);
+    let mut in_class = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        match c {
+            '\\' if i + 1 < chars.len() => {
+                let next = chars[i + 1];
+                if next == 'Z' && !in_class {
+                    out.push_str("\\z");
+                } else {
+                    out.push(c);
+                    out.push(next);
+                }
+                i += 2;
+                continue;
+            }
+            '[' if !in_class => {
+                in_class = true;
+                out.push(c);
+                // A `]` right after `[` or `[^` is a literal, not the end of the class.
+                if chars.get(i + 1) == Some(&'^') {
+                    out.push('^');
+                    i += 1;
+                }
+                if chars.get(i + 1) == Some(&']') {
+                    out.push_str("\\]");
+                    i += 1;
+                }
+            }
+            ']' if in_class => {
+                in_class = false;
+                out.push(c);
+            }
+            '$' if !in_class => out.push_str("(?=\\n?\\z)"),
+            '{' if !in_class && !starts_repetition(&chars[i..]) => out.push_str("\\{"),
+            _ => out.push(c),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Whether `chars` (starting at a `{`) is a repetition: `{m}`, `{m,}`, `{,n}`, `{m,n}`.
+fn starts_repetition(chars: &[char]) -> bool {
+    let Some(close) = chars.iter().position(|c| *c == '}') else {
+        return false;
+    };
+    let inner: String = chars[1..close].iter().collect();
+    let (low, high) = inner.split_once(',').unwrap_or((&inner, "0"));
+    let numeric = |s: &str| s.chars().all(|c| c.is_ascii_digit());
+    !(low.is_empty() && high.is_empty()) && numeric(low) && numeric(high)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn search(pattern: &str, text: &str) -> Option<(usize, usize)> {
+        let found = Pattern::python(pattern).unwrap().search(text, 0).unwrap();
+        found.map(|m| (m.start, m.end))
+    }
+
+    #[test]
+    fn python_anchors_and_braces_are_translated() {
+        assert_eq!(search("a$", "a\n"), Some((0, 1)));
+        assert_eq!(search("a\\Z", "a\n"), None);
+        assert_eq!(search("x{y", "x{y"), Some((0, 3)));
+        assert_eq!(search("x{2}", "xx"), Some((0, 2)));
+        assert_eq!(search("[$]", "$"), Some((0, 1)));
+        assert_eq!(search("(?<=a)b", "ab"), Some((1, 2)));
+    }
+
+    #[test]
+    fn literals_prefer_the_longest() {
+        let pattern = Pattern::literals(&["<a".into(), "<ab".into()]);
+        let m = pattern.search("x<ab", 0).unwrap().unwrap();
+        assert_eq!((m.start, m.end), (1, 4));
+    }
+
+    #[test]
+    fn named_groups_are_reported() {
+        let pattern = Pattern::python("<(?P<name>\\w+)(?P<rest>!)?>").unwrap();
+        let m = pattern.search("<call>", 0).unwrap().unwrap();
+        assert_eq!(m.groups, vec![("name".to_string(), "call".to_string())]);
+        assert_eq!(pattern.group_names(), vec!["name", "rest"]);
+    }
+
+    #[test]
+    fn catastrophic_backtracking_stops_at_the_limit() {
+        // The look-ahead inside the repeated group puts the whole loop on fancy-regex's
+        // backtracking engine: two ways to match each `a`, 2^40 paths to fail.
+        let pattern = Pattern::python("(?:(?=a)a|a)*b").unwrap();
+        let text = "a".repeat(40);
+        let error = pattern.search(&text, 0).unwrap_err();
+        assert_eq!(error.class, crate::parse::LIMIT_CLASS);
+    }
+}

@@ -1,0 +1,124 @@
+//! Round trips (`assert_round_trip`): each assistant message, rendered, cut out as the
+//! model would have generated it and parsed back, must give the message again.
+//!
+//! The generated text of message `i` is what the render of messages `..=i` adds to the
+//! render of messages `..i` with the generation prompt (which must be a prefix of it),
+//! up to and including the end-of-turn: the first `eos_token` when the template writes
+//! it, else the text without the whitespace the template puts between turns (the model
+//! stops at its end-of-turn token and never generates that separator).
+
+use serde_json::{Map, Value};
+
+use super::{parse_response, ResponseTemplate};
+use chatplate_render::{CompiledTemplate, ContinueFinal, Conversation, RenderControl};
+
+/// Why an assistant message does not survive the round trip.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RoundTripFailure {
+    /// The message's index in the conversation.
+    pub message: usize,
+    /// What went wrong, in a sentence.
+    pub problem: String,
+    /// The original message as JSON (keys sorted), when the parse gave a message.
+    pub expected: String,
+    /// The parsed message as JSON (keys sorted), when the parse gave a message.
+    pub actual: String,
+}
+
+/// Checks every assistant message of `conversation`; the first failure.
+pub fn check_round_trip(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    parser: &ResponseTemplate,
+    control: &RenderControl,
+) -> Result<(), RoundTripFailure> {
+    let assistant = |m: &Value| m.get("role").and_then(Value::as_str) == Some("assistant");
+    for (index, message) in conversation.messages.iter().enumerate() {
+        if assistant(message) {
+            one_message(template, conversation, parser, control, index)?;
+        }
+    }
+    Ok(())
+}
+
+fn one_message(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    parser: &ResponseTemplate,
+    control: &RenderControl,
+    index: usize,
+) -> Result<(), RoundTripFailure> {
+    let fail = |problem: String| RoundTripFailure {
+        message: index,
+        problem,
+        expected: String::new(),
+        actual: String::new(),
+    };
+    let render = |count: usize, generation_prompt: bool| {
+        let mut part = conversation.clone();
+        part.messages.truncate(count);
+        part.add_generation_prompt = generation_prompt;
+        part.continue_final_message = ContinueFinal::Off;
+        template
+            .render_controlled(&part, control)
+            .map_err(|err| fail(format!("rendering failed: {err}")))
+    };
+    let before = render(index, true)?;
+    let with = render(index + 1, false)?;
+    let Some(tail) = with.strip_prefix(&before) else {
+        return Err(fail(
+            "the render up to this message, with the generation prompt, is not a prefix of the \
+             render including it"
+                .into(),
+        ));
+    };
+    let generated = generated_part(tail, conversation);
+    let tools = conversation.tools.clone().unwrap_or_default();
+    let parsed = parse_response(generated, parser, &before, &tools)
+        .map_err(|err| fail(format!("the generated text does not parse: {err}")))?;
+    let original = &conversation.messages[index];
+    if parsed == *original {
+        return Ok(());
+    }
+    Err(RoundTripFailure {
+        message: index,
+        problem: "parses back into a different message".into(),
+        expected: sorted_json(original),
+        actual: sorted_json(&parsed),
+    })
+}
+
+/// The part of `tail` the model generates: up to and including the end-of-turn.
+fn generated_part<'t>(tail: &'t str, conversation: &Conversation) -> &'t str {
+    let eos = conversation
+        .variables
+        .get("eos_token")
+        .and_then(Value::as_str);
+    match eos
+        .filter(|e| !e.is_empty())
+        .and_then(|e| tail.find(e).map(|at| at + e.len()))
+    {
+        Some(end) => &tail[..end],
+        None => tail.trim_end(),
+    }
+}
+
+/// Pretty JSON with every object's keys sorted, so a diff shows only real differences.
+fn sorted_json(value: &Value) -> String {
+    fn sort(value: &Value) -> Value {
+        match value {
+            Value::Object(map) => {
+                let mut keys: Vec<&String> = map.keys().collect();
+                keys.sort();
+                Value::Object(
+                    keys.into_iter()
+                        .map(|k| (k.clone(), sort(&map[k])))
+                        .collect::<Map<_, _>>(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sort).collect()),
+            other => other.clone(),
+        }
+    }
+    serde_json::to_string_pretty(&sort(value)).unwrap_or_default() + "\n"
+}
