@@ -6,6 +6,7 @@
 
 mod bench;
 mod check;
+mod check_watch;
 mod compare;
 mod completions;
 mod diagnostic;

@@ -15,6 +15,7 @@ pub mod isolate;
 mod marks;
 mod pool;
 mod report;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
