@@ -32,6 +32,32 @@ pub const BADGES: [(&str, &str); 5] = [
     ("supports_reasoning", "think"),
 ];
 
+/// What each badge and mark in the Templates list means, for the help (`?`) and the
+/// info view (`i`).
+pub const LEGEND: [(&str, &str); 8] = [
+    ("sys", "A system message's text appears in the prompt"),
+    ("tools", "The tool definitions given appear in the prompt"),
+    ("ids", "A tool result's tool_call_id appears in the prompt"),
+    ("par", "Two tool calls in one message both appear"),
+    (
+        "think",
+        "Reasoning (thinking) content appears in the prompt",
+    ),
+    (
+        "✗",
+        "Not probed: the template does not compile, fails on a plain user message, or \
+         timed out",
+    ),
+    (
+        "+",
+        "More badges than the row has room for (i lists them all)",
+    ),
+    ("…", "Being probed"),
+];
+
+/// The heading the legend is shown under.
+pub const LEGEND_TITLE: &str = "Templates pane: the badges beside each template";
+
 /// One template's badges, once probed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BadgeState {
@@ -153,6 +179,13 @@ pub fn badge_text(state: Option<&BadgeState>, room: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_legend_explains_every_badge() {
+        for (_, word) in BADGES {
+            assert!(LEGEND.iter().any(|(w, _)| *w == word), "{word}");
+        }
+    }
 
     #[test]
     fn badges_drop_from_the_right_to_fit() {

@@ -8,6 +8,7 @@ use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
 use super::action::{Direction, Step};
+use super::badges;
 use super::dialog_view::dialog_box;
 use super::keymap::{self, Scope};
 use super::theme::Theme;
@@ -69,6 +70,10 @@ pub fn rows(from: Scope) -> Vec<HelpRow> {
         }
         rows.push(HelpRow::Heading(title));
         rows.extend(keys.iter().map(|(k, h)| HelpRow::Key(k.clone(), h)));
+        if scope == Scope::Templates {
+            rows.push(HelpRow::Heading(badges::LEGEND_TITLE));
+            rows.extend((badges::LEGEND.iter()).map(|(w, h)| HelpRow::Key((*w).into(), h)));
+        }
         if scope == Scope::Editor {
             rows.push(HelpRow::Heading("Field editor: text keys"));
             rows.extend(TEXT_KEYS.iter().map(|(k, h)| HelpRow::Key((*k).into(), h)));
@@ -166,7 +171,7 @@ fn layout(from: Scope, width: usize) -> Vec<HelpLine> {
 
 /// `text` in lines of at most `width` columns, broken between words (a word longer than
 /// a line gets a line of its own).
-fn wrap(text: &str, width: usize) -> Vec<String> {
+pub(super) fn wrap(text: &str, width: usize) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for word in text.split(' ') {
         match lines.last_mut() {

@@ -30,6 +30,7 @@ mod tui_config;
 mod tui_explain;
 mod tui_files;
 mod tui_info;
+mod tui_legend;
 mod tui_open;
 mod tui_snapshots;
 mod tui_tokens;
