@@ -53,6 +53,24 @@ pub struct InputDialog {
     pub kind: InputKind,
     /// The text so far.
     pub text: String,
+    /// For the searches that run as you type: how many matches the text has (shown in
+    /// the title); `None` before anything is typed.
+    pub matches: Option<usize>,
+    /// Where the message find started (the selected row), which it returns to on Esc
+    /// and searches from as the text changes.
+    pub origin: usize,
+}
+
+impl InputDialog {
+    /// An input for `kind`, starting with `text`.
+    pub fn new(kind: InputKind, text: impl Into<String>) -> Self {
+        InputDialog {
+            kind,
+            text: text.into(),
+            matches: None,
+            origin: 0,
+        }
+    }
 }
 
 /// The session picker.
@@ -60,8 +78,12 @@ pub struct InputDialog {
 pub struct Picker {
     /// Session files found.
     pub entries: Vec<PathBuf>,
-    /// The selected entry.
+    /// The selected entry among those the filter shows.
     pub cursor: usize,
+    /// What was typed to filter the list (see `picker_filter`).
+    pub filter: String,
+    /// The folder listed: entries are shown and filtered by their path inside it.
+    pub root: PathBuf,
 }
 
 /// The dialog on top of the panes.
@@ -97,26 +119,17 @@ impl Overlay {
     /// Asks for a file name under `dir`.
     pub fn save_as(dir: &Path, then_quit: bool) -> Self {
         let text = format!("{}/", dir.display());
-        Overlay::Input(InputDialog {
-            kind: InputKind::SavePath { then_quit },
-            text,
-        })
+        Overlay::Input(InputDialog::new(InputKind::SavePath { then_quit }, text))
     }
 
     /// Asks for a role, starting from `current`.
     pub fn role(current: &str) -> Self {
-        Overlay::Input(InputDialog {
-            kind: InputKind::Role,
-            text: current.to_string(),
-        })
+        Overlay::Input(InputDialog::new(InputKind::Role, current))
     }
 
     /// Asks for a search term.
     pub fn search() -> Self {
-        Overlay::Input(InputDialog {
-            kind: InputKind::Search,
-            text: String::new(),
-        })
+        Overlay::Input(InputDialog::new(InputKind::Search, ""))
     }
 
     /// Pasted text goes into a text input (first line only).
@@ -216,12 +229,16 @@ impl App {
 
     fn input_action(&mut self, mut input: InputDialog, action: DialogAction) -> Option<Effect> {
         match action {
-            DialogAction::Type(c) => input.text.push(c),
+            DialogAction::Type(c) => {
+                input.text.push(c);
+                self.search_as_typed(&mut input);
+            }
             DialogAction::Backspace => {
                 input.text.pop();
+                self.search_as_typed(&mut input);
             }
             DialogAction::Accept => return self.submit(input),
-            DialogAction::Cancel => return None,
+            DialogAction::Cancel => return self.cancel_search(&input),
             _ => {}
         }
         self.overlay = Some(Overlay::Input(input));
@@ -241,7 +258,9 @@ impl App {
             }
             InputKind::Open => self.open_target(&input.text),
             InputKind::GoTo => self.go_to(&input.text),
-            InputKind::FindMessage => self.find_message(&input.text),
+            InputKind::FindMessage => {
+                self.find_from_origin(&input);
+            }
         }
         None
     }
@@ -249,10 +268,8 @@ impl App {
     fn save_to(&mut self, text: &str, then_quit: bool) -> Option<Effect> {
         let text = text.trim();
         if text.is_empty() || text.ends_with('/') {
-            self.overlay = Some(Overlay::Input(InputDialog {
-                kind: InputKind::SavePath { then_quit },
-                text: text.into(),
-            }));
+            let kind = InputKind::SavePath { then_quit };
+            self.overlay = Some(Overlay::Input(InputDialog::new(kind, text)));
             self.warn("type a file name");
             return None;
         }
@@ -267,8 +284,11 @@ impl App {
         match action {
             DialogAction::Select(step) => {
                 let page = usize::from(self.screen.height.saturating_sub(2)).max(1);
-                picker.cursor = super::help::step(picker.cursor, picker.entries.len(), page, step)
+                let count = picker.shown().len();
+                picker.cursor = super::help::step(picker.cursor, count, page, step)
             }
+            DialogAction::Type(c) => picker.type_char(c),
+            DialogAction::Backspace => picker.backspace(),
             DialogAction::Accept => return self.pick(picker),
             DialogAction::Cancel => return None,
             _ => {}
@@ -278,7 +298,7 @@ impl App {
     }
 
     fn pick(&mut self, picker: Picker) -> Option<Effect> {
-        let path = picker.entries.get(picker.cursor).cloned()?;
+        let path = picker.shown().get(picker.cursor).map(|p| (*p).clone())?;
         if self.workspace.dirty {
             self.overlay = Some(Overlay::Confirm(Confirm::OpenDiscard(path)));
             return None;

@@ -181,7 +181,13 @@ fn draw_input(frame: &mut Frame, area: Rect, input: &InputDialog, theme: Theme) 
         InputKind::GoTo => "Go to message number",
         InputKind::FindMessage => "Find a message (role, content, tool names)",
     };
-    let inner = dialog_box(frame, area, 60, 4, title, theme);
+    let title = match input.matches {
+        Some(0) => format!("{title} · no match"),
+        Some(1) => format!("{title} · 1 match"),
+        Some(n) => format!("{title} · {n} matches"),
+        None => title.to_string(),
+    };
+    let inner = dialog_box(frame, area, 60, 4, &title, theme);
     let lines = vec![
         Line::from(vec![
             Span::raw(input.text.clone()),
@@ -193,45 +199,51 @@ fn draw_input(frame: &mut Frame, area: Rect, input: &InputDialog, theme: Theme) 
 }
 
 fn draw_picker(frame: &mut Frame, area: Rect, picker: &Picker, theme: Theme) {
+    // Sized to the whole list (plus the filter line), so filtering does not resize it.
     let height = (picker.entries.len() as u16)
-        .saturating_add(2)
+        .saturating_add(3)
         .min(area.height);
     // As wide as the longest path (at least 60 columns), so names are shown in full.
     let longest = picker
         .entries
         .iter()
-        .map(|path| path.display().to_string().chars().count())
+        .map(|path| picker.name(path).chars().count())
         .max()
         .unwrap_or(0);
     let width = u16::try_from(longest + 2).unwrap_or(u16::MAX).max(60);
-    let inner = dialog_box(
-        frame,
-        area,
-        width,
-        height,
-        "Open session (Enter open · Esc close)",
-        theme,
+    let shown = picker.shown();
+    let title = format!(
+        "Open session · {} of {} · Enter open · Esc close",
+        shown.len(),
+        picker.entries.len()
     );
-    let start = super::messages_view::window_start(
-        picker.cursor,
-        picker.entries.len(),
-        usize::from(inner.height),
+    let inner = dialog_box(frame, area, width, height, &title, theme);
+    let filter = Line::from(vec![
+        Span::styled("filter: ", theme.dim()),
+        Span::raw(picker.filter.clone()),
+        Span::styled("▏", theme.key()),
+    ]);
+    let rows = usize::from(inner.height.saturating_sub(1));
+    let start = super::messages_view::window_start(picker.cursor, shown.len(), rows);
+    let mut lines = vec![filter];
+    lines.extend(
+        shown
+            .iter()
+            .enumerate()
+            .skip(start)
+            .take(rows)
+            .map(|(i, path)| {
+                let line = Line::raw(tail(&picker.name(path), usize::from(inner.width)));
+                if i == picker.cursor {
+                    line.patch_style(theme.cursor())
+                } else {
+                    line
+                }
+            }),
     );
-    let lines: Vec<Line> = picker
-        .entries
-        .iter()
-        .enumerate()
-        .skip(start)
-        .take(usize::from(inner.height))
-        .map(|(i, path)| {
-            let line = Line::raw(tail(&path.display().to_string(), usize::from(inner.width)));
-            if i == picker.cursor {
-                line.patch_style(theme.cursor())
-            } else {
-                line
-            }
-        })
-        .collect();
+    if shown.is_empty() {
+        lines.push(Line::styled("no session path contains that", theme.dim()));
+    }
     frame.render_widget(Paragraph::new(lines), inner);
 }
 

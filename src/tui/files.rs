@@ -233,7 +233,7 @@ impl App {
             let dir = dir.display();
             return self.warn(format!("no sessions in {dir}/ yet (Ctrl+S saves one)"));
         }
-        self.overlay = Some(Overlay::Picker(Picker { entries, cursor: 0 }));
+        self.overlay = Some(Overlay::Picker(Picker::new(entries, dir)));
     }
 
     fn opened_session(&mut self, path: PathBuf, result: Result<Box<OpenedSession>, String>) {

@@ -350,13 +350,14 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Input, &[key(K::Esc)], dialog(DialogAction::Cancel), "cancel", "Cancel"),
     bind(S::Input, &[key(K::Backspace)], dialog(DialogAction::Backspace), "", "Delete a character"),
     bind(S::Picker, &[key(K::Enter)], dialog(DialogAction::Accept), "open", "Open the session"),
-    bind(S::Picker, &[key(K::Esc), ch('q')], dialog(DialogAction::Cancel), "cancel", "Close"),
-    bind(S::Picker, &[key(K::Up), ch('k')], dialog(DialogAction::Select(Step::Line(Up))), "", "Previous session"),
-    bind(S::Picker, &[key(K::Down), ch('j')], dialog(DialogAction::Select(Step::Line(Down))), "", "Next session"),
+    bind(S::Picker, &[key(K::Esc)], dialog(DialogAction::Cancel), "cancel", "Close"),
+    bind(S::Picker, &[key(K::Backspace)], dialog(DialogAction::Backspace), "", "Delete a character of the filter"),
+    bind(S::Picker, &[key(K::Up)], dialog(DialogAction::Select(Step::Line(Up))), "", "Previous session"),
+    bind(S::Picker, &[key(K::Down)], dialog(DialogAction::Select(Step::Line(Down))), "", "Next session"),
     bind(S::Picker, &[key(K::PageUp)], dialog(DialogAction::Select(Step::Page(Up))), "", "A page up"),
     bind(S::Picker, &[key(K::PageDown)], dialog(DialogAction::Select(Step::Page(Down))), "", "A page down"),
-    bind(S::Picker, &[key(K::Home), ch('g')], dialog(DialogAction::Select(Step::First)), "", "First session"),
-    bind(S::Picker, &[key(K::End), ch('G')], dialog(DialogAction::Select(Step::Last)), "", "Last session"),
+    bind(S::Picker, &[key(K::Home)], dialog(DialogAction::Select(Step::First)), "", "First session"),
+    bind(S::Picker, &[key(K::End)], dialog(DialogAction::Select(Step::Last)), "", "Last session"),
     bind(S::Help, &[key(K::Esc), ch('?'), ch('q'), key(K::F(1))], dialog(DialogAction::Cancel), "close", "Close the help"),
     bind(S::Help, &[key(K::Up), ch('k')], dialog(DialogAction::Select(Step::Line(Up))), "", "Scroll up"),
     bind(S::Help, &[key(K::Down), ch('j')], dialog(DialogAction::Select(Step::Line(Down))), "", "Scroll down"),
@@ -434,7 +435,9 @@ fn fallback(scope: Scope, chord: Chord, event: &KeyEvent) -> Option<Action> {
     match (scope, chord.code) {
         (Scope::Editor, _) => Some(Action::Editor(EditorAction::Input((*event).into()))),
         (Scope::Filter, KeyCode::Char(c)) => plain(c).map(|c| tpl(TemplateAction::FilterPush(c))),
-        (Scope::Input, KeyCode::Char(c)) => plain(c).map(|c| dialog(DialogAction::Type(c))),
+        (Scope::Input | Scope::Picker, KeyCode::Char(c)) => {
+            plain(c).map(|c| dialog(DialogAction::Type(c)))
+        }
         _ => None,
     }
 }

@@ -58,10 +58,7 @@ impl App {
 
     /// Asks for something to open.
     pub(super) fn ask_open(&mut self) {
-        self.overlay = Some(Overlay::Input(InputDialog {
-            kind: InputKind::Open,
-            text: String::new(),
-        }));
+        self.overlay = Some(Overlay::Input(InputDialog::new(InputKind::Open, "")));
     }
 
     /// Asks for a new file name for the session.

@@ -32,6 +32,7 @@ mod tui_files;
 mod tui_info;
 mod tui_legend;
 mod tui_open;
+mod tui_search;
 mod tui_snapshots;
 mod tui_tokens;
 mod tui_update;
