@@ -163,7 +163,7 @@ impl App {
             Action::Focus(pane) => self.focus(pane),
             Action::Help => {
                 let from = self.scope();
-                self.overlay = Some(Overlay::Help { scroll: 0, from });
+                self.overlay = Some(Overlay::help(from));
             }
             Action::Zoom => self.screen.zoom = !self.screen.zoom,
             Action::Quit => return self.request_quit(),

@@ -89,12 +89,16 @@ pub struct Picker {
 /// The dialog on top of the panes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Overlay {
-    /// The key help, scrolled by `scroll` lines.
+    /// The key help, scrolled by `scroll` lines (see `help_dialog`).
     Help {
         /// Lines scrolled.
         scroll: u16,
         /// The scope it was opened from: its keys come first.
         from: Scope,
+        /// The text typed to filter the rows.
+        filter: String,
+        /// The selected row among those that can be selected (not headings).
+        cursor: usize,
     },
     /// A question.
     Confirm(Confirm),
@@ -151,21 +155,16 @@ impl App {
     pub(super) fn update_dialog(&mut self, action: DialogAction) -> Option<Effect> {
         let overlay = self.overlay.take()?;
         match overlay {
-            Overlay::Help { scroll, from } => self.help_action(scroll, from, action),
-            Overlay::Confirm(question) => return self.answer(question, action),
-            Overlay::Input(input) => return self.input_action(input, action),
-            Overlay::Picker(picker) => return self.picker_action(picker, action),
+            Overlay::Help {
+                scroll,
+                from,
+                filter,
+                cursor,
+            } => self.help_action(scroll, from, filter, cursor, action),
+            Overlay::Confirm(question) => self.answer(question, action),
+            Overlay::Input(input) => self.input_action(input, action),
+            Overlay::Picker(picker) => self.picker_action(picker, action),
         }
-        None
-    }
-
-    fn help_action(&mut self, scroll: u16, from: Scope, action: DialogAction) {
-        let DialogAction::Select(step) = action else {
-            return;
-        };
-        let size = (self.screen.width, self.screen.height);
-        let scroll = super::help::scroll(scroll, from, size, step);
-        self.overlay = Some(Overlay::Help { scroll, from });
     }
 
     fn answer(&mut self, question: Confirm, action: DialogAction) -> Option<Effect> {

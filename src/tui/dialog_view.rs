@@ -15,7 +15,20 @@ use super::theme::Theme;
 pub fn draw(frame: &mut Frame, overlay: &Overlay, name: &str, theme: Theme) {
     let area = frame.area();
     match overlay {
-        Overlay::Help { scroll, from } => super::help::draw(frame, area, *scroll, *from, theme),
+        Overlay::Help {
+            scroll,
+            from,
+            filter,
+            cursor,
+        } => {
+            let shown = super::help::HelpShown {
+                from: *from,
+                filter,
+                scroll: *scroll,
+                cursor: *cursor,
+            };
+            super::help::draw(frame, area, shown, theme)
+        }
         Overlay::Confirm(question) => draw_confirm(frame, area, question, name, theme),
         Overlay::Input(input) => draw_input(frame, area, input, theme),
         Overlay::Picker(picker) => draw_picker(frame, area, picker, theme),

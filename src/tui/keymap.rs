@@ -358,13 +358,15 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Picker, &[key(K::PageDown)], dialog(DialogAction::Select(Step::Page(Down))), "", "A page down"),
     bind(S::Picker, &[key(K::Home)], dialog(DialogAction::Select(Step::First)), "", "First session"),
     bind(S::Picker, &[key(K::End)], dialog(DialogAction::Select(Step::Last)), "", "Last session"),
-    bind(S::Help, &[key(K::Esc), ch('?'), ch('q'), key(K::F(1))], dialog(DialogAction::Cancel), "close", "Close the help"),
-    bind(S::Help, &[key(K::Up), ch('k')], dialog(DialogAction::Select(Step::Line(Up))), "", "Scroll up"),
-    bind(S::Help, &[key(K::Down), ch('j')], dialog(DialogAction::Select(Step::Line(Down))), "", "Scroll down"),
-    bind(S::Help, &[key(K::PageUp)], dialog(DialogAction::Select(Step::Page(Up))), "", "Page up"),
-    bind(S::Help, &[key(K::PageDown), ch(' ')], dialog(DialogAction::Select(Step::Page(Down))), "", "Page down"),
-    bind(S::Help, &[key(K::Home), ch('g')], dialog(DialogAction::Select(Step::First)), "", "Top"),
-    bind(S::Help, &[key(K::End), ch('G')], dialog(DialogAction::Select(Step::Last)), "", "Bottom"),
+    bind(S::Help, &[key(K::Esc), key(K::F(1))], dialog(DialogAction::Cancel), "close", "Clear the filter, or close the help"),
+    bind(S::Help, &[key(K::Enter)], dialog(DialogAction::Accept), "run", "Run the selected key's command"),
+    bind(S::Help, &[key(K::Backspace)], dialog(DialogAction::Backspace), "", "Delete a character of the filter"),
+    bind(S::Help, &[key(K::Up)], dialog(DialogAction::Select(Step::Line(Up))), "", "Previous key"),
+    bind(S::Help, &[key(K::Down)], dialog(DialogAction::Select(Step::Line(Down))), "", "Next key"),
+    bind(S::Help, &[key(K::PageUp)], dialog(DialogAction::Select(Step::Page(Up))), "", "A page up"),
+    bind(S::Help, &[key(K::PageDown)], dialog(DialogAction::Select(Step::Page(Down))), "", "A page down"),
+    bind(S::Help, &[key(K::Home)], dialog(DialogAction::Select(Step::First)), "", "First key"),
+    bind(S::Help, &[key(K::End)], dialog(DialogAction::Select(Step::Last)), "", "Last key"),
 ];
 
 thread_local! {
@@ -435,7 +437,7 @@ fn fallback(scope: Scope, chord: Chord, event: &KeyEvent) -> Option<Action> {
     match (scope, chord.code) {
         (Scope::Editor, _) => Some(Action::Editor(EditorAction::Input((*event).into()))),
         (Scope::Filter, KeyCode::Char(c)) => plain(c).map(|c| tpl(TemplateAction::FilterPush(c))),
-        (Scope::Input | Scope::Picker, KeyCode::Char(c)) => {
+        (Scope::Input | Scope::Picker | Scope::Help, KeyCode::Char(c)) => {
             plain(c).map(|c| dialog(DialogAction::Type(c)))
         }
         _ => None,

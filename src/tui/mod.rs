@@ -30,6 +30,7 @@ pub mod fields;
 mod files;
 mod footer;
 pub mod help;
+mod help_dialog;
 pub mod highlight;
 pub mod history;
 pub mod ignored;

@@ -56,11 +56,18 @@ mod tests {
 
     #[test]
     fn every_word_typed_must_occur_in_the_path() {
-        let paths = ["saved/qwen/tools.json", "saved/llama.json", "saved/x/Qwen-a.json"];
+        let paths = [
+            "saved/qwen/tools.json",
+            "saved/llama.json",
+            "saved/x/Qwen-a.json",
+        ];
         let entries = paths.iter().map(PathBuf::from).collect();
         let mut picker = Picker::new(entries, PathBuf::from("saved"));
         picker.type_char('v');
-        assert!(picker.shown().is_empty(), "the folder listed is not matched");
+        assert!(
+            picker.shown().is_empty(),
+            "the folder listed is not matched"
+        );
         picker.backspace();
         for c in "qwen".chars() {
             picker.type_char(c);

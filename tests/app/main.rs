@@ -29,6 +29,7 @@ mod key_docs;
 mod tui_config;
 mod tui_explain;
 mod tui_files;
+mod tui_help;
 mod tui_info;
 mod tui_legend;
 mod tui_open;
