@@ -24,6 +24,8 @@ pub enum Confirm {
     /// Saving held back: the session may not name its template's file from where it
     /// goes. Allow the folder as a template root, or write the template's text instead.
     TemplateOutside(Outsider),
+    /// `E` took the render as the expected outcome: save the session now?
+    SaveExpected,
 }
 
 /// What a text input is for.
@@ -196,6 +198,8 @@ impl App {
             (Confirm::OpenDiscard(path), DialogAction::Accept | DialogAction::Discard) => {
                 return self.open_session(path, true);
             }
+            (Confirm::SaveExpected, DialogAction::Accept) => return self.save(None),
+            (Confirm::SaveExpected, DialogAction::Discard) => {}
             (Confirm::Changed, DialogAction::Overwrite) => return self.overwrite(),
             (Confirm::Changed, DialogAction::Reload) => {
                 let path = self.workspace.path.clone()?;

@@ -81,6 +81,11 @@ fn draw_confirm(frame: &mut Frame, area: Rect, question: &Confirm, name: &str, t
             format!("Another program changed {name} since it was opened or saved."),
             "o overwrite it · r reload it (drops your changes) · a save as · Esc cancel",
         ),
+        Confirm::SaveExpected => (
+            "Expected prompt set",
+            format!("The current render is now the expected outcome of {name}. Save it?"),
+            "y save · n or Esc not now (Ctrl+S saves later)",
+        ),
         Confirm::OpenDiscard(path) => (
             "Unsaved changes",
             format!("Discard the unsaved changes and open {}?", path.display()),

@@ -40,6 +40,7 @@ mod injection_view;
 pub mod keymap;
 pub mod messages_pane;
 mod messages_view;
+pub mod new_session;
 pub mod open_dialog;
 pub mod pane;
 mod picker_filter;
@@ -81,7 +82,16 @@ pub struct TuiOptions {
 /// Runs the app until the user quits or something ends it; returns the exit status
 /// (0, or 129 / 130 / 131 / 143 after a hang-up or signal, 101 after a crash).
 pub fn run(options: TuiOptions) -> anyhow::Result<i32> {
-    let opened = startup::open(&options)?;
+    run_opened(startup::open(&options)?)
+}
+
+/// Runs the app on an empty, untitled session on the template `options.file` names
+/// (the default template without one): `chatplate --new [TEMPLATE]`.
+pub fn run_new(options: TuiOptions) -> anyhow::Result<i32> {
+    run_opened(new_session::open_new(&options)?)
+}
+
+fn run_opened(opened: startup::Opened) -> anyhow::Result<i32> {
     let worker = chatplate_core::worker::Worker::spawn(preview::app_limits().deadline)?;
     let mut app = app::App::with_worker(opened.workspace, opened.catalog, worker);
     // The config file is read on this thread, which handles keys and draws: the key

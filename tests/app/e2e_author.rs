@@ -140,7 +140,7 @@ fn author_the_goal_fixture_in_at_most_35_command_keys() {
     });
     keys.press(ESC, "the editor closed", |s| !s.contains("· content"));
     keys.press("E", "expected set", |s| s.contains("expected prompt set"));
-    keys.press("\x13", "saved", |s| s.contains("saved"));
+    keys.press("y", "saved", |s| s.contains("saved"));
     keys.count += 1;
     let count = keys.count;
     tui.send("q");

@@ -16,6 +16,7 @@ mod tokens_support;
 #[path = "../tui_support/mod.rs"]
 mod tui_support;
 
+mod app_new;
 mod app_open;
 mod e2e_author;
 mod e2e_edits;

@@ -26,12 +26,19 @@ fn typing_filters_the_help_and_the_focused_panes_keys_come_first() {
     type_text(&mut app, "undo");
     assert_snapshot!("help_filtered_80x24", screen(&mut app, 80, 24));
     app.handle_key(key(KeyCode::Esc));
-    assert_eq!(help_filter(&app).as_deref(), Some(""), "Esc clears the filter");
+    assert_eq!(
+        help_filter(&app).as_deref(),
+        Some(""),
+        "Esc clears the filter"
+    );
     app.handle_key(key(KeyCode::Esc));
     assert!(app.overlay().is_none(), "then closes");
     app.handle_key(key(KeyCode::Char('?')));
     app.handle_key(key(KeyCode::Char('?')));
-    assert!(app.overlay().is_none(), "? on an empty filter closes, as it opened");
+    assert!(
+        app.overlay().is_none(),
+        "? on an empty filter closes, as it opened"
+    );
 }
 
 #[test]
@@ -67,5 +74,8 @@ fn rows_that_only_explain_or_only_work_in_a_dialog_do_not_run() {
     type_text(&mut app, "overwrite it");
     app.handle_key(key(KeyCode::Enter));
     let status = screen(&mut app, 80, 24);
-    assert!(status.contains("works in Session changed on disk only"), "{status}");
+    assert!(
+        status.contains("works in Session changed on disk only"),
+        "{status}"
+    );
 }
