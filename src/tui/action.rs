@@ -231,6 +231,8 @@ pub enum Action {
     NewSession,
     /// Ask for a path, model folder, model id or `.gguf` to open.
     OpenTarget,
+    /// Add a tool definition from a skeleton or a JSON file (see `tool_skeleton`).
+    AddTool,
     /// Save the session under a new name.
     SaveAs,
     /// Store the current render (or error) as the session's expected outcome.

@@ -46,6 +46,8 @@ pub enum InputKind {
     GoTo,
     /// Text to find in the message list.
     FindMessage,
+    /// A tool to add: `NAME PARAM description`, or a JSON file's path.
+    Tool,
 }
 
 /// A one-line text input.
@@ -261,6 +263,7 @@ impl App {
             }
             InputKind::Open => self.open_target(&input.text),
             InputKind::GoTo => self.go_to(&input.text),
+            InputKind::Tool => return self.add_tool_from(&input.text),
             InputKind::FindMessage => {
                 self.find_from_origin(&input);
             }

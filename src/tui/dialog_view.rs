@@ -198,6 +198,7 @@ fn draw_input(frame: &mut Frame, area: Rect, input: &InputDialog, theme: Theme) 
         InputKind::Open => "Open: a session, template, model folder, model id or .gguf",
         InputKind::GoTo => "Go to message number",
         InputKind::FindMessage => "Find a message (role, content, tool names)",
+        InputKind::Tool => "Add a tool: NAME PARAM description, or FILE.json",
     };
     let title = match input.matches {
         Some(0) => format!("{title} · no match"),

@@ -110,6 +110,8 @@ pub enum Job {
         /// The save that waits for it.
         save: Box<Save>,
     },
+    /// Read tool definitions from a JSON file (see `tool_skeleton`).
+    ReadTools(PathBuf),
     /// Make the workspace for a new, untitled session.
     NewSession {
         /// The session.
@@ -292,6 +294,13 @@ pub enum Done {
     },
     /// The workspace for a new, untitled session.
     NewSession(Box<Workspace>),
+    /// Tool definitions read from a file, or why not.
+    ToolsRead {
+        /// The file.
+        path: PathBuf,
+        /// The tools.
+        result: Result<Vec<serde_json::Value>, String>,
+    },
     /// The first look at a newly watched template file.
     TemplateSeen {
         /// The file.

@@ -198,6 +198,7 @@ impl App {
                 notice,
             } => self.imported(path, *workspace, notice),
             Done::NewSession(workspace) => self.new_session_made(*workspace),
+            Done::ToolsRead { path, result } => self.tools_read(&path, result),
             Done::TemplateSeen { path, stamp } => self.workspace.template_seen(&path, stamp),
             Done::TemplateChanged {
                 path,

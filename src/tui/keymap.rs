@@ -293,6 +293,8 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Messages, &[ch('J'), shift(K::Down)], msg(MessageAction::Move(Down)), "", "Move the message down"),
     bind(S::Messages, &[ch('R')], msg(MessageAction::PromptRole), "", "Type a custom role"),
     bind(S::Messages, &[ch('0')], msg(MessageAction::CycleContentKind), "", "Content: text, null, or no content key"),
+    bind(S::Messages, &[ch('+')], Action::AddTool, "", "Add a tool: NAME PARAM description (one string parameter), or a JSON file of tools"),
+    bind(S::Fields, &[ch('+')], Action::AddTool, "", "Add a tool: NAME PARAM description (one string parameter), or a JSON file of tools"),
     bind(S::Fields, &[key(K::Enter), ch('e')], msg(MessageAction::EditField), "edit", "Edit (or toggle) the field"),
     bind(S::Fields, &[key(K::Esc), ch('h'), key(K::Left)], msg(MessageAction::LeaveFields), "back", "Back to the message list"),
     bind(S::Fields, &[ch('t')], msg(MessageAction::AddToolCall), "call", "Add a tool call"),

@@ -61,6 +61,7 @@ mod templates_view;
 mod terminal;
 pub mod theme;
 pub mod token_mode;
+pub mod tool_skeleton;
 pub mod ui;
 pub mod workbench;
 pub mod workspace;

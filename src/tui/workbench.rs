@@ -109,13 +109,13 @@ pub(super) fn message_matches(msg: &Message, needle: &str) -> bool {
 
 impl App {
     /// Marks the current state as where the next undo step starts.
-    fn begin_step(&mut self) {
+    pub(super) fn begin_step(&mut self) {
         self.workbench.history.sync(&mut self.workspace.session);
     }
 
     /// Records what changed since [`App::begin_step`] as one undo step that selects
     /// `selected` again.
-    fn end_step(&mut self, selected: usize) {
+    pub(super) fn end_step(&mut self, selected: usize) {
         let history = &mut self.workbench.history;
         history.record(&mut self.workspace.session, selected);
     }

@@ -2,8 +2,8 @@
 //! "system; user; assistant with two parallel tool calls (object and string arguments);
 //! two tool results; final answer; two tools; add_generation_prompt; enable_thinking =
 //! false" with the keys docs/keys.md documents, save it with its expected prompt, and
-//! let `chatplate check` pass it. Command keys are counted (typed text is not): the goal
-//! is at most 35.
+//! let `chatplate check` pass it. Command keys are counted (typed text is not): 30 since
+//! `E` offers to save (33 before; issue 20's goal of 25 is not reached yet).
 
 #![cfg(feature = "tui")]
 #![cfg(unix)]
@@ -13,8 +13,8 @@ use chatplate_core::session::{Expected, Session};
 use e2e_support::Tui;
 use serde_json::{json, Value as Json};
 
-/// The most command keys the authoring may take.
-const GOAL: usize = 35;
+/// The most command keys the authoring may take (what it takes now: no regression).
+const GOAL: usize = 30;
 
 const TOOLS: &str = r#"[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}, {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {"timezone": {"type": "string"}}}}}]"#;
 
@@ -43,7 +43,7 @@ const ESC: &str = "\x1b";
 const ENTER: &str = "\r";
 
 #[test]
-fn author_the_goal_fixture_in_at_most_35_command_keys() {
+fn author_the_goal_fixture_in_at_most_30_command_keys() {
     let dir = tempfile::tempdir().unwrap();
     let sessions = dir.path().join("sessions");
     std::fs::create_dir_all(&sessions).unwrap();

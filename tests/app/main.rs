@@ -37,5 +37,6 @@ mod tui_open;
 mod tui_search;
 mod tui_snapshots;
 mod tui_tokens;
+mod tui_tools;
 mod tui_update;
 mod workbench;

@@ -37,6 +37,10 @@ pub fn perform(job: Job) -> Option<Done> {
             }
         }
         Job::FindRecovery(lookup) => Done::RecoveryFound(find_recovery(&lookup)),
+        Job::ReadTools(path) => Done::ToolsRead {
+            result: super::super::tool_skeleton::read_tools(&path),
+            path,
+        },
         Job::ListSessions(dir) => Done::Sessions {
             entries: session_files(&dir),
             dir,
