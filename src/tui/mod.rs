@@ -40,6 +40,7 @@ mod injection_view;
 pub mod keymap;
 pub mod messages_pane;
 mod messages_view;
+pub mod needs;
 pub mod new_session;
 pub mod open_dialog;
 pub mod pane;
