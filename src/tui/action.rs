@@ -202,6 +202,8 @@ pub enum DialogAction {
     Type(char),
     /// Delete the last input character.
     Backspace,
+    /// Complete the typed path (`Tab` in the opener).
+    Complete,
     /// Save over a file another program changed.
     Overwrite,
     /// Read the changed file again, dropping the unsaved changes.

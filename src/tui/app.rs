@@ -170,7 +170,7 @@ impl App {
             Action::Save => return self.save(None),
             Action::OpenPicker => return self.open_picker(),
             Action::NewSession => return self.new_session(),
-            Action::OpenTarget => self.ask_open(),
+            Action::OpenTarget => return self.ask_open(),
             Action::AddTool => self.ask_tool(),
             Action::SaveAs => self.ask_save_as(),
             Action::SaveExpected => return self.when_current(Deferred::Expected),

@@ -7,6 +7,7 @@ use super::action::{DialogAction, Effect};
 use super::app::App;
 use super::disk::{Job, Outside, Outsider, Save};
 use super::keymap::Scope;
+use super::opener;
 use super::recovery::Found;
 
 /// A yes / no / cancel question.
@@ -61,8 +62,10 @@ pub struct InputDialog {
     /// the title); `None` before anything is typed.
     pub matches: Option<usize>,
     /// Where the message find started (the selected row), which it returns to on Esc
-    /// and searches from as the text changes.
+    /// and searches from as the text changes; in the opener, the selected match.
     pub origin: usize,
+    /// The opener's matches for the text, best first (see `opener`).
+    pub choices: Vec<String>,
 }
 
 impl InputDialog {
@@ -73,6 +76,7 @@ impl InputDialog {
             text: text.into(),
             matches: None,
             origin: 0,
+            choices: Vec::new(),
         }
     }
 }
@@ -242,6 +246,18 @@ impl App {
                 input.text.pop();
                 self.search_as_typed(&mut input);
             }
+            DialogAction::Select(step) if input.kind == InputKind::Open => {
+                let count = input.choices.len();
+                input.origin = super::help::step(input.origin, count, 1, step);
+            }
+            DialogAction::Complete if input.kind == InputKind::Open => {
+                let selected = input.choices.get(input.origin).map(String::as_str);
+                let candidates = self.opener_candidates();
+                if let Some(text) = opener::complete(&input.text, &candidates, selected) {
+                    input.text = text;
+                    self.refresh_choices(&mut input);
+                }
+            }
             DialogAction::Accept => return self.submit(input),
             DialogAction::Cancel => return self.cancel_search(&input),
             _ => {}
@@ -261,7 +277,10 @@ impl App {
                     None
                 });
             }
-            InputKind::Open => self.open_target(&input.text),
+            InputKind::Open => {
+                let target = opener::target(&input).to_string();
+                self.open_target(&target)
+            }
             InputKind::GoTo => self.go_to(&input.text),
             InputKind::Tool => return self.add_tool_from(&input.text),
             InputKind::FindMessage => {

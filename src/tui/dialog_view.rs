@@ -206,15 +206,57 @@ fn draw_input(frame: &mut Frame, area: Rect, input: &InputDialog, theme: Theme) 
         Some(n) => format!("{title} · {n} matches"),
         None => title.to_string(),
     };
-    let inner = dialog_box(frame, area, 60, 4, &title, theme);
-    let lines = vec![
-        Line::from(vec![
-            Span::raw(input.text.clone()),
-            Span::styled("▏", theme.key()),
-        ]),
-        Line::styled("Enter accept · Esc cancel", theme.dim()),
-    ];
+    let opener = input.kind == InputKind::Open;
+    let choices = if opener {
+        input.choices.len().max(1) + 1
+    } else {
+        0
+    };
+    let height = 4 + u16::try_from(choices).unwrap_or(0);
+    let inner = dialog_box(
+        frame,
+        area,
+        if opener { 76 } else { 60 },
+        height,
+        &title,
+        theme,
+    );
+    let mut lines = vec![Line::from(vec![
+        Span::raw(input.text.clone()),
+        Span::styled("▏", theme.key()),
+    ])];
+    if opener {
+        lines.extend(opener_lines(input, usize::from(inner.width), theme));
+    }
+    lines.push(Line::styled(
+        match opener {
+            true => "↑↓ pick · Tab complete · Enter open · Esc cancel",
+            false => "Enter accept · Esc cancel",
+        },
+        theme.dim(),
+    ));
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The opener's matches under its text, the selected one marked (what Enter opens).
+fn opener_lines(input: &InputDialog, width: usize, theme: Theme) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line> = (input.choices.iter().enumerate())
+        .map(|(i, choice)| {
+            let line = Line::raw(tail(choice, width));
+            match i == input.origin {
+                true => line.patch_style(theme.cursor()),
+                false => line,
+            }
+        })
+        .collect();
+    if lines.is_empty() {
+        lines.push(Line::styled(
+            "no match: Enter opens what you typed",
+            theme.dim(),
+        ));
+    }
+    lines.push(Line::raw(""));
+    lines
 }
 
 fn draw_picker(frame: &mut Frame, area: Rect, picker: &Picker, theme: Theme) {

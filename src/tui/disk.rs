@@ -110,6 +110,8 @@ pub enum Job {
         /// The save that waits for it.
         save: Box<Save>,
     },
+    /// List the openable files below a folder (the opener's matches, see `opener`).
+    ListOpenable(PathBuf),
     /// Read tool definitions from a JSON file (see `tool_skeleton`).
     ReadTools(PathBuf),
     /// Make the workspace for a new, untitled session.
@@ -294,6 +296,8 @@ pub enum Done {
     },
     /// The workspace for a new, untitled session.
     NewSession(Box<Workspace>),
+    /// The openable files below the working directory.
+    Openable(Vec<String>),
     /// Tool definitions read from a file, or why not.
     ToolsRead {
         /// The file.

@@ -199,6 +199,7 @@ impl App {
             } => self.imported(path, *workspace, notice),
             Done::NewSession(workspace) => self.new_session_made(*workspace),
             Done::ToolsRead { path, result } => self.tools_read(&path, result),
+            Done::Openable(files) => self.openable_listed(files),
             Done::TemplateSeen { path, stamp } => self.workspace.template_seen(&path, stamp),
             Done::TemplateChanged {
                 path,

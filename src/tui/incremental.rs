@@ -16,6 +16,7 @@ impl App {
         input.matches = match input.kind {
             InputKind::FindMessage => self.find_from_origin(input),
             InputKind::Search => self.search_prompt(&input.text),
+            InputKind::Open => return self.refresh_choices(input),
             _ => return,
         };
     }

@@ -43,6 +43,7 @@ mod messages_view;
 pub mod needs;
 pub mod new_session;
 pub mod open_dialog;
+pub mod opener;
 pub mod pane;
 mod picker_filter;
 pub mod preview;

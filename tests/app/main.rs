@@ -35,6 +35,7 @@ mod tui_info;
 mod tui_legend;
 mod tui_needs;
 mod tui_open;
+mod tui_opener;
 mod tui_search;
 mod tui_snapshots;
 mod tui_tokens;
