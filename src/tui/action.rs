@@ -235,6 +235,8 @@ pub enum Action {
     OpenTarget,
     /// Add a tool definition from a skeleton or a JSON file (see `tool_skeleton`).
     AddTool,
+    /// A mouse click or wheel turn at a screen cell (see `mouse`).
+    Mouse(super::mouse::MouseInput),
     /// Save the session under a new name.
     SaveAs,
     /// Store the current render (or error) as the session's expected outcome.

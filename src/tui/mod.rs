@@ -40,6 +40,7 @@ mod injection_view;
 pub mod keymap;
 pub mod messages_pane;
 mod messages_view;
+pub mod mouse;
 pub mod needs;
 pub mod new_session;
 pub mod open_dialog;
@@ -101,6 +102,7 @@ fn run_opened(opened: startup::Opened) -> anyhow::Result<i32> {
     // table is per thread (see `keymap::install`).
     let config = config::load();
     keymap::install(config.bindings);
+    mouse::set_enabled(config.mouse);
     app.set_theme(theme::Theme {
         palette: config.palette,
         ..theme::Theme::from_env()

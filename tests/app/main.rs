@@ -33,6 +33,7 @@ mod tui_files;
 mod tui_help;
 mod tui_info;
 mod tui_legend;
+mod tui_mouse;
 mod tui_needs;
 mod tui_open;
 mod tui_opener;
