@@ -110,6 +110,8 @@ pub enum Job {
         /// The save that waits for it.
         save: Box<Save>,
     },
+    /// Look whether another program changed the session file (see `session_watch`).
+    CheckSession(crate::tui::workspace::SessionCheck),
     /// List the openable files below a folder (the opener's matches, see `opener`).
     ListOpenable(PathBuf),
     /// Read tool definitions from a JSON file (see `tool_skeleton`).
@@ -298,6 +300,15 @@ pub enum Done {
     NewSession(Box<Workspace>),
     /// The openable files below the working directory.
     Openable(Vec<String>),
+    /// The session file's size or time changed: its stamp now.
+    SessionChecked {
+        /// The file.
+        path: PathBuf,
+        /// Its size and time now.
+        meta: crate::tui::workspace::FileMeta,
+        /// Its content's stamp now (`None`: gone or unreadable).
+        stamp: Option<FileStamp>,
+    },
     /// Tool definitions read from a file, or why not.
     ToolsRead {
         /// The file.

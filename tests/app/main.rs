@@ -38,6 +38,7 @@ mod tui_needs;
 mod tui_open;
 mod tui_opener;
 mod tui_search;
+mod tui_session_watch;
 mod tui_snapshots;
 mod tui_tokens;
 mod tui_tools;

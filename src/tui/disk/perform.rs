@@ -37,6 +37,7 @@ pub fn perform(job: Job) -> Option<Done> {
             }
         }
         Job::FindRecovery(lookup) => Done::RecoveryFound(find_recovery(&lookup)),
+        Job::CheckSession(check) => return check.perform(),
         Job::ListOpenable(root) => Done::Openable(super::super::opener::list_openable(&root)),
         Job::ReadTools(path) => Done::ToolsRead {
             result: super::super::tool_skeleton::read_tools(&path),
