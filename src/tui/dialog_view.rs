@@ -180,6 +180,7 @@ fn draw_restore(frame: &mut Frame, area: Rect, found: &Found, name: &str, theme:
             found.others
         )));
     }
+    lines.extend(super::recovery_diff::lines(&found.diff, theme));
     lines.push(Line::raw(""));
     lines.push(Line::styled(
         "y restore · n discard · Esc decide later (kept)",

@@ -185,6 +185,9 @@ pub struct Lookup {
     pub base: PathBuf,
     /// This run's own file, which is not offered.
     pub own: Option<PathBuf>,
+    /// The saved session the recovery files are of (`None` for an untitled one): what
+    /// the restore question diffs them against.
+    pub saved: Option<PathBuf>,
 }
 
 /// Opening a session file.

@@ -53,6 +53,7 @@ pub mod prompt_pane;
 mod prompt_view;
 mod prompt_wrap;
 pub mod recovery;
+pub mod recovery_diff;
 pub mod rendering;
 pub mod screen;
 pub mod sgr;

@@ -270,6 +270,7 @@ impl Workspace {
         Lookup {
             base: recovery::base_path(self.path.as_deref(), &self.sessions_dir, &self.untitled_key),
             own: self.recovery.clone(),
+            saved: self.path.clone(),
         }
     }
 

@@ -70,3 +70,29 @@ fn the_apps_own_save_is_not_a_change() {
     look(&mut app, 2);
     assert_eq!(app.overlay(), None);
 }
+
+#[test]
+fn the_restore_question_shows_what_differs_from_the_saved_file() {
+    use chatplate::tui::action::Pane;
+    let dir = tempfile::tempdir().unwrap();
+    let file = saved_session(dir.path());
+    let mut first = app_on(&file, dir.path());
+    first.update(Action::Focus(Pane::Messages));
+    first.update(Action::Message(MessageAction::CycleRole));
+    driver::emergency_save(&mut first).unwrap();
+    let mut second = app_on(&file, dir.path());
+    let Some(Overlay::Confirm(Confirm::Restore(found))) = second.overlay() else {
+        panic!("no restore question")
+    };
+    assert_eq!(found.diff, ["- \"role\": \"system\",", "+ \"role\": \"user\","]);
+    // Not a snapshot: the dialog names the temporary folder and the time of the save.
+    let shown = tui_support::screen(&mut second, 80, 24);
+    for line in [
+        "│What differs from the saved file:  ",
+        "│- \"role\": \"system\",  ",
+        "│+ \"role\": \"user\",  ",
+        "│y restore · n discard · Esc decide later (kept)",
+    ] {
+        assert!(shown.contains(line), "{line}:\n{shown}");
+    }
+}

@@ -189,7 +189,11 @@ fn find_recovery(lookup: &Lookup) -> Option<Found> {
     let mut found = recovery::existing(&lookup.base);
     found.retain(|path| Some(path) != lookup.own.as_ref());
     let newest = found.first()?;
-    Some(recovery::describe(newest, found.len() - 1))
+    let mut described = recovery::describe(newest, found.len() - 1);
+    if let Some(saved) = &lookup.saved {
+        described.diff = super::super::recovery_diff::between(saved, newest);
+    }
+    Some(described)
 }
 
 /// Session files in `dir` (recovery and hidden files left out), sorted.
