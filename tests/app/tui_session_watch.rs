@@ -84,7 +84,10 @@ fn the_restore_question_shows_what_differs_from_the_saved_file() {
     let Some(Overlay::Confirm(Confirm::Restore(found))) = second.overlay() else {
         panic!("no restore question")
     };
-    assert_eq!(found.diff, ["- \"role\": \"system\",", "+ \"role\": \"user\","]);
+    assert_eq!(
+        found.diff,
+        ["- \"role\": \"system\",", "+ \"role\": \"user\","]
+    );
     // Not a snapshot: the dialog names the temporary folder and the time of the save.
     let shown = tui_support::screen(&mut second, 80, 24);
     for line in [
