@@ -40,8 +40,9 @@ pub enum HelpRow {
     Heading(&'static str),
     /// Keys and what they do, to read (the editor's text keys, the badge legend).
     Key(String, &'static str),
-    /// A binding of the key table: Enter on it runs its action in its scope.
-    Binding(String, &'static str, Scope, Action),
+    /// A binding of the key table: Enter on it runs its action in its scope. The last
+    /// field is its footer hint (`zoom`), which the filter matches too.
+    Binding(String, &'static str, Scope, Action, &'static str),
 }
 
 impl HelpRow {
@@ -55,8 +56,12 @@ impl HelpRow {
 
     /// Whether every word of `filter` (lower-case) occurs in the keys or description.
     fn matches(&self, words: &[&str]) -> bool {
+        let hint = match self {
+            HelpRow::Binding(.., hint) => hint,
+            _ => "",
+        };
         self.text().is_some_and(|(keys, help)| {
-            let text = format!("{keys} {help}").to_lowercase();
+            let text = format!("{keys} {help} {hint}").to_lowercase();
             words.iter().all(|word| text.contains(word))
         })
     }
@@ -83,7 +88,7 @@ fn bindings(scope: Scope) -> Vec<HelpRow> {
         .filter(|b| b.scope == scope)
         .map(|b| {
             let keys: Vec<String> = b.keys.iter().map(|k| k.label()).collect();
-            HelpRow::Binding(keys.join(" "), b.help, scope, b.action.clone())
+            HelpRow::Binding(keys.join(" "), b.help, scope, b.action.clone(), b.hint)
         })
         .collect()
 }

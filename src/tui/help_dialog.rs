@@ -75,7 +75,7 @@ impl App {
         let row = help::selectable(rows)
             .get(cursor)
             .and_then(|&i| rows.get(i));
-        let Some(HelpRow::Binding(keys, _, scope, action)) = row else {
+        let Some(HelpRow::Binding(keys, _, scope, action, _)) = row else {
             self.warn("nothing to run on this row (it explains, it is not a key)");
             return None;
         };
