@@ -2,8 +2,9 @@
 //! "system; user; assistant with two parallel tool calls (object and string arguments);
 //! two tool results; final answer; two tools; add_generation_prompt; enable_thinking =
 //! false" with the keys docs/keys.md documents, save it with its expected prompt, and
-//! let `chatplate check` pass it. Command keys are counted (typed text is not): 30 since
-//! `E` offers to save (33 before; issue 20's goal of 25 is not reached yet).
+//! let `chatplate check` pass it. Command keys are counted (typed text is not): 30, the
+//! save being `y` at `E`'s offer instead of `Ctrl+S` (the same count; issue 20's goal of
+//! 25 is not reached yet).
 
 #![cfg(feature = "tui")]
 #![cfg(unix)]
