@@ -298,6 +298,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Fields, &[key(K::Enter), ch('e')], msg(MessageAction::EditField), "edit", "Edit (or toggle) the field"),
     bind(S::Fields, &[key(K::Esc), ch('h'), key(K::Left)], msg(MessageAction::LeaveFields), "back", "Back to the message list"),
     bind(S::Fields, &[ch('t')], msg(MessageAction::AddToolCall), "call", "Add a tool call"),
+    bind(S::Fields, &[ch('T')], msg(MessageAction::AddToolResult), "", "Add the tool result for the next unanswered call"),
     bind(S::Fields, &[ch('0')], msg(MessageAction::CycleContentKind), "null/none", "Content: text, null, or no content key"),
     bind(S::Fields, &[ch('o')], msg(MessageAction::ToggleArgumentsForm), "obj/str", "Arguments as object or string"),
     bind(S::Fields, &[ch('x')], msg(MessageAction::RemoveField), "remove", "Remove a tool call / reasoning"),
