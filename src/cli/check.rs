@@ -14,6 +14,7 @@ use std::process::Command;
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 
+use super::check_watch;
 use super::fetching::ensure_cached;
 use super::limits::LimitArgs;
 use super::output;
@@ -29,9 +30,12 @@ use chatplate_render::visible;
 #[derive(Debug, Args)]
 pub(super) struct CheckArgs {
     /// Fixture files or directories (searched recursively); `-` reads one fixture from
-    /// standard input.
-    #[arg(required = true)]
+    /// standard input. Without any, `sessions/`.
     paths: Vec<PathBuf>,
+    /// Check again whenever a file under the paths (or a `--template-root`) changes,
+    /// until Ctrl+C.
+    #[arg(long, conflicts_with = "bless")]
+    pub(super) watch: bool,
     /// Rewrite `expected` from the current render instead of comparing.
     #[arg(long)]
     bless: bool,
@@ -93,6 +97,41 @@ impl ColorChoice {
 /// `chatplate check`: every fixture under `paths`; exit 1 when any fails, 2 when there
 /// is nothing to check.
 pub(super) fn run(args: &CheckArgs) -> Result<i32> {
+    if args.watch {
+        return check_watch::watch(args);
+    }
+    run_once(args)
+}
+
+impl CheckArgs {
+    /// The paths to check: those given, or [`DEFAULT_DIR`].
+    pub(super) fn paths(&self) -> Vec<PathBuf> {
+        if self.paths.is_empty() {
+            vec![PathBuf::from(DEFAULT_DIR)]
+        } else {
+            self.paths.clone()
+        }
+    }
+
+    /// The folders given with `--template-root` (watched too).
+    pub(super) fn template_roots(&self) -> &[PathBuf] {
+        &self.template_roots
+    }
+}
+
+/// What `chatplate check` with no path checks: the project's sessions, where the app
+/// saves them.
+pub(super) const DEFAULT_DIR: &str = "sessions";
+
+/// One run over every fixture (see [`run`]).
+pub(super) fn run_once(args: &CheckArgs) -> Result<i32> {
+    if args.paths.is_empty() && !std::path::Path::new(DEFAULT_DIR).is_dir() {
+        output::note(&format!(
+            "chatplate: no fixtures found: no PATH given and no {DEFAULT_DIR}/ folder here \
+             (chatplate check PATH... names fixture files or folders)"
+        ));
+        return Ok(2);
+    }
     let found = discover(args)?;
     for note in &found.notes {
         output::note(&format!("chatplate: {}", visible::message(note)));
@@ -100,7 +139,7 @@ pub(super) fn run(args: &CheckArgs) -> Result<i32> {
     if found.fixtures.is_empty() {
         output::note(&format!(
             "chatplate: no fixtures found in {}",
-            shown(&args.paths)
+            shown(&args.paths())
         ));
         return Ok(2);
     }
@@ -132,12 +171,13 @@ pub(super) fn run(args: &CheckArgs) -> Result<i32> {
 /// The fixtures under `args.paths`, in order; `-` is one fixture from standard input,
 /// its template paths starting at the working directory.
 fn discover(args: &CheckArgs) -> Result<Discovery> {
-    stdin::at_most_one_in("PATH", &args.paths)?;
-    if args.bless && args.paths.iter().any(|p| stdin::is_stdin(p)) {
+    let paths = args.paths();
+    stdin::at_most_one_in("PATH", &paths)?;
+    if args.bless && paths.iter().any(|p| stdin::is_stdin(p)) {
         bail!("--bless rewrites fixture files; a fixture from standard input (`-`) has none");
     }
     let mut found = Discovery::default();
-    for path in &args.paths {
+    for path in &paths {
         if stdin::is_stdin(path) {
             let text = stdin::read_text(MAX_SESSION_BYTES)?;
             found
@@ -177,7 +217,7 @@ fn print_text(args: &CheckArgs, results: &[CaseResult]) -> Result<i32> {
     if skipped > 0 && passed + failed.len() == 0 {
         lines.push(format!(
             "no fixtures found in {} ({skipped} JSON files that are not fixtures)",
-            shown(&args.paths)
+            shown(&args.paths())
         ));
         output::print_lines(&lines)?;
         return Ok(2);
@@ -203,7 +243,7 @@ fn print_text(args: &CheckArgs, results: &[CaseResult]) -> Result<i32> {
     Ok(i32::from(!failed.is_empty()))
 }
 
-fn shown(paths: &[PathBuf]) -> String {
+pub(super) fn shown(paths: &[PathBuf]) -> String {
     let names: Vec<String> = paths.iter().map(|p| p.display().to_string()).collect();
     visible::message(&names.join(", "))
 }

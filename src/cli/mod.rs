@@ -6,6 +6,7 @@
 
 mod bench;
 mod check;
+mod check_watch;
 mod compare;
 mod completions;
 mod diagnostic;
@@ -65,6 +66,10 @@ pub struct Cli {
     /// session's folder and the config file's "template_roots", as for `check`.
     #[arg(long = "template-root", value_name = "DIR")]
     template_roots: Vec<PathBuf>,
+    /// Start an empty, untitled session on the template TARGET names (the default
+    /// template without one), to write a fixture from scratch.
+    #[arg(long)]
+    new: bool,
     /// Render bounds for the app.
     #[command(flatten)]
     limits: limits::LimitArgs,
@@ -131,6 +136,7 @@ pub fn run(cli: Cli) -> Result<i32> {
             template_name: cli.template_name,
             template_roots: cli.template_roots,
             limits: cli.limits,
+            new: cli.new,
         }),
         Some(Command::Render(args)) => render::run(args),
         Some(Command::Inspect(args)) => inspect::run(args),
@@ -165,6 +171,7 @@ struct Interactive {
     template_name: Option<String>,
     template_roots: Vec<PathBuf>,
     limits: limits::LimitArgs,
+    new: bool,
 }
 
 #[cfg(feature = "tui")]
@@ -183,11 +190,15 @@ fn interactive(args: Interactive) -> Result<i32> {
     // A config file that cannot be read is reported by the app's own settings.
     let (roots, _) = crate::template_roots::allowed(&args.template_roots);
     crate::tui::startup::allow_template_roots(roots);
-    crate::tui::run(crate::tui::TuiOptions {
+    let options = crate::tui::TuiOptions {
         file: args.file,
         template_dirs: args.template_dirs,
         template_name: args.template_name,
-    })
+    };
+    match args.new {
+        true => crate::tui::run_new(options),
+        false => crate::tui::run(options),
+    }
 }
 
 #[cfg(not(feature = "tui"))]

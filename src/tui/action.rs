@@ -202,6 +202,8 @@ pub enum DialogAction {
     Type(char),
     /// Delete the last input character.
     Backspace,
+    /// Complete the typed path (`Tab` in the opener).
+    Complete,
     /// Save over a file another program changed.
     Overwrite,
     /// Read the changed file again, dropping the unsaved changes.
@@ -233,6 +235,10 @@ pub enum Action {
     NewSession,
     /// Ask for a path, model folder, model id or `.gguf` to open.
     OpenTarget,
+    /// Add a tool definition from a skeleton or a JSON file (see `tool_skeleton`).
+    AddTool,
+    /// A mouse click or wheel turn at a screen cell (see `mouse`).
+    Mouse(super::mouse::MouseInput),
     /// Save the session under a new name.
     SaveAs,
     /// Store the current render (or error) as the session's expected outcome.

@@ -166,14 +166,16 @@ impl App {
             Action::Focus(pane) => self.focus(pane),
             Action::Help => {
                 let from = self.scope();
-                self.overlay = Some(Overlay::Help { scroll: 0, from });
+                self.overlay = Some(Overlay::help(from));
             }
             Action::Zoom => self.screen.zoom = !self.screen.zoom,
             Action::Quit => return self.request_quit(),
             Action::Save => return self.save(None),
             Action::OpenPicker => return self.open_picker(),
             Action::NewSession => return self.new_session(),
-            Action::OpenTarget => self.ask_open(),
+            Action::OpenTarget => return self.ask_open(),
+            Action::AddTool => self.ask_tool(),
+            Action::Mouse(input) => return self.mouse(input),
             Action::SaveAs => self.ask_save_as(),
             Action::SaveExpected => return self.when_current(Deferred::Expected),
             Action::ExternalEdit => {

@@ -112,7 +112,9 @@ impl App {
 
     /// Asks for the badges of the next template in the list's window that has none.
     fn request_badges(&mut self) {
-        if let Some((id, job)) = self.templates.badge_job(&self.screen) {
+        // The session's own template first: the conversation's warnings need it.
+        let own = self.templates.badges.job_for(&self.workspace.template);
+        if let Some((id, job)) = own.or_else(|| self.templates.badge_job(&self.screen)) {
             self.submit_job(id, job);
         }
     }

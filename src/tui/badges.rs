@@ -11,6 +11,7 @@
 //! timed out).
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use serde_json::Value as Json;
 
@@ -32,6 +33,32 @@ pub const BADGES: [(&str, &str); 5] = [
     ("supports_reasoning", "think"),
 ];
 
+/// What each badge and mark in the Templates list means, for the help (`?`) and the
+/// info view (`i`).
+pub const LEGEND: [(&str, &str); 8] = [
+    ("sys", "A system message's text appears in the prompt"),
+    ("tools", "The tool definitions given appear in the prompt"),
+    ("ids", "A tool result's tool_call_id appears in the prompt"),
+    ("par", "Two tool calls in one message both appear"),
+    (
+        "think",
+        "Reasoning (thinking) content appears in the prompt",
+    ),
+    (
+        "✗",
+        "Not probed: the template does not compile, fails on a plain user message, or \
+         timed out",
+    ),
+    (
+        "+",
+        "More badges than the row has room for (i lists them all)",
+    ),
+    ("…", "Being probed"),
+];
+
+/// The heading the legend is shown under.
+pub const LEGEND_TITLE: &str = "Templates pane: the badges beside each template";
+
 /// One template's badges, once probed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum BadgeState {
@@ -46,6 +73,9 @@ pub enum BadgeState {
 pub struct TemplateBadges {
     /// By template source.
     cache: HashMap<String, BadgeState>,
+    /// The whole answers behind the badges, by template source (the conversation's
+    /// warnings read the session's template's, see `needs`).
+    infos: HashMap<String, Arc<TemplateInfo>>,
     /// The request on its way: its id and template source.
     in_flight: Option<(u64, String)>,
     /// The last request id.
@@ -109,13 +139,36 @@ impl TemplateBadges {
         let state = match reply.result {
             // A template that fails on a plain user message (it may need variables)
             // has no answers worth a badge.
-            Ok(Output::Capabilities(info)) if renders(&info) => BadgeState::Done(badges_of(&info)),
+            Ok(Output::Capabilities(info)) if renders(&info) => {
+                self.infos.insert(source.clone(), Arc::clone(&info));
+                BadgeState::Done(badges_of(&info))
+            }
             // Cancelled by a render: asked again once the worker is free.
             Err(err) if err.kind == RenderErrorKind::Cancelled => return Some(false),
             _ => BadgeState::Failed,
         };
         self.cache.insert(source, state);
         Some(true)
+    }
+
+    /// The job that probes `template` (the session's own, which the list may not show)
+    /// unless its answers are known or a request is on its way.
+    pub fn job_for(&mut self, template: &TemplateSource) -> Option<(u64, Job)> {
+        if self.in_flight.is_some() || self.cache.contains_key(&template.source) {
+            return None;
+        }
+        let job = Job::Badges {
+            template: Template::new(&template.source, super::preview::app_limits()),
+            settings: super::info_view::settings_for(template),
+        };
+        self.requests += 1;
+        self.in_flight = Some((self.requests, template.source.clone()));
+        Some((self.requests, job))
+    }
+
+    /// The probe answers for the template with `source`, when known.
+    pub fn info(&self, source: &str) -> Option<&Arc<TemplateInfo>> {
+        self.infos.get(source)
     }
 
     /// Whether a badge request is on its way.
@@ -153,6 +206,13 @@ pub fn badge_text(state: Option<&BadgeState>, room: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_legend_explains_every_badge() {
+        for (_, word) in BADGES {
+            assert!(LEGEND.iter().any(|(w, _)| *w == word), "{word}");
+        }
+    }
 
     #[test]
     fn badges_drop_from_the_right_to_fit() {

@@ -13,6 +13,7 @@
 
 use std::io::{self, Write};
 use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::clipboard::CopyToClipboard;
 use crossterm::Command as _;
@@ -46,7 +47,14 @@ impl Multiplexer {
 pub fn copy(text: &str) -> Result<String, String> {
     let how = match Multiplexer::detect() {
         Multiplexer::Tmux => match tmux_load_buffer(text) {
-            Ok(()) => "tmux buffer, and the terminal clipboard if it allows".into(),
+            Ok(()) => {
+                let how = "tmux buffer, and the terminal clipboard if it allows";
+                let setting = tmux_set_clipboard();
+                match tmux_hint(setting.as_deref(), &TOLD_TMUX) {
+                    Some(hint) => format!("tmux buffer ({hint})"),
+                    None => how.into(),
+                }
+            }
             Err(err) => {
                 write_out(&format!("{}{}", osc52(text), tmux_wrap(&osc52(text))))?;
                 format!("OSC 52 (tmux load-buffer failed: {err}); needs set-clipboard on")
@@ -62,6 +70,33 @@ pub fn copy(text: &str) -> Result<String, String> {
         }
     };
     Ok(how)
+}
+
+/// Whether this run said how to let tmux pass copies to the terminal's clipboard.
+static TOLD_TMUX: AtomicBool = AtomicBool::new(false);
+
+/// What to tell, once a run, about tmux's `set-clipboard` (`setting`, as `tmux show
+/// -gv set-clipboard` prints it; `None` when it could not be asked): unless it is `on`,
+/// the copy may stop at tmux's buffer, so say how to let it through.
+pub fn tmux_hint(setting: Option<&str>, told: &AtomicBool) -> Option<&'static str> {
+    if setting.map(str::trim) == Some("on") || told.swap(true, Ordering::Relaxed) {
+        return None;
+    }
+    Some("for the clipboard: set -g set-clipboard on")
+}
+
+/// tmux's `set-clipboard` option, when tmux answers.
+fn tmux_set_clipboard() -> Option<String> {
+    let output = Command::new("tmux")
+        .args(["show-options", "-gv", "set-clipboard"])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    output
+        .status
+        .success()
+        .then(|| String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
 /// The OSC 52 sequence that puts `text` on the clipboard.
@@ -113,6 +148,16 @@ fn tmux_load_buffer(text: &str) -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_tmux_hint_is_given_once_and_not_when_set_clipboard_is_on() {
+        let told = AtomicBool::new(false);
+        assert_eq!(tmux_hint(Some("on\n"), &told), None);
+        let hint = tmux_hint(Some("external\n"), &told).unwrap();
+        assert!(hint.contains("set -g set-clipboard on"), "{hint}");
+        assert_eq!(tmux_hint(Some("external\n"), &told), None, "once a run");
+        assert!(tmux_hint(None, &AtomicBool::new(false)).is_some());
+    }
 
     #[test]
     fn sequences() {

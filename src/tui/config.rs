@@ -33,6 +33,9 @@ pub struct ConfigFile {
     /// Palette name → colour name (`"user": "light-blue"`).
     #[serde(default)]
     pub colors: BTreeMap<String, String>,
+    /// `"mouse": false` leaves the mouse to the terminal (see `mouse`).
+    #[serde(default)]
+    pub mouse: Option<bool>,
 }
 
 /// One key or several.
@@ -52,6 +55,8 @@ pub struct Settings {
     pub bindings: Vec<Binding>,
     /// The colours.
     pub palette: Palette,
+    /// Whether the app takes the mouse (clicks and the wheel); on unless turned off.
+    pub mouse: bool,
     /// One line per problem, `FILE:LINE:COL: ...` or `FILE: ...`.
     pub problems: Vec<String>,
 }
@@ -131,6 +136,14 @@ fn entries(value: serde_json::Value) -> (ConfigFile, Vec<String>) {
                 }
                 continue;
             }
+            ("mouse", serde_json::Value::Bool(on)) => {
+                file.mouse = Some(on);
+                continue;
+            }
+            ("mouse", _) => {
+                problems.push(format!("{section}: expected true or false (default kept)"));
+                continue;
+            }
             ("keys" | "colors", serde_json::Value::Object(entries)) => entries,
             ("keys" | "colors", _) => {
                 problems.push(format!("{section}: expected an object (default kept)"));
@@ -138,7 +151,7 @@ fn entries(value: serde_json::Value) -> (ConfigFile, Vec<String>) {
             }
             _ => {
                 problems.push(format!(
-                    "unknown section {} (expected \"keys\", \"colors\" or \"template_roots\"; ignored)",
+                    "unknown section {} (expected \"keys\", \"colors\", \"mouse\" or \"template_roots\"; ignored)",
                     visible::quoted(&section)
                 ));
                 continue;
@@ -183,6 +196,7 @@ fn settings(file: ConfigFile, problems: &[String]) -> Settings {
     Settings {
         bindings,
         palette,
+        mouse: file.mouse.unwrap_or(true),
         problems,
     }
 }

@@ -7,6 +7,7 @@ use super::action::{DialogAction, Effect};
 use super::app::App;
 use super::disk::{Job, Outside, Outsider, Save};
 use super::keymap::Scope;
+use super::opener;
 use super::recovery::Found;
 
 /// A yes / no / cancel question.
@@ -24,6 +25,8 @@ pub enum Confirm {
     /// Saving held back: the session may not name its template's file from where it
     /// goes. Allow the folder as a template root, or write the template's text instead.
     TemplateOutside(Outsider),
+    /// `E` took the render as the expected outcome: save the session now?
+    SaveExpected,
 }
 
 /// What a text input is for.
@@ -44,6 +47,8 @@ pub enum InputKind {
     GoTo,
     /// Text to find in the message list.
     FindMessage,
+    /// A tool to add: `NAME PARAM description`, or a JSON file's path.
+    Tool,
 }
 
 /// A one-line text input.
@@ -53,6 +58,27 @@ pub struct InputDialog {
     pub kind: InputKind,
     /// The text so far.
     pub text: String,
+    /// For the searches that run as you type: how many matches the text has (shown in
+    /// the title); `None` before anything is typed.
+    pub matches: Option<usize>,
+    /// Where the message find started (the selected row), which it returns to on Esc
+    /// and searches from as the text changes; in the opener, the selected match.
+    pub origin: usize,
+    /// The opener's matches for the text, best first (see `opener`).
+    pub choices: Vec<String>,
+}
+
+impl InputDialog {
+    /// An input for `kind`, starting with `text`.
+    pub fn new(kind: InputKind, text: impl Into<String>) -> Self {
+        InputDialog {
+            kind,
+            text: text.into(),
+            matches: None,
+            origin: 0,
+            choices: Vec::new(),
+        }
+    }
 }
 
 /// The session picker.
@@ -60,19 +86,27 @@ pub struct InputDialog {
 pub struct Picker {
     /// Session files found.
     pub entries: Vec<PathBuf>,
-    /// The selected entry.
+    /// The selected entry among those the filter shows.
     pub cursor: usize,
+    /// What was typed to filter the list (see `picker_filter`).
+    pub filter: String,
+    /// The folder listed: entries are shown and filtered by their path inside it.
+    pub root: PathBuf,
 }
 
 /// The dialog on top of the panes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Overlay {
-    /// The key help, scrolled by `scroll` lines.
+    /// The key help, scrolled by `scroll` lines (see `help_dialog`).
     Help {
         /// Lines scrolled.
         scroll: u16,
         /// The scope it was opened from: its keys come first.
         from: Scope,
+        /// The text typed to filter the rows.
+        filter: String,
+        /// The selected row among those that can be selected (not headings).
+        cursor: usize,
     },
     /// A question.
     Confirm(Confirm),
@@ -97,26 +131,17 @@ impl Overlay {
     /// Asks for a file name under `dir`.
     pub fn save_as(dir: &Path, then_quit: bool) -> Self {
         let text = format!("{}/", dir.display());
-        Overlay::Input(InputDialog {
-            kind: InputKind::SavePath { then_quit },
-            text,
-        })
+        Overlay::Input(InputDialog::new(InputKind::SavePath { then_quit }, text))
     }
 
     /// Asks for a role, starting from `current`.
     pub fn role(current: &str) -> Self {
-        Overlay::Input(InputDialog {
-            kind: InputKind::Role,
-            text: current.to_string(),
-        })
+        Overlay::Input(InputDialog::new(InputKind::Role, current))
     }
 
     /// Asks for a search term.
     pub fn search() -> Self {
-        Overlay::Input(InputDialog {
-            kind: InputKind::Search,
-            text: String::new(),
-        })
+        Overlay::Input(InputDialog::new(InputKind::Search, ""))
     }
 
     /// Pasted text goes into a text input (first line only).
@@ -138,21 +163,16 @@ impl App {
     pub(super) fn update_dialog(&mut self, action: DialogAction) -> Option<Effect> {
         let overlay = self.overlay.take()?;
         match overlay {
-            Overlay::Help { scroll, from } => self.help_action(scroll, from, action),
-            Overlay::Confirm(question) => return self.answer(question, action),
-            Overlay::Input(input) => return self.input_action(input, action),
-            Overlay::Picker(picker) => return self.picker_action(picker, action),
+            Overlay::Help {
+                scroll,
+                from,
+                filter,
+                cursor,
+            } => self.help_action(scroll, from, filter, cursor, action),
+            Overlay::Confirm(question) => self.answer(question, action),
+            Overlay::Input(input) => self.input_action(input, action),
+            Overlay::Picker(picker) => self.picker_action(picker, action),
         }
-        None
-    }
-
-    fn help_action(&mut self, scroll: u16, from: Scope, action: DialogAction) {
-        let DialogAction::Select(step) = action else {
-            return;
-        };
-        let size = (self.screen.width, self.screen.height);
-        let scroll = super::help::scroll(scroll, from, size, step);
-        self.overlay = Some(Overlay::Help { scroll, from });
     }
 
     fn answer(&mut self, question: Confirm, action: DialogAction) -> Option<Effect> {
@@ -184,6 +204,8 @@ impl App {
             (Confirm::OpenDiscard(path), DialogAction::Accept | DialogAction::Discard) => {
                 return self.open_session(path, true);
             }
+            (Confirm::SaveExpected, DialogAction::Accept) => return self.save(None),
+            (Confirm::SaveExpected, DialogAction::Discard) => {}
             (Confirm::Changed, DialogAction::Overwrite) => return self.overwrite(),
             (Confirm::Changed, DialogAction::Reload) => {
                 let path = self.workspace.path.clone()?;
@@ -216,12 +238,28 @@ impl App {
 
     fn input_action(&mut self, mut input: InputDialog, action: DialogAction) -> Option<Effect> {
         match action {
-            DialogAction::Type(c) => input.text.push(c),
+            DialogAction::Type(c) => {
+                input.text.push(c);
+                self.search_as_typed(&mut input);
+            }
             DialogAction::Backspace => {
                 input.text.pop();
+                self.search_as_typed(&mut input);
+            }
+            DialogAction::Select(step) if input.kind == InputKind::Open => {
+                let count = input.choices.len();
+                input.origin = super::help::step(input.origin, count, 1, step);
+            }
+            DialogAction::Complete if input.kind == InputKind::Open => {
+                let selected = input.choices.get(input.origin).map(String::as_str);
+                let candidates = self.opener_candidates();
+                if let Some(text) = opener::complete(&input.text, &candidates, selected) {
+                    input.text = text;
+                    self.refresh_choices(&mut input);
+                }
             }
             DialogAction::Accept => return self.submit(input),
-            DialogAction::Cancel => return None,
+            DialogAction::Cancel => return self.cancel_search(&input),
             _ => {}
         }
         self.overlay = Some(Overlay::Input(input));
@@ -239,9 +277,15 @@ impl App {
                     None
                 });
             }
-            InputKind::Open => self.open_target(&input.text),
+            InputKind::Open => {
+                let target = opener::target(&input).to_string();
+                self.open_target(&target)
+            }
             InputKind::GoTo => self.go_to(&input.text),
-            InputKind::FindMessage => self.find_message(&input.text),
+            InputKind::Tool => return self.add_tool_from(&input.text),
+            InputKind::FindMessage => {
+                self.find_from_origin(&input);
+            }
         }
         None
     }
@@ -249,10 +293,8 @@ impl App {
     fn save_to(&mut self, text: &str, then_quit: bool) -> Option<Effect> {
         let text = text.trim();
         if text.is_empty() || text.ends_with('/') {
-            self.overlay = Some(Overlay::Input(InputDialog {
-                kind: InputKind::SavePath { then_quit },
-                text: text.into(),
-            }));
+            let kind = InputKind::SavePath { then_quit };
+            self.overlay = Some(Overlay::Input(InputDialog::new(kind, text)));
             self.warn("type a file name");
             return None;
         }
@@ -267,8 +309,11 @@ impl App {
         match action {
             DialogAction::Select(step) => {
                 let page = usize::from(self.screen.height.saturating_sub(2)).max(1);
-                picker.cursor = super::help::step(picker.cursor, picker.entries.len(), page, step)
+                let count = picker.shown().len();
+                picker.cursor = super::help::step(picker.cursor, count, page, step)
             }
+            DialogAction::Type(c) => picker.type_char(c),
+            DialogAction::Backspace => picker.backspace(),
             DialogAction::Accept => return self.pick(picker),
             DialogAction::Cancel => return None,
             _ => {}
@@ -278,7 +323,7 @@ impl App {
     }
 
     fn pick(&mut self, picker: Picker) -> Option<Effect> {
-        let path = picker.entries.get(picker.cursor).cloned()?;
+        let path = picker.shown().get(picker.cursor).map(|p| (*p).clone())?;
         if self.workspace.dirty {
             self.overlay = Some(Overlay::Confirm(Confirm::OpenDiscard(path)));
             return None;

@@ -15,7 +15,20 @@ use super::theme::Theme;
 pub fn draw(frame: &mut Frame, overlay: &Overlay, name: &str, theme: Theme) {
     let area = frame.area();
     match overlay {
-        Overlay::Help { scroll, from } => super::help::draw(frame, area, *scroll, *from, theme),
+        Overlay::Help {
+            scroll,
+            from,
+            filter,
+            cursor,
+        } => {
+            let shown = super::help::HelpShown {
+                from: *from,
+                filter,
+                scroll: *scroll,
+                cursor: *cursor,
+            };
+            super::help::draw(frame, area, shown, theme)
+        }
         Overlay::Confirm(question) => draw_confirm(frame, area, question, name, theme),
         Overlay::Input(input) => draw_input(frame, area, input, theme),
         Overlay::Picker(picker) => draw_picker(frame, area, picker, theme),
@@ -67,6 +80,11 @@ fn draw_confirm(frame: &mut Frame, area: Rect, question: &Confirm, name: &str, t
             "Changed on disk",
             format!("Another program changed {name} since it was opened or saved."),
             "o overwrite it · r reload it (drops your changes) · a save as · Esc cancel",
+        ),
+        Confirm::SaveExpected => (
+            "Expected prompt set",
+            format!("The current render is now the expected outcome of {name}. Save it?"),
+            "y save · n or Esc not now (Ctrl+S saves later)",
         ),
         Confirm::OpenDiscard(path) => (
             "Unsaved changes",
@@ -162,6 +180,7 @@ fn draw_restore(frame: &mut Frame, area: Rect, found: &Found, name: &str, theme:
             found.others
         )));
     }
+    lines.extend(super::recovery_diff::lines(&found.diff, theme));
     lines.push(Line::raw(""));
     lines.push(Line::styled(
         "y restore · n discard · Esc decide later (kept)",
@@ -180,58 +199,113 @@ fn draw_input(frame: &mut Frame, area: Rect, input: &InputDialog, theme: Theme) 
         InputKind::Open => "Open: a session, template, model folder, model id or .gguf",
         InputKind::GoTo => "Go to message number",
         InputKind::FindMessage => "Find a message (role, content, tool names)",
+        InputKind::Tool => "Add a tool: NAME PARAM description, or FILE.json",
     };
-    let inner = dialog_box(frame, area, 60, 4, title, theme);
-    let lines = vec![
-        Line::from(vec![
-            Span::raw(input.text.clone()),
-            Span::styled("▏", theme.key()),
-        ]),
-        Line::styled("Enter accept · Esc cancel", theme.dim()),
-    ];
+    let title = match input.matches {
+        Some(0) => format!("{title} · no match"),
+        Some(1) => format!("{title} · 1 match"),
+        Some(n) => format!("{title} · {n} matches"),
+        None => title.to_string(),
+    };
+    let opener = input.kind == InputKind::Open;
+    let choices = if opener {
+        input.choices.len().max(1) + 1
+    } else {
+        0
+    };
+    let height = 4 + u16::try_from(choices).unwrap_or(0);
+    let inner = dialog_box(
+        frame,
+        area,
+        if opener { 76 } else { 60 },
+        height,
+        &title,
+        theme,
+    );
+    let mut lines = vec![Line::from(vec![
+        Span::raw(input.text.clone()),
+        Span::styled("▏", theme.key()),
+    ])];
+    if opener {
+        lines.extend(opener_lines(input, usize::from(inner.width), theme));
+    }
+    lines.push(Line::styled(
+        match opener {
+            true => "↑↓ pick · Tab complete · Enter open · Esc cancel",
+            false => "Enter accept · Esc cancel",
+        },
+        theme.dim(),
+    ));
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
+/// The opener's matches under its text, the selected one marked (what Enter opens).
+fn opener_lines(input: &InputDialog, width: usize, theme: Theme) -> Vec<Line<'static>> {
+    let mut lines: Vec<Line> = (input.choices.iter().enumerate())
+        .map(|(i, choice)| {
+            let line = Line::raw(tail(choice, width));
+            match i == input.origin {
+                true => line.patch_style(theme.cursor()),
+                false => line,
+            }
+        })
+        .collect();
+    if lines.is_empty() {
+        lines.push(Line::styled(
+            "no match: Enter opens what you typed",
+            theme.dim(),
+        ));
+    }
+    lines.push(Line::raw(""));
+    lines
+}
+
 fn draw_picker(frame: &mut Frame, area: Rect, picker: &Picker, theme: Theme) {
+    // Sized to the whole list (plus the filter line), so filtering does not resize it.
     let height = (picker.entries.len() as u16)
-        .saturating_add(2)
+        .saturating_add(3)
         .min(area.height);
     // As wide as the longest path (at least 60 columns), so names are shown in full.
     let longest = picker
         .entries
         .iter()
-        .map(|path| path.display().to_string().chars().count())
+        .map(|path| picker.name(path).chars().count())
         .max()
         .unwrap_or(0);
     let width = u16::try_from(longest + 2).unwrap_or(u16::MAX).max(60);
-    let inner = dialog_box(
-        frame,
-        area,
-        width,
-        height,
-        "Open session (Enter open · Esc close)",
-        theme,
+    let shown = picker.shown();
+    let title = format!(
+        "Open session · {} of {} · Enter open · Esc close",
+        shown.len(),
+        picker.entries.len()
     );
-    let start = super::messages_view::window_start(
-        picker.cursor,
-        picker.entries.len(),
-        usize::from(inner.height),
+    let inner = dialog_box(frame, area, width, height, &title, theme);
+    let filter = Line::from(vec![
+        Span::styled("filter: ", theme.dim()),
+        Span::raw(picker.filter.clone()),
+        Span::styled("▏", theme.key()),
+    ]);
+    let rows = usize::from(inner.height.saturating_sub(1));
+    let start = super::messages_view::window_start(picker.cursor, shown.len(), rows);
+    let mut lines = vec![filter];
+    lines.extend(
+        shown
+            .iter()
+            .enumerate()
+            .skip(start)
+            .take(rows)
+            .map(|(i, path)| {
+                let line = Line::raw(tail(&picker.name(path), usize::from(inner.width)));
+                if i == picker.cursor {
+                    line.patch_style(theme.cursor())
+                } else {
+                    line
+                }
+            }),
     );
-    let lines: Vec<Line> = picker
-        .entries
-        .iter()
-        .enumerate()
-        .skip(start)
-        .take(usize::from(inner.height))
-        .map(|(i, path)| {
-            let line = Line::raw(tail(&path.display().to_string(), usize::from(inner.width)));
-            if i == picker.cursor {
-                line.patch_style(theme.cursor())
-            } else {
-                line
-            }
-        })
-        .collect();
+    if shown.is_empty() {
+        lines.push(Line::styled("no session path contains that", theme.dim()));
+    }
     frame.render_widget(Paragraph::new(lines), inner);
 }
 

@@ -110,6 +110,12 @@ pub enum Job {
         /// The save that waits for it.
         save: Box<Save>,
     },
+    /// Look whether another program changed the session file (see `session_watch`).
+    CheckSession(crate::tui::workspace::SessionCheck),
+    /// List the openable files below a folder (the opener's matches, see `opener`).
+    ListOpenable(PathBuf),
+    /// Read tool definitions from a JSON file (see `tool_skeleton`).
+    ReadTools(PathBuf),
     /// Make the workspace for a new, untitled session.
     NewSession {
         /// The session.
@@ -179,6 +185,9 @@ pub struct Lookup {
     pub base: PathBuf,
     /// This run's own file, which is not offered.
     pub own: Option<PathBuf>,
+    /// The saved session the recovery files are of (`None` for an untitled one): what
+    /// the restore question diffs them against.
+    pub saved: Option<PathBuf>,
 }
 
 /// Opening a session file.
@@ -292,6 +301,24 @@ pub enum Done {
     },
     /// The workspace for a new, untitled session.
     NewSession(Box<Workspace>),
+    /// The openable files below the working directory.
+    Openable(Vec<String>),
+    /// The session file's size or time changed: its stamp now.
+    SessionChecked {
+        /// The file.
+        path: PathBuf,
+        /// Its size and time now.
+        meta: crate::tui::workspace::FileMeta,
+        /// Its content's stamp now (`None`: gone or unreadable).
+        stamp: Option<FileStamp>,
+    },
+    /// Tool definitions read from a file, or why not.
+    ToolsRead {
+        /// The file.
+        path: PathBuf,
+        /// The tools.
+        result: Result<Vec<serde_json::Value>, String>,
+    },
     /// The first look at a newly watched template file.
     TemplateSeen {
         /// The file.

@@ -127,6 +127,10 @@ fn handle_input(app: &mut App, event: Event) -> Option<Effect> {
     match event {
         Event::Key(key) if key.kind != KeyEventKind::Release => app.handle_key(key),
         Event::Paste(text) => app.update(Action::Paste(text)),
+        Event::Mouse(event) => match super::mouse::MouseInput::from_event(&event) {
+            Some(input) => app.update(Action::Mouse(input)),
+            None => None,
+        },
         Event::Resize(width, height) => app.update(Action::Resize(width, height)),
         _ => None,
     }

@@ -130,6 +130,10 @@ impl App {
         if watch_due || self.workspace.watch_unseen() {
             self.chores.last_watch = Some(now);
             work.extend(self.workspace.poll_job().map(Job::Poll));
+            // Not while a dialog is open: what it would ask waits for the next look.
+            if self.overlay.is_none() {
+                work.extend(self.workspace.session_check().map(Job::CheckSession));
+            }
         }
         work.extend(self.workspace.autosave_job(now).map(Job::WriteRecovery));
         work
@@ -198,6 +202,13 @@ impl App {
                 notice,
             } => self.imported(path, *workspace, notice),
             Done::NewSession(workspace) => self.new_session_made(*workspace),
+            Done::ToolsRead { path, result } => self.tools_read(&path, result),
+            Done::Openable(files) => self.openable_listed(files),
+            Done::SessionChecked { path, meta, stamp } => {
+                if self.workspace.session_checked(&path, meta, stamp) && self.overlay.is_none() {
+                    self.overlay = Some(Overlay::Confirm(Confirm::Changed));
+                }
+            }
             Done::TemplateSeen { path, stamp } => self.workspace.template_seen(&path, stamp),
             Done::TemplateChanged {
                 path,
@@ -233,7 +244,7 @@ impl App {
             let dir = dir.display();
             return self.warn(format!("no sessions in {dir}/ yet (Ctrl+S saves one)"));
         }
-        self.overlay = Some(Overlay::Picker(Picker { entries, cursor: 0 }));
+        self.overlay = Some(Overlay::Picker(Picker::new(entries, dir)));
     }
 
     fn opened_session(&mut self, path: PathBuf, result: Result<Box<OpenedSession>, String>) {

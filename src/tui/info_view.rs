@@ -26,6 +26,7 @@ use chatplate_core::worker::{Job, Output, Reply, Template};
 use chatplate_render::RenderErrorKind;
 
 use super::action::Direction;
+use super::badges;
 use super::messages_view::truncate;
 use super::templates_pane::TemplatesPane;
 use super::theme::Theme;
@@ -204,6 +205,21 @@ fn info_lines(theme: Theme, info: &TemplateInfo, width: usize) -> Vec<Line<'stat
         lines.push(Line::styled("probes it rejected", theme.dim()));
         for failure in &info.failures {
             lines.push(Line::raw(truncate(failure, width)));
+        }
+    }
+    lines.extend(legend_lines(theme, width));
+    lines
+}
+
+/// The badges of the list explained, under the answers they summarise.
+fn legend_lines(theme: Theme, width: usize) -> Vec<Line<'static>> {
+    let mut lines = vec![Line::styled("badges in the list", theme.dim())];
+    for (word, meaning) in badges::LEGEND {
+        // Wrapped, not cut: the pane is narrow and the meaning is the point.
+        let parts = super::help::wrap(meaning, width.saturating_sub(6).max(10));
+        for (i, part) in parts.into_iter().enumerate() {
+            let word = if i == 0 { word } else { "" };
+            lines.push(Line::raw(format!("{word:<6}{part}")));
         }
     }
     lines

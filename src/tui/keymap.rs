@@ -298,9 +298,12 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Messages, &[ch('J'), shift(K::Down)], msg(MessageAction::Move(Down)), "", "Move the message down"),
     bind(S::Messages, &[ch('R')], msg(MessageAction::PromptRole), "", "Type a custom role"),
     bind(S::Messages, &[ch('0')], msg(MessageAction::CycleContentKind), "", "Content: text, null, or no content key"),
+    bind(S::Messages, &[ch('+')], Action::AddTool, "", "Add a tool: NAME PARAM description (one string parameter), or a JSON file of tools"),
+    bind(S::Fields, &[ch('+')], Action::AddTool, "", "Add a tool: NAME PARAM description (one string parameter), or a JSON file of tools"),
     bind(S::Fields, &[key(K::Enter), ch('e')], msg(MessageAction::EditField), "edit", "Edit (or toggle) the field"),
     bind(S::Fields, &[key(K::Esc), ch('h'), key(K::Left)], msg(MessageAction::LeaveFields), "back", "Back to the message list"),
     bind(S::Fields, &[ch('t')], msg(MessageAction::AddToolCall), "call", "Add a tool call"),
+    bind(S::Fields, &[ch('T')], msg(MessageAction::AddToolResult), "", "Add the tool result for the next unanswered call"),
     bind(S::Fields, &[ch('0')], msg(MessageAction::CycleContentKind), "null/none", "Content: text, null, or no content key"),
     bind(S::Fields, &[ch('o')], msg(MessageAction::ToggleArgumentsForm), "obj/str", "Arguments as object or string"),
     bind(S::Fields, &[ch('x')], msg(MessageAction::RemoveField), "remove", "Remove a tool call / reasoning"),
@@ -356,21 +359,27 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Input, &[key(K::Enter)], dialog(DialogAction::Accept), "ok", "Accept"),
     bind(S::Input, &[key(K::Esc)], dialog(DialogAction::Cancel), "cancel", "Cancel"),
     bind(S::Input, &[key(K::Backspace)], dialog(DialogAction::Backspace), "", "Delete a character"),
+    bind(S::Input, &[key(K::Tab)], dialog(DialogAction::Complete), "", "Opener: complete the path"),
+    bind(S::Input, &[key(K::Up)], dialog(DialogAction::Select(Step::Line(Up))), "", "Opener: previous match"),
+    bind(S::Input, &[key(K::Down)], dialog(DialogAction::Select(Step::Line(Down))), "", "Opener: next match"),
     bind(S::Picker, &[key(K::Enter)], dialog(DialogAction::Accept), "open", "Open the session"),
-    bind(S::Picker, &[key(K::Esc), ch('q')], dialog(DialogAction::Cancel), "cancel", "Close"),
-    bind(S::Picker, &[key(K::Up), ch('k')], dialog(DialogAction::Select(Step::Line(Up))), "", "Previous session"),
-    bind(S::Picker, &[key(K::Down), ch('j')], dialog(DialogAction::Select(Step::Line(Down))), "", "Next session"),
+    bind(S::Picker, &[key(K::Esc)], dialog(DialogAction::Cancel), "cancel", "Close"),
+    bind(S::Picker, &[key(K::Backspace)], dialog(DialogAction::Backspace), "", "Delete a character of the filter"),
+    bind(S::Picker, &[key(K::Up)], dialog(DialogAction::Select(Step::Line(Up))), "", "Previous session"),
+    bind(S::Picker, &[key(K::Down)], dialog(DialogAction::Select(Step::Line(Down))), "", "Next session"),
     bind(S::Picker, &[key(K::PageUp)], dialog(DialogAction::Select(Step::Page(Up))), "", "A page up"),
     bind(S::Picker, &[key(K::PageDown)], dialog(DialogAction::Select(Step::Page(Down))), "", "A page down"),
-    bind(S::Picker, &[key(K::Home), ch('g')], dialog(DialogAction::Select(Step::First)), "", "First session"),
-    bind(S::Picker, &[key(K::End), ch('G')], dialog(DialogAction::Select(Step::Last)), "", "Last session"),
-    bind(S::Help, &[key(K::Esc), ch('?'), ch('q'), key(K::F(1))], dialog(DialogAction::Cancel), "close", "Close the help"),
-    bind(S::Help, &[key(K::Up), ch('k')], dialog(DialogAction::Select(Step::Line(Up))), "", "Scroll up"),
-    bind(S::Help, &[key(K::Down), ch('j')], dialog(DialogAction::Select(Step::Line(Down))), "", "Scroll down"),
-    bind(S::Help, &[key(K::PageUp)], dialog(DialogAction::Select(Step::Page(Up))), "", "Page up"),
-    bind(S::Help, &[key(K::PageDown), ch(' ')], dialog(DialogAction::Select(Step::Page(Down))), "", "Page down"),
-    bind(S::Help, &[key(K::Home), ch('g')], dialog(DialogAction::Select(Step::First)), "", "Top"),
-    bind(S::Help, &[key(K::End), ch('G')], dialog(DialogAction::Select(Step::Last)), "", "Bottom"),
+    bind(S::Picker, &[key(K::Home)], dialog(DialogAction::Select(Step::First)), "", "First session"),
+    bind(S::Picker, &[key(K::End)], dialog(DialogAction::Select(Step::Last)), "", "Last session"),
+    bind(S::Help, &[key(K::Esc), key(K::F(1))], dialog(DialogAction::Cancel), "close", "Clear the filter, or close the help"),
+    bind(S::Help, &[key(K::Enter)], dialog(DialogAction::Accept), "run", "Run the selected key's command"),
+    bind(S::Help, &[key(K::Backspace)], dialog(DialogAction::Backspace), "", "Delete a character of the filter"),
+    bind(S::Help, &[key(K::Up)], dialog(DialogAction::Select(Step::Line(Up))), "", "Previous key"),
+    bind(S::Help, &[key(K::Down)], dialog(DialogAction::Select(Step::Line(Down))), "", "Next key"),
+    bind(S::Help, &[key(K::PageUp)], dialog(DialogAction::Select(Step::Page(Up))), "", "A page up"),
+    bind(S::Help, &[key(K::PageDown)], dialog(DialogAction::Select(Step::Page(Down))), "", "A page down"),
+    bind(S::Help, &[key(K::Home)], dialog(DialogAction::Select(Step::First)), "", "First key"),
+    bind(S::Help, &[key(K::End)], dialog(DialogAction::Select(Step::Last)), "", "Last key"),
 ];
 
 thread_local! {
@@ -441,7 +450,9 @@ fn fallback(scope: Scope, chord: Chord, event: &KeyEvent) -> Option<Action> {
     match (scope, chord.code) {
         (Scope::Editor, _) => Some(Action::Editor(EditorAction::Input((*event).into()))),
         (Scope::Filter, KeyCode::Char(c)) => plain(c).map(|c| tpl(TemplateAction::FilterPush(c))),
-        (Scope::Input, KeyCode::Char(c)) => plain(c).map(|c| dialog(DialogAction::Type(c))),
+        (Scope::Input | Scope::Picker | Scope::Help, KeyCode::Char(c)) => {
+            plain(c).map(|c| dialog(DialogAction::Type(c)))
+        }
         _ => None,
     }
 }

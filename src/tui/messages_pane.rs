@@ -202,6 +202,10 @@ impl MessagesPane {
             Some((at, message)) => {
                 session.messages.insert(at, message);
                 self.selected = at;
+                // From a call's fields (`T` there): the new result is a row of the list,
+                // which the editor closes back to.
+                self.in_fields = false;
+                self.field = 0;
                 ctx.follow_selection();
                 ctx.edited();
                 self.edit_content(ctx, editor);

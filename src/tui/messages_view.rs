@@ -39,6 +39,8 @@ pub struct MessagesView<'a> {
     pub unused: &'a dyn Fn(Row, Field) -> Option<String>,
     /// The tokens of the shown prompt (the selected row's injection warning).
     pub tokens: Option<&'a TokenizedPrompt>,
+    /// What to change in the selected message for the template (see `needs`).
+    pub needs: Vec<String>,
     /// The colours.
     pub theme: Theme,
 }
@@ -244,7 +246,8 @@ fn draw_fields(frame: &mut Frame, area: Rect, view: &MessagesView, focused: bool
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let list = fields::fields(session, row);
-    let warning = super::injection_view::warning_lines(view.tokens, row, inner.width, theme);
+    let mut warning = super::injection_view::warning_lines(view.tokens, row, inner.width, theme);
+    warning.extend(need_lines(&view.needs, inner.width, theme));
     // Room for the explanation: what the fields leave, at least half the area.
     let fields_height = u16::try_from(list.len()).unwrap_or(u16::MAX);
     let warning_height = u16::try_from(warning.len())
@@ -279,6 +282,17 @@ fn draw_fields(frame: &mut Frame, area: Rect, view: &MessagesView, focused: bool
         })
         .collect();
     frame.render_widget(Paragraph::new(lines), inner);
+}
+
+/// The selected message's warnings from what the template needs, wrapped to `width`.
+fn need_lines(needs: &[String], width: u16, theme: Theme) -> Vec<Line<'static>> {
+    let width = usize::from(width).max(12);
+    (needs.iter())
+        .flat_map(|need| {
+            super::help::wrap(&format!("{} {need}", super::injection_view::FLAG), width)
+        })
+        .map(|line| Line::styled(line, theme.error()))
+        .collect()
 }
 
 /// A value the template ignores: the mark first (it is what matters), then the value.

@@ -33,22 +33,30 @@ pub mod fields;
 mod files;
 mod footer;
 pub mod help;
+mod help_dialog;
 pub mod highlight;
 pub mod history;
 pub mod ignored;
+mod incremental;
 pub mod info_view;
 mod injection_view;
 pub mod keymap;
 pub mod messages_pane;
 mod messages_view;
+pub mod mouse;
+pub mod needs;
+pub mod new_session;
 pub mod open_dialog;
+pub mod opener;
 pub mod pane;
+mod picker_filter;
 pub mod preview;
 pub mod prompt_cursor;
 pub mod prompt_pane;
 mod prompt_view;
 mod prompt_wrap;
 pub mod recovery;
+pub mod recovery_diff;
 pub mod rendering;
 pub mod screen;
 pub mod sgr;
@@ -61,6 +69,7 @@ mod templates_view;
 mod terminal;
 pub mod theme;
 pub mod token_mode;
+pub mod tool_skeleton;
 pub mod ui;
 pub mod workbench;
 pub mod workspace;
@@ -82,13 +91,23 @@ pub struct TuiOptions {
 /// Runs the app until the user quits or something ends it; returns the exit status
 /// (0, or 129 / 130 / 131 / 143 after a hang-up or signal, 101 after a crash).
 pub fn run(options: TuiOptions) -> anyhow::Result<i32> {
-    let opened = startup::open(&options)?;
+    run_opened(startup::open(&options)?)
+}
+
+/// Runs the app on an empty, untitled session on the template `options.file` names
+/// (the default template without one): `chatplate --new [TEMPLATE]`.
+pub fn run_new(options: TuiOptions) -> anyhow::Result<i32> {
+    run_opened(new_session::open_new(&options)?)
+}
+
+fn run_opened(opened: startup::Opened) -> anyhow::Result<i32> {
     let worker = chatplate_core::worker::Worker::spawn(preview::app_limits().deadline)?;
     let mut app = app::App::with_worker(opened.workspace, opened.catalog, worker);
     // The config file is read on this thread, which handles keys and draws: the key
     // table is per thread (see `keymap::install`).
     let config = config::load();
     keymap::install(config.bindings);
+    mouse::set_enabled(config.mouse);
     app.set_theme(theme::Theme {
         palette: config.palette,
         ..theme::Theme::from_env()

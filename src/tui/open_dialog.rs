@@ -9,6 +9,8 @@
 //! refused while there are unsaved changes. The local cache is scanned on the worker
 //! at start for the picker's "Hugging Face cache" section.
 
+use std::path::PathBuf;
+
 use chatplate_core::catalog::TemplateSet;
 use chatplate_core::target::Opened;
 use chatplate_core::worker::{Job, Output, Reply};
@@ -27,6 +29,10 @@ pub struct Opening {
     pub set: Option<TemplateSet>,
     /// What the open dialog is waiting for.
     pub waiting: Option<String>,
+    /// The openable files below the working directory (listed when the opener opens).
+    pub files: Vec<String>,
+    /// What was opened in this run, oldest first.
+    pub recent: Vec<String>,
 }
 
 impl App {
@@ -56,12 +62,13 @@ impl App {
         self.notify("new session (press a to add a message)");
     }
 
-    /// Asks for something to open.
-    pub(super) fn ask_open(&mut self) {
-        self.overlay = Some(Overlay::Input(InputDialog {
-            kind: InputKind::Open,
-            text: String::new(),
-        }));
+    /// Asks for something to open, and lists the files below the working directory for
+    /// the opener's matches (see `opener`).
+    pub(super) fn ask_open(&mut self) -> Option<Effect> {
+        let mut input = InputDialog::new(InputKind::Open, "");
+        self.refresh_choices(&mut input);
+        self.overlay = Some(Overlay::Input(input));
+        Some(Effect::Disk(disk::Job::ListOpenable(PathBuf::from("."))))
     }
 
     /// Asks for a new file name for the session.
@@ -76,6 +83,8 @@ impl App {
             return self.warn("type a path, a model folder, a model id or a .gguf");
         }
         self.opening.waiting = Some(text.to_string());
+        self.opening.recent.retain(|r| r != text);
+        self.opening.recent.push(text.to_string());
         let generation = self.generation();
         self.submit_job(
             generation,

@@ -29,6 +29,9 @@ pub struct Found {
     pub contents: Result<(usize, String), String>,
     /// How many other recovery files for the same thing remain after this one.
     pub others: usize,
+    /// What differs from the saved session file, as `- ` / `+ ` lines (see
+    /// `recovery_diff`); empty for an untitled session or when nothing differs.
+    pub diff: Vec<String>,
 }
 
 /// The key that names an untitled session's recovery file after what was opened.
@@ -131,6 +134,7 @@ pub fn describe(path: &Path, others: usize) -> Found {
         saved: modified(path).and_then(local_time),
         contents,
         others,
+        diff: Vec::new(),
     }
 }
 

@@ -18,6 +18,7 @@ use chatplate_render::RenderError;
 
 use super::action::{CopyTarget, Effect};
 use super::app::App;
+use super::dialog::{Confirm, Overlay};
 
 /// An action that needs the render of what the user sees, not an older one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -279,8 +280,11 @@ impl App {
         };
         self.workspace.session.expected = Some(expected);
         self.workspace.touch();
-        self.notify(format!(
-            "expected {what} set from the current render (Ctrl+S to save)"
-        ));
+        self.notify(format!("expected {what} set from the current render"));
+        // The usual next step, offered (a dialog already open, e.g. one this deferred
+        // action waited behind, is left alone).
+        if self.overlay.is_none() {
+            self.overlay = Some(Overlay::Confirm(Confirm::SaveExpected));
+        }
     }
 }

@@ -70,13 +70,18 @@ pub fn run(mut app: App) -> anyhow::Result<i32> {
 /// Raw mode, the alternate screen and bracketed paste.
 pub fn enter() -> io::Result<()> {
     enable_raw_mode()?;
-    execute!(io::stdout(), EnterAlternateScreen, EnableBracketedPaste)
+    execute!(io::stdout(), EnterAlternateScreen, EnableBracketedPaste)?;
+    if super::mouse::enabled() {
+        execute!(io::stdout(), crossterm::event::EnableMouseCapture)?;
+    }
+    Ok(())
 }
 
 /// Back to the shell's terminal; errors are ignored (the terminal may be gone).
 pub fn leave() {
     let _ = execute!(
         io::stdout(),
+        crossterm::event::DisableMouseCapture,
         DisableBracketedPaste,
         LeaveAlternateScreen,
         crossterm::cursor::Show

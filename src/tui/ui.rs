@@ -125,7 +125,8 @@ pub fn draw(frame: &mut Frame, app: &App) {
 fn draw_messages(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
     // Asked for only for the rows on screen.
     let tokens_of = |index| app.message_tokens(index);
-    let injected = |index| app.injected(index);
+    // The one ⚠ flag: injected special tokens, or what the template needs changed.
+    let injected = |index| app.injected(index) || !app.needs(index).is_empty();
     let unused = |row, field| app.unused_note(row, field);
     let view = MessagesView {
         pane: &app.messages,
@@ -136,6 +137,10 @@ fn draw_messages(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
         injected: &injected,
         unused: &unused,
         tokens: app.shown_tokens(),
+        needs: match app.messages.row(&app.workspace.session) {
+            super::fields::Row::Message(index) => app.needs(index),
+            super::fields::Row::Settings => Vec::new(),
+        },
         theme: app.theme,
     };
     messages_view::draw(frame, area, &view, focused);

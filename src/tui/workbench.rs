@@ -91,7 +91,7 @@ fn changes_conversation(action: MessageAction) -> bool {
 }
 
 /// Whether `msg` matches `needle` (lower case): role, content text, tool names.
-fn message_matches(msg: &Message, needle: &str) -> bool {
+pub(super) fn message_matches(msg: &Message, needle: &str) -> bool {
     let has = |text: &str| text.to_lowercase().contains(needle);
     let content = match msg.0.get("content") {
         Some(Json::String(text)) => has(text),
@@ -109,13 +109,13 @@ fn message_matches(msg: &Message, needle: &str) -> bool {
 
 impl App {
     /// Marks the current state as where the next undo step starts.
-    fn begin_step(&mut self) {
+    pub(super) fn begin_step(&mut self) {
         self.workbench.history.sync(&mut self.workspace.session);
     }
 
     /// Records what changed since [`App::begin_step`] as one undo step that selects
     /// `selected` again.
-    fn end_step(&mut self, selected: usize) {
+    pub(super) fn end_step(&mut self, selected: usize) {
         let history = &mut self.workbench.history;
         history.record(&mut self.workspace.session, selected);
     }
@@ -191,10 +191,9 @@ impl App {
     }
 
     fn ask(&mut self, kind: InputKind) {
-        self.overlay = Some(Overlay::Input(InputDialog {
-            kind,
-            text: String::new(),
-        }));
+        let mut input = InputDialog::new(kind, "");
+        input.origin = self.messages.selected;
+        self.overlay = Some(Overlay::Input(input));
     }
 
     fn undo_list(&mut self) {
@@ -243,7 +242,7 @@ impl App {
         }
     }
 
-    fn select_message(&mut self, index: usize) {
+    pub(super) fn select_message(&mut self, index: usize) {
         self.messages.selected = index;
         self.messages.in_fields = false;
         self.messages.field = 0;

@@ -16,7 +16,10 @@ use super::disk::{
 };
 use super::recovery;
 
+mod session_watch;
 mod watch;
+
+pub use session_watch::{FileMeta, SessionCheck};
 
 /// Quiet time after the last change before the recovery file is written.
 const RECOVERY_DEBOUNCE: Duration = Duration::from_secs(1);
@@ -47,6 +50,9 @@ pub struct Workspace {
     recovery: Option<PathBuf>,
     /// The session file's size and content hash when it was last read or written.
     disk: Option<FileStamp>,
+    /// The session file's size and modification time at the last look of the session
+    /// watch (see `session_watch`).
+    disk_meta: Option<session_watch::FileMeta>,
     /// The session's template could not be loaded: why. The session keeps its
     /// reference (saving does not switch it) until the user picks another template.
     pub missing_template: Option<String>,
@@ -132,6 +138,7 @@ impl Workspace {
             watch: None,
             recovery: None,
             disk: None,
+            disk_meta: None,
             missing_template: None,
             inline_template: false,
             template_file: None,
@@ -263,6 +270,7 @@ impl Workspace {
         Lookup {
             base: recovery::base_path(self.path.as_deref(), &self.sessions_dir, &self.untitled_key),
             own: self.recovery.clone(),
+            saved: self.path.clone(),
         }
     }
 

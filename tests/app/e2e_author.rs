@@ -2,8 +2,9 @@
 //! "system; user; assistant with two parallel tool calls (object and string arguments);
 //! two tool results; final answer; two tools; add_generation_prompt; enable_thinking =
 //! false" with the keys docs/keys.md documents, save it with its expected prompt, and
-//! let `chatplate check` pass it. Command keys are counted (typed text is not): the goal
-//! is at most 35.
+//! let `chatplate check` pass it. Command keys are counted (typed text is not): 29 (30
+//! before `T` worked from a call's fields; the save is `y` at `E`'s offer instead of
+//! `Ctrl+S`, the same count). Issue 20's goal of 25 is not reached yet.
 
 #![cfg(feature = "tui")]
 #![cfg(unix)]
@@ -13,8 +14,8 @@ use chatplate_core::session::{Expected, Session};
 use e2e_support::Tui;
 use serde_json::{json, Value as Json};
 
-/// The most command keys the authoring may take.
-const GOAL: usize = 35;
+/// The most command keys the authoring may take (what it takes now: no regression).
+const GOAL: usize = 29;
 
 const TOOLS: &str = r#"[{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}, {"type": "function", "function": {"name": "get_time", "parameters": {"type": "object", "properties": {"timezone": {"type": "string"}}}}}]"#;
 
@@ -43,7 +44,7 @@ const ESC: &str = "\x1b";
 const ENTER: &str = "\r";
 
 #[test]
-fn author_the_goal_fixture_in_at_most_35_command_keys() {
+fn author_the_goal_fixture_in_at_most_29_command_keys() {
     let dir = tempfile::tempdir().unwrap();
     let sessions = dir.path().join("sessions");
     std::fs::create_dir_all(&sessions).unwrap();
@@ -123,7 +124,6 @@ fn author_the_goal_fixture_in_at_most_35_command_keys() {
         s.contains("Asia/Tokyo")
     });
     keys.press(ESC, "the editor closed", |s| !s.contains("· call 2 args"));
-    keys.press(ESC, "the message list", |s| s.contains("a add"));
     keys.press("T", "the first result", |s| s.contains("#4 tool · content"));
     keys.type_text(r#"{"temp_c": 18}"#, "the text", |s| s.contains("temp_c"));
     keys.press(ESC, "the editor closed", |s| !s.contains("· content"));
@@ -140,7 +140,7 @@ fn author_the_goal_fixture_in_at_most_35_command_keys() {
     });
     keys.press(ESC, "the editor closed", |s| !s.contains("· content"));
     keys.press("E", "expected set", |s| s.contains("expected prompt set"));
-    keys.press("\x13", "saved", |s| s.contains("saved"));
+    keys.press("y", "saved", |s| s.contains("saved"));
     keys.count += 1;
     let count = keys.count;
     tui.send("q");

@@ -299,7 +299,10 @@ fn copying_inside_tmux_goes_through_tmux_itself() {
     let mut tui = Tui::launch(dir.path(), &launch);
     tui.wait_for("the first frame", |s| s.contains("weather.json"));
     tui.send("3y");
-    tui.wait_for("the copy", |s| s.contains("→ tmux buffer"));
+    // The fake tmux does not say `set-clipboard on`: the status says how, once.
+    tui.wait_for("the copy", |s| {
+        s.contains("→ tmux buffer (for the clipboard: set -g set-clipboard on)")
+    });
     let expected = std::process::Command::new(env!("CARGO_BIN_EXE_chatplate"))
         .args(["render", "sessions/weather.json"])
         .current_dir(dir.path())

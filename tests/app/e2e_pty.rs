@@ -31,7 +31,7 @@ fn edit_save_and_check_a_session() {
     tui.wait_for("the editor to close", |s| s.contains("#2 fields"));
     tui.send("E");
     tui.wait_for("expected set", |s| s.contains("expected prompt set"));
-    tui.send("\x13"); // Ctrl+S
+    tui.send("y"); // E offers to save
     tui.wait_for("the save", |s| s.contains("saved"));
     tui.send("q");
     assert_eq!(tui.wait_exit(), 0, "clean exit");

@@ -66,7 +66,7 @@ fn save_on_mine(setup: &Setup) -> Tui {
     tui.wait_for("the render on mine", |s| s.contains("<user>"));
     tui.send("E");
     tui.wait_for("the expected prompt", |s| s.contains("expected prompt set"));
-    tui.send("\x13");
+    tui.send("y"); // E offers to save
     tui.wait_for("the save dialog", |s| s.contains("Save session as"));
     tui.send("a\r");
     tui.wait_for("the template question", |s| s.contains("Template outside"));

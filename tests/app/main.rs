@@ -16,6 +16,7 @@ mod tokens_support;
 #[path = "../tui_support/mod.rs"]
 mod tui_support;
 
+mod app_new;
 mod app_open;
 mod e2e_author;
 mod e2e_compare;
@@ -31,10 +32,18 @@ mod tui_compare;
 mod tui_config;
 mod tui_explain;
 mod tui_files;
+mod tui_help;
 mod tui_info;
 mod tui_masks;
+mod tui_legend;
+mod tui_mouse;
+mod tui_needs;
 mod tui_open;
+mod tui_opener;
+mod tui_search;
+mod tui_session_watch;
 mod tui_snapshots;
 mod tui_tokens;
+mod tui_tools;
 mod tui_update;
 mod workbench;

@@ -97,6 +97,7 @@ fn prompt_pane_diff() {
     let dir = tempfile::tempdir().unwrap();
     let mut app = example_app(dir.path());
     app.update(Action::SaveExpected);
+    app.handle_key(key(KeyCode::Esc)); // not saved now
     app.handle_key(key(KeyCode::Down));
     app.handle_key(key(KeyCode::Char('e')));
     type_text(&mut app, " Today.");

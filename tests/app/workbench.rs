@@ -352,6 +352,7 @@ fn zoom_shows_one_pane() {
 fn diff_app(dir: &std::path::Path) -> App {
     let mut app = example_app(dir);
     app.update(Action::SaveExpected);
+    app.handle_key(key(KeyCode::Esc)); // not saved now
     app.settle();
     let Some(Expected::Prompt(expected)) = app.workspace().session.expected.clone() else {
         panic!("no expected prompt")

@@ -12,6 +12,7 @@ mod hf_support;
 #[path = "../tokens_support/mod.rs"]
 mod tokens_support;
 
+mod check_watch;
 mod cli;
 mod cli_conventions;
 mod cli_tokens;

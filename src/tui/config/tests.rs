@@ -135,7 +135,7 @@ fn unknown_sections_are_reported_and_the_rest_is_used() {
     assert_eq!(
         settings.problems,
         vec![
-            "config.json: unknown section \"colours\" (expected \"keys\", \"colors\" or \"template_roots\"; ignored)"
+            "config.json: unknown section \"colours\" (expected \"keys\", \"colors\", \"mouse\" or \"template_roots\"; ignored)"
                 .to_string()
         ]
     );

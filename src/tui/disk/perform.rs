@@ -37,6 +37,12 @@ pub fn perform(job: Job) -> Option<Done> {
             }
         }
         Job::FindRecovery(lookup) => Done::RecoveryFound(find_recovery(&lookup)),
+        Job::CheckSession(check) => return check.perform(),
+        Job::ListOpenable(root) => Done::Openable(super::super::opener::list_openable(&root)),
+        Job::ReadTools(path) => Done::ToolsRead {
+            result: super::super::tool_skeleton::read_tools(&path),
+            path,
+        },
         Job::ListSessions(dir) => Done::Sessions {
             entries: session_files(&dir),
             dir,
@@ -183,7 +189,11 @@ fn find_recovery(lookup: &Lookup) -> Option<Found> {
     let mut found = recovery::existing(&lookup.base);
     found.retain(|path| Some(path) != lookup.own.as_ref());
     let newest = found.first()?;
-    Some(recovery::describe(newest, found.len() - 1))
+    let mut described = recovery::describe(newest, found.len() - 1);
+    if let Some(saved) = &lookup.saved {
+        described.diff = super::super::recovery_diff::between(saved, newest);
+    }
+    Some(described)
 }
 
 /// Session files in `dir` (recovery and hidden files left out), sorted.

@@ -16,6 +16,7 @@ mod marks;
 mod pool;
 mod report;
 mod round_trip;
+pub mod watch;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
