@@ -70,7 +70,8 @@ impl Engine {
 
 impl fmt::Display for Engine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        // `pad`, not `write_str`: reports align engine names with `{:>12}`.
+        f.pad(self.name())
     }
 }
 
