@@ -167,9 +167,12 @@ fn prompt(response: &Response) -> Result<String, EngineError> {
     }
 }
 
-/// A note when the server's loaded template is not the session's.
+/// A note when the server's loaded template is not the session's. One trailing newline
+/// does not count: llama-server reports its template without it, and Jinja2 drops it too
+/// (`keep_trailing_newline` is off), so it changes no render.
 fn template_note(session: &str, loaded: &str) -> Option<String> {
-    (session != loaded).then(|| {
+    let significant = |text: &'_ str| text.strip_suffix('\n').unwrap_or(text).to_string();
+    (significant(session) != significant(loaded)).then(|| {
         format!(
             "the server's template differs from the session's (sha256 {} loaded, {} in the \
              session); start it with --chat-template-file FILE",
@@ -214,6 +217,8 @@ mod tests {
     #[test]
     fn a_different_loaded_template_is_named_by_hash() {
         assert_eq!(template_note("a", "a"), None);
+        assert_eq!(template_note("a\n", "a"), None);
+        assert!(template_note("a\n\n", "a").is_some());
         let note = template_note("a", "b").unwrap();
         assert!(note.contains("--chat-template-file"), "{note}");
         assert!(note.contains(&short_sha256("a")) && note.contains(&short_sha256("b")));
