@@ -258,6 +258,48 @@ mod tests {
         assert!(Endpoint::parse("http://").is_err());
     }
 
+    /// A local listener that answers every connection with `answer` (or, when `None`,
+    /// reads and never answers): the client's own bounds under test, not an engine.
+    fn listener(answer: Option<Vec<u8>>) -> Endpoint {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        std::thread::spawn(move || {
+            for mut stream in listener.incoming().flatten() {
+                let mut request = [0u8; 1024];
+                let _ = stream.read(&mut request);
+                match &answer {
+                    Some(answer) => drop(stream.write_all(answer)),
+                    None => std::thread::sleep(Duration::from_secs(5)),
+                }
+            }
+        });
+        Endpoint::parse(&format!("http://127.0.0.1:{port}")).unwrap()
+    }
+
+    #[test]
+    fn a_long_answer_is_cut_and_a_silent_server_times_out() {
+        let limits = Limits {
+            timeout: Duration::from_millis(300),
+            max_response: 1024,
+        };
+        let mut long = b"HTTP/1.1 200 OK\r\n\r\n".to_vec();
+        long.extend(std::iter::repeat_n(b'x', 4096));
+        let endpoint = listener(Some(long));
+        let result = request(&endpoint, "GET", "/props", None, limits);
+        assert!(
+            matches!(result, Err(HttpError::TooLarge(1024))),
+            "{result:?}"
+        );
+        let short = b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\n{}".to_vec();
+        let endpoint = listener(Some(short));
+        let answer = request(&endpoint, "POST", "/apply-template", Some(b"{}"), limits).unwrap();
+        assert_eq!((answer.status, answer.body.as_slice()), (200, &b"{}"[..]));
+        let started = Instant::now();
+        let result = request(&listener(None), "GET", "/props", None, limits);
+        assert!(matches!(result, Err(HttpError::TimedOut)), "{result:?}");
+        assert!(started.elapsed() < Duration::from_secs(3));
+    }
+
     #[test]
     fn responses_are_read_by_length_chunks_or_to_the_end() {
         let sized = parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiXX").unwrap();
