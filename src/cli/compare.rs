@@ -26,15 +26,17 @@ const EXCERPT_BYTES: usize = 30;
 pub(super) struct CompareArgs {
     /// The session fixture (or OpenAI request body) to render.
     session: PathBuf,
-    /// An engine to compare with transformers (repeatable): minijinja, python, hf-jinja.
-    /// Default: every installed one.
-    #[arg(long = "engine", value_name = "NAME", value_parser = parse_engine)]
-    engines: Vec<Engine>,
+    /// An engine to compare with transformers (repeatable): minijinja, python, hf-jinja,
+    /// or a llama-server's URL (`http://127.0.0.1:8080`) for llama.cpp. Default: every
+    /// installed one.
+    #[arg(long = "engine", value_name = "NAME|URL", value_parser = parse_engine)]
+    engines: Vec<EngineArg>,
     /// The Python interpreter with transformers for the `python` engine (default:
     /// $CHATPLATE_PYTHON).
     #[arg(long, value_name = "PATH")]
     python: Option<PathBuf>,
-    /// Seconds an external engine (python, hf-jinja) may run before it is stopped.
+    /// Seconds an external engine (python, hf-jinja, each llama-server request) may take
+    /// before it is stopped.
     #[arg(long, value_name = "SECONDS", default_value_t = 30)]
     timeout: u64,
     /// Print `{"renders": [...], "first_difference": N | null}` instead of text.
@@ -53,13 +55,43 @@ pub(super) struct CompareArgs {
     limits: LimitArgs,
 }
 
-fn parse_engine(name: &str) -> Result<Engine, String> {
+/// An engine named with `--engine`: a name, or a llama-server's URL.
+#[derive(Debug, Clone)]
+struct EngineArg {
+    engine: Engine,
+    url: Option<String>,
+}
+
+fn parse_engine(name: &str) -> Result<EngineArg, String> {
+    if name.contains("://") {
+        compare::check_server_url(name)?;
+        let url = Some(name.trim_end_matches('/').to_string());
+        return Ok(EngineArg {
+            engine: Engine::LlamaCpp,
+            url,
+        });
+    }
     match Engine::parse(name) {
         Some(Engine::Transformers) => {
             Err("transformers is always rendered: it is the reference".into())
         }
-        Some(engine) => Ok(engine),
-        None => Err("the engines are minijinja, python and hf-jinja".into()),
+        Some(engine) => Ok(EngineArg { engine, url: None }),
+        None => Err(
+            "the engines are minijinja, python, hf-jinja, and a llama-server's \
+                     http:// URL for llama.cpp"
+                .into(),
+        ),
+    }
+}
+
+/// The one llama-server URL among the named engines (two different ones are refused).
+fn llama_server_url(named: &[EngineArg]) -> Result<Option<String>> {
+    let mut urls: Vec<&String> = named.iter().filter_map(|arg| arg.url.as_ref()).collect();
+    urls.dedup();
+    match urls.as_slice() {
+        [] => Ok(None),
+        [url] => Ok(Some((*url).clone())),
+        _ => anyhow::bail!("compare takes one llama-server URL at a time"),
     }
 }
 
@@ -70,13 +102,15 @@ pub(super) fn run(args: CompareArgs) -> Result<i32> {
         args.template_name.as_deref(),
         Some(&args.template_roots),
     )?;
+    let named: Vec<Engine> = args.engines.iter().map(|arg| arg.engine).collect();
     let mut setup = EngineSetup::default();
+    setup.llama_server = llama_server_url(&args.engines)?;
     if args.python.is_some() {
         setup.python = args.python.clone();
     }
     setup.bounds = setup.bounds.with_timeout(Duration::from_secs(args.timeout));
     setup.limits = args.limits.limits();
-    let chosen = chosen_engines(&args.engines);
+    let chosen = chosen_engines(&named);
     let mut renders = Vec::new();
     for engine in chosen {
         let render = compare::render(engine, &template.source, &conversation, &setup);
@@ -131,6 +165,12 @@ fn json_report(renders: &[EngineRender], template: &str, divergence: Option<usiz
                 Ok(prompt) => item["prompt"] = json!(prompt),
                 Err(err) => item["error"] = json!(err.to_string()),
             }
+            if let Some(url) = &render.url {
+                item["url"] = json!(url);
+            }
+            if let Some(note) = &render.note {
+                item["note"] = json!(note);
+            }
             item
         })
         .collect();
@@ -151,6 +191,9 @@ fn text_report(renders: &[EngineRender], color: bool) -> String {
         let (line, same) = versus(reference, render, color);
         agree += usize::from(same);
         out.push_str(&line);
+        if let Some(note) = &render.note {
+            out.push_str(&format!("  note: {}\n", visible::message(note)));
+        }
     }
     out.push_str(&format!(
         "{agree} of {} engines agree with transformers\n",
@@ -161,7 +204,14 @@ fn text_report(renders: &[EngineRender], color: bool) -> String {
 
 fn heading(render: &EngineRender) -> String {
     let version = visible::for_terminal(&render.version).into_owned();
-    format!("{} ({version})", render.engine)
+    match &render.url {
+        Some(url) => format!(
+            "{} ({version}, {})",
+            render.engine,
+            visible::for_terminal(url)
+        ),
+        None => format!("{} ({version})", render.engine),
+    }
 }
 
 fn summary(result: &Result<String, EngineError>) -> String {

@@ -84,7 +84,7 @@ enum Command {
     /// Re-render fixtures and compare with their `expected`; ends with "N passed, N failed".
     Check(check::CheckArgs),
     /// Render a session with transformers and other engines (minijinja, python,
-    /// hf-jinja) and show where their prompts differ; exit 1 when any differs.
+    /// hf-jinja, a llama-server) and show where their prompts differ; exit 1 when any differs.
     Compare(compare::CompareArgs),
     /// Time template compilation and the median render of each fixture.
     Bench(bench::BenchArgs),

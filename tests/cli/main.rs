@@ -17,6 +17,7 @@ mod cli;
 mod cli_conventions;
 mod cli_tokens;
 mod compare_cli;
+mod compare_llama;
 mod deadlines;
 mod doc_examples;
 mod files_input;

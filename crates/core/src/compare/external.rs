@@ -74,6 +74,8 @@ pub(super) fn render(
             engine,
             version: "unknown".into(),
             result: Err(err),
+            url: None,
+            note: None,
         },
     }
 }
@@ -87,6 +89,8 @@ fn missing(engine: Engine, reason: String, how: &'static str) -> EngineRender {
             reason,
             how,
         }),
+        url: None,
+        note: None,
     }
 }
 
@@ -99,6 +103,8 @@ fn answer(engine: Engine, stdout: &[u8], how: &'static str) -> EngineRender {
             engine,
             version: "unknown".into(),
             result: Err(failure),
+            url: None,
+            note: None,
         };
     };
     let text = |key: &str| fields.get(key).and_then(Json::as_str).map(str::to_string);
@@ -117,6 +123,8 @@ fn answer(engine: Engine, stdout: &[u8], how: &'static str) -> EngineRender {
         engine,
         version,
         result,
+        url: None,
+        note: None,
     }
 }
 

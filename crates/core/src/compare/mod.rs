@@ -6,10 +6,13 @@
 //! `transformers` is chatplate's own renderer and the reference; `minijinja` is bare
 //! MiniJinja as Rust servers embed it ([`bare`]); `python` and `hf-jinja` run the user's
 //! own transformers or @huggingface/jinja in a child process, bounded in time and output
-//! ([`external`]). See docs/compare.md.
+//! ([`external`]); `llama.cpp` asks a running llama-server ([`llama_server`]). See
+//! docs/compare.md.
 
 mod bare;
 mod external;
+mod http;
+mod llama_server;
 mod scripts;
 
 use std::fmt;
@@ -20,6 +23,7 @@ use chatplate_render::{effective_messages, CompiledTemplate, Conversation, Limit
 use serde_json::{json, Value as Json};
 
 pub use external::Bounds;
+pub use llama_server::check_server_url;
 
 /// A renderer a conversation can be compared across.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -33,15 +37,18 @@ pub enum Engine {
     Python,
     /// @huggingface/jinja (transformers.js, the Hub), run by Node.
     HfJinja,
+    /// A running llama-server's `/apply-template` (llama.cpp's own Jinja engine).
+    LlamaCpp,
 }
 
 impl Engine {
     /// Every engine, the reference first.
-    pub const ALL: [Engine; 4] = [
+    pub const ALL: [Engine; 5] = [
         Engine::Transformers,
         Engine::MiniJinja,
         Engine::Python,
         Engine::HfJinja,
+        Engine::LlamaCpp,
     ];
 
     /// Its name on the command line and in reports.
@@ -51,6 +58,7 @@ impl Engine {
             Engine::MiniJinja => "minijinja",
             Engine::Python => "python",
             Engine::HfJinja => "hf-jinja",
+            Engine::LlamaCpp => "llama.cpp",
         }
     }
 
@@ -62,7 +70,8 @@ impl Engine {
 
 impl fmt::Display for Engine {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        // `pad`, not `write_str`: reports align engine names with `{:>12}`.
+        f.pad(self.name())
     }
 }
 
@@ -78,6 +87,8 @@ pub struct EngineSetup {
     pub bounds: Bounds,
     /// Bounds on the in-process renders.
     pub limits: Limits,
+    /// The `llama.cpp` engine's llama-server, `http://host:port` (none by default).
+    pub llama_server: Option<String>,
 }
 
 impl Default for EngineSetup {
@@ -87,6 +98,7 @@ impl Default for EngineSetup {
             node: PathBuf::from("node"),
             bounds: Bounds::default(),
             limits: Limits::default(),
+            llama_server: None,
         }
     }
 }
@@ -129,6 +141,11 @@ pub struct EngineRender {
     pub version: String,
     /// The prompt, or why there is none.
     pub result: Result<String, EngineError>,
+    /// Where the engine runs, for one reached over the network (`llama.cpp`'s URL).
+    pub url: Option<String>,
+    /// What the reader should know beside the render (a server's template that is not the
+    /// session's).
+    pub note: Option<String>,
 }
 
 /// Renders `conversation` with `template` in `engine`.
@@ -143,13 +160,18 @@ pub fn render(
             engine,
             version: format!("chatplate {}", env!("CARGO_PKG_VERSION")),
             result: reference(template, conversation, setup.limits),
+            url: None,
+            note: None,
         },
         Engine::MiniJinja => EngineRender {
             engine,
             version: bare::VERSION.to_string(),
             result: bare::render(template, conversation),
+            url: None,
+            note: None,
         },
         Engine::Python | Engine::HfJinja => external::render(engine, template, conversation, setup),
+        Engine::LlamaCpp => llama_server::render(template, conversation, setup),
     }
 }
 
