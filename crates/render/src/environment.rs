@@ -4,6 +4,8 @@
 //! Jinja2 lacks. Also the output writer with its size cap.
 
 use std::io;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use minijinja::{Environment, UndefinedBehavior};
 
@@ -71,6 +73,8 @@ pub(crate) struct LimitedWriter {
     /// What was written.
     pub buffer: Vec<u8>,
     budget: usize,
+    /// A traced render's output length, published after every write.
+    written: Option<Arc<AtomicUsize>>,
 }
 
 impl LimitedWriter {
@@ -79,7 +83,14 @@ impl LimitedWriter {
         LimitedWriter {
             buffer: Vec::new(),
             budget,
+            written: None,
         }
+    }
+
+    /// The same writer, publishing its length to `written` (a traced render's).
+    pub(crate) fn publishing(mut self, written: Option<Arc<AtomicUsize>>) -> Self {
+        self.written = written;
+        self
     }
 }
 
@@ -91,6 +102,9 @@ impl io::Write for LimitedWriter {
         // A checkpoint: a stopped render ends at its next output.
         scope::tick(None).map_err(|_| io::Error::other("render stopped"))?;
         self.buffer.extend_from_slice(bytes);
+        if let Some(written) = &self.written {
+            written.store(self.buffer.len(), Ordering::Relaxed);
+        }
         Ok(bytes.len())
     }
 

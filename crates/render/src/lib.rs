@@ -117,6 +117,7 @@ mod syntax;
 mod tags;
 mod textfilters;
 mod threads;
+mod traced;
 mod undefined;
 pub mod visible;
 mod watchdog;
@@ -140,6 +141,7 @@ pub use memory::{
 pub use prefix::PreparedMessages;
 pub use pyjson::{dumps as python_json_dumps, DumpOptions};
 pub use source::normalize_newlines;
+pub use traced::TracedRender;
 pub use watchdog::{active_renders, render_with_deadline};
 
 /// Reading a template's syntax tree as the renderer parses it (with [`syntax_config`]):
@@ -338,7 +340,19 @@ impl CompiledTemplate {
         add_generation_prompt: bool,
         cancel: &CancelToken,
     ) -> Result<String, RenderError> {
-        if cancel.is_cancelled() {
+        let control = RenderControl::new(cancel.clone());
+        self.render_values_controlled(conversation, messages, add_generation_prompt, &control)
+    }
+
+    /// [`CompiledTemplate::render_values`] under `control`.
+    fn render_values_controlled(
+        &self,
+        conversation: &Conversation,
+        messages: (Value, usize),
+        add_generation_prompt: bool,
+        control: &RenderControl,
+    ) -> Result<String, RenderError> {
+        if control.cancel.is_cancelled() {
             return Err(RenderError::cancelled());
         }
         let (messages, count) = messages;
@@ -349,8 +363,7 @@ impl CompiledTemplate {
             .clock
             .unwrap_or_else(|| jiff::Zoned::now().datetime());
         let context = build_context(conversation, messages, add_generation_prompt)?;
-        let control = RenderControl::new(cancel.clone());
-        watchdog::run_on_own_thread(self, context, items, clock, &control)
+        watchdog::run_on_own_thread(self, context, items, clock, control)
     }
 
     /// Validates the conversation and builds the template's variables.
@@ -420,7 +433,8 @@ impl CompiledTemplate {
         let template = env
             .get_template(TEMPLATE_NAME)
             .map_err(|err| self.error(&err, items, shared))?;
-        let mut output = environment::LimitedWriter::new(limits.max_output_bytes);
+        let mut output =
+            environment::LimitedWriter::new(limits.max_output_bytes).publishing(shared.written());
         undefined::reset();
         let rendered = template.render_captured_to(context.clone(), &mut output);
         if let Some(stop) = shared.stop() {

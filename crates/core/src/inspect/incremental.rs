@@ -39,7 +39,8 @@ pub fn attribute_incremental(
         None => vec![None; n + 1],
     };
     let counts: Vec<usize> = (0..=n).filter(|&k| reused[k].is_none()).collect();
-    let mut outcomes = render_prefixes(template, conversation, &counts, &prompt, cancel)?;
+    let mut outcomes =
+        super::one_render::outcomes(template, conversation, &counts, &prompt, cancel)?;
     outcomes.extend(
         reused
             .into_iter()
@@ -47,6 +48,19 @@ pub fn attribute_incremental(
             .filter_map(|(k, outcome)| outcome.map(|o| (k, o))),
     );
     outcomes.sort_by_key(|(k, _)| *k);
+    attribute_from(template, conversation, &prompt, outcomes, cancel)
+}
+
+/// Attributes `conversation`'s prompt from a render of every prefix, never from a
+/// prediction (see `one_render`): the reference the faster way is tested against.
+pub fn attribute_by_prefixes(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    cancel: &CancelToken,
+) -> Result<Attribution, InspectError> {
+    let prompt = render_full(template, conversation, cancel)?;
+    let counts: Vec<usize> = (0..=conversation.messages.len()).collect();
+    let outcomes = render_prefixes(template, conversation, &counts, &prompt, cancel)?;
     attribute_from(template, conversation, &prompt, outcomes, cancel)
 }
 
