@@ -218,9 +218,9 @@ mod tests {
     }
 
     #[test]
-    fn a_template_that_looks_at_the_last_message_first_is_not_predicted() {
+    fn a_template_that_reaches_the_messages_backwards_is_not_predicted() {
         let template = CompiledTemplate::compile(
-            "{{ messages[-1].role }}{% for m in messages %}{{ m.content }}{% endfor %}",
+            "{% for m in messages|reverse %}{{ m.content }}{% endfor %}",
             Limits::default(),
         )
         .unwrap();
