@@ -1,12 +1,16 @@
 //! Attribution from one traced render (`inspect/one_render.rs`) against the
 //! prefix-render method it replaces, on the conformance corpus: every case's
 //! conversation, and a 60-message conversation with tool calls on every corpus
-//! template, long enough that the prediction is what answers most prefixes.
+//! template, long enough that the prediction is what answers most prefixes; each also
+//! after an edit of its last message, reusing the first attribution (prefix outcomes
+//! and narrowed runs).
 
 use std::path::Path;
 
 use chatplate_core::corpus;
-use chatplate_core::inspect::{attribute, attribute_by_prefixes, predicted_prefixes};
+use chatplate_core::inspect::{
+    attribute, attribute_by_prefixes, attribute_incremental, predicted_prefixes, Previous,
+};
 use chatplate_core::session::{Session, TemplateRef};
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation, Limits};
 use serde_json::{json, Value as Json};
@@ -49,6 +53,41 @@ impl Tally {
         let fast = attribute(template, conversation, &cancel).unwrap();
         if fast != reference {
             self.different.push(name.to_string());
+        }
+        self.compare_after_edit(name, template, conversation, &prompt, &fast);
+    }
+
+    /// The last message's content edited: the attribution that reuses `before`'s
+    /// (prefix outcomes, narrowed runs) equals the all-prefix method's.
+    fn compare_after_edit(
+        &mut self,
+        name: &str,
+        template: &CompiledTemplate,
+        conversation: &Conversation,
+        prompt: &str,
+        before: &chatplate_core::inspect::Attribution,
+    ) {
+        let mut edited = conversation.clone();
+        let Some(Json::Object(last)) = edited.messages.last_mut() else {
+            return;
+        };
+        let Some(Json::String(content)) = last.get_mut("content") else {
+            return;
+        };
+        content.push_str(" (edited)");
+        let cancel = CancelToken::new();
+        let Ok(reference) = attribute_by_prefixes(template, &edited, &cancel) else {
+            return;
+        };
+        let previous = Previous {
+            conversation,
+            prompt,
+            attribution: before,
+        };
+        let incremental = attribute_incremental(template, &edited, Some(previous), &cancel);
+        if incremental.ok() != Some(reference) {
+            self.different
+                .push(format!("{name} (after an edit of the last message)"));
         }
     }
 
