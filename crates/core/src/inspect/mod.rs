@@ -33,7 +33,6 @@ mod thinking;
 mod tools;
 mod tools_block;
 mod variables;
-mod zz_timing;
 
 pub use attribution::{attribute, Attribution, Part, Source, Span, ToolsBlock};
 pub use capabilities::{
