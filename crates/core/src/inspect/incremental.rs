@@ -33,6 +33,16 @@ pub fn attribute_incremental(
     previous: Option<Previous>,
     cancel: &CancelToken,
 ) -> Result<Attribution, InspectError> {
+    attribute_incremental_with_prompt(template, conversation, previous, cancel).map(|(a, _)| a)
+}
+
+/// [`attribute_incremental`], with the prompt it explains (rendered once, for both).
+pub fn attribute_incremental_with_prompt(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    previous: Option<Previous>,
+    cancel: &CancelToken,
+) -> Result<(Attribution, String), InspectError> {
     let prompt = render_full(template, conversation, cancel)?;
     let n = conversation.messages.len();
     let reused = match previous {
@@ -56,7 +66,8 @@ pub fn attribute_incremental(
             .filter_map(|(k, outcome)| outcome.map(|o| (k, o))),
     );
     outcomes.sort_by_key(|(k, _)| *k);
-    attribute_from(template, conversation, &prompt, outcomes, reuse, cancel)
+    let attribution = attribute_from(template, conversation, &prompt, outcomes, reuse, cancel)?;
+    Ok((attribution, prompt))
 }
 
 /// Attributes `conversation`'s prompt from a render of every prefix, never from a

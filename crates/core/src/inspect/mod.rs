@@ -43,7 +43,9 @@ pub use dropped::{
     check_values, dropped_fields, message_fields, settings_fields, DroppedFields, FieldCheck,
     FieldRef, PathStep, Verdict,
 };
-pub use incremental::{attribute_by_prefixes, attribute_incremental, Previous};
+pub use incremental::{
+    attribute_by_prefixes, attribute_incremental, attribute_incremental_with_prompt, Previous,
+};
 pub use one_render::predict as predicted_prefixes;
 pub use prefixes::PrefixOutcome;
 pub use probe::{Probe, ProbeFailure, ProbeSettings, Prober};
