@@ -12,13 +12,18 @@ target/bench-vs-transformers/, never committed):
   busy machine slows all of them alike): `chatplate bench` (median render, and the
   compile), transformers `render_jinja_template` warm (template compiled and cached)
   and cold (its compile cache cleared before each call), and plain jinja2 (the same
-  compiled template rendered directly, without transformers' preparation);
-  medians over rounds and the median of the per-round ratios;
+  compiled template rendered directly, without transformers' preparation),
+  minijinja-py (the same MiniJinja chatplate builds on, reached from Python, with its
+  pycompat and transformers' Python `tojson`, compiled once) and @huggingface/jinja
+  (Node, compiled once, timed inside Node); medians over rounds and the median of the
+  per-round ratios. An engine that is not installed, or whose prompt differs from
+  transformers', is shown as such (a differing prompt is still timed, marked);
 * `chatplate check` on the whole corpus (fixtures/s, peak RSS) against transformers
   rendering the same 798 fixtures in one Python process.
 
 Usage (from the repository root; needs `cargo build --release` and
-`pip install transformers==5.23.0 jinja2==3.1.6`, e.g. the venv in /work/venv):
+`pip install transformers==5.23.0 jinja2==3.1.6`, e.g. the venv in /work/venv; for the
+optional columns `pip install minijinja` and `bash scripts/fetch_hf_jinja.sh` with Node):
 
     python3 scripts/bench_vs_transformers.py [--rounds 5] [--sizes 10,100,1000,10000] [--skip Gemma-4:10000]
 
@@ -40,6 +45,11 @@ from pathlib import Path
 
 import jinja2
 import jinja2.ext
+
+try:
+    import minijinja
+except ImportError:  # the column says so
+    minijinja = None
 import transformers.utils.chat_template_utils as ctu
 
 from long_conversation import CLOCK, TOOLS, FixedClock, conversation
@@ -49,6 +59,8 @@ CORPUS = ROOT.parent / "shared" / "conformance" / "dev"
 TEMPLATES = CORPUS / "templates"
 OUT = ROOT / "target" / "bench-vs-transformers"
 CHATPLATE = ROOT / "target" / "release" / "chatplate"
+NODE_MODULES = ROOT / "target" / "node" / "node_modules"
+HF_JINJA_BENCH = ROOT / "scripts" / "bench_hf_jinja.js"
 MODELS = {
     "Llama-3.1": "meta-llama-Llama-3.1-8B-Instruct",
     "Qwen3": "Qwen-Qwen3-0.6B",
@@ -69,6 +81,7 @@ class Case:
         self.messages = conversation(count, call_content="")
         self.path = OUT / f"{model}-{count}.json"
         self.plain = plain_jinja2(self.source)
+        self.mini = minijinja_py(self.source)
 
     def transformers(self):
         return ctu.render_jinja_template(conversations=[self.messages], tools=TOOLS, chat_template=self.source,
@@ -80,6 +93,28 @@ class Case:
 
     def jinja2(self):
         return self.plain.render(messages=self.messages, tools=TOOLS, add_generation_prompt=True, **self.tokens)
+
+    def minijinja_py(self):
+        return self.mini.render_template("chat", messages=self.messages, tools=TOOLS, add_generation_prompt=True,
+                                         **self.tokens)
+
+    def hf_jinja(self, iterations):
+        """(median render in seconds, prompt) from @huggingface/jinja, or None when Node or
+        the package is missing."""
+        case_file = self.path.with_suffix(".hf-jinja.json")
+        if not case_file.exists():
+            context = {"messages": self.messages, "tools": TOOLS, "add_generation_prompt": True, **self.tokens}
+            case_file.write_text(json.dumps({"template": self.source, "context": context}, ensure_ascii=False))
+        env = {**os.environ, "NODE_PATH": str(NODE_MODULES), "TZ": "UTC"}
+        try:
+            done = subprocess.run(["node", str(HF_JINJA_BENCH), str(case_file), str(iterations)],
+                                  capture_output=True, text=True, env=env)
+        except FileNotFoundError:
+            return None
+        if done.returncode != 0:
+            return None
+        out = json.loads(done.stdout)
+        return out["seconds"], out["prompt"]
 
     def write_fixture(self, expected):
         relative = os.path.relpath(TEMPLATES / f"{MODELS[self.model]}.jinja", OUT)
@@ -97,6 +132,22 @@ def plain_jinja2(source):
     env.filters.update(reference.environment.filters)
     env.globals.update(reference.environment.globals)
     return env.from_string(source)
+
+
+def minijinja_py(source):
+    """The template in minijinja-py (pycompat on, its default) with transformers' settings,
+    filters and globals, compiled once; None when minijinja is not installed."""
+    if minijinja is None:
+        return None
+    reference = ctu._compile_jinja_template(source)
+    env = minijinja.Environment(trim_blocks=True, lstrip_blocks=True, pycompat=True)
+    for name in ("tojson",):
+        env.add_filter(name, reference.environment.filters[name])
+    for name in ("raise_exception", "strftime_now"):
+        if name in reference.environment.globals:
+            env.add_function(name, reference.environment.globals[name])
+    env.add_template("chat", source)
+    return env
 
 
 def timed(call, runs):
@@ -129,7 +180,8 @@ def iterations_for(count):
 
 
 def run_rounds(cases, rounds, slow):
-    results = {id(c): {"chatplate": [], "compile": [], "warm": [], "cold": [], "jinja2": []} for c in cases}
+    results = {id(c): {"chatplate": [], "compile": [], "warm": [], "cold": [], "jinja2": [], "minijinja": [],
+                       "hf_jinja": []} for c in cases}
     for number in range(rounds):
         for case in cases:
             r = results[id(case)]
@@ -143,6 +195,11 @@ def run_rounds(cases, rounds, slow):
             r["warm"].append(timed(case.transformers, py_runs))
             r["cold"].append(timed(case.transformers_cold, max(1, py_runs // 2)))
             r["jinja2"].append(timed(case.jinja2, py_runs))
+            if case.mini is not None and case.mini_works:
+                r["minijinja"].append(timed(case.minijinja_py, py_runs))
+            hf = case.hf_jinja(runs)
+            if hf is not None:
+                r["hf_jinja"].append(hf[0])
         print(f"round {number + 1}/{rounds} done", file=sys.stderr)
     return results
 
@@ -151,11 +208,24 @@ def ms(value):
     return f"{value * 1000:.3g} ms" if value < 1 else f"{value:.2f} s"
 
 
+def median_text(samples, note=""):
+    return f"{ms(statistics.median(samples))}{note}" if samples else "not run"
+
+
 def ratio_text(numerators, denominators):
     ratios = [n / d for n, d in zip(numerators, denominators)]
     if not ratios:
         return "-"
     return f"{statistics.median(ratios):.1f}x ({min(ratios):.1f}-{max(ratios):.1f})"
+
+
+def engine_output(render):
+    """What `render()` returns, or None when it raises (the template uses something the
+    engine lacks)."""
+    try:
+        return render()
+    except Exception:  # any engine error: the column says the engine did not run
+        return None
 
 
 def check_chatplate(cases):
@@ -249,24 +319,34 @@ def main():
         case.python_single = time.perf_counter() - start
         case.write_fixture(expected)
         identical[id(case)] = case.jinja2() == expected
+        case.mini_works = case.mini is not None and engine_output(case.minijinja_py) is not None
+        identical[(id(case), "minijinja")] = case.mini_works and engine_output(case.minijinja_py) == expected
+        hf = case.hf_jinja(1)
+        identical[(id(case), "hf_jinja")] = hf is not None and hf[1] == expected
         print(f"{case.model} {case.count}: {len(expected):,} bytes", file=sys.stderr)
     checked = check_chatplate(cases)
     results = run_rounds(cases, args.rounds, args.slow)
     lines = [
         f"Byte identity: `chatplate check` on the {len(cases)} generated fixtures (expected = transformers): {checked}.",
         "",
-        "| Template | Messages | chatplate render | compile | transformers warm | cold | plain jinja2 | warm / chatplate | cold / (chatplate compile + render) | jinja2 / chatplate |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+        "| Template | Messages | chatplate render | compile | transformers warm | cold | plain jinja2 | minijinja-py | @huggingface/jinja "
+        "| warm / chatplate | cold / (chatplate compile + render) | jinja2 / chatplate | minijinja-py / chatplate | @huggingface/jinja / chatplate |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for case in cases:
         r = results[id(case)]
         ours = r["chatplate"][:len(r["warm"])]
         with_compile = [a + b for a, b in zip(r["chatplate"], r["compile"])][:len(r["cold"])]
         same = "" if identical[id(case)] else " (output differs)"
+        mini_note = "" if identical[(id(case), "minijinja")] else " (output differs)"
+        hf_note = "" if identical[(id(case), "hf_jinja")] else " (output differs)"
         lines.append(
             f"| {case.model} | {case.count:,} | {ms(statistics.median(r['chatplate']))} | {ms(statistics.median(r['compile']))} "
             f"| {ms(statistics.median(r['warm']))} | {ms(statistics.median(r['cold']))} | {ms(statistics.median(r['jinja2']))}{same} "
-            f"| {ratio_text(r['warm'], ours)} | {ratio_text(r['cold'], with_compile)} | {ratio_text(r['jinja2'], ours)} |")
+            f"| {median_text(r['minijinja'], mini_note)} | {median_text(r['hf_jinja'], hf_note)} "
+            f"| {ratio_text(r['warm'], ours)} | {ratio_text(r['cold'], with_compile)} | {ratio_text(r['jinja2'], ours)} "
+            f"| {ratio_text(r['minijinja'], r['chatplate'][:len(r['minijinja'])])} "
+            f"| {ratio_text(r['hf_jinja'], r['chatplate'][:len(r['hf_jinja'])])} |")
     lines += ["", "| Corpus check | Time | Memory |", "|---|---:|---:|"]
     lines += check_throughput(min(args.rounds, 5))
     table = "\n".join(lines)

@@ -17,6 +17,7 @@ mod hf_support;
 #[path = "../tokens_support/mod.rs"]
 mod tokens_support;
 
+mod attribution_corpus;
 mod conformance;
 mod error_parity;
 mod fuzz;

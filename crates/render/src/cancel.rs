@@ -5,7 +5,7 @@
 //! [`RenderErrorKind::Cancelled`](super::RenderErrorKind::Cancelled) once the token is
 //! cancelled.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -66,6 +66,8 @@ pub struct RenderControl {
     pub cancel: CancelToken,
     /// The base wall-clock bound on each render, before its growth with the input.
     pub deadline: Option<Duration>,
+    /// A traced render's output length, published as it grows (see `traced`).
+    pub(crate) written: Option<Arc<AtomicUsize>>,
 }
 
 impl RenderControl {
@@ -74,6 +76,7 @@ impl RenderControl {
         RenderControl {
             cancel,
             deadline: None,
+            written: None,
         }
     }
 

@@ -155,10 +155,21 @@ fn alias_reasoning(fields: Map<String, Json>) -> Map<String, Json> {
 /// result as [`effective_messages`] followed by conversion, without the intermediate
 /// JSON copy (this runs for every message on every render).
 pub(crate) fn message_value(message: &Json) -> minijinja::Value {
-    use super::data::{dict, json_to_value};
+    match message_entries(message) {
+        Ok(entries) => super::data::dict(entries),
+        Err(value) => value,
+    }
+}
+
+/// The entries of a message's dict as transformers prepares them; a message that is
+/// not an object, converted as it is (`Err`).
+pub(crate) fn message_entries(
+    message: &Json,
+) -> Result<Vec<(minijinja::Value, minijinja::Value)>, minijinja::Value> {
+    use super::data::json_to_value;
     use minijinja::Value;
     let Json::Object(fields) = message else {
-        return json_to_value(message);
+        return Err(json_to_value(message));
     };
     let reasoning = first_reasoning(fields).map(json_to_value);
     let mut entries: Vec<(Value, Value)> = Vec::with_capacity(fields.len() + 2);
@@ -183,7 +194,7 @@ pub(crate) fn message_value(message: &Json) -> minijinja::Value {
     if let (Some(r), false) = (reasoning, has_reasoning_content) {
         entries.push((Value::from("reasoning_content"), r));
     }
-    dict(entries)
+    Ok(entries)
 }
 
 /// The message's reasoning: the first non-null of `reasoning_content`, `thinking`,

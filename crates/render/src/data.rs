@@ -11,18 +11,39 @@ use minijinja::value::{Enumerator, Object, ObjectRepr, Value};
 use serde_json::Value as Json;
 
 use super::none::python_none;
+use super::traced::Probe;
 
 /// An insertion-ordered dict built from JSON.
 #[derive(Debug)]
 pub(crate) struct PyDict {
     keys: Vec<Value>,
     values: Vec<Value>,
+    /// A traced render's message: notes every look at it (see `traced`).
+    probe: Option<Box<Probe>>,
 }
 
 impl PyDict {
     fn from_entries(entries: Vec<(Value, Value)>) -> Self {
         let (keys, values) = entries.into_iter().unzip();
-        PyDict { keys, values }
+        PyDict {
+            keys,
+            values,
+            probe: None,
+        }
+    }
+
+    /// Tells a traced render's probe that the template looked at this dict.
+    fn looked_at(&self) {
+        if let Some(probe) = &self.probe {
+            probe.touch();
+        }
+    }
+
+    /// Tells a traced render's probe that a `for` loop reached this dict.
+    pub(crate) fn reached(&self) {
+        if let Some(probe) = &self.probe {
+            probe.reach();
+        }
     }
 }
 
@@ -32,6 +53,7 @@ impl Object for PyDict {
     }
 
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
+        self.looked_at();
         let index = match key.as_str() {
             Some(wanted) => self.keys.iter().position(|k| k.as_str() == Some(wanted)),
             None => self.keys.iter().position(|k| k == key),
@@ -44,10 +66,12 @@ impl Object for PyDict {
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
+        self.looked_at();
         Enumerator::Values(self.keys.clone())
     }
 
     fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
+        self.looked_at();
         Some(self.keys.len())
     }
 }
@@ -72,6 +96,13 @@ pub(crate) fn json_to_value(json: &Json) -> Value {
 /// Wraps ordered entries as a dict value.
 pub(crate) fn dict(entries: Vec<(Value, Value)>) -> Value {
     Value::from_object(PyDict::from_entries(entries))
+}
+
+/// Wraps ordered entries as a dict value that tells `probe` whenever it is looked at.
+pub(crate) fn probed_dict(entries: Vec<(Value, Value)>, probe: Probe) -> Value {
+    let mut dict = PyDict::from_entries(entries);
+    dict.probe = Some(Box::new(probe));
+    Value::from_object(dict)
 }
 
 /// What Python's `json.loads` makes of a number: an integer stays an integer (up to 128

@@ -3,9 +3,9 @@
 //! chatplate's filters, tests, methods and helpers, and none of MiniJinja's extras that
 //! Jinja2 lacks. Also the output writer with its size cap.
 
-use std::cell::Cell;
 use std::io;
-use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use minijinja::{Environment, UndefinedBehavior};
 
@@ -73,9 +73,8 @@ pub(crate) struct LimitedWriter {
     /// What was written.
     pub buffer: Vec<u8>,
     budget: usize,
-    /// Where the length of [`LimitedWriter::buffer`] is published while generation
-    /// blocks are recorded (see [`super::generation`]).
-    published: Option<Rc<Cell<usize>>>,
+    /// A traced render's output length, published after every write.
+    written: Option<Arc<AtomicUsize>>,
 }
 
 impl LimitedWriter {
@@ -84,16 +83,14 @@ impl LimitedWriter {
         LimitedWriter {
             buffer: Vec::new(),
             budget,
-            published: None,
+            written: None,
         }
     }
 
-    /// The same writer, keeping `counter` at its length after every write.
-    pub(crate) fn publishing_length(self, counter: Rc<Cell<usize>>) -> Self {
-        LimitedWriter {
-            published: Some(counter),
-            ..self
-        }
+    /// The same writer, publishing its length to `written` (a traced render's).
+    pub(crate) fn publishing(mut self, written: Option<Arc<AtomicUsize>>) -> Self {
+        self.written = written;
+        self
     }
 }
 
@@ -105,8 +102,8 @@ impl io::Write for LimitedWriter {
         // A checkpoint: a stopped render ends at its next output.
         scope::tick(None).map_err(|_| io::Error::other("render stopped"))?;
         self.buffer.extend_from_slice(bytes);
-        if let Some(counter) = &self.published {
-            counter.set(self.buffer.len());
+        if let Some(written) = &self.written {
+            written.store(self.buffer.len(), Ordering::Relaxed);
         }
         Ok(bytes.len())
     }

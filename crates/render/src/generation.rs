@@ -11,11 +11,12 @@
 //!
 //! MiniJinja writes top-level output straight to the render's writer and buffers the
 //! same constructs, so the writer's length when the helper runs is transformers'
-//! `start`. The writer publishes its length through the counter [`install`] hands out;
+//! `start`. The writer publishes its length through [`Recording::counter`];
 //! renders that do not track (every render of a template without the tag) pay nothing.
 
-use std::cell::{Cell, RefCell};
-use std::rc::Rc;
+use std::cell::RefCell;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// One `{% generation %}` block's range in the prompt, in characters (Unicode scalar
 /// values, as Python's `str` counts them), end exclusive: transformers'
@@ -64,7 +65,7 @@ pub(crate) struct RawSpan {
 }
 
 struct Log {
-    written: Rc<Cell<usize>>,
+    written: Arc<AtomicUsize>,
     spans: Vec<RawSpan>,
 }
 
@@ -75,15 +76,16 @@ thread_local! {
 /// Recording on this thread, from [`Recording::start`] until it is finished or dropped
 /// (render threads are reused, so a failed render must not leave it on).
 pub(crate) struct Recording {
-    written: Rc<Cell<usize>>,
+    written: Arc<AtomicUsize>,
 }
 
 impl Recording {
-    /// Starts recording on this thread.
-    pub(crate) fn start() -> Self {
-        let written = Rc::new(Cell::new(0));
+    /// Starts recording on this thread, reading top-level output's length from `written`
+    /// when the render already publishes it (a traced render), else from a new counter.
+    pub(crate) fn start(written: Option<Arc<AtomicUsize>>) -> Self {
+        let written = written.unwrap_or_default();
         let log = Log {
-            written: Rc::clone(&written),
+            written: Arc::clone(&written),
             spans: Vec::new(),
         };
         LOG.with(|slot| *slot.borrow_mut() = Some(log));
@@ -91,8 +93,8 @@ impl Recording {
     }
 
     /// The counter the writer keeps at the number of top-level bytes written.
-    pub(crate) fn counter(&self) -> Rc<Cell<usize>> {
-        Rc::clone(&self.written)
+    pub(crate) fn counter(&self) -> Arc<AtomicUsize> {
+        Arc::clone(&self.written)
     }
 
     /// Stops recording and returns what was recorded.
@@ -114,7 +116,7 @@ pub(crate) fn record(body: &str) {
     LOG.with(|slot| {
         if let Some(log) = slot.borrow_mut().as_mut() {
             log.spans.push(RawSpan {
-                written_bytes: log.written.get(),
+                written_bytes: log.written.load(Ordering::Relaxed),
                 body_chars: body.chars().count(),
             });
         }

@@ -118,6 +118,7 @@ mod syntax;
 mod tags;
 mod textfilters;
 mod threads;
+mod traced;
 mod undefined;
 pub mod visible;
 mod watchdog;
@@ -144,6 +145,7 @@ pub use pyfloat::repr_float as python_float_repr;
 pub use pyjson::{dumps as python_json_dumps, DumpOptions};
 pub use pyrepr::write_str_repr as python_str_repr;
 pub use source::normalize_newlines;
+pub use traced::TracedRender;
 pub use watchdog::{active_renders, render_with_deadline};
 
 /// Reading a template's syntax tree as the renderer parses it (with [`syntax_config`]):
@@ -389,7 +391,19 @@ impl CompiledTemplate {
         add_generation_prompt: bool,
         cancel: &CancelToken,
     ) -> Result<String, RenderError> {
-        if cancel.is_cancelled() {
+        let control = RenderControl::new(cancel.clone());
+        self.render_values_controlled(conversation, messages, add_generation_prompt, &control)
+    }
+
+    /// [`CompiledTemplate::render_values`] under `control`.
+    fn render_values_controlled(
+        &self,
+        conversation: &Conversation,
+        messages: (Value, usize),
+        add_generation_prompt: bool,
+        control: &RenderControl,
+    ) -> Result<String, RenderError> {
+        if control.cancel.is_cancelled() {
             return Err(RenderError::cancelled());
         }
         let (messages, count) = messages;
@@ -400,8 +414,7 @@ impl CompiledTemplate {
             .clock
             .unwrap_or_else(|| jiff::Zoned::now().datetime());
         let context = build_context(conversation, messages, add_generation_prompt)?;
-        let control = RenderControl::new(cancel.clone());
-        watchdog::run_on_own_thread(self, context, items, clock, &control)
+        watchdog::run_on_own_thread(self, context, items, clock, control)
     }
 
     /// Validates the conversation and builds the template's variables.
@@ -486,11 +499,14 @@ impl CompiledTemplate {
         let template = env
             .get_template(TEMPLATE_NAME)
             .map_err(|err| self.error(&err, items, shared))?;
-        let mut output = environment::LimitedWriter::new(limits.max_output_bytes);
-        let recording = record.then(generation::Recording::start);
-        if let Some(recording) = &recording {
-            output = output.publishing_length(recording.counter());
-        }
+        // One published output length serves both a traced render and the recording of
+        // generation blocks: each reads where top-level output stands.
+        let recording = record.then(|| generation::Recording::start(shared.written()));
+        let written = shared
+            .written()
+            .or_else(|| recording.as_ref().map(generation::Recording::counter));
+        let mut output =
+            environment::LimitedWriter::new(limits.max_output_bytes).publishing(written);
         undefined::reset();
         let rendered = template.render_captured_to(context.clone(), &mut output);
         let spans = recording.map(generation::Recording::finish);

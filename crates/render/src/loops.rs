@@ -162,8 +162,12 @@ impl<I: Iterator<Item = Value>> Iterator for Checked<I> {
             return Some(Value::from(err));
         }
         let item = self.items.next();
-        if item.is_some() {
+        if let Some(item) = &item {
             self.len = self.len.map(|n| n.saturating_sub(1));
+            // A traced render notes where loops reach each message.
+            if let Some(dict) = item.downcast_object_ref::<super::data::PyDict>() {
+                dict.reached();
+            }
         }
         item
     }

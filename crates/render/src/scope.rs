@@ -60,6 +60,8 @@ pub(crate) struct Shared {
     memory: AtomicUsize,
     /// When the render must have finished, if it has a deadline.
     deadline: Option<Deadline>,
+    /// Where a traced render publishes how many bytes it has written (see `traced`).
+    written: std::sync::OnceLock<Arc<AtomicUsize>>,
 }
 
 impl Shared {
@@ -74,6 +76,16 @@ impl Shared {
     /// The render's deadline, if it has one.
     pub(crate) fn deadline(&self) -> Option<Deadline> {
         self.deadline
+    }
+
+    /// Makes the render publish its output length to `written` after every write.
+    pub(crate) fn publish_written(&self, written: Arc<AtomicUsize>) {
+        let _ = self.written.set(written);
+    }
+
+    /// Where the render publishes its output length, if it is traced.
+    pub(crate) fn written(&self) -> Option<Arc<AtomicUsize>> {
+        self.written.get().cloned()
     }
 
     /// Why the render stopped, if it was stopped.

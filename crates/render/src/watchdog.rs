@@ -99,6 +99,9 @@ pub(super) fn run_recording_on_own_thread(
         .deadline
         .and_then(|base| Deadline::start(template.limits().with_deadline(base), items));
     let shared = Arc::new(Shared::new(deadline));
+    if let Some(written) = &control.written {
+        shared.publish_written(Arc::clone(written));
+    }
     let (sender, receiver) = mpsc::channel();
     let worker = template.clone();
     let worker_shared = Arc::clone(&shared);

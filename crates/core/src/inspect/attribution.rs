@@ -93,6 +93,9 @@ pub struct Attribution {
     pub prefixes: Vec<PrefixOutcome>,
     /// The tool definitions block.
     pub tools: ToolsBlock,
+    /// How each ambiguous run was narrowed (reused by the next attribution after an
+    /// edit).
+    pub(crate) narrowed: Vec<super::refine::Narrowed>,
 }
 
 impl Attribution {
@@ -174,12 +177,14 @@ pub(super) fn attribute_from(
     conversation: &Conversation,
     prompt: &str,
     outcomes: Vec<(usize, PrefixOutcome)>,
+    reuse: super::refine::Reuse,
     cancel: &CancelToken,
 ) -> Result<Attribution, InspectError> {
     let n = conversation.messages.len();
     let bounds = Bounds::new(&outcomes, n);
     let spans = spans_from(&bounds, prompt.len(), conversation);
-    let mut spans = super::refine::refine(template, conversation, spans, cancel)?;
+    let (mut spans, narrowed) =
+        super::refine::refine(template, conversation, spans, reuse, cancel)?;
     if conversation.continue_final_message.field().is_some() {
         for span in &mut spans {
             if span.source == Source::Message(n - 1) {
@@ -200,6 +205,7 @@ pub(super) fn attribute_from(
         spans,
         prefixes: outcomes.into_iter().map(|(_, o)| o).collect(),
         tools,
+        narrowed,
     })
 }
 

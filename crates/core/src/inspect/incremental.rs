@@ -9,6 +9,7 @@
 
 use super::attribution::{attribute_from, render_full, Attribution};
 use super::prefixes::{render_prefixes, PrefixOutcome};
+use super::refine::Reuse;
 use super::text::common_prefix_len;
 use super::InspectError;
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation};
@@ -32,14 +33,32 @@ pub fn attribute_incremental(
     previous: Option<Previous>,
     cancel: &CancelToken,
 ) -> Result<Attribution, InspectError> {
+    attribute_incremental_with_prompt(template, conversation, previous, cancel).map(|(a, _)| a)
+}
+
+/// [`attribute_incremental`], with the prompt it explains (rendered once, for both).
+pub fn attribute_incremental_with_prompt(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    previous: Option<Previous>,
+    cancel: &CancelToken,
+) -> Result<(Attribution, String), InspectError> {
     let prompt = render_full(template, conversation, cancel)?;
     let n = conversation.messages.len();
     let reused = match previous {
         Some(previous) => reusable(&previous, conversation, &prompt),
         None => vec![None; n + 1],
     };
+    let reuse = match previous {
+        Some(previous) => Reuse {
+            narrowed: &previous.attribution.narrowed,
+            unchanged: unchanged_messages(&previous, conversation),
+        },
+        None => Reuse::default(),
+    };
     let counts: Vec<usize> = (0..=n).filter(|&k| reused[k].is_none()).collect();
-    let mut outcomes = render_prefixes(template, conversation, &counts, &prompt, cancel)?;
+    let mut outcomes =
+        super::one_render::outcomes(template, conversation, &counts, &prompt, cancel)?;
     outcomes.extend(
         reused
             .into_iter()
@@ -47,7 +66,28 @@ pub fn attribute_incremental(
             .filter_map(|(k, outcome)| outcome.map(|o| (k, o))),
     );
     outcomes.sort_by_key(|(k, _)| *k);
-    attribute_from(template, conversation, &prompt, outcomes, cancel)
+    let attribution = attribute_from(template, conversation, &prompt, outcomes, reuse, cancel)?;
+    Ok((attribution, prompt))
+}
+
+/// Attributes `conversation`'s prompt from a render of every prefix, never from a
+/// prediction (see `one_render`): the reference the faster way is tested against.
+pub fn attribute_by_prefixes(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    cancel: &CancelToken,
+) -> Result<Attribution, InspectError> {
+    let prompt = render_full(template, conversation, cancel)?;
+    let counts: Vec<usize> = (0..=conversation.messages.len()).collect();
+    let outcomes = render_prefixes(template, conversation, &counts, &prompt, cancel)?;
+    attribute_from(
+        template,
+        conversation,
+        &prompt,
+        outcomes,
+        Reuse::default(),
+        cancel,
+    )
 }
 
 /// For each `k` in `0..=n`, the earlier outcome of `P(k)` when it still holds.
@@ -65,12 +105,7 @@ pub(crate) fn reusable(
     if !same_settings {
         return vec![None; n + 1];
     }
-    let same_messages = old
-        .messages
-        .iter()
-        .zip(&conversation.messages)
-        .take_while(|(a, b)| a == b)
-        .count();
+    let same_messages = unchanged_messages(previous, conversation);
     let unchanged = common_prefix_len(previous.prompt, prompt);
     (0..=n)
         .map(|k| {
@@ -78,6 +113,24 @@ pub(crate) fn reusable(
             (k <= same_messages && still_holds(outcome, unchanged)).then_some(outcome)
         })
         .collect()
+}
+
+/// How many leading messages are the same as in `previous`'s conversation, with the
+/// same settings (0 when the settings changed).
+fn unchanged_messages(previous: &Previous, conversation: &Conversation) -> usize {
+    let old = previous.conversation;
+    let same_settings = old.tools == conversation.tools
+        && old.documents == conversation.documents
+        && old.variables == conversation.variables
+        && old.clock == conversation.clock;
+    if !same_settings {
+        return 0;
+    }
+    old.messages
+        .iter()
+        .zip(&conversation.messages)
+        .take_while(|(a, b)| a == b)
+        .count()
 }
 
 /// Whether `outcome` is the same against a prompt whose first `unchanged` bytes are
@@ -130,6 +183,40 @@ mod tests {
         assert_eq!(
             incremental,
             super::super::attribute(&template, &after, &cancel).unwrap()
+        );
+    }
+
+    #[test]
+    fn narrowings_of_unchanged_messages_are_reused_and_the_result_is_the_same() {
+        // Not prefix-monotone: the last message is bracketed differently, so every
+        // message boundary is an ambiguous run that refine narrows.
+        let template = CompiledTemplate::compile(
+            "{% for m in messages %}{% if loop.last %}[{{ m.content }}]\
+             {% else %}<{{ m.content }}>{% endif %}{% endfor %}",
+            Limits::default(),
+        )
+        .unwrap();
+        let before = Conversation::new(
+            (0..40)
+                .map(|i| json!({"role": "user", "content": format!("m{i}")}))
+                .collect(),
+        );
+        let cancel = CancelToken::new();
+        let old = super::super::attribute(&template, &before, &cancel).unwrap();
+        assert!(!old.narrowed.is_empty(), "there are ambiguous runs");
+        let old_prompt = template.render(&before).unwrap();
+        let mut after = before.clone();
+        after.messages[39]["content"] = json!("edited");
+        let previous = Previous {
+            conversation: &before,
+            prompt: &old_prompt,
+            attribution: &old,
+        };
+        let incremental =
+            attribute_incremental(&template, &after, Some(previous), &cancel).unwrap();
+        assert_eq!(
+            incremental,
+            attribute_by_prefixes(&template, &after, &cancel).unwrap()
         );
     }
 }

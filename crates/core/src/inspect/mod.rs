@@ -17,6 +17,7 @@ mod content;
 mod dropped;
 mod incremental;
 mod inputs;
+mod one_render;
 mod perturb;
 mod prefixes;
 mod probe;
@@ -43,7 +44,10 @@ pub use dropped::{
     check_values, dropped_fields, message_fields, settings_fields, DroppedFields, FieldCheck,
     FieldRef, PathStep, Verdict,
 };
-pub use incremental::{attribute_incremental, Previous};
+pub use incremental::{
+    attribute_by_prefixes, attribute_incremental, attribute_incremental_with_prompt, Previous,
+};
+pub use one_render::predict as predicted_prefixes;
 pub use prefixes::PrefixOutcome;
 pub use probe::{Probe, ProbeFailure, ProbeSettings, Prober};
 pub use query::{message_span, source_at};

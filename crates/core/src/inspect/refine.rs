@@ -19,28 +19,74 @@ use chatplate_render::{CancelToken, CompiledTemplate, Conversation, RenderErrorK
 /// How many candidate messages (the latest ones of a range) are changed.
 const CANDIDATES: usize = 2;
 
-/// `spans` with ambiguous runs split where a single candidate's values show.
+/// One ambiguous run and what narrowing it gave, kept so the next attribution after an
+/// edit can reuse it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Narrowed {
+    range: Range<usize>,
+    from: Part,
+    to: Part,
+    spans: Vec<Span>,
+}
+
+/// Earlier narrowings that still hold: those whose renders involved only the first
+/// `unchanged` messages, which (with the settings) are the same as before the edit.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct Reuse<'a> {
+    /// The earlier attribution's narrowings.
+    pub narrowed: &'a [Narrowed],
+    /// How many leading messages are unchanged (0 when the settings changed).
+    pub unchanged: usize,
+}
+
+impl Reuse<'_> {
+    /// The earlier result of narrowing this run, if its renders are unchanged: they
+    /// render the first `to + 1` messages, with candidates among them changed.
+    fn get(&self, range: &Range<usize>, from: Part, to: Part) -> Option<Vec<Span>> {
+        let Part::Message(last) = to else {
+            return None;
+        };
+        if last >= self.unchanged {
+            return None;
+        }
+        let earlier = self
+            .narrowed
+            .partition_point(|n| n.range.start < range.start);
+        let found = self.narrowed.get(earlier)?;
+        (found.range == *range && found.from == from && found.to == to).then(|| found.spans.clone())
+    }
+}
+
+/// `spans` with ambiguous runs split where a single candidate's values show, and each
+/// narrowing made (to reuse after an edit).
 pub(crate) fn refine(
     template: &CompiledTemplate,
     conversation: &Conversation,
     spans: Vec<Span>,
+    reuse: Reuse,
     cancel: &CancelToken,
-) -> Result<Vec<Span>, Cancelled> {
+) -> Result<(Vec<Span>, Vec<Narrowed>), Cancelled> {
     let mut refined = Vec::with_capacity(spans.len());
+    let mut narrowed = Vec::new();
     for span in spans {
         match span.source {
-            Source::Ambiguous { from, to } => refined.extend(narrow(
-                template,
-                conversation,
-                span.range,
-                from,
-                to,
-                cancel,
-            )?),
+            Source::Ambiguous { from, to } => {
+                let split = match reuse.get(&span.range, from, to) {
+                    Some(split) => split,
+                    None => narrow(template, conversation, span.range.clone(), from, to, cancel)?,
+                };
+                refined.extend(split.iter().cloned());
+                narrowed.push(Narrowed {
+                    range: span.range,
+                    from,
+                    to,
+                    spans: split,
+                });
+            }
             _ => refined.push(span),
         }
     }
-    Ok(merge(refined))
+    Ok((merge(refined), narrowed))
 }
 
 fn narrow(

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::inspect::{attribute_incremental, Attribution, InspectError, Previous};
+use crate::inspect::{attribute_incremental_with_prompt, Attribution, InspectError, Previous};
 use chatplate_render::{CancelToken, Conversation, RenderError, RenderErrorKind};
 
 use super::{Output, Template};
@@ -34,9 +34,9 @@ pub(super) fn attribute(
         prompt: &p.prompt,
         attribution: &p.attribution,
     });
-    let attribution =
-        attribute_incremental(compiled, conversation, previous, token).map_err(inspect_error)?;
-    let prompt = compiled.render_cancellable(conversation, token)?;
+    let (attribution, prompt) =
+        attribute_incremental_with_prompt(compiled, conversation, previous, token)
+            .map_err(inspect_error)?;
     Ok(Output::Attributed(Arc::new(Attributed {
         conversation: Arc::clone(conversation),
         prompt: prompt.into(),

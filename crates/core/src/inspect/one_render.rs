@@ -1,0 +1,264 @@
+//! Every prefix's outcome from one traced render, instead of one render per prefix.
+//!
+//! A traced render of all messages (`P(n)`, see
+//! [`chatplate_render::CompiledTemplate::render_traced_prefix`]) notes where a `for`
+//! loop last reached each message, and where the template first looked at each. When
+//! one of them is in message order (the loop reaches first), the prediction is that the
+//! render of the first `k` messages, `P(k)`, is what `P(n)` had written when message
+//! `k` was reached: the template writes a message's
+//! turn only once it has reached that message, and nothing more once no message is
+//! left. Templates that defeat this (they look at later messages early, print
+//! something after the last message, treat the last message differently) are caught
+//! three ways: the looks must come in message order; the shortest prefixes are
+//! rendered for real, as are the first and the last prefix of every *kind* (the role and
+//! keys of the message it ends with and of the one after it), since templates decide
+//! by role and by the presence of keys; and the prediction is used for a kind only
+//! where it agrees with both of that kind's real renders (the other kinds' prefixes are
+//! all rendered). The tests in
+//! `tests/engine/attribution_corpus.rs` show the result equal to the prefix-render
+//! method's on every case of the conformance corpus.
+
+use std::collections::BTreeMap;
+
+use super::prefixes::{render_prefixes, PrefixOutcome};
+use super::text::common_prefix_len;
+use super::Cancelled;
+use chatplate_render::{CancelToken, CompiledTemplate, Conversation, RenderErrorKind};
+
+/// Prefixes this short are always rendered for real: they are cheap, and where
+/// templates treat the first messages specially (system prompts, tool definitions in the
+/// first user turn).
+const SHORT: usize = 4;
+
+/// Below this many prefixes to explain, rendering them all is as cheap as predicting.
+pub(crate) const WORTH_PREDICTING: usize = 16;
+
+/// `P(k)`'s outcome against `prompt` for every `k` in `1..=n`, predicted from one
+/// traced render; `None` when the template did not look at the messages in order (or
+/// the traced render failed, which the real renders will then show).
+pub fn predict(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    prompt: &str,
+    cancel: &CancelToken,
+) -> Result<Option<Vec<PrefixOutcome>>, Cancelled> {
+    let traced = match template.render_traced_prefix(conversation, cancel) {
+        Ok(traced) => traced,
+        Err(err) if err.kind == RenderErrorKind::Cancelled => return Err(Cancelled),
+        Err(_) => return Ok(None),
+    };
+    let n = conversation.messages.len();
+    // Where the main loop reached each message (a message no loop reached, such as a
+    // system prompt printed before the loop: where it was first looked at), else where
+    // each was first looked at.
+    let reached: Vec<Option<usize>> = (traced.last_reach.iter().zip(&traced.first_look))
+        .map(|(reach, look)| reach.or(*look))
+        .collect();
+    let Some(mut ends) = [&reached, &traced.first_look]
+        .into_iter()
+        .filter_map(|marks| marks.iter().copied().collect::<Option<Vec<usize>>>())
+        .map(|mut marks| {
+            marks.push(traced.text.len());
+            marks
+        })
+        .find(|marks| n > 0 && marks.windows(2).all(|pair| pair[0] <= pair[1]))
+    else {
+        return Ok(None);
+    };
+    // P(k) ends where message k was reached; P(n) is the whole render.
+    ends.remove(0);
+    let agrees = common_prefix_len(&traced.text, prompt);
+    Ok(Some(
+        ends.into_iter()
+            .map(|len| PrefixOutcome::Rendered {
+                len,
+                agrees: len.min(agrees),
+            })
+            .collect(),
+    ))
+}
+
+/// The outcomes of `P(k)` for each of `counts`: predicted for the kinds of prefix
+/// where the prediction held on every prefix rendered to check it, rendered for the
+/// others (see the module docs).
+pub(crate) fn outcomes(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    counts: &[usize],
+    prompt: &str,
+    cancel: &CancelToken,
+) -> Result<Vec<(usize, PrefixOutcome)>, Cancelled> {
+    if counts.len() < WORTH_PREDICTING {
+        return render_prefixes(template, conversation, counts, prompt, cancel);
+    }
+    let Some(predicted) = predict(template, conversation, prompt, cancel)? else {
+        return render_prefixes(template, conversation, counts, prompt, cancel);
+    };
+    let kinds = kinds(conversation, counts);
+    // The shortest prefixes, and the first and last of each kind.
+    let mut checks: Vec<usize> = counts.iter().copied().filter(|&k| k <= SHORT).collect();
+    for members in kinds.values() {
+        checks.extend([members[0], members[members.len() - 1]]);
+    }
+    checks.sort_unstable();
+    checks.dedup();
+    let mut all = render_prefixes(template, conversation, &checks, prompt, cancel)?;
+    // A template may treat its first messages specially (Llama 3.1 looks at the first
+    // user message early, to put the tool definitions in it) without that saying
+    // anything about the others: the shortest prefixes are rendered either way.
+    let wrong: Vec<usize> = all
+        .iter()
+        .filter(|&&(k, outcome)| k > 0 && predicted[k - 1] != outcome)
+        .map(|&(k, _)| k)
+        .collect();
+    let mut rest = Vec::new();
+    for members in kinds.values() {
+        let holds = !wrong.contains(&members[0]) && !wrong.contains(&members[members.len() - 1]);
+        for &k in members.iter().filter(|k| !checks.contains(k)) {
+            if holds {
+                all.push((k, predicted[k - 1]));
+            } else {
+                rest.push(k);
+            }
+        }
+    }
+    all.extend(render_prefixes(
+        template,
+        conversation,
+        &rest,
+        prompt,
+        cancel,
+    )?);
+    all.sort_by_key(|(k, _)| *k);
+    Ok(all)
+}
+
+/// The prefixes of `counts` longer than [`SHORT`], by kind, each kind's ascending.
+fn kinds(conversation: &Conversation, counts: &[usize]) -> BTreeMap<String, Vec<usize>> {
+    let mut kinds: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+    let mut sorted: Vec<usize> = counts.iter().copied().filter(|&k| k > SHORT).collect();
+    sorted.sort_unstable();
+    for k in sorted {
+        kinds.entry(kind_of(conversation, k)).or_default().push(k);
+    }
+    kinds
+}
+
+/// What kind of prefix `P(k)` is: the role and keys of its last message and of the
+/// message after it (none after the last).
+fn kind_of(conversation: &Conversation, k: usize) -> String {
+    let shape = |index: usize| match conversation.messages.get(index) {
+        Some(serde_json::Value::Object(fields)) => {
+            let role = fields.get("role").and_then(|r| r.as_str()).unwrap_or("");
+            let mut keys: Vec<&str> = fields
+                .iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(key, _)| key.as_str())
+                .collect();
+            keys.sort_unstable();
+            format!("{role}:{}", keys.join(","))
+        }
+        Some(_) => "?".to_string(),
+        None => "-".to_string(),
+    };
+    format!("{} {}", shape(k - 1), shape(k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chatplate_render::Limits;
+    use serde_json::json;
+
+    fn conversation(count: usize) -> Conversation {
+        Conversation::new(
+            (0..count)
+                .map(|i| {
+                    let role = if i % 2 == 0 { "user" } else { "assistant" };
+                    json!({"role": role, "content": format!("m{i}")})
+                })
+                .collect(),
+        )
+    }
+
+    fn all_rendered(
+        template: &CompiledTemplate,
+        conversation: &Conversation,
+    ) -> Vec<PrefixOutcome> {
+        let prompt = template.render(conversation).unwrap();
+        let counts: Vec<usize> = (1..=conversation.messages.len()).collect();
+        render_prefixes(
+            template,
+            conversation,
+            &counts,
+            &prompt,
+            &CancelToken::new(),
+        )
+        .unwrap()
+        .into_iter()
+        .map(|(_, o)| o)
+        .collect()
+    }
+
+    #[test]
+    fn an_in_order_template_is_predicted_exactly() {
+        let template = CompiledTemplate::compile(
+            "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}\
+             {% if add_generation_prompt %}<|assistant|>{% endif %}",
+            Limits::default(),
+        )
+        .unwrap();
+        let mut conversation = conversation(30);
+        conversation.add_generation_prompt = true;
+        let prompt = template.render(&conversation).unwrap();
+        let predicted = predict(&template, &conversation, &prompt, &CancelToken::new())
+            .unwrap()
+            .expect("in order");
+        assert_eq!(predicted, all_rendered(&template, &conversation));
+    }
+
+    #[test]
+    fn a_template_that_reaches_the_messages_backwards_is_not_predicted() {
+        let template = CompiledTemplate::compile(
+            "{% for m in messages|reverse %}{{ m.content }}{% endfor %}",
+            Limits::default(),
+        )
+        .unwrap();
+        let conversation = conversation(30);
+        let prompt = template.render(&conversation).unwrap();
+        let predicted = predict(&template, &conversation, &prompt, &CancelToken::new()).unwrap();
+        assert_eq!(predicted, None);
+    }
+
+    #[test]
+    fn a_wrong_prediction_is_caught_by_the_checks() {
+        // Something after the last message: every shorter prefix also ends with "!",
+        // which the traced render cannot know. The checks render some prefixes and see
+        // it; every outcome is then rendered.
+        let template = CompiledTemplate::compile(
+            "{% for m in messages %}{{ m.content }}{% endfor %}!",
+            Limits::default(),
+        )
+        .unwrap();
+        let conversation = conversation(30);
+        let prompt = template.render(&conversation).unwrap();
+        let counts: Vec<usize> = (0..=30).collect();
+        let got = outcomes(
+            &template,
+            &conversation,
+            &counts,
+            &prompt,
+            &CancelToken::new(),
+        )
+        .unwrap();
+        let wanted = render_prefixes(
+            &template,
+            &conversation,
+            &counts,
+            &prompt,
+            &CancelToken::new(),
+        )
+        .unwrap();
+        assert_eq!(got, wanted);
+    }
+}

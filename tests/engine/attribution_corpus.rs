@@ -1,0 +1,198 @@
+//! Attribution from one traced render (`inspect/one_render.rs`) against the
+//! prefix-render method it replaces, on the conformance corpus: every case's
+//! conversation, and a 60-message conversation with tool calls on every corpus
+//! template, long enough that the prediction is what answers most prefixes; each also
+//! after an edit of its last message, reusing the first attribution (prefix outcomes
+//! and narrowed runs).
+
+use std::path::Path;
+
+use chatplate_core::corpus;
+use chatplate_core::inspect::{
+    attribute, attribute_by_prefixes, attribute_incremental, predicted_prefixes, Previous,
+};
+use chatplate_core::session::{Session, TemplateRef};
+use chatplate_render::{CancelToken, CompiledTemplate, Conversation, Limits};
+use serde_json::{json, Value as Json};
+
+use crate::common;
+
+/// What came of one conversation.
+#[derive(Default)]
+struct Tally {
+    cases: usize,
+    /// The traced render's looks were in order, and the raw prediction (before any
+    /// check) was right for every prefix.
+    predicted: usize,
+    /// Out of order: the prefixes were all rendered.
+    declined: usize,
+    /// In order but wrong somewhere: the checks must have caught it.
+    caught: Vec<String>,
+    /// The attribution differs from the prefix-render method's.
+    different: Vec<String>,
+}
+
+impl Tally {
+    fn compare(&mut self, name: &str, template: &CompiledTemplate, conversation: &Conversation) {
+        let cancel = CancelToken::new();
+        let Ok(reference) = attribute_by_prefixes(template, conversation, &cancel) else {
+            // The prompt itself fails: nothing to attribute, either way.
+            assert!(
+                attribute(template, conversation, &cancel).is_err(),
+                "{name}"
+            );
+            return;
+        };
+        self.cases += 1;
+        let prompt = template.render(conversation).unwrap();
+        match predicted_prefixes(template, conversation, &prompt, &cancel).unwrap() {
+            None => self.declined += 1,
+            Some(predicted) if predicted[..] == reference.prefixes[1..] => self.predicted += 1,
+            Some(_) => self.caught.push(name.to_string()),
+        }
+        let fast = attribute(template, conversation, &cancel).unwrap();
+        if fast != reference {
+            self.different.push(name.to_string());
+        }
+        self.compare_after_edit(name, template, conversation, &prompt, &fast);
+    }
+
+    /// The last message's content edited: the attribution that reuses `before`'s
+    /// (prefix outcomes, narrowed runs) equals the all-prefix method's.
+    fn compare_after_edit(
+        &mut self,
+        name: &str,
+        template: &CompiledTemplate,
+        conversation: &Conversation,
+        prompt: &str,
+        before: &chatplate_core::inspect::Attribution,
+    ) {
+        let mut edited = conversation.clone();
+        let Some(Json::Object(last)) = edited.messages.last_mut() else {
+            return;
+        };
+        let Some(Json::String(content)) = last.get_mut("content") else {
+            return;
+        };
+        content.push_str(" (edited)");
+        let cancel = CancelToken::new();
+        let Ok(reference) = attribute_by_prefixes(template, &edited, &cancel) else {
+            return;
+        };
+        let previous = Previous {
+            conversation,
+            prompt,
+            attribution: before,
+        };
+        let incremental = attribute_incremental(template, &edited, Some(previous), &cancel);
+        if incremental.ok() != Some(reference) {
+            self.different
+                .push(format!("{name} (after an edit of the last message)"));
+        }
+    }
+
+    fn report(&self, what: &str) {
+        eprintln!(
+            "{what}: {} attributed; every prefix predicted exactly {}, declined (looks \
+             out of order) {}, some prefix mispredicted (its kind rendered) {}",
+            self.cases,
+            self.predicted,
+            self.declined,
+            self.caught.len(),
+        );
+        assert!(
+            self.different.is_empty(),
+            "{what}: attribution differs from the prefix-render method's: {:?}",
+            self.different
+        );
+    }
+}
+
+#[test]
+fn every_corpus_case_is_attributed_as_by_prefix_renders() {
+    let Some(dir) = common::corpus_dir("attribution_corpus") else {
+        return;
+    };
+    let out = tempfile::tempdir().expect("temp dir");
+    let fixtures = corpus::import(&dir, out.path()).expect("corpus converts to fixtures");
+    let mut tally = Tally::default();
+    for path in &fixtures {
+        let session = Session::load(path).expect("a corpus fixture loads");
+        let source = match &session.template {
+            TemplateRef::Source(source) => source.clone(),
+            TemplateRef::Path(relative) => {
+                std::fs::read_to_string(path.parent().unwrap().join(relative)).unwrap()
+            }
+            other => panic!("{}: unexpected template {other:?}", path.display()),
+        };
+        let Ok(template) = CompiledTemplate::compile(&source, Limits::default()) else {
+            continue;
+        };
+        let Ok(conversation) = session.conversation() else {
+            continue;
+        };
+        tally.compare(&path.display().to_string(), &template, &conversation);
+    }
+    tally.report("corpus cases");
+    assert!(tally.cases > 600, "most corpus cases render");
+}
+
+#[test]
+fn a_long_conversation_on_every_corpus_template_is_attributed_as_by_prefix_renders() {
+    let Some(dir) = common::corpus_dir("attribution_corpus") else {
+        return;
+    };
+    let mut tally = Tally::default();
+    let mut stems: Vec<_> = std::fs::read_dir(dir.join("templates"))
+        .unwrap()
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "jinja"))
+        .collect();
+    stems.sort();
+    for path in stems {
+        let (template, conversation) = long_case(&path);
+        tally.compare(&path.display().to_string(), &template, &conversation);
+    }
+    tally.report("60 messages on every template");
+    assert!(
+        tally.predicted > 0,
+        "the prediction answers for some templates"
+    );
+}
+
+/// The template at `path` with its corpus variables, and a conversation like
+/// `scripts/long_conversation.py`'s: a system prompt, then questions and answers, every
+/// tenth turn calling a tool.
+fn long_case(path: &Path) -> (CompiledTemplate, Conversation) {
+    let source = std::fs::read_to_string(path).unwrap();
+    let meta: Json =
+        serde_json::from_str(&std::fs::read_to_string(path.with_extension("json")).unwrap())
+            .unwrap();
+    let template = CompiledTemplate::compile(&source, Limits::default()).unwrap();
+    let mut messages = vec![json!({"role": "system", "content": "You are a helpful assistant."})];
+    let mut turn = 0;
+    while messages.len() < 60 {
+        turn += 1;
+        messages.push(json!({"role": "user", "content": format!("Question {turn}?")}));
+        if turn % 3 == 0 {
+            messages.push(json!({"role": "assistant", "tool_calls": [{"type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": format!("City {turn}")}}}]}));
+            messages
+                .push(json!({"role": "tool", "content": format!("{{\"temperature_c\": {turn}}}")}));
+        }
+        messages.push(json!({"role": "assistant", "content": format!("Answer {turn}.")}));
+    }
+    let mut conversation = Conversation::new(messages).with_tools(Some(vec![json!({
+        "type": "function", "function": {"name": "get_weather", "description": "Get the weather.",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}
+    })]));
+    conversation.add_generation_prompt = true;
+    for key in ["bos_token", "eos_token"] {
+        conversation.variables.insert(key.into(), meta[key].clone());
+    }
+    if let Some(extra) = meta["extra"].as_object() {
+        conversation.variables.extend(extra.clone());
+    }
+    conversation.clock = Some("2026-01-15T00:00:00".parse().unwrap());
+    (template, conversation)
+}
