@@ -170,6 +170,8 @@ pub(super) fn render(
                 engine: Engine::Transformers,
                 version: format!("chatplate {}", env!("CARGO_PKG_VERSION")),
                 result,
+                url: None,
+                note: None,
             }
         }
         Counterpart::Engine {
@@ -184,6 +186,8 @@ pub(super) fn render(
                 Some(why) => Err(EngineError::Render(why.clone())),
                 None => Ok(text.to_string()),
             },
+            url: None,
+            note: None,
         },
     };
     Ok(Output::Compared(Arc::new(Compared::new(answer, against))))
