@@ -12,15 +12,10 @@ use super::check::ColorChoice;
 use super::limits::LimitArgs;
 use super::output;
 use super::render::fixture_template;
-use chatplate_core::check::marked_diff;
 use chatplate_core::compare::{
-    self, first_difference, first_divergence, line_col, Engine, EngineError, EngineRender,
-    EngineSetup,
+    self, first_divergence, text, Engine, EngineError, EngineRender, EngineSetup,
 };
 use chatplate_render::visible;
-
-/// Bytes of each prompt shown around the first difference.
-const EXCERPT_BYTES: usize = 30;
 
 #[derive(Debug, Args)]
 pub(super) struct CompareArgs {
@@ -53,7 +48,7 @@ pub(super) struct CompareArgs {
     limits: LimitArgs,
 }
 
-fn parse_engine(name: &str) -> Result<Engine, String> {
+pub(super) fn parse_engine(name: &str) -> Result<Engine, String> {
     match Engine::parse(name) {
         Some(Engine::Transformers) => {
             Err("transformers is always rendered: it is the reference".into())
@@ -165,71 +160,42 @@ fn heading(render: &EngineRender) -> String {
 }
 
 fn summary(result: &Result<String, EngineError>) -> String {
-    match result {
-        Ok(prompt) => format!("{} bytes", prompt.len()),
-        Err(err) => format!("error: {}", visible::message(&err.to_string())),
-    }
+    let error = result.as_ref().map_err(ToString::to_string);
+    text::summary(error.as_deref().map(String::as_str).map_err(String::as_str))
 }
 
 /// One engine against the reference: its lines, and whether it agrees.
 fn versus(reference: &EngineRender, render: &EngineRender, color: bool) -> (String, bool) {
-    let head = heading(render);
-    match (&reference.result, &render.result) {
-        (Ok(want), Ok(got)) => match first_difference(want, got) {
-            None => (format!("{head}: same\n"), true),
-            Some(at) => (
-                difference(&head, render.engine, want, got, at, color),
-                false,
-            ),
-        },
-        (Err(_), Err(err)) => {
-            let why = visible::message(&err.to_string());
-            (format!("{head}: fails too: {why}\n"), true)
-        }
-        (_, result) => (format!("{head}: {}\n", summary(result)), false),
-    }
+    let (reference_heading, heading) = (heading(reference), heading(render));
+    let (reference_error, error) = (error_text(reference), error_text(render));
+    let reference_side = text::Side {
+        heading: &reference_heading,
+        name: reference.engine.name(),
+        result: reference
+            .result
+            .as_deref()
+            .map_err(|_| reference_error.as_str()),
+    };
+    let side = text::Side {
+        heading: &heading,
+        name: render.engine.name(),
+        result: render.result.as_deref().map_err(|_| error.as_str()),
+    };
+    text::versus(&reference_side, &side, color)
 }
 
-fn difference(head: &str, engine: Engine, want: &str, got: &str, at: usize, color: bool) -> String {
-    let (line, col) = line_col(want, at);
-    let mut out = format!("{head}: differs at byte {at} (line {line}:{col})\n");
-    out.push_str(&format!("  transformers: {}\n", excerpt(want, at)));
-    out.push_str(&format!("  {engine:>12}: {}\n", excerpt(got, at)));
-    out.push_str(&marked_diff(want, got, color));
-    out
-}
-
-/// The bytes of `text` around `at`, widened to whole characters, quoted with escapes.
-fn excerpt(text: &str, at: usize) -> String {
-    let mut start = at.saturating_sub(EXCERPT_BYTES).min(text.len());
-    while !text.is_char_boundary(start) {
-        start -= 1;
-    }
-    let mut end = (at + EXCERPT_BYTES).min(text.len());
-    while !text.is_char_boundary(end) {
-        end += 1;
-    }
-    let dots = |cut: bool| if cut { "…" } else { "" };
-    format!(
-        "{}{}{}",
-        dots(start > 0),
-        visible::quoted(&text[start..end]),
-        dots(end < text.len())
-    )
+fn error_text(render: &EngineRender) -> String {
+    render
+        .result
+        .as_ref()
+        .err()
+        .map(ToString::to_string)
+        .unwrap_or_default()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn excerpts_widen_to_whole_characters() {
-        let text = format!("{}é{}", "a".repeat(40), "b".repeat(40));
-        // Byte 41 is inside é.
-        let shown = excerpt(&text, 41);
-        assert!(shown.starts_with('…') && shown.ends_with('…'), "{shown}");
-        assert!(shown.contains('é'), "{shown}");
-    }
 
     #[test]
     fn transformers_is_first_and_engines_are_not_repeated() {

@@ -12,12 +12,14 @@ mod hf_support;
 #[path = "../tokens_support/mod.rs"]
 mod tokens_support;
 
+mod check_engines_cli;
 mod cli;
 mod cli_conventions;
 mod cli_tokens;
 mod compare_cli;
 mod deadlines;
 mod doc_examples;
+mod drift_cli;
 mod files_input;
 mod inspect_cli;
 mod session_save;

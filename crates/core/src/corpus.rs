@@ -127,6 +127,7 @@ fn build_session(
     Ok(Session {
         version: FORMAT_VERSION,
         template,
+        template_sha256: None,
         bos_token: token(kwargs.remove("bos_token")),
         eos_token: token(kwargs.remove("eos_token")),
         add_generation_prompt: scenario["add_generation_prompt"].as_bool().unwrap_or(false),

@@ -23,6 +23,8 @@ pub(crate) fn outcome_name(outcome: &Outcome) -> &'static str {
         Outcome::Skipped(_) => "skipped",
         Outcome::TokensDiffer(_) => "tokens_differ",
         Outcome::NotPrefixStable(_) => "not_prefix_stable",
+        Outcome::TemplateChanged { .. } => "template_changed",
+        Outcome::EnginesDisagree { .. } => "engines_disagree",
     }
 }
 

@@ -10,6 +10,8 @@ mod child;
 pub mod ci_report;
 mod compiled;
 mod discover;
+mod drift;
+mod engines;
 pub mod excerpt;
 pub mod isolate;
 mod marks;
@@ -28,6 +30,8 @@ use crate::tokens::{self, expect::TokenCheckError};
 use chatplate_render::{render_with_deadline, Limits, RenderError};
 
 pub use discover::{collect_fixtures, is_fixture_shaped, Discovery, Fixture};
+pub use drift::{Drift, PreviousTemplate};
+pub use engines::{EngineCheck, EngineOutcome};
 pub use marks::{marked_diff, prompt_head};
 pub use pool::check_all;
 pub use report::{report, report_with};
@@ -81,6 +85,21 @@ pub enum Outcome {
     TokensDiffer(String),
     /// The fixture asks for `assert_prefix_stable` and one more turn rewrites the prompt.
     NotPrefixStable(String),
+    /// `--engines`: the fixture passed, but another engine renders it differently.
+    EnginesDisagree {
+        /// The reference render: the prompt, or the error's summary.
+        reference: Result<String, String>,
+        /// Every engine's render.
+        renders: Vec<EngineOutcome>,
+    },
+    /// The template changed since the fixture was blessed (its `template.sha256`), and
+    /// the fixture fails: `outcome` says how.
+    TemplateChanged {
+        /// How the template changed.
+        drift: Box<Drift>,
+        /// The failure itself (`Mismatch`, `UnexpectedError`, ...).
+        outcome: Box<Outcome>,
+    },
 }
 
 impl Outcome {
@@ -147,6 +166,9 @@ pub struct CheckOptions {
     /// Folders a fixture's template path may also lead into, besides the tree it was
     /// found in (`--template-root`).
     pub template_roots: Vec<PathBuf>,
+    /// Other engines each passing fixture must agree with (`--engines`).
+    #[serde(default)]
+    pub engines: EngineCheck,
 }
 
 /// Why a fixture did not render: its error, and the text it is described with.
@@ -256,7 +278,9 @@ pub(crate) fn check_verdict(
         },
         Err(err) => return Verdict::of(Outcome::Broken(err.to_string())),
     };
-    started(render_deadline(&session, &options.limits));
+    started(
+        render_deadline(&session, &options.limits).saturating_add(options.engines.time_needed()),
+    );
     if options.bless && fixture.text.is_some() {
         let why = "--bless rewrites fixture files; this fixture is not one (standard input)";
         return Verdict::of(Outcome::Broken(why.into()));
@@ -277,7 +301,7 @@ pub(crate) fn check_verdict(
             Err(RenderFailure::load(message.trim_end().to_string()))
         }
     };
-    let notes = template
+    let mut notes: Vec<String> = template
         .as_ref()
         .ok()
         .and_then(|t| template_drift(&session.template, t))
@@ -286,12 +310,29 @@ pub(crate) fn check_verdict(
     let outcome = if options.bless {
         if let Ok(template) = &template {
             record_snapshot(&mut session.template, template);
+            session.record_template(&template.source);
         }
         bless_file(path, session, &access, rendered)
     } else {
         let outcome = compare(session.expected.as_ref(), rendered.clone());
         let outcome = prefix_stable(&session, &template, outcome, options.limits);
-        token_step(outcome, &session, dir, &access, &rendered)
+        let outcome = token_step(outcome, &session, dir, &access, &rendered);
+        let outcome = match (&outcome, &template) {
+            (Outcome::Pass, Ok(template)) => engines::cross_check(
+                &options.engines,
+                &session,
+                template,
+                &rendered,
+                options.limits,
+            )
+            .unwrap_or(outcome),
+            _ => outcome,
+        };
+        let drift = template
+            .as_ref()
+            .ok()
+            .and_then(|t| drift::detect(&session, t));
+        drift::attach(drift, outcome, &mut notes)
     };
     Verdict { outcome, notes }
 }

@@ -11,6 +11,7 @@
 mod bare;
 mod external;
 mod scripts;
+pub mod text;
 
 use std::fmt;
 use std::path::PathBuf;
