@@ -9,13 +9,11 @@ use clap::Args;
 use serde_json::{json, Value as Json};
 
 use super::check::ColorChoice;
+use super::compare_sides::{render_sides, Shown, SideArgs};
 use super::limits::LimitArgs;
 use super::output;
-use super::render::fixture_template;
-use chatplate_core::compare::{
-    self, first_divergence, text, Engine, EngineError, EngineRender, EngineSetup,
-};
-use chatplate_render::visible;
+use super::render::fixture_session;
+use chatplate_core::compare::{self, first_divergence, text, Engine, EngineError, EngineSetup};
 
 #[derive(Debug, Args)]
 pub(super) struct CompareArgs {
@@ -35,6 +33,14 @@ pub(super) struct CompareArgs {
     /// Print `{"renders": [...], "first_difference": N | null}` instead of text.
     #[arg(long)]
     json: bool,
+    /// Also render the conversation with this template (repeatable): a file, a model
+    /// folder, a GGUF, a bundled name, or a model id (`ORG/NAME[@REV][#ENTRY]`).
+    #[arg(long = "template", value_name = "SOURCE")]
+    templates: Vec<String>,
+    /// Also render it with the session's model at this revision (repeatable): a
+    /// branch, tag or commit, from the Hugging Face cache or fetched from the Hub.
+    #[arg(long = "revision", value_name = "REV")]
+    revisions: Vec<String>,
     /// Use this named template of the model (`tool_use`, ...).
     #[arg(long, value_name = "NAME")]
     template_name: Option<String>,
@@ -60,7 +66,7 @@ pub(super) fn parse_engine(name: &str) -> Result<Engine, String> {
 
 /// `chatplate compare`: exit 0 when every engine agrees, 1 when any differs.
 pub(super) fn run(args: CompareArgs) -> Result<i32> {
-    let (template, conversation) = fixture_template(
+    let (session, template, conversation) = fixture_session(
         &args.session,
         args.template_name.as_deref(),
         Some(&args.template_roots),
@@ -71,7 +77,15 @@ pub(super) fn run(args: CompareArgs) -> Result<i32> {
     }
     setup.bounds = setup.bounds.with_timeout(Duration::from_secs(args.timeout));
     setup.limits = args.limits.limits();
-    let chosen = chosen_engines(&args.engines);
+    let sides = SideArgs {
+        templates: &args.templates,
+        revisions: &args.revisions,
+    };
+    // Sides named without engines compare with the reference alone.
+    let chosen = match (args.engines.is_empty(), sides.any()) {
+        (true, true) => vec![Engine::Transformers],
+        _ => chosen_engines(&args.engines),
+    };
     let mut renders = Vec::new();
     for engine in chosen {
         let render = compare::render(engine, &template.source, &conversation, &setup);
@@ -86,11 +100,12 @@ pub(super) fn run(args: CompareArgs) -> Result<i32> {
             output::note(&format!("chatplate: skipped {engine}: {why}"));
             continue;
         }
-        renders.push(render);
+        renders.push(Shown::engine(render, &template));
     }
+    renders.extend(render_sides(&sides, &session, &template, &setup)?);
     let divergence = first_divergence(&renders);
     if args.json {
-        output::print(&json_report(&renders, &template.name, divergence))?;
+        output::print(&json_report(&renders, divergence))?;
     } else {
         output::print(&text_report(&renders, args.color.enabled()))?;
     }
@@ -113,14 +128,16 @@ fn chosen_engines(named: &[Engine]) -> Vec<Engine> {
     chosen
 }
 
-fn json_report(renders: &[EngineRender], template: &str, divergence: Option<usize>) -> String {
+fn json_report(renders: &[Shown], divergence: Option<usize>) -> String {
     let items: Vec<Json> = renders
         .iter()
-        .map(|render| {
+        .map(|shown| {
+            let render = &shown.render;
             let mut item = json!({
                 "engine": render.engine.name(),
                 "version": render.version,
-                "template": template,
+                "template": shown.template,
+                "source": shown.source,
             });
             match &render.result {
                 Ok(prompt) => item["prompt"] = json!(prompt),
@@ -136,61 +153,33 @@ fn json_report(renders: &[EngineRender], template: &str, divergence: Option<usiz
     )
 }
 
-fn text_report(renders: &[EngineRender], color: bool) -> String {
+fn text_report(renders: &[Shown], color: bool) -> String {
     let Some((reference, others)) = renders.split_first() else {
         return String::new();
     };
-    let mut out = format!("{}: {}\n", heading(reference), summary(&reference.result));
+    let reference_error = reference.error_text();
+    let reference_side = reference.side(&reference_error);
+    let mut out = format!(
+        "{}: {}\n",
+        reference.heading,
+        text::summary(reference_side.result)
+    );
     let mut agree = 0;
-    for render in others {
-        let (line, same) = versus(reference, render, color);
+    for shown in others {
+        let error = shown.error_text();
+        let (line, same) = text::versus(&reference_side, &shown.side(&error), color);
         agree += usize::from(same);
         out.push_str(&line);
     }
+    let what = match others.iter().any(|shown| shown.is_side) {
+        true => "renders",
+        false => "engines",
+    };
     out.push_str(&format!(
-        "{agree} of {} engines agree with transformers\n",
+        "{agree} of {} {what} agree with transformers\n",
         others.len()
     ));
     out
-}
-
-fn heading(render: &EngineRender) -> String {
-    let version = visible::for_terminal(&render.version).into_owned();
-    format!("{} ({version})", render.engine)
-}
-
-fn summary(result: &Result<String, EngineError>) -> String {
-    let error = result.as_ref().map_err(ToString::to_string);
-    text::summary(error.as_deref().map(String::as_str).map_err(String::as_str))
-}
-
-/// One engine against the reference: its lines, and whether it agrees.
-fn versus(reference: &EngineRender, render: &EngineRender, color: bool) -> (String, bool) {
-    let (reference_heading, heading) = (heading(reference), heading(render));
-    let (reference_error, error) = (error_text(reference), error_text(render));
-    let reference_side = text::Side {
-        heading: &reference_heading,
-        name: reference.engine.name(),
-        result: reference
-            .result
-            .as_deref()
-            .map_err(|_| reference_error.as_str()),
-    };
-    let side = text::Side {
-        heading: &heading,
-        name: render.engine.name(),
-        result: render.result.as_deref().map_err(|_| error.as_str()),
-    };
-    text::versus(&reference_side, &side, color)
-}
-
-fn error_text(render: &EngineRender) -> String {
-    render
-        .result
-        .as_ref()
-        .err()
-        .map(ToString::to_string)
-        .unwrap_or_default()
 }
 
 #[cfg(test)]
