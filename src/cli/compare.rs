@@ -9,6 +9,7 @@ use clap::Args;
 use serde_json::{json, Value as Json};
 
 use super::check::ColorChoice;
+use super::compare_report;
 use super::compare_sides::{render_sides, Shown, SideArgs};
 use super::limits::LimitArgs;
 use super::output;
@@ -41,6 +42,10 @@ pub(super) struct CompareArgs {
     /// branch, tag or commit, from the Hugging Face cache or fetched from the Hub.
     #[arg(long = "revision", value_name = "REV")]
     revisions: Vec<String>,
+    /// SESSION is a folder of fixtures (or a conformance corpus): compare every one
+    /// with the --engine and print the differences grouped by cause.
+    #[arg(long, conflicts_with_all = ["templates", "revisions"])]
+    report: bool,
     /// Use this named template of the model (`tool_use`, ...).
     #[arg(long, value_name = "NAME")]
     template_name: Option<String>,
@@ -66,17 +71,20 @@ pub(super) fn parse_engine(name: &str) -> Result<Engine, String> {
 
 /// `chatplate compare`: exit 0 when every engine agrees, 1 when any differs.
 pub(super) fn run(args: CompareArgs) -> Result<i32> {
-    let (session, template, conversation) = fixture_session(
-        &args.session,
-        args.template_name.as_deref(),
-        Some(&args.template_roots),
-    )?;
     let mut setup = EngineSetup::default();
     if args.python.is_some() {
         setup.python = args.python.clone();
     }
     setup.bounds = setup.bounds.with_timeout(Duration::from_secs(args.timeout));
     setup.limits = args.limits.limits();
+    if args.report {
+        return compare_report::run(&args.session, &args.engines, &setup, args.json);
+    }
+    let (session, template, conversation) = fixture_session(
+        &args.session,
+        args.template_name.as_deref(),
+        Some(&args.template_roots),
+    )?;
     let sides = SideArgs {
         templates: &args.templates,
         revisions: &args.revisions,

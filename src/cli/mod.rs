@@ -7,6 +7,7 @@
 mod bench;
 mod check;
 mod compare;
+mod compare_report;
 mod compare_sides;
 mod completions;
 mod diagnostic;

@@ -17,6 +17,7 @@ mod cli;
 mod cli_conventions;
 mod cli_tokens;
 mod compare_cli;
+mod compare_report_cli;
 mod compare_sides_cli;
 mod deadlines;
 mod doc_examples;

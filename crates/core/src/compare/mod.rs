@@ -9,7 +9,9 @@
 //! ([`external`]). See docs/compare.md.
 
 mod bare;
+pub mod causes;
 mod external;
+pub mod report;
 mod scripts;
 pub mod text;
 
