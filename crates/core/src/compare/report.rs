@@ -3,6 +3,7 @@
 //! each cause touches.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 
 use super::causes::{classify, Cause};
@@ -59,7 +60,15 @@ pub fn compare_fixtures(fixtures: &[Fixture], engine: Engine, setup: &EngineSetu
         broken: Vec::new(),
     };
     for fixture in fixtures {
-        match compare_one(fixture, engine, setup, &mut report.version) {
+        // A corpus is strangers' templates: a render that panics is that case's failure,
+        // not the end of the report.
+        let compared = panic::catch_unwind(AssertUnwindSafe(|| {
+            compare_one(fixture, engine, setup, &mut report.version)
+        }))
+        .unwrap_or_else(|_| {
+            Err("chatplate crashed on this fixture (a bug: please report it)".into())
+        });
+        match compared {
             Ok(case) => report.cases.push(case),
             Err(why) => report.broken.push((fixture.path.clone(), why)),
         }
