@@ -127,6 +127,13 @@ fn text_report(report: &CorpusReport, fixtures: &[Fixture], seconds: f64) -> Str
             row.templates.len(),
             visible::message(&named.join(", "))
         ));
+        if let Some((fixture, detail)) = &row.example {
+            out.push_str(&format!(
+                "      e.g. {}: {}\n",
+                visible::for_terminal(&shown_path(fixture)),
+                detail
+            ));
+        }
     }
     for (path, why) in &report.broken {
         out.push_str(&format!(
@@ -146,7 +153,14 @@ fn json_report(report: &CorpusReport, seconds: f64) -> serde_json::Value {
     let rows: Vec<serde_json::Value> = report
         .rows()
         .into_iter()
-        .map(|row| json!({"cause": row.cause, "label": row.cause.label(), "cases": row.cases, "templates": row.templates}))
+        .map(|row| {
+            let example = row
+                .example
+                .as_ref()
+                .map(|(fixture, detail)| json!({"fixture": shown_path(fixture), "detail": detail}));
+            json!({"cause": row.cause, "label": row.cause.label(), "cases": row.cases,
+                   "templates": row.templates, "example": example})
+        })
         .collect();
     let (templates, differing) = report.templates();
     json!({
@@ -160,4 +174,15 @@ fn json_report(report: &CorpusReport, seconds: f64) -> serde_json::Value {
         "not_compared": report.broken.iter().map(|(path, why)| json!({"path": path, "error": why})).collect::<Vec<_>>(),
         "seconds": seconds,
     })
+}
+
+/// A fixture's path; one of an imported corpus (in a temporary folder) from its template
+/// folder on, `TEMPLATE/SCENARIO.json`, which names the corpus case.
+fn shown_path(fixture: &Path) -> String {
+    let temporary = std::env::temp_dir().join(format!("chatplate-report-{}", std::process::id()));
+    fixture
+        .strip_prefix(&temporary)
+        .unwrap_or(fixture)
+        .display()
+        .to_string()
 }

@@ -15,6 +15,9 @@ pub enum Cause {
     JsonSpacing,
     /// Only `\uXXXX` escapes differ (`tojson`'s HTML-safe or ASCII escaping).
     JsonEscaping,
+    /// Only HTML escapes differ (`&#34;`, `&quot;`, `&amp;`, ...: `escape`, autoescaped
+    /// markup).
+    HtmlEscaping,
     /// Only other whitespace differs (`trim_blocks`, `lstrip_blocks`, `-` controls).
     Whitespace,
     /// `True`/`False`/`None` against `true`/`false`/`null` or nothing.
@@ -49,6 +52,7 @@ impl Cause {
         match self {
             Cause::JsonSpacing => "tojson / JSON spacing",
             Cause::JsonEscaping => "tojson escaping (\\uXXXX)",
+            Cause::HtmlEscaping => "HTML escaping (&#34;, &amp;, ...)",
             Cause::Whitespace => "whitespace control",
             Cause::BooleansNone => "booleans / None",
             Cause::Numbers => "number formatting",
@@ -76,9 +80,10 @@ impl fmt::Display for Cause {
 type Rule = fn(&str) -> String;
 
 /// The output rules, in the order they are tried.
-const RULES: [(Cause, Rule); 6] = [
+const RULES: [(Cause, Rule); 7] = [
     (Cause::JsonSpacing, json_separators),
     (Cause::JsonEscaping, unescape_unicode),
+    (Cause::HtmlEscaping, unescape_html),
     (Cause::Whitespace, no_whitespace),
     (Cause::BooleansNone, python_constants),
     (Cause::Numbers, numbers),
@@ -185,6 +190,23 @@ fn unescape_unicode(text: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// The HTML escapes Jinja's `escape` writes, replaced by their characters.
+fn unescape_html(text: &str) -> String {
+    [
+        ("&#34;", "\""),
+        ("&quot;", "\""),
+        ("&#39;", "'"),
+        ("&#x27;", "'"),
+        ("&lt;", "<"),
+        ("&gt;", ">"),
+        ("&amp;", "&"),
+    ]
+    .iter()
+    .fold(text.to_string(), |text, (escape, plain)| {
+        text.replace(escape, plain)
+    })
 }
 
 fn no_whitespace(text: &str) -> String {
@@ -299,6 +321,10 @@ mod tests {
             Some(Cause::JsonEscaping)
         );
         assert_eq!(cause("<s>\nHi\n", "<s>Hi"), Some(Cause::Whitespace));
+        assert_eq!(
+            cause("{&#34;a&#34;: 1}", "{\"a\": 1}"),
+            Some(Cause::HtmlEscaping)
+        );
         assert_eq!(
             cause("x=True y=None.", "x=true y=."),
             Some(Cause::BooleansNone)

@@ -7,10 +7,12 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 
 use super::causes::{classify, Cause};
-use super::{render, Engine, EngineSetup};
+use super::text::excerpt;
+use super::{first_difference, render, Engine, EngineSetup};
 use crate::catalog::{self, TemplateAccess};
 use crate::check::Fixture;
 use crate::session::Session;
+use chatplate_render::visible;
 
 /// One fixture compared.
 #[derive(Debug, Clone)]
@@ -22,6 +24,9 @@ pub struct CaseComparison {
     pub template: String,
     /// Why the engine differs; `None` when it agrees.
     pub cause: Option<Cause>,
+    /// What the difference looks like: the engine's error, or both excerpts at the
+    /// first differing byte.
+    pub detail: Option<String>,
 }
 
 /// One engine against the reference over a folder of fixtures.
@@ -48,6 +53,8 @@ pub struct CauseRow {
     pub cases: usize,
     /// The templates with such a case, sorted.
     pub templates: Vec<String>,
+    /// Its first case: the fixture and what the difference looks like there.
+    pub example: Option<(PathBuf, String)>,
 }
 
 /// Renders every fixture with the reference and with `engine`, and classifies each
@@ -99,11 +106,29 @@ fn compare_one(
     if version.is_empty() || version == "unknown" {
         *version = engine_version;
     }
+    let cause = classify(&want, &got);
     Ok(CaseComparison {
         fixture: fixture.path.clone(),
         template: template.name,
-        cause: classify(&want, &got),
+        detail: cause.map(|_| detail(&want, &got)),
+        cause,
     })
+}
+
+/// The engine's error (its first line), or both excerpts where the prompts part: text
+/// safe for a terminal (escaped, quoted).
+fn detail(want: &Result<String, String>, got: &Result<String, String>) -> String {
+    match (want, got) {
+        (Ok(want), Ok(got)) => {
+            let at = first_difference(want, got).unwrap_or_default();
+            format!("byte {at}: {} vs {}", excerpt(want, at), excerpt(got, at))
+        }
+        (_, Err(error)) => visible::message(error.lines().next().unwrap_or_default()),
+        (Err(error), Ok(_)) => {
+            let line = error.lines().next().unwrap_or_default();
+            format!("transformers raises: {}", visible::message(line))
+        }
+    }
 }
 
 impl CorpusReport {
@@ -129,22 +154,26 @@ impl CorpusReport {
 
     /// The causes, most cases first.
     pub fn rows(&self) -> Vec<CauseRow> {
-        let mut by_cause: BTreeMap<Cause, (usize, BTreeSet<String>)> = BTreeMap::new();
+        let mut by_cause: BTreeMap<Cause, CauseRow> = BTreeMap::new();
         for case in &self.cases {
-            if let Some(cause) = case.cause {
-                let row = by_cause.entry(cause).or_default();
-                row.0 += 1;
-                row.1.insert(case.template.clone());
+            let Some(cause) = case.cause else {
+                continue;
+            };
+            let row = by_cause.entry(cause).or_insert_with(|| CauseRow {
+                cause,
+                cases: 0,
+                templates: Vec::new(),
+                example: case.detail.clone().map(|d| (case.fixture.clone(), d)),
+            });
+            row.cases += 1;
+            if !row.templates.contains(&case.template) {
+                row.templates.push(case.template.clone());
             }
         }
-        let mut rows: Vec<CauseRow> = by_cause
-            .into_iter()
-            .map(|(cause, (cases, templates))| CauseRow {
-                cause,
-                cases,
-                templates: templates.into_iter().collect(),
-            })
-            .collect();
+        let mut rows: Vec<CauseRow> = by_cause.into_values().collect();
+        for row in &mut rows {
+            row.templates.sort();
+        }
         rows.sort_by(|a, b| b.cases.cmp(&a.cases).then(a.cause.cmp(&b.cause)));
         rows
     }
@@ -188,5 +217,9 @@ mod tests {
             "{}",
             report.version
         );
+        let (fixture, detail) = rows[0].example.clone().expect("an example");
+        assert!(fixture.ends_with("quote.json"), "{fixture:?}");
+        let want = r#"byte 3: "\"it's\"" vs "\"it\\u0027s\"""#;
+        assert_eq!(detail, want);
     }
 }
