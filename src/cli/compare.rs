@@ -18,7 +18,8 @@ use chatplate_core::compare::{self, first_divergence, text, Engine, EngineError,
 
 #[derive(Debug, Args)]
 pub(super) struct CompareArgs {
-    /// The session fixture (or OpenAI request body) to render.
+    /// The session fixture (or OpenAI request body) to render; with --report, a folder of
+    /// fixtures or a conformance corpus.
     session: PathBuf,
     /// An engine to compare with transformers (repeatable): minijinja, python, hf-jinja.
     /// Default: every installed one.
