@@ -10,19 +10,22 @@ use std::collections::BTreeSet;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::Command;
+use std::time::Duration;
 
 use anyhow::{bail, Result};
 use clap::{Args, ValueEnum};
 
 use super::check_watch;
+use super::compare::parse_engine;
 use super::fetching::ensure_cached;
 use super::limits::LimitArgs;
 use super::output;
 use super::session_input::allowed_roots;
 use super::stdin;
 use chatplate_core::check::{
-    self, ci_report, isolate, CaseResult, CheckOptions, Discovery, Fixture, Outcome,
+    self, ci_report, isolate, CaseResult, CheckOptions, Discovery, EngineCheck, Fixture, Outcome,
 };
+use chatplate_core::compare::Engine;
 use chatplate_core::files::{self, MAX_SESSION_BYTES};
 use chatplate_core::session::{Session, TemplateRef};
 use chatplate_render::visible;
@@ -54,6 +57,22 @@ pub(super) struct CheckArgs {
     /// Colour the diffs: `auto` (a terminal, and `NO_COLOR` unset), `always` or `never`.
     #[arg(long, value_name = "WHEN", default_value = "auto")]
     color: ColorChoice,
+    /// Also render each passing fixture with these engines (comma-separated, as
+    /// `compare` names them: minijinja, python, hf-jinja) and fail it when one disagrees.
+    #[arg(long, value_name = "NAMES", value_delimiter = ',', value_parser = parse_engine)]
+    engines: Vec<Engine>,
+    /// The Python interpreter with transformers for the `python` engine (default:
+    /// $CHATPLATE_PYTHON).
+    #[arg(long, value_name = "PATH", requires = "engines")]
+    python: Option<PathBuf>,
+    /// Seconds an external engine (python, hf-jinja) may run on one fixture.
+    #[arg(
+        long,
+        value_name = "SECONDS",
+        default_value_t = 30,
+        requires = "engines"
+    )]
+    engine_timeout: u64,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -148,6 +167,7 @@ pub(super) fn run_once(args: &CheckArgs) -> Result<i32> {
         bless: args.bless,
         limits: args.limits.limits(),
         template_roots: allowed_roots(&args.template_roots),
+        engines: engine_check(args),
     };
     let results = match (args.in_process, std::env::current_exe()) {
         (false, Ok(exe)) => {
@@ -166,6 +186,14 @@ pub(super) fn run_once(args: &CheckArgs) -> Result<i32> {
         Format::Json => print_document(&ci_report::json(&results), failed),
         Format::Junit => print_document(&ci_report::junit(&results, "chatplate check"), failed),
     }
+}
+
+/// `--engines` and how they run.
+fn engine_check(args: &CheckArgs) -> EngineCheck {
+    let mut check = EngineCheck::new(args.engines.clone());
+    check.python = args.python.clone();
+    check.timeout = Some(Duration::from_secs(args.engine_timeout));
+    check
 }
 
 /// The fixtures under `args.paths`, in order; `-` is one fixture from standard input,

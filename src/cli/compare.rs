@@ -9,27 +9,23 @@ use clap::Args;
 use serde_json::{json, Value as Json};
 
 use super::check::ColorChoice;
+use super::compare_report;
+use super::compare_sides::{render_sides, Shown, SideArgs};
 use super::limits::LimitArgs;
 use super::output;
-use super::render::fixture_template;
-use chatplate_core::check::marked_diff;
-use chatplate_core::compare::{
-    self, first_difference, first_divergence, line_col, Engine, EngineError, EngineRender,
-    EngineSetup,
-};
+use super::render::fixture_session;
+use chatplate_core::compare::{self, first_divergence, text, Engine, EngineError, EngineSetup};
 use chatplate_render::visible;
-
-/// Bytes of each prompt shown around the first difference.
-const EXCERPT_BYTES: usize = 30;
 
 #[derive(Debug, Args)]
 pub(super) struct CompareArgs {
-    /// The session fixture (or OpenAI request body) to render.
+    /// The session fixture (or OpenAI request body) to render; with --report, a folder of
+    /// fixtures or a conformance corpus.
     session: PathBuf,
     /// An engine to compare with transformers (repeatable): minijinja, python, hf-jinja,
     /// or a llama-server's URL (`http://127.0.0.1:8080`) for llama.cpp. Default: every
     /// installed one.
-    #[arg(long = "engine", value_name = "NAME|URL", value_parser = parse_engine)]
+    #[arg(long = "engine", value_name = "NAME|URL", value_parser = parse_engine_arg)]
     engines: Vec<EngineArg>,
     /// The Python interpreter with transformers for the `python` engine (default:
     /// $CHATPLATE_PYTHON).
@@ -42,6 +38,18 @@ pub(super) struct CompareArgs {
     /// Print `{"renders": [...], "first_difference": N | null}` instead of text.
     #[arg(long)]
     json: bool,
+    /// Also render the conversation with this template (repeatable): a file, a model
+    /// folder, a GGUF, a bundled name, or a model id (`ORG/NAME[@REV][#ENTRY]`).
+    #[arg(long = "template", value_name = "SOURCE")]
+    templates: Vec<String>,
+    /// Also render it with the session's model at this revision (repeatable): a
+    /// branch, tag or commit, from the Hugging Face cache or fetched from the Hub.
+    #[arg(long = "revision", value_name = "REV")]
+    revisions: Vec<String>,
+    /// SESSION is a folder of fixtures (or a conformance corpus): compare every one
+    /// with the --engine and print the differences grouped by cause.
+    #[arg(long, conflicts_with_all = ["templates", "revisions"])]
+    report: bool,
     /// Use this named template of the model (`tool_use`, ...).
     #[arg(long, value_name = "NAME")]
     template_name: Option<String>,
@@ -62,7 +70,7 @@ struct EngineArg {
     url: Option<String>,
 }
 
-fn parse_engine(name: &str) -> Result<EngineArg, String> {
+fn parse_engine_arg(name: &str) -> Result<EngineArg, String> {
     if name.contains("://") {
         compare::check_server_url(name)?;
         let url = Some(name.trim_end_matches('/').to_string());
@@ -71,11 +79,16 @@ fn parse_engine(name: &str) -> Result<EngineArg, String> {
             url,
         });
     }
+    parse_engine(name).map(|engine| EngineArg { engine, url: None })
+}
+
+/// An engine named by its name (`check --engines`, and `compare --engine` without a URL).
+pub(super) fn parse_engine(name: &str) -> Result<Engine, String> {
     match Engine::parse(name) {
         Some(Engine::Transformers) => {
             Err("transformers is always rendered: it is the reference".into())
         }
-        Some(engine) => Ok(EngineArg { engine, url: None }),
+        Some(engine) => Ok(engine),
         None => Err(
             "the engines are minijinja, python, hf-jinja, and a llama-server's \
                      http:// URL for llama.cpp"
@@ -97,12 +110,6 @@ fn llama_server_url(named: &[EngineArg]) -> Result<Option<String>> {
 
 /// `chatplate compare`: exit 0 when every engine agrees, 1 when any differs.
 pub(super) fn run(args: CompareArgs) -> Result<i32> {
-    let (template, conversation) = fixture_template(
-        &args.session,
-        args.template_name.as_deref(),
-        Some(&args.template_roots),
-    )?;
-    let named: Vec<Engine> = args.engines.iter().map(|arg| arg.engine).collect();
     let mut setup = EngineSetup::default();
     setup.llama_server = llama_server_url(&args.engines)?;
     if args.python.is_some() {
@@ -110,7 +117,24 @@ pub(super) fn run(args: CompareArgs) -> Result<i32> {
     }
     setup.bounds = setup.bounds.with_timeout(Duration::from_secs(args.timeout));
     setup.limits = args.limits.limits();
-    let chosen = chosen_engines(&named);
+    let named: Vec<Engine> = args.engines.iter().map(|arg| arg.engine).collect();
+    if args.report {
+        return compare_report::run(&args.session, &named, &setup, args.json);
+    }
+    let (session, template, conversation) = fixture_session(
+        &args.session,
+        args.template_name.as_deref(),
+        Some(&args.template_roots),
+    )?;
+    let sides = SideArgs {
+        templates: &args.templates,
+        revisions: &args.revisions,
+    };
+    // Sides named without engines compare with the reference alone.
+    let chosen = match (named.is_empty(), sides.any()) {
+        (true, true) => vec![Engine::Transformers],
+        _ => chosen_engines(&named),
+    };
     let mut renders = Vec::new();
     for engine in chosen {
         let render = compare::render(engine, &template.source, &conversation, &setup);
@@ -125,11 +149,12 @@ pub(super) fn run(args: CompareArgs) -> Result<i32> {
             output::note(&format!("chatplate: skipped {engine}: {why}"));
             continue;
         }
-        renders.push(render);
+        renders.push(Shown::engine(render, &template));
     }
+    renders.extend(render_sides(&sides, &session, &template, &setup)?);
     let divergence = first_divergence(&renders);
     if args.json {
-        output::print(&json_report(&renders, &template.name, divergence))?;
+        output::print(&json_report(&renders, divergence))?;
     } else {
         output::print(&text_report(&renders, args.color.enabled()))?;
     }
@@ -152,14 +177,16 @@ fn chosen_engines(named: &[Engine]) -> Vec<Engine> {
     chosen
 }
 
-fn json_report(renders: &[EngineRender], template: &str, divergence: Option<usize>) -> String {
+fn json_report(renders: &[Shown], divergence: Option<usize>) -> String {
     let items: Vec<Json> = renders
         .iter()
-        .map(|render| {
+        .map(|shown| {
+            let render = &shown.render;
             let mut item = json!({
                 "engine": render.engine.name(),
                 "version": render.version,
-                "template": template,
+                "template": shown.template,
+                "source": shown.source,
             });
             match &render.result {
                 Ok(prompt) => item["prompt"] = json!(prompt),
@@ -168,7 +195,7 @@ fn json_report(renders: &[EngineRender], template: &str, divergence: Option<usiz
             if let Some(url) = &render.url {
                 item["url"] = json!(url);
             }
-            if let Some(note) = &render.note {
+            if let Some(note) = &shown.render.note {
                 item["note"] = json!(note);
             }
             item
@@ -181,105 +208,41 @@ fn json_report(renders: &[EngineRender], template: &str, divergence: Option<usiz
     )
 }
 
-fn text_report(renders: &[EngineRender], color: bool) -> String {
+fn text_report(renders: &[Shown], color: bool) -> String {
     let Some((reference, others)) = renders.split_first() else {
         return String::new();
     };
-    let mut out = format!("{}: {}\n", heading(reference), summary(&reference.result));
+    let reference_error = reference.error_text();
+    let reference_side = reference.side(&reference_error);
+    let mut out = format!(
+        "{}: {}\n",
+        reference.heading,
+        text::summary(reference_side.result)
+    );
     let mut agree = 0;
-    for render in others {
-        let (line, same) = versus(reference, render, color);
+    for shown in others {
+        let error = shown.error_text();
+        let (line, same) = text::versus(&reference_side, &shown.side(&error), color);
         agree += usize::from(same);
         out.push_str(&line);
-        if let Some(note) = &render.note {
+        if let Some(note) = &shown.render.note {
             out.push_str(&format!("  note: {}\n", visible::message(note)));
         }
     }
+    let what = match others.iter().any(|shown| shown.is_side) {
+        true => "renders",
+        false => "engines",
+    };
     out.push_str(&format!(
-        "{agree} of {} engines agree with transformers\n",
+        "{agree} of {} {what} agree with transformers\n",
         others.len()
     ));
     out
 }
 
-fn heading(render: &EngineRender) -> String {
-    let version = visible::for_terminal(&render.version).into_owned();
-    match &render.url {
-        Some(url) => format!(
-            "{} ({version}, {})",
-            render.engine,
-            visible::for_terminal(url)
-        ),
-        None => format!("{} ({version})", render.engine),
-    }
-}
-
-fn summary(result: &Result<String, EngineError>) -> String {
-    match result {
-        Ok(prompt) => format!("{} bytes", prompt.len()),
-        Err(err) => format!("error: {}", visible::message(&err.to_string())),
-    }
-}
-
-/// One engine against the reference: its lines, and whether it agrees.
-fn versus(reference: &EngineRender, render: &EngineRender, color: bool) -> (String, bool) {
-    let head = heading(render);
-    match (&reference.result, &render.result) {
-        (Ok(want), Ok(got)) => match first_difference(want, got) {
-            None => (format!("{head}: same\n"), true),
-            Some(at) => (
-                difference(&head, render.engine, want, got, at, color),
-                false,
-            ),
-        },
-        (Err(_), Err(err)) => {
-            let why = visible::message(&err.to_string());
-            (format!("{head}: fails too: {why}\n"), true)
-        }
-        (_, result) => (format!("{head}: {}\n", summary(result)), false),
-    }
-}
-
-fn difference(head: &str, engine: Engine, want: &str, got: &str, at: usize, color: bool) -> String {
-    let (line, col) = line_col(want, at);
-    let mut out = format!("{head}: differs at byte {at} (line {line}:{col})\n");
-    out.push_str(&format!("  transformers: {}\n", excerpt(want, at)));
-    out.push_str(&format!("  {engine:>12}: {}\n", excerpt(got, at)));
-    out.push_str(&marked_diff(want, got, color));
-    out
-}
-
-/// The bytes of `text` around `at`, widened to whole characters, quoted with escapes.
-fn excerpt(text: &str, at: usize) -> String {
-    let mut start = at.saturating_sub(EXCERPT_BYTES).min(text.len());
-    while !text.is_char_boundary(start) {
-        start -= 1;
-    }
-    let mut end = (at + EXCERPT_BYTES).min(text.len());
-    while !text.is_char_boundary(end) {
-        end += 1;
-    }
-    let dots = |cut: bool| if cut { "…" } else { "" };
-    format!(
-        "{}{}{}",
-        dots(start > 0),
-        visible::quoted(&text[start..end]),
-        dots(end < text.len())
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn excerpts_widen_to_whole_characters() {
-        let text = format!("{}é{}", "a".repeat(40), "b".repeat(40));
-        // Byte 41 is inside é.
-        let shown = excerpt(&text, 41);
-        assert!(shown.starts_with('…') && shown.ends_with('…'), "{shown}");
-        assert!(shown.contains('é'), "{shown}");
-    }
 
     #[test]
     fn transformers_is_first_and_engines_are_not_repeated() {

@@ -79,6 +79,9 @@ pub(super) fn run(args: ImportArgs) -> Result<i32> {
     if args.bless {
         ensure_cached(&session.template)?;
         let access = template_access(&out_dir, &[]);
+        if let Ok(template) = chatplate_core::catalog::resolve_for(&session, &out_dir, &access) {
+            session.record_template(&template.source);
+        }
         session.expected = Some(
             match render_session(&session, &out_dir, &access, Limits::default()) {
                 Ok(prompt) => Expected::Prompt(prompt),

@@ -8,6 +8,8 @@ mod bench;
 mod check;
 mod check_watch;
 mod compare;
+mod compare_report;
+mod compare_sides;
 mod completions;
 mod diagnostic;
 mod export;

@@ -110,6 +110,16 @@ pub(super) fn fixture_template(
     name: Option<&str>,
     roots: Option<&[PathBuf]>,
 ) -> Result<(TemplateSource, Conversation)> {
+    let (_, template, conversation) = fixture_session(path, name, roots)?;
+    Ok((template, conversation))
+}
+
+/// [`fixture_template`] with the session itself.
+pub(super) fn fixture_session(
+    path: &Path,
+    name: Option<&str>,
+    roots: Option<&[PathBuf]>,
+) -> Result<(Session, TemplateSource, Conversation)> {
     let session = load_session(path)?;
     let dir = input_dir(path);
     let access = match roots {
@@ -122,7 +132,7 @@ pub(super) fn fixture_template(
         .pin(name);
     let template = set.choose(session.tools.is_some())?;
     let conversation = catalog::conversation_for(&session, &template)?;
-    Ok((template, conversation))
+    Ok((session, template, conversation))
 }
 
 fn quick_input(args: &RenderArgs) -> Result<(TemplateSource, Conversation)> {

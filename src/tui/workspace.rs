@@ -260,6 +260,10 @@ impl Workspace {
         self.path = Some(target);
         self.disk = Some(stamp);
         self.session.template = template;
+        if self.missing_template.is_none() {
+            // What the file now records (see `Document::refer`).
+            self.session.record_template(&self.template.source);
+        }
         self.dirty = false;
         self.pending = None;
         self.recovery = None;

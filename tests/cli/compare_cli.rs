@@ -37,7 +37,7 @@ fn report(output: &Output) -> Json {
 }
 
 /// The CI Python with transformers, or `None` (skipped; a failure under CI=true).
-fn python(test: &str) -> Option<String> {
+pub(crate) fn python(test: &str) -> Option<String> {
     let python = std::env::var("CHATPLATE_PYTHON").ok();
     if python.is_none() {
         common::skip_unless_ci(test, "CHATPLATE_PYTHON names no Python with transformers");
@@ -46,7 +46,7 @@ fn python(test: &str) -> Option<String> {
 }
 
 /// Where Node finds @huggingface/jinja, or `None` (skipped; a failure under CI=true).
-fn node_path(test: &str) -> Option<String> {
+pub(crate) fn node_path(test: &str) -> Option<String> {
     let fetched = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/node/node_modules");
     let path = std::env::var("NODE_PATH")
         .ok()

@@ -12,14 +12,18 @@ mod hf_support;
 #[path = "../tokens_support/mod.rs"]
 mod tokens_support;
 
+mod check_engines_cli;
 mod check_watch;
 mod cli;
 mod cli_conventions;
 mod cli_tokens;
 mod compare_cli;
 mod compare_llama;
+mod compare_report_cli;
+mod compare_sides_cli;
 mod deadlines;
 mod doc_examples;
+mod drift_cli;
 mod files_input;
 mod inspect_cli;
 mod inspect_masks;

@@ -75,7 +75,7 @@ fn import_case(corpus: &Path, out: &Path, case: &Json) -> Result<PathBuf, Corpus
     // The template is copied beside the fixtures, so the output is self-contained:
     // `chatplate check OUT` reads templates only inside OUT.
     let template_path = copy_template(corpus, out, &template)?;
-    let session = build_session(
+    let mut session = build_session(
         TemplateRef::Path(relative_to(&template_path, &fixture_dir)),
         &scenario_json,
         case["template_kwargs"]
@@ -84,6 +84,10 @@ fn import_case(corpus: &Path, out: &Path, case: &Json) -> Result<PathBuf, Corpus
             .unwrap_or_default(),
         expected,
     )?;
+    // Fixtures written here are blessed by the reference: they record the template.
+    if let Ok(text) = crate::catalog::read_text(&template_path) {
+        session.record_template(&text);
+    }
     let path = fixture_dir.join(format!("{scenario}.json"));
     session.save(&path)?;
     Ok(path)
@@ -127,6 +131,7 @@ fn build_session(
     Ok(Session {
         version: FORMAT_VERSION,
         template,
+        template_sha256: None,
         bos_token: token(kwargs.remove("bos_token")),
         eos_token: token(kwargs.remove("eos_token")),
         add_generation_prompt: scenario["add_generation_prompt"].as_bool().unwrap_or(false),

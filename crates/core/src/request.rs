@@ -94,6 +94,7 @@ pub fn import(body: Json, options: &ImportOptions) -> Result<Imported, RequestEr
     let session = Session {
         version: FORMAT_VERSION,
         template,
+        template_sha256: None,
         bos_token: None,
         eos_token: None,
         add_generation_prompt: add_generation_prompt.unwrap_or(true),

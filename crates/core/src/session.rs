@@ -14,7 +14,10 @@ use serde_json::{Map, Value as Json};
 use crate::files::{self, FileError, MAX_SESSION_BYTES};
 use chatplate_render::{ContinueFinal, Conversation};
 
+mod fingerprint;
 pub(crate) mod scan;
+
+pub use fingerprint::template_sha256;
 
 /// The format version this build reads and writes.
 pub const FORMAT_VERSION: u32 = 1;
@@ -152,7 +155,13 @@ pub struct Session {
     #[serde(deserialize_with = "read_version")]
     pub(crate) version: u32,
     /// The chat template.
+    #[serde(deserialize_with = "fingerprint::read_template")]
     pub template: TemplateRef,
+    /// `template.sha256`: the SHA-256 (lower-case hex) of the template text when the
+    /// session was saved or blessed, so `check` can tell a changed template from a
+    /// changed render. Written inside the `template` object (see `fingerprint`).
+    #[serde(skip)]
+    pub template_sha256: Option<String>,
     /// `bos_token` passed to the template (overrides the template's own metadata).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub bos_token: Option<String>,
@@ -351,6 +360,7 @@ impl Session {
         Session {
             version: FORMAT_VERSION,
             template,
+            template_sha256: None,
             bos_token: None,
             eos_token: None,
             add_generation_prompt: true,
@@ -374,7 +384,7 @@ impl Session {
     /// exactly as written (serde_json's `arbitrary_precision`), and a key written twice
     /// in one object is an error rather than a silent loss.
     pub fn parse(text: &str, path: &Path) -> Result<Self, SessionError> {
-        let session: Session = serde_json::from_str(text).map_err(|err| {
+        let mut session: Session = serde_json::from_str(text).map_err(|err| {
             let (line, column) = scan::error_position(text, &err);
             SessionError::Invalid {
                 path: path.to_path_buf(),
@@ -393,6 +403,7 @@ impl Session {
                 message: duplicate.message(),
             });
         }
+        session.template_sha256 = fingerprint::recorded(text);
         Ok(session)
     }
 
@@ -406,9 +417,26 @@ impl Session {
 
     /// The file text: pretty JSON with a trailing newline.
     pub fn to_json(&self) -> String {
-        let mut text = serde_json::to_string_pretty(self).expect("sessions always serialize");
+        let mut text = match &self.template_sha256 {
+            None => serde_json::to_string_pretty(self),
+            Some(hash) => serde_json::to_value(self).and_then(|mut value| {
+                fingerprint::write_into(&mut value, hash);
+                serde_json::to_string_pretty(&value)
+            }),
+        }
+        .expect("sessions always serialize");
         text.push('\n');
         text
+    }
+
+    /// Records the fingerprint of the template text this session is rendered with
+    /// (`template.sha256`), when saving or blessing it. A `source` template is the
+    /// fixture's own text, so it gets none.
+    pub fn record_template(&mut self, source: &str) {
+        self.template_sha256 = match self.template {
+            TemplateRef::Source(_) => None,
+            _ => Some(template_sha256(source)),
+        };
     }
 
     /// Writes atomically: a temporary file beside `path`, synced, then renamed over it.

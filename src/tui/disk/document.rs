@@ -91,6 +91,7 @@ impl Document {
                 })
             }
         }
+        self.session.record_template(&template.source);
         Ok(())
     }
 }
@@ -115,10 +116,13 @@ mod tests {
         let file = dir.path().join("t.jinja");
         std::fs::write(&file, "{{ messages|length }}").unwrap();
         let template = catalog::load_path(&file).unwrap().remove(0);
-        let (_, reference) = document(template, Outside::Ask)
+        let (json, reference) = document(template, Outside::Ask)
             .written(dir.path())
             .unwrap();
         assert_eq!(reference, TemplateRef::Path("t.jinja".into()));
+        // The save records the text's fingerprint beside the reference.
+        let hash = chatplate_core::session::template_sha256("{{ messages|length }}");
+        assert!(json.contains(&format!("\"sha256\": \"{hash}\"")), "{json}");
     }
 
     #[test]

@@ -10,6 +10,8 @@ mod child;
 pub mod ci_report;
 pub(crate) mod compiled;
 mod discover;
+mod drift;
+mod engines;
 pub mod excerpt;
 pub mod isolate;
 mod marks;
@@ -30,6 +32,8 @@ use crate::tokens::{self, expect::TokenCheckError};
 use chatplate_render::{render_with_deadline, Limits, RenderError};
 
 pub use discover::{collect_fixtures, is_fixture_shaped, Discovery, Fixture};
+pub use drift::{Drift, PreviousTemplate};
+pub use engines::{EngineCheck, EngineOutcome};
 pub use marks::{marked_diff, prompt_head};
 pub use pool::check_all;
 pub use report::{report, report_with};
@@ -94,6 +98,21 @@ pub enum Outcome {
         expected: String,
         /// The parsed message as JSON (empty when the parse failed).
         actual: String,
+    },
+    /// `--engines`: the fixture passed, but another engine renders it differently.
+    EnginesDisagree {
+        /// The reference render: the prompt, or the error's summary.
+        reference: Result<String, String>,
+        /// Every engine's render.
+        renders: Vec<EngineOutcome>,
+    },
+    /// The template changed since the fixture was blessed (its `template.sha256`), and
+    /// the fixture fails: `outcome` says how.
+    TemplateChanged {
+        /// How the template changed.
+        drift: Box<Drift>,
+        /// The failure itself (`Mismatch`, `UnexpectedError`, ...).
+        outcome: Box<Outcome>,
     },
 }
 
@@ -161,6 +180,9 @@ pub struct CheckOptions {
     /// Folders a fixture's template path may also lead into, besides the tree it was
     /// found in (`--template-root`).
     pub template_roots: Vec<PathBuf>,
+    /// Other engines each passing fixture must agree with (`--engines`).
+    #[serde(default)]
+    pub engines: EngineCheck,
 }
 
 /// Why a fixture did not render: its error, and the text it is described with.
@@ -270,7 +292,9 @@ pub(crate) fn check_verdict(
         },
         Err(err) => return Verdict::of(Outcome::Broken(err.to_string())),
     };
-    started(render_deadline(&session, &options.limits));
+    started(
+        render_deadline(&session, &options.limits).saturating_add(options.engines.time_needed()),
+    );
     if options.bless && fixture.text.is_some() {
         let why = "--bless rewrites fixture files; this fixture is not one (standard input)";
         return Verdict::of(Outcome::Broken(why.into()));
@@ -291,7 +315,7 @@ pub(crate) fn check_verdict(
             Err(RenderFailure::load(message.trim_end().to_string()))
         }
     };
-    let notes = template
+    let mut notes: Vec<String> = template
         .as_ref()
         .ok()
         .and_then(|t| template_drift(&session.template, t))
@@ -300,6 +324,7 @@ pub(crate) fn check_verdict(
     let outcome = if options.bless {
         if let Ok(template) = &template {
             record_snapshot(&mut session.template, template);
+            session.record_template(&template.source);
         }
         bless_file(path, session, &access, rendered)
     } else {
@@ -307,7 +332,23 @@ pub(crate) fn check_verdict(
         let outcome = prefix_stable(&session, &template, outcome, options.limits);
         let outcome =
             round_trip::round_trip_step(&session, dir, &access, &template, outcome, options.limits);
-        token_step(outcome, &session, dir, &access, &rendered)
+        let outcome = token_step(outcome, &session, dir, &access, &rendered);
+        let outcome = match (&outcome, &template) {
+            (Outcome::Pass, Ok(template)) => engines::cross_check(
+                &options.engines,
+                &session,
+                template,
+                &rendered,
+                options.limits,
+            )
+            .unwrap_or(outcome),
+            _ => outcome,
+        };
+        let drift = template
+            .as_ref()
+            .ok()
+            .and_then(|t| drift::detect(&session, t));
+        drift::attach(drift, outcome, &mut notes)
     };
     Verdict { outcome, notes }
 }

@@ -3,7 +3,7 @@
 
 use chatplate_render::visible;
 
-use super::{CaseResult, Outcome};
+use super::{CaseResult, Drift, Outcome};
 
 /// A human-readable report for one case, its notes last. Everything that comes from the
 /// fixture or the template (error messages, paths, prompts) has its control characters
@@ -23,9 +23,13 @@ pub fn report_with(result: &CaseResult, color: bool) -> String {
 }
 
 fn outcome_report(result: &CaseResult, color: bool) -> String {
+    report_outcome(result, &result.outcome, color)
+}
+
+fn report_outcome(result: &CaseResult, outcome: &Outcome, color: bool) -> String {
     let path = visible::for_terminal(&result.path.display().to_string()).into_owned();
     let text = |t: &str| visible::message(t);
-    match &result.outcome {
+    match outcome {
         Outcome::Pass | Outcome::Blessed => format!("ok {path}"),
         Outcome::Skipped(why) => format!("skip {path}: {}", text(why)),
         Outcome::Mismatch { expected, actual } => {
@@ -88,9 +92,36 @@ fn outcome_report(result: &CaseResult, color: bool) -> String {
             }
             report
         }
+        Outcome::EnginesDisagree { reference, renders } => format!(
+            "FAIL {path}: {}",
+            super::engines::report(reference, renders, color)
+        ),
+        Outcome::TemplateChanged { drift, outcome } => {
+            // One FAIL line per fixture: the failure itself follows as "and: ...".
+            let failure = report_outcome(result, outcome, color);
+            let failure = failure
+                .strip_prefix(&format!("FAIL {path}: "))
+                .unwrap_or(&failure);
+            format!(
+                "FAIL {path}: {}\n{}and: {failure}",
+                text(&drift.summary()),
+                template_diff(drift, color),
+            )
+        }
         Outcome::Crashed(err) => format!(
             "FAIL {path}: chatplate crashed on this fixture (a bug: please report it)\n{}",
             text(err)
         ),
+    }
+}
+
+/// The template's own diff, from the blessed text to today's, when the old text was found.
+fn template_diff(drift: &Drift, color: bool) -> String {
+    match &drift.previous {
+        Ok(previous) => format!(
+            "template diff (blessed -> now):\n{}",
+            super::marks::marked_diff(&previous.text, &drift.template, color)
+        ),
+        Err(_) => String::new(),
     }
 }

@@ -10,11 +10,15 @@
 //! docs/compare.md.
 
 mod bare;
+pub mod causes;
 mod external;
 mod http;
 mod llama_server;
+pub mod report;
 mod scripts;
+pub mod text;
 
+use std::borrow::Borrow;
 use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -212,15 +216,20 @@ pub fn first_difference(a: &str, b: &str) -> Option<usize> {
 /// offset at which any prompt differs from it. A render that fails where the reference
 /// renders (or renders where it fails) differs at byte 0; when the reference and every
 /// other render fail, nothing differs.
-pub fn first_divergence(renders: &[EngineRender]) -> Option<usize> {
+/// The renders may be wrapped (anything that borrows as an [`EngineRender`]).
+pub fn first_divergence<R: Borrow<EngineRender>>(renders: &[R]) -> Option<usize> {
     let (reference, others) = renders.split_first()?;
+    let reference: &EngineRender = reference.borrow();
     others
         .iter()
-        .filter_map(|other| match (&reference.result, &other.result) {
-            (Ok(want), Ok(got)) => first_difference(want, got),
-            (Err(_), Err(_)) => None,
-            _ => Some(0),
-        })
+        .map(Borrow::borrow)
+        .filter_map(
+            |other: &EngineRender| match (&reference.result, &other.result) {
+                (Ok(want), Ok(got)) => first_difference(want, got),
+                (Err(_), Err(_)) => None,
+                _ => Some(0),
+            },
+        )
         .min()
 }
 

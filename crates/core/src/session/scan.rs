@@ -141,6 +141,7 @@ pub(crate) fn error_position(text: &str, err: &serde_json::Error) -> (usize, usi
         ("\"version\"", "version"),
         ("\"continue_final_message\"", "continue_final_message"),
         ("\"expected_tokens\"", "expected_tokens"),
+        ("\"template\"", "template"),
     ]
     .into_iter()
     .find(|(start, _)| message.starts_with(start));

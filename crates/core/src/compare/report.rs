@@ -1,0 +1,225 @@
+//! A corpus report: every fixture of a folder rendered by the reference and by one
+//! engine, and the differences grouped by cause ([`super::causes`]), with the templates
+//! each cause touches.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::panic::{self, AssertUnwindSafe};
+use std::path::PathBuf;
+
+use super::causes::{classify, Cause};
+use super::text::excerpt;
+use super::{first_difference, render, Engine, EngineSetup};
+use crate::catalog::{self, TemplateAccess};
+use crate::check::Fixture;
+use crate::session::Session;
+use chatplate_render::visible;
+
+/// One fixture compared.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CaseComparison {
+    /// The fixture file.
+    pub fixture: PathBuf,
+    /// Its template's name.
+    pub template: String,
+    /// Why the engine differs; `None` when it agrees.
+    pub cause: Option<Cause>,
+    /// What the difference looks like: the engine's error, or both excerpts at the
+    /// first differing byte.
+    pub detail: Option<String>,
+}
+
+/// One engine against the reference over a folder of fixtures.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CorpusReport {
+    /// The engine.
+    pub engine: Engine,
+    /// Its version (from its first answer).
+    pub version: String,
+    /// Every fixture that could be rendered by the reference's rules.
+    pub cases: Vec<CaseComparison>,
+    /// Fixtures that could not be loaded, with why.
+    pub broken: Vec<(PathBuf, String)>,
+}
+
+/// One line of the table: a cause, its cases and the templates it touches.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct CauseRow {
+    /// The cause.
+    pub cause: Cause,
+    /// How many cases differ for it.
+    pub cases: usize,
+    /// The templates with such a case, sorted.
+    pub templates: Vec<String>,
+    /// Its first case: the fixture and what the difference looks like there.
+    pub example: Option<(PathBuf, String)>,
+}
+
+/// Renders every fixture with the reference and with `engine`, and classifies each
+/// difference.
+pub fn compare_fixtures(fixtures: &[Fixture], engine: Engine, setup: &EngineSetup) -> CorpusReport {
+    let mut report = CorpusReport {
+        engine,
+        version: String::new(),
+        cases: Vec::new(),
+        broken: Vec::new(),
+    };
+    for fixture in fixtures {
+        // A corpus is strangers' templates: a render that panics is that case's failure,
+        // not the end of the report.
+        let compared = panic::catch_unwind(AssertUnwindSafe(|| {
+            compare_one(fixture, engine, setup, &mut report.version)
+        }))
+        .unwrap_or_else(|_| {
+            Err("chatplate crashed on this fixture (a bug: please report it)".into())
+        });
+        match compared {
+            Ok(case) => report.cases.push(case),
+            Err(why) => report.broken.push((fixture.path.clone(), why)),
+        }
+    }
+    report
+}
+
+fn compare_one(
+    fixture: &Fixture,
+    engine: Engine,
+    setup: &EngineSetup,
+    version: &mut String,
+) -> Result<CaseComparison, String> {
+    let session = Session::load(&fixture.path).map_err(|err| err.to_string())?;
+    let access = TemplateAccess::Within(vec![fixture.root.clone()]);
+    let template =
+        catalog::resolve_for(&session, fixture.dir(), &access).map_err(|err| err.to_string())?;
+    let conversation =
+        catalog::conversation_for(&session, &template).map_err(|err| err.to_string())?;
+    let results = [Engine::Transformers, engine].map(|engine| {
+        let rendered = render(engine, &template.source, &conversation, setup);
+        (
+            rendered.version,
+            rendered.result.map_err(|err| err.to_string()),
+        )
+    });
+    let [(_, want), (engine_version, got)] = results;
+    if version.is_empty() || version == "unknown" {
+        *version = engine_version;
+    }
+    let cause = classify(&want, &got);
+    Ok(CaseComparison {
+        fixture: fixture.path.clone(),
+        template: template.name,
+        detail: cause.map(|_| detail(&want, &got)),
+        cause,
+    })
+}
+
+/// The engine's error (its first line), or both excerpts where the prompts part: text
+/// safe for a terminal (escaped, quoted).
+fn detail(want: &Result<String, String>, got: &Result<String, String>) -> String {
+    match (want, got) {
+        (Ok(want), Ok(got)) => {
+            let at = first_difference(want, got).unwrap_or_default();
+            format!("byte {at}: {} vs {}", excerpt(want, at), excerpt(got, at))
+        }
+        (_, Err(error)) => visible::message(error.lines().next().unwrap_or_default()),
+        (Err(error), Ok(_)) => {
+            let line = error.lines().next().unwrap_or_default();
+            format!("transformers raises: {}", visible::message(line))
+        }
+    }
+}
+
+impl CorpusReport {
+    /// How many cases agree.
+    pub fn same(&self) -> usize {
+        self.cases
+            .iter()
+            .filter(|case| case.cause.is_none())
+            .count()
+    }
+
+    /// The templates compared, and those with any difference.
+    pub fn templates(&self) -> (BTreeSet<&str>, BTreeSet<&str>) {
+        let all = self.cases.iter().map(|c| c.template.as_str()).collect();
+        let differ = self
+            .cases
+            .iter()
+            .filter(|c| c.cause.is_some())
+            .map(|c| c.template.as_str())
+            .collect();
+        (all, differ)
+    }
+
+    /// The causes, most cases first.
+    pub fn rows(&self) -> Vec<CauseRow> {
+        let mut by_cause: BTreeMap<Cause, CauseRow> = BTreeMap::new();
+        for case in &self.cases {
+            let Some(cause) = case.cause else {
+                continue;
+            };
+            let row = by_cause.entry(cause).or_insert_with(|| CauseRow {
+                cause,
+                cases: 0,
+                templates: Vec::new(),
+                example: case.detail.clone().map(|d| (case.fixture.clone(), d)),
+            });
+            row.cases += 1;
+            if !row.templates.contains(&case.template) {
+                row.templates.push(case.template.clone());
+            }
+        }
+        let mut rows: Vec<CauseRow> = by_cause.into_values().collect();
+        for row in &mut rows {
+            row.templates.sort();
+        }
+        rows.sort_by(|a, b| b.cases.cmp(&a.cases).then(a.cause.cmp(&b.cause)));
+        rows
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fixture(dir: &std::path::Path, name: &str, template: &str) -> Fixture {
+        let text = format!(
+            r#"{{"version": 1, "template": {{"source": {}}}, "messages": [{{"role": "user", "content": "Hi"}}]}}"#,
+            serde_json::to_string(template).unwrap()
+        );
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        Fixture {
+            path,
+            root: dir.to_path_buf(),
+            found_in_folder: true,
+            text: None,
+        }
+    }
+
+    #[test]
+    fn differences_are_grouped_by_cause_with_their_templates() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixtures = [
+            fixture(dir.path(), "plain.json", "{{ messages[0].content }}"),
+            fixture(dir.path(), "quote.json", "{{ \"it's\" | tojson }}"),
+            fixture(dir.path(), "float.json", "{{ 2.5e20 }}"),
+        ];
+        let report = compare_fixtures(&fixtures, Engine::MiniJinja, &EngineSetup::default());
+        assert!(report.broken.is_empty(), "{:?}", report.broken);
+        assert_eq!(report.same(), 1);
+        let rows = report.rows();
+        let causes: Vec<Cause> = rows.iter().map(|row| row.cause).collect();
+        assert_eq!(causes, [Cause::JsonEscaping, Cause::Numbers]);
+        assert!(
+            report.version.starts_with("minijinja "),
+            "{}",
+            report.version
+        );
+        let (fixture, detail) = rows[0].example.clone().expect("an example");
+        assert!(fixture.ends_with("quote.json"), "{fixture:?}");
+        let want = r#"byte 3: "\"it's\"" vs "\"it\\u0027s\"""#;
+        assert_eq!(detail, want);
+    }
+}

@@ -1,0 +1,102 @@
+//! `chatplate compare FOLDER --engine NAME --report`: a folder of fixtures, or the
+//! conformance corpus, compared with a real engine and summarised by cause.
+
+use std::path::Path;
+use std::process::Output;
+
+use crate::common::binary::{stderr, stdout};
+use crate::common::{self, binary::command};
+use serde_json::Value as Json;
+
+fn compare(args: &[&str], dir: &Path) -> Output {
+    command(&[&["compare"], args].concat(), dir)
+        .env("HF_HUB_OFFLINE", "1")
+        .output()
+        .expect("chatplate runs")
+}
+
+/// A fixture on its own template file `NAME.jinja`.
+fn fixture(dir: &Path, name: &str, template: &str) {
+    std::fs::write(dir.join(format!("{name}.jinja")), template).unwrap();
+    let body = format!(
+        r#"{{"version": 1, "template": {{"path": "{name}.jinja"}}, "messages": [{{"role": "user", "content": "Hi"}}]}}"#
+    );
+    std::fs::write(dir.join(format!("{name}.json")), body).unwrap();
+}
+
+#[test]
+fn a_folder_is_summarised_by_cause_with_its_templates() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    fixture(dir, "plain", "{{ messages[0].content }}");
+    // MiniJinja's tojson escapes ' as \u0027; it prints 2.5e20 in full.
+    fixture(dir, "quote", "{{ \"it's\" | tojson }}");
+    fixture(dir, "float", "{{ 2.5e20 }}");
+    fixture(dir, "kwarg", "{{ messages | tojson(ensure_ascii=False) }}");
+    let out = compare(&[".", "--engine", "minijinja", "--report"], dir);
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
+    assert!(text.contains("4 cases of 4 templates in "), "{text}");
+    assert!(
+        text.contains(": 1 same, 3 differ (3 templates)\n"),
+        "{text}"
+    );
+    for (label, template) in [
+        ("tojson escaping (\\uXXXX)", "quote"),
+        ("number formatting", "float"),
+        ("raises: arguments it does not take", "kwarg"),
+    ] {
+        let line = text.lines().find(|l| l.contains(label)).unwrap_or_default();
+        assert!(
+            line.ends_with(&format!("1         1  {template}")),
+            "{label}: {text}"
+        );
+    }
+    let json = compare(&[".", "--engine", "minijinja", "--report", "--json"], dir);
+    let report: Json = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(report[0]["engine"], "minijinja");
+    assert_eq!(report[0]["same"], 1);
+    assert_eq!(report[0]["causes"].as_array().unwrap().len(), 3);
+}
+
+#[test]
+fn a_report_needs_an_engine() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), "plain", "{{ 1 }}");
+    let out = compare(&[".", "--report"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--report needs the engine"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn the_conformance_corpus_is_read_in_its_own_layout() {
+    let Some(corpus) = common::corpus_dir("the_conformance_corpus_is_read_in_its_own_layout")
+    else {
+        return;
+    };
+    let manifest: Json =
+        serde_json::from_str(&std::fs::read_to_string(corpus.join("MANIFEST.json")).unwrap())
+            .unwrap();
+    let cases = manifest["cases"].as_array().unwrap().len();
+    let dir = tempfile::tempdir().unwrap();
+    let out = compare(
+        &[
+            corpus.to_str().unwrap(),
+            "--engine",
+            "minijinja",
+            "--report",
+            "--json",
+        ],
+        dir.path(),
+    );
+    let report: Json =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    assert_eq!(report[0]["cases"], cases, "{}", stderr(&out));
+    assert!(report[0]["not_compared"].as_array().unwrap().is_empty());
+    // Bare MiniJinja differs somewhere in the corpus (tojson's escaping at least).
+    assert_eq!(out.status.code(), Some(1));
+}
