@@ -1,8 +1,9 @@
 //! The `minijinja` engine: MiniJinja with minijinja-contrib's pycompat and none of
-//! chatplate's Python layer, set up as Rust servers that embed MiniJinja set it up
-//! (text-generation-inference's and mistral.rs's chat templates): `trim_blocks`,
-//! `lstrip_blocks`, pycompat's unknown-method callback for `str`/`dict` methods, a
-//! `raise_exception` global, `strftime_now`, and MiniJinja's own `tojson`.
+//! chatplate's Python layer, set up as mistral.rs sets up its chat templates:
+//! `trim_blocks`, `lstrip_blocks`, pycompat's unknown-method callback for `str`/`dict`
+//! methods, a `raise_exception` global, `strftime_now`, and MiniJinja's own `tojson`
+//! (text-generation-inference is the same but leaves `trim_blocks` and `lstrip_blocks`
+//! off; docs/compare.md compares the two).
 
 use chatplate_render::{cut_at_tag, effective_messages, tag_final_message, Conversation};
 use minijinja::syntax::SyntaxConfig;
