@@ -91,7 +91,11 @@ impl Document {
                 })
             }
         }
-        self.session.record_template(&template.source);
+        // A save records the template's fingerprint; a recovery file (`Keep`) holds the
+        // session as it is, so the restore question's diff shows only the user's edits.
+        if self.outside != Outside::Keep {
+            self.session.record_template(&template.source);
+        }
         Ok(())
     }
 }
