@@ -193,8 +193,8 @@ impl App {
             }
             Action::Message(action) => return self.update_messages_recorded(action),
             Action::Editor(action) => {
-                let effect = self.in_messages(|_, ctx, editor| {
-                    MessagesPane::handle_editor(action, ctx, editor);
+                let effect = self.in_messages(|pane, ctx, editor| {
+                    pane.handle_editor(action, ctx, editor);
                     None
                 });
                 self.editor_closed();

@@ -107,6 +107,17 @@ pub fn toggle_arguments_form(
     Ok(())
 }
 
+/// Remembers `text` as the string form of call `index`'s arguments when they are an
+/// object (as typed in the arguments editor), for [`toggle_arguments_form`].
+pub fn remember_arguments(msg: &Message, index: usize, text: String, texts: &mut ArgumentTexts) {
+    let arguments = (msg.0.get("tool_calls").and_then(|calls| calls.get(index)))
+        .and_then(|call| call.get("function"))
+        .and_then(|function| function.get("arguments"));
+    if let Some(object @ Json::Object(_)) = arguments {
+        texts.insert(compact(object), text);
+    }
+}
+
 fn compact(value: &Json) -> String {
     serde_json::to_string(value).unwrap_or_default()
 }

@@ -132,7 +132,7 @@ fn push(spans: &mut Vec<Span<'static>>, text: String, style: Style) {
 
 /// How a character is drawn, and whether that is a whitespace mark. Control characters
 /// are always escaped so they cannot disturb the terminal.
-fn display(ch: char, trailing: bool, whitespace: bool) -> (String, bool) {
+pub(super) fn display(ch: char, trailing: bool, whitespace: bool) -> (String, bool) {
     match ch {
         '\t' if whitespace => ("→".into(), true),
         '\t' => ("    ".into(), false),

@@ -92,7 +92,7 @@ impl MessagesPane {
                 Some(i)
             }),
             MessageAction::PromptRole => self.prompt_role(ctx),
-            MessageAction::AddToolCall => self.add_tool_call(ctx),
+            MessageAction::AddToolCall => self.add_tool_call(ctx, editor),
             MessageAction::AddToolResult => self.add_tool_result(ctx, editor),
             MessageAction::EnterFields => self.in_fields = true,
             MessageAction::LeaveFields => self.in_fields = false,
@@ -142,6 +142,10 @@ impl MessagesPane {
         let message = conversation::blank_message(session, at);
         session.messages.insert(at, message);
         self.selected = at;
+        // From the fields (`a` there): the new message is a row of the list, which the
+        // editor closes back to.
+        self.in_fields = false;
+        self.field = 0;
         ctx.follow_selection();
         ctx.edited();
         self.edit_content(ctx, editor);
@@ -167,7 +171,9 @@ impl MessagesPane {
         });
     }
 
-    fn add_tool_call(&mut self, ctx: &mut PaneContext) {
+    /// Adds a call and opens its arguments editor (the name follows the session's tools);
+    /// closing the editor leaves the call's fields selected, where `o` switches form.
+    fn add_tool_call(&mut self, ctx: &mut PaneContext, editor: &mut Editor) {
         let session = &mut ctx.workspace.session;
         let selected = session.messages.get(self.selected);
         if selected.is_some_and(|m| m.role() != "assistant") {
@@ -193,6 +199,7 @@ impl MessagesPane {
                 .position(|f| *f == Field::CallArguments(call))
                 .unwrap_or(0);
             self.in_fields = true;
+            self.open_editor(ctx, editor, Field::CallArguments(call));
         }
     }
 
@@ -234,7 +241,7 @@ impl MessagesPane {
                 let _ = field_write::write(session, row, field, &flipped);
                 ctx.edited();
             }
-            FieldKind::Command => self.add_tool_call(ctx),
+            FieldKind::Command => self.add_tool_call(ctx, editor),
             FieldKind::Text | FieldKind::Json => self.open_editor(ctx, editor, field),
         }
     }
@@ -284,7 +291,12 @@ impl MessagesPane {
     }
 
     /// Handles a field-editor action.
-    pub fn handle_editor(action: EditorAction, ctx: &mut PaneContext, editor: &mut Editor) {
+    pub fn handle_editor(
+        &mut self,
+        action: EditorAction,
+        ctx: &mut PaneContext,
+        editor: &mut Editor,
+    ) {
         let Some(open) = editor else {
             return;
         };
@@ -294,6 +306,7 @@ impl MessagesPane {
             EditorAction::Redo => open.textarea.redo(),
             EditorAction::Close => {
                 if open.may_close() {
+                    self.remember_arguments(ctx, open);
                     *editor = None;
                 }
                 false
@@ -313,6 +326,16 @@ impl MessagesPane {
     }
 
     /// Writes the editor's text into the session when it validates.
+    /// Remembers arguments typed as an object, so `o` makes them the string the user
+    /// typed (spacing and all), not its compact JSON.
+    fn remember_arguments(&mut self, ctx: &PaneContext, open: &FieldEditor) {
+        if let (Row::Message(index), Field::CallArguments(call)) = (open.row, open.field) {
+            if let Some(msg) = ctx.workspace.session.messages.get(index) {
+                field_write::remember_arguments(msg, call, open.text(), &mut self.argument_texts);
+            }
+        }
+    }
+
     fn apply_editor(ctx: &mut PaneContext, editor: &mut Editor) {
         let Some(open) = editor else {
             return;

@@ -1,6 +1,7 @@
 //! The mouse (crossterm's mouse capture; `"mouse": false` in the config file leaves it
-//! to the terminal): a click focuses the pane under it and, in the message list, selects
-//! the row; the wheel moves the list under the pointer (messages, templates) or scrolls
+//! to the terminal): a click focuses the pane under it and selects what it hit: a row of
+//! the message or template list, or the message that produced a prompt byte (see
+//! `mouse_select`); the wheel moves the list under the pointer (messages, templates) or scrolls
 //! the prompt, three lines a notch. While the app has the mouse, most terminals still
 //! select text with Shift held.
 
@@ -88,10 +89,14 @@ impl App {
         match input.kind {
             MouseKind::Click => {
                 self.update(Action::Focus(pane));
-                if pane == Pane::Messages {
-                    self.click_message_row(rect, input.row);
+                match pane {
+                    Pane::Messages => {
+                        self.click_message_row(rect, input.row);
+                        None
+                    }
+                    Pane::Templates => self.click_template_row(rect, input.row),
+                    Pane::Prompt => self.click_prompt(rect, input.column, input.row),
                 }
-                None
             }
             MouseKind::Wheel(direction) => {
                 let step = Step::Line(direction);

@@ -23,7 +23,8 @@ pub fn open_new(options: &TuiOptions) -> anyhow::Result<Opened> {
         file: Some(template.clone()),
         ..options.clone()
     };
-    let mut opened = startup::open(&options)?;
+    // The new session has no tools: a model's `default` template, not its `tool_use`.
+    let mut opened = startup::open_for(&options, false)?;
     if opened.workspace.path.is_some() {
         bail!(
             "{}: a session; --new starts an empty session on a template (open a session \

@@ -73,7 +73,7 @@ fn width(c: char) -> usize {
 /// space of a changed line as `·`) when there is one, but never right after a lone sign
 /// or word: a diff line's `+ ` alone on a row, its text broken on the next, wrapped
 /// worse than cutting inside the word.
-fn breaks(cells: &[(char, Style)], room: usize) -> Vec<usize> {
+pub(super) fn breaks(cells: &[(char, Style)], room: usize) -> Vec<usize> {
     let mut ends = Vec::new();
     let mut start = 0;
     while start < cells.len() {

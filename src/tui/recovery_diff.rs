@@ -29,16 +29,33 @@ pub fn between(saved: &Path, recovery: &Path) -> Vec<String> {
     changed_lines(&old, &new)
 }
 
-/// The changed lines from `old` to `new`, marked and cut (see [`between`]).
+/// The changed lines from `old` to `new`, marked and cut (see [`between`]). A line
+/// changed in place (one removed line, then one added) is cut around where the two
+/// first differ: an edit at the end of a long message would otherwise show two equal
+/// cut lines.
 pub fn changed_lines(old: &str, new: &str) -> Vec<String> {
-    let changed: Vec<String> = diff_lines(old, new)
-        .into_iter()
-        .filter_map(|line| match line {
-            DiffLine::Same(_) => None,
-            DiffLine::Removed(text) => Some(format!("- {}", cut(text.trim()))),
-            DiffLine::Added(text) => Some(format!("+ {}", cut(text.trim()))),
-        })
-        .collect();
+    let diff = diff_lines(old, new);
+    let mut changed = Vec::new();
+    let mut i = 0;
+    while i < diff.len() {
+        match (&diff[i], diff.get(i + 1)) {
+            (DiffLine::Removed(removed), Some(DiffLine::Added(added)))
+                if !matches!(diff.get(i + 2), Some(DiffLine::Added(_)))
+                    && (i == 0 || !matches!(diff[i - 1], DiffLine::Removed(_))) =>
+            {
+                let (removed, added) = (removed.trim(), added.trim());
+                let from = first_difference(removed, added).saturating_sub(CONTEXT);
+                changed.push(format!("- {}", cut_from(removed, from)));
+                changed.push(format!("+ {}", cut_from(added, from)));
+                i += 2;
+                continue;
+            }
+            (DiffLine::Same(_), _) => {}
+            (DiffLine::Removed(text), _) => changed.push(format!("- {}", cut_from(text.trim(), 0))),
+            (DiffLine::Added(text), _) => changed.push(format!("+ {}", cut_from(text.trim(), 0))),
+        }
+        i += 1;
+    }
     let more = changed.len().saturating_sub(MAX_LINES);
     let mut shown: Vec<String> = changed.into_iter().take(MAX_LINES).collect();
     if more > 0 {
@@ -47,10 +64,23 @@ pub fn changed_lines(old: &str, new: &str) -> Vec<String> {
     shown
 }
 
-fn cut(text: &str) -> String {
-    match text.char_indices().nth(MAX_WIDTH) {
-        Some((end, _)) => format!("{}…", &text[..end]),
-        None => text.to_string(),
+/// Characters shown before the first difference of a line changed in place.
+const CONTEXT: usize = 20;
+
+/// The character index where `a` and `b` first differ.
+fn first_difference(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
+}
+
+/// At most [`MAX_WIDTH`] characters of `text` from character `from`, with `…` where
+/// it was cut.
+fn cut_from(text: &str, from: usize) -> String {
+    let start = text.char_indices().nth(from).map_or(text.len(), |(i, _)| i);
+    let rest = &text[start..];
+    let lead = if start > 0 { "…" } else { "" };
+    match rest.char_indices().nth(MAX_WIDTH) {
+        Some((end, _)) => format!("{lead}{}…", &rest[..end]),
+        None => format!("{lead}{rest}"),
     }
 }
 
@@ -85,5 +115,23 @@ mod tests {
         assert_eq!(shown.len(), MAX_LINES + 1);
         assert_eq!(shown[MAX_LINES], "… 32 more changed lines");
         assert!(changed_lines("same\n", "same\n").is_empty());
+    }
+
+    #[test]
+    fn a_long_line_changed_at_its_end_shows_where_it_differs() {
+        let text = format!("\"content\": \"{}\"", "word ".repeat(40));
+        let edited = text.replace("word \"", "word EDITED\"");
+        let shown = changed_lines(&format!("{text}\n"), &format!("{edited}\n"));
+        assert_eq!(shown.len(), 2);
+        assert!(
+            shown[0].starts_with("- …") && shown[0].ends_with("word \""),
+            "{shown:?}"
+        );
+        assert!(
+            shown[1].starts_with("+ …") && shown[1].ends_with("EDITED\""),
+            "{shown:?}"
+        );
+        // Short lines are shown whole.
+        assert_eq!(changed_lines("a\n", "b\n"), ["- a", "+ b"]);
     }
 }

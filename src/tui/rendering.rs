@@ -282,9 +282,13 @@ impl App {
         self.workspace.touch();
         self.notify(format!("expected {what} set from the current render"));
         // The usual next step, offered (a dialog already open, e.g. one this deferred
-        // action waited behind, is left alone).
+        // action waited behind, is left alone). An untitled session goes straight to
+        // its name (Esc: not now), rather than asking first and then for the name.
         if self.overlay.is_none() {
-            self.overlay = Some(Overlay::Confirm(Confirm::SaveExpected));
+            self.overlay = Some(match self.workspace.path {
+                Some(_) => Overlay::Confirm(Confirm::SaveExpected),
+                None => Overlay::save_as(&self.workspace.sessions_dir, false),
+            });
         }
     }
 }

@@ -35,6 +35,13 @@ pub struct Opened {
 /// Opens what `options` names. Runs before the terminal is taken over, so fetching a
 /// model from the Hub reports its progress on stderr.
 pub fn open(options: &TuiOptions) -> anyhow::Result<Opened> {
+    // The example session has tools, so a model's `tool_use` template applies.
+    open_for(options, true)
+}
+
+/// [`open`], for a session that will (`has_tools`) or will not have tools: on a model
+/// with several templates, that picks `tool_use` or `default`, as transformers would.
+pub fn open_for(options: &TuiOptions, has_tools: bool) -> anyhow::Result<Opened> {
     let sessions_dir = PathBuf::from(SESSIONS_DIR);
     let mut catalog = catalog::bundled();
     let mut notices = Vec::new();
@@ -76,9 +83,8 @@ pub fn open(options: &TuiOptions) -> anyhow::Result<Opened> {
         }
         Target::Templates(set) => {
             let set = set.pin(options.template_name.as_deref());
-            // The example session has tools, so a model's `tool_use` template applies.
             let chosen = set
-                .choose(true)
+                .choose(has_tools)
                 .with_context(|| format!("opening {text}"))?;
             notices.extend(chosen.metadata.notes.iter().cloned());
             add_new(&mut catalog, set.entries);

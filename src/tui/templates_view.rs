@@ -89,47 +89,89 @@ fn badged_line(
     ])
 }
 
+/// A line of the template list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ListRow {
+    /// The section heading above the template at this position of the visible list.
+    Heading(usize),
+    /// The template at this position of the visible list.
+    Entry(usize),
+}
+
+/// The lines the list shows in `height` rows: the window around the cursor, with a
+/// heading where a section starts (the mouse reads it to know what a click hit).
+pub fn list_layout(pane: &TemplatesPane, height: usize) -> Vec<ListRow> {
+    let visible = pane.visible();
+    let start = window_start(pane.cursor, visible.len(), height);
+    let mut rows = Vec::new();
+    let mut cursor_line = None;
+    for (row, &index) in visible.iter().enumerate().skip(start) {
+        let section = template_origin::section(&pane.catalog[index]);
+        let first_of_section = match row.checked_sub(1).map(|r| visible[r]) {
+            Some(before) => template_origin::section(&pane.catalog[before]) != section,
+            None => section != "Bundled",
+        };
+        if first_of_section {
+            rows.push(ListRow::Heading(row));
+        }
+        if row == pane.cursor {
+            cursor_line = Some(rows.len());
+        }
+        rows.push(ListRow::Entry(row));
+    }
+    // Headings can push the cursor row below the window: scroll it back into view.
+    if let Some(at) = cursor_line.filter(|&at| at >= height) {
+        rows.drain(..=at - height);
+    }
+    rows.truncate(height);
+    rows
+}
+
+/// Where the list is drawn in the pane at `area`.
+pub fn list_area(pane: &TemplatesPane, area: Rect) -> Rect {
+    let inner = Rect {
+        x: area.x + 1,
+        y: area.y + 1,
+        width: area.width.saturating_sub(2),
+        height: area.height.saturating_sub(2),
+    };
+    let height = super::template_source::list_rows(pane.catalog.len(), inner.height);
+    Rect {
+        y: inner.y + 1,
+        height: height.min(inner.height.saturating_sub(1)),
+        ..inner
+    }
+}
+
 fn list_lines(view: TemplatesView, area: Rect, focused: bool) -> Vec<Line<'static>> {
     let (pane, theme) = (view.pane, view.theme);
     let visible = pane.visible();
     if visible.is_empty() {
         return vec![Line::styled("no match", theme.dim())];
     }
-    let height = usize::from(area.height);
-    let start = window_start(pane.cursor, visible.len(), height);
     let in_use = view.in_use;
-    let mut lines = Vec::new();
-    let mut cursor_line = None;
-    for (row, &index) in visible.iter().enumerate().skip(start) {
-        let template = &pane.catalog[index];
-        let section = template_origin::section(template);
-        let first_of_section = match row.checked_sub(1).map(|r| visible[r]) {
-            Some(before) => template_origin::section(&pane.catalog[before]) != section,
-            None => section != "Bundled",
-        };
-        if first_of_section {
-            lines.push(Line::styled(format!("─ {section}"), theme.dim()));
+    let layout = list_layout(pane, usize::from(area.height));
+    let line = |row: ListRow| match row {
+        ListRow::Heading(at) => {
+            let section = template_origin::section(&pane.catalog[visible[at]]);
+            Line::styled(format!("─ {section}"), theme.dim())
         }
-        let mark = if template.name == in_use.name && template.origin == in_use.origin {
-            "● "
-        } else {
-            "  "
-        };
-        let label = template_origin::label(&pane.catalog, index);
-        let line = badged_line(view, template, &format!("{mark}{label}"), area.width);
-        if row == pane.cursor {
-            cursor_line = Some(lines.len());
+        ListRow::Entry(at) => {
+            let index = visible[at];
+            let template = &pane.catalog[index];
+            let mark = if template.name == in_use.name && template.origin == in_use.origin {
+                "● "
+            } else {
+                "  "
+            };
+            let label = template_origin::label(&pane.catalog, index);
+            let line = badged_line(view, template, &format!("{mark}{label}"), area.width);
+            if focused && at == pane.cursor {
+                line.patch_style(theme.cursor())
+            } else {
+                line
+            }
         }
-        lines.push(if focused && row == pane.cursor {
-            line.patch_style(theme.cursor())
-        } else {
-            line
-        });
-    }
-    // Headings can push the cursor row below the window: scroll it back into view.
-    if let Some(at) = cursor_line.filter(|&at| at >= height) {
-        lines.drain(..=at - height);
-    }
-    lines.truncate(height);
-    lines
+    };
+    layout.into_iter().map(line).collect()
 }

@@ -52,3 +52,20 @@ fn new_on_a_session_is_refused_with_what_to_do() {
         "{err:#}"
     );
 }
+
+#[test]
+fn new_on_a_model_folder_picks_its_default_template_as_there_are_no_tools() {
+    let folder = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/models/additional"
+    );
+    let opened = new_on(Some(folder)).unwrap();
+    assert_eq!(opened.workspace.template.name, "additional#default");
+    assert!(opened.workspace.session.tools.is_none());
+    let gguf = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/gguf/named.gguf"
+    );
+    let opened = new_on(Some(gguf)).unwrap();
+    assert_eq!(opened.workspace.template.name, "named#default");
+}

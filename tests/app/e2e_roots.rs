@@ -64,10 +64,10 @@ fn save_on_mine(setup: &Setup) -> Tui {
     tui.send("\x1b[F"); // End: the last template, mine
     tui.send("\r");
     tui.wait_for("the render on mine", |s| s.contains("<user>"));
-    tui.send("E");
-    tui.wait_for("the expected prompt", |s| s.contains("expected prompt set"));
-    tui.send("y"); // E offers to save
-    tui.wait_for("the save dialog", |s| s.contains("Save session as"));
+    tui.send("E"); // on an untitled session, asks for the name
+    tui.wait_for("the expected prompt and the save dialog", |s| {
+        s.contains("expected prompt set") && s.contains("Save session as")
+    });
     tui.send("a\r");
     tui.wait_for("the template question", |s| s.contains("Template outside"));
     tui

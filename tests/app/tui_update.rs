@@ -215,9 +215,7 @@ fn save_as_expected_then_save_and_reload() {
         Some(Expected::Prompt(rendered))
     );
     assert!(app.workspace().dirty);
-    // E offers to save; y asks for the name of this untitled session.
-    assert!(matches!(app.overlay(), Some(Overlay::Confirm(_))));
-    assert_eq!(app.handle_key(key(KeyCode::Char('y'))), None);
+    // E on this untitled session asks for its name straight away.
     assert!(
         matches!(app.overlay(), Some(Overlay::Input(_))),
         "asks for a name"

@@ -139,6 +139,9 @@ fn an_editor_visit_is_one_undo_step_and_tool_calls_are_undoable() {
             .len(),
         2
     );
+    // `t` opened the new call's arguments editor; closing it leaves the call's fields.
+    assert!(app.editor().is_some(), "the arguments editor");
+    app.handle_key(key(KeyCode::Esc));
     app.handle_key(key(KeyCode::Char('x')));
     assert_eq!(
         app.workspace().session.messages[2].0["tool_calls"]
