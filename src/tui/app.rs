@@ -175,6 +175,7 @@ impl App {
             Action::NewSession => return self.new_session(),
             Action::OpenTarget => return self.ask_open(),
             Action::AddTool => self.ask_tool(),
+            Action::PasteOutput => self.ask_paste(),
             Action::Mouse(input) => return self.mouse(input),
             Action::SaveAs => self.ask_save_as(),
             Action::SaveExpected => return self.when_current(Deferred::Expected),

@@ -22,6 +22,7 @@ impl App {
             JobKind::Values => self.receive_values(reply),
             JobKind::Badges => self.receive_badges(reply),
             JobKind::Compare => self.receive_compared(reply),
+            JobKind::Parse => self.receive_pasted(reply),
             JobKind::Render => false,
         }
     }
@@ -48,6 +49,7 @@ impl App {
             || self.ignored.pending()
             || self.templates.badges.pending()
             || self.sides.pending()
+            || self.paste_pending()
     }
 
     /// Asks for what the screen shows next and the worker has not answered: the

@@ -49,6 +49,8 @@ pub mod new_session;
 pub mod open_dialog;
 pub mod opener;
 pub mod pane;
+pub mod paste_dialog;
+mod paste_view;
 mod picker_filter;
 pub mod preview;
 pub mod prompt_cursor;

@@ -40,6 +40,7 @@ mod tui_mouse;
 mod tui_needs;
 mod tui_open;
 mod tui_opener;
+mod tui_paste_output;
 mod tui_search;
 mod tui_session_watch;
 mod tui_snapshots;

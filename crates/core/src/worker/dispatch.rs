@@ -114,7 +114,8 @@ fn template_of(job: &Job) -> Option<usize> {
         | Job::Attribute { template, .. }
         | Job::Capabilities { template, .. }
         | Job::Badges { template, .. }
-        | Job::Values { template, .. } => Some(Arc::as_ptr(template) as usize),
+        | Job::Values { template, .. }
+        | Job::Parse { template, .. } => Some(Arc::as_ptr(template) as usize),
         Job::Compare { counterpart, .. } => counterpart.template().map(|t| Arc::as_ptr(t) as usize),
         Job::Open { .. } | Job::ScanCache | Job::Tokenize { .. } => None,
     }

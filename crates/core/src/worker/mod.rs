@@ -31,6 +31,7 @@ mod dispatch;
 pub mod inspection;
 pub mod locate;
 mod opening;
+pub mod parsing;
 mod runner;
 mod snapshot;
 pub mod tokenizing;
@@ -188,6 +189,17 @@ pub enum Job {
         /// The caller's prompt (of this conversation) the other side is diffed from.
         against: Arc<str>,
     },
+    /// Parse a model's raw output as the answer to the conversation with the session's
+    /// `response_template` (see [`parsing`]); the conversation renders with the
+    /// generation prompt as the prefix.
+    Parse {
+        /// The template that renders the prefix.
+        template: Arc<Template>,
+        /// Where the `response_template` is.
+        lookup: Box<parsing::SchemaLookup>,
+        /// The pasted output.
+        output: Arc<str>,
+    },
 }
 
 /// The kinds of job; each has its own coalescing slot.
@@ -211,12 +223,15 @@ pub enum JobKind {
     Values,
     /// [`Job::Compare`].
     Compare,
+    /// [`Job::Parse`].
+    Parse,
 }
 
 impl JobKind {
     /// Every kind, in the order the dispatcher prefers when several are queued.
-    pub(crate) const ALL: [JobKind; 9] = [
+    pub(crate) const ALL: [JobKind; 10] = [
         JobKind::Render,
+        JobKind::Parse,
         JobKind::Compare,
         JobKind::Open,
         JobKind::ScanCache,
@@ -238,6 +253,7 @@ impl JobKind {
             JobKind::Badges => 6,
             JobKind::Values => 7,
             JobKind::Compare => 8,
+            JobKind::Parse => 9,
         }
     }
 
@@ -262,6 +278,7 @@ impl Job {
             Job::Badges { .. } => JobKind::Badges,
             Job::Values { .. } => JobKind::Values,
             Job::Compare { .. } => JobKind::Compare,
+            Job::Parse { .. } => JobKind::Parse,
         }
     }
 }
@@ -296,6 +313,8 @@ pub enum Output {
     Values(Arc<unused::ValueChecks>),
     /// From [`Job::Compare`]: the other side's prompt or error, and the diff.
     Compared(Arc<comparing::Compared>),
+    /// From [`Job::Parse`].
+    Pasted(parsing::Pasted),
 }
 
 /// The answer to one request.

@@ -114,6 +114,11 @@ fn run(
             counterpart,
             against,
         } => super::comparing::render(&counterpart, against, conversation, values, token),
+        Job::Parse {
+            template,
+            lookup,
+            output,
+        } => super::parsing::parse_pasted(&template, &lookup, &output, conversation, token),
     }
 }
 
