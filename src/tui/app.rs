@@ -69,6 +69,8 @@ pub struct App {
     pub(super) ignored: super::ignored::IgnoredValues,
     /// The compare view and the template preview (from the worker).
     pub(super) sides: super::comparison::Sides,
+    /// The assistant messages' round trips (from the worker).
+    pub(super) round_trips: super::round_trip_badges::RoundTripBadges,
 }
 
 impl App {
@@ -112,6 +114,7 @@ impl App {
             workbench: Default::default(),
             ignored: Default::default(),
             sides: Default::default(),
+            round_trips: Default::default(),
         };
         app.invalidate();
         app

@@ -23,6 +23,7 @@ impl App {
             JobKind::Badges => self.receive_badges(reply),
             JobKind::Compare => self.receive_compared(reply),
             JobKind::Parse => self.receive_pasted(reply),
+            JobKind::RoundTrips => self.receive_round_trips(reply),
             JobKind::Render => false,
         }
     }
@@ -50,6 +51,7 @@ impl App {
             || self.templates.badges.pending()
             || self.sides.pending()
             || self.paste_pending()
+            || self.round_trips_pending()
     }
 
     /// Asks for what the screen shows next and the worker has not answered: the

@@ -60,6 +60,7 @@ mod prompt_wrap;
 pub mod recovery;
 pub mod recovery_diff;
 pub mod rendering;
+pub mod round_trip_badges;
 pub mod screen;
 pub mod sgr;
 pub mod startup;

@@ -208,6 +208,7 @@ impl App {
             self.request_sides();
             self.request_attribution();
             self.request_tokens();
+            self.request_round_trips();
             self.request_background();
         }
         changed

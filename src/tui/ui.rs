@@ -135,10 +135,15 @@ fn draw_messages(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
         bytes: app.message_bytes(),
         tokens_of: &tokens_of,
         injected: &injected,
+        round_trip: &|index| app.round_trip_of(index),
         unused: &unused,
         tokens: app.shown_tokens(),
         needs: match app.messages.row(&app.workspace.session) {
-            super::fields::Row::Message(index) => app.needs(index),
+            super::fields::Row::Message(index) => {
+                let mut needs = app.needs(index);
+                needs.extend(app.round_trip_note(index));
+                needs
+            }
             super::fields::Row::Settings => Vec::new(),
         },
         theme: app.theme,

@@ -115,7 +115,8 @@ fn template_of(job: &Job) -> Option<usize> {
         | Job::Capabilities { template, .. }
         | Job::Badges { template, .. }
         | Job::Values { template, .. }
-        | Job::Parse { template, .. } => Some(Arc::as_ptr(template) as usize),
+        | Job::Parse { template, .. }
+        | Job::RoundTrips { template, .. } => Some(Arc::as_ptr(template) as usize),
         Job::Compare { counterpart, .. } => counterpart.template().map(|t| Arc::as_ptr(t) as usize),
         Job::Open { .. } | Job::ScanCache | Job::Tokenize { .. } => None,
     }
@@ -245,6 +246,7 @@ impl Dispatcher {
                     | JobKind::Values
                     | JobKind::Badges
                     | JobKind::Compare
+                    | JobKind::RoundTrips
             );
             // Capability probes ignore the conversation: only a newer request replaces them.
             let replaced = running.kind == JobKind::Capabilities && submitted == running.kind;

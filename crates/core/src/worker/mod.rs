@@ -32,6 +32,7 @@ pub mod inspection;
 pub mod locate;
 mod opening;
 pub mod parsing;
+pub mod round_trips;
 mod runner;
 mod snapshot;
 pub mod tokenizing;
@@ -200,6 +201,14 @@ pub enum Job {
         /// The pasted output.
         output: Arc<str>,
     },
+    /// Parse each assistant message back, as `check`'s `assert_round_trip` does (see
+    /// [`round_trips`]): background work, cancelled by a render.
+    RoundTrips {
+        /// The template.
+        template: Arc<Template>,
+        /// Where the `response_template` is.
+        lookup: Box<parsing::SchemaLookup>,
+    },
 }
 
 /// The kinds of job; each has its own coalescing slot.
@@ -225,11 +234,13 @@ pub enum JobKind {
     Compare,
     /// [`Job::Parse`].
     Parse,
+    /// [`Job::RoundTrips`].
+    RoundTrips,
 }
 
 impl JobKind {
     /// Every kind, in the order the dispatcher prefers when several are queued.
-    pub(crate) const ALL: [JobKind; 10] = [
+    pub(crate) const ALL: [JobKind; 11] = [
         JobKind::Render,
         JobKind::Parse,
         JobKind::Compare,
@@ -239,6 +250,7 @@ impl JobKind {
         JobKind::Capabilities,
         JobKind::Values,
         JobKind::Attribute,
+        JobKind::RoundTrips,
         JobKind::Badges,
     ];
 
@@ -254,6 +266,7 @@ impl JobKind {
             JobKind::Values => 7,
             JobKind::Compare => 8,
             JobKind::Parse => 9,
+            JobKind::RoundTrips => 10,
         }
     }
 
@@ -279,6 +292,7 @@ impl Job {
             Job::Values { .. } => JobKind::Values,
             Job::Compare { .. } => JobKind::Compare,
             Job::Parse { .. } => JobKind::Parse,
+            Job::RoundTrips { .. } => JobKind::RoundTrips,
         }
     }
 }
@@ -315,6 +329,8 @@ pub enum Output {
     Compared(Arc<comparing::Compared>),
     /// From [`Job::Parse`].
     Pasted(parsing::Pasted),
+    /// From [`Job::RoundTrips`].
+    RoundTrips(Arc<round_trips::RoundTrips>),
 }
 
 /// The answer to one request.
