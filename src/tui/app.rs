@@ -71,6 +71,8 @@ pub struct App {
     pub(super) sides: super::comparison::Sides,
     /// The assistant messages' round trips (from the worker).
     pub(super) round_trips: super::round_trip_badges::RoundTripBadges,
+    /// Where the `{% generation %}` blocks land in the prompt (from the worker).
+    pub(super) generation_marks: super::generation_marks::GenerationMarksState,
 }
 
 impl App {
@@ -115,6 +117,7 @@ impl App {
             ignored: Default::default(),
             sides: Default::default(),
             round_trips: Default::default(),
+            generation_marks: Default::default(),
         };
         app.invalidate();
         app

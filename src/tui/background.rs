@@ -24,6 +24,7 @@ impl App {
             JobKind::Compare => self.receive_compared(reply),
             JobKind::Parse => self.receive_pasted(reply),
             JobKind::RoundTrips => self.receive_round_trips(reply),
+            JobKind::GenerationMarks => self.receive_generation_marks(reply),
             JobKind::Render => false,
         }
     }
@@ -52,6 +53,7 @@ impl App {
             || self.sides.pending()
             || self.paste_pending()
             || self.round_trips_pending()
+            || self.generation_marks_pending()
     }
 
     /// Asks for what the screen shows next and the worker has not answered: the

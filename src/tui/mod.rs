@@ -32,6 +32,7 @@ pub mod field_write;
 pub mod fields;
 mod files;
 mod footer;
+pub mod generation_marks;
 pub mod help;
 mod help_dialog;
 pub mod highlight;

@@ -209,6 +209,7 @@ impl App {
             self.request_attribution();
             self.request_tokens();
             self.request_round_trips();
+            self.request_generation_marks();
             self.request_background();
         }
         changed

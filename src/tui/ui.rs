@@ -178,8 +178,12 @@ fn prompt_view(app: &App) -> PromptView<'_> {
         cursor: app.cursor_range(),
         token_mode: app.token_mode.enabled,
         tokens: app.shown_tokens().map(|t| &t.tokenized),
-        trained: (app.shown_tokens().and_then(|t| t.mask.as_ref()))
-            .map_or(&[], |mask| mask.trained.as_slice()),
+        // Token mode marks trained tokens; character mode the generation blocks.
+        trained: match app.token_mode.enabled {
+            true => (app.shown_tokens().and_then(|t| t.mask.as_ref()))
+                .map_or(&[], |mask| mask.trained.as_slice()),
+            false => app.generation_spans(),
+        },
         notes,
         theme: app.theme,
     }

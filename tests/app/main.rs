@@ -33,6 +33,7 @@ mod tui_compare;
 mod tui_config;
 mod tui_explain;
 mod tui_files;
+mod tui_generation_marks;
 mod tui_help;
 mod tui_info;
 mod tui_legend;

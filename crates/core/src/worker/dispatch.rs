@@ -116,7 +116,8 @@ fn template_of(job: &Job) -> Option<usize> {
         | Job::Badges { template, .. }
         | Job::Values { template, .. }
         | Job::Parse { template, .. }
-        | Job::RoundTrips { template, .. } => Some(Arc::as_ptr(template) as usize),
+        | Job::RoundTrips { template, .. }
+        | Job::GenerationMarks { template } => Some(Arc::as_ptr(template) as usize),
         Job::Compare { counterpart, .. } => counterpart.template().map(|t| Arc::as_ptr(t) as usize),
         Job::Open { .. } | Job::ScanCache | Job::Tokenize { .. } => None,
     }
@@ -247,6 +248,7 @@ impl Dispatcher {
                     | JobKind::Badges
                     | JobKind::Compare
                     | JobKind::RoundTrips
+                    | JobKind::GenerationMarks
             );
             // Capability probes ignore the conversation: only a newer request replaces them.
             let replaced = running.kind == JobKind::Capabilities && submitted == running.kind;

@@ -28,6 +28,7 @@
 pub mod capabilities;
 pub mod comparing;
 mod dispatch;
+pub mod generation_marks;
 pub mod inspection;
 pub mod locate;
 mod opening;
@@ -209,6 +210,12 @@ pub enum Job {
         /// Where the `response_template` is.
         lookup: Box<parsing::SchemaLookup>,
     },
+    /// Where the template's `{% generation %}` blocks land in the conversation's prompt
+    /// (see [`generation_marks`]): background work, cancelled by a render.
+    GenerationMarks {
+        /// The template.
+        template: Arc<Template>,
+    },
 }
 
 /// The kinds of job; each has its own coalescing slot.
@@ -236,11 +243,13 @@ pub enum JobKind {
     Parse,
     /// [`Job::RoundTrips`].
     RoundTrips,
+    /// [`Job::GenerationMarks`].
+    GenerationMarks,
 }
 
 impl JobKind {
     /// Every kind, in the order the dispatcher prefers when several are queued.
-    pub(crate) const ALL: [JobKind; 11] = [
+    pub(crate) const ALL: [JobKind; 12] = [
         JobKind::Render,
         JobKind::Parse,
         JobKind::Compare,
@@ -250,6 +259,7 @@ impl JobKind {
         JobKind::Capabilities,
         JobKind::Values,
         JobKind::Attribute,
+        JobKind::GenerationMarks,
         JobKind::RoundTrips,
         JobKind::Badges,
     ];
@@ -267,6 +277,7 @@ impl JobKind {
             JobKind::Compare => 8,
             JobKind::Parse => 9,
             JobKind::RoundTrips => 10,
+            JobKind::GenerationMarks => 11,
         }
     }
 
@@ -293,6 +304,7 @@ impl Job {
             Job::Compare { .. } => JobKind::Compare,
             Job::Parse { .. } => JobKind::Parse,
             Job::RoundTrips { .. } => JobKind::RoundTrips,
+            Job::GenerationMarks { .. } => JobKind::GenerationMarks,
         }
     }
 }
@@ -331,6 +343,8 @@ pub enum Output {
     Pasted(parsing::Pasted),
     /// From [`Job::RoundTrips`].
     RoundTrips(Arc<round_trips::RoundTrips>),
+    /// From [`Job::GenerationMarks`].
+    GenerationMarks(Arc<generation_marks::GenerationMarks>),
 }
 
 /// The answer to one request.

@@ -119,6 +119,9 @@ fn run(
             lookup,
             output,
         } => super::parsing::parse_pasted(&template, &lookup, &output, conversation, token),
+        Job::GenerationMarks { template } => {
+            super::generation_marks::mark(&template, conversation, token)
+        }
         Job::RoundTrips { template, lookup } => {
             super::round_trips::check(&template, &lookup, conversation, token)
         }
