@@ -237,6 +237,8 @@ pub enum Action {
     OpenTarget,
     /// Add a tool definition from a skeleton or a JSON file (see `tool_skeleton`).
     AddTool,
+    /// Paste a model's raw output to parse into a new message (see `paste_dialog`).
+    PasteOutput,
     /// A mouse click or wheel turn at a screen cell (see `mouse`).
     Mouse(super::mouse::MouseInput),
     /// Save the session under a new name.

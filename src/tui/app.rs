@@ -69,6 +69,10 @@ pub struct App {
     pub(super) ignored: super::ignored::IgnoredValues,
     /// The compare view and the template preview (from the worker).
     pub(super) sides: super::comparison::Sides,
+    /// The assistant messages' round trips (from the worker).
+    pub(super) round_trips: super::round_trip_badges::RoundTripBadges,
+    /// Where the `{% generation %}` blocks land in the prompt (from the worker).
+    pub(super) generation_marks: super::generation_marks::GenerationMarksState,
 }
 
 impl App {
@@ -112,6 +116,8 @@ impl App {
             workbench: Default::default(),
             ignored: Default::default(),
             sides: Default::default(),
+            round_trips: Default::default(),
+            generation_marks: Default::default(),
         };
         app.invalidate();
         app
@@ -175,6 +181,7 @@ impl App {
             Action::NewSession => return self.new_session(),
             Action::OpenTarget => return self.ask_open(),
             Action::AddTool => self.ask_tool(),
+            Action::PasteOutput => self.ask_paste(),
             Action::Mouse(input) => return self.mouse(input),
             Action::SaveAs => self.ask_save_as(),
             Action::SaveExpected => return self.when_current(Deferred::Expected),

@@ -22,6 +22,9 @@ impl App {
             JobKind::Values => self.receive_values(reply),
             JobKind::Badges => self.receive_badges(reply),
             JobKind::Compare => self.receive_compared(reply),
+            JobKind::Parse => self.receive_pasted(reply),
+            JobKind::RoundTrips => self.receive_round_trips(reply),
+            JobKind::GenerationMarks => self.receive_generation_marks(reply),
             JobKind::Render => false,
         }
     }
@@ -48,6 +51,9 @@ impl App {
             || self.ignored.pending()
             || self.templates.badges.pending()
             || self.sides.pending()
+            || self.paste_pending()
+            || self.round_trips_pending()
+            || self.generation_marks_pending()
     }
 
     /// Asks for what the screen shows next and the worker has not answered: the

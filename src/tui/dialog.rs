@@ -114,6 +114,8 @@ pub enum Overlay {
     Input(InputDialog),
     /// The session picker.
     Picker(Picker),
+    /// A model's raw output to parse into a new message (see `paste_dialog`).
+    Paste(super::paste_dialog::PasteDialog),
 }
 
 impl Overlay {
@@ -123,7 +125,7 @@ impl Overlay {
             Overlay::Help { .. } => Scope::Help,
             Overlay::Confirm(Confirm::Changed) => Scope::Conflict,
             Overlay::Confirm(_) => Scope::Confirm,
-            Overlay::Input(_) => Scope::Input,
+            Overlay::Input(_) | Overlay::Paste(_) => Scope::Input,
             Overlay::Picker(_) => Scope::Picker,
         }
     }
@@ -149,6 +151,9 @@ impl Overlay {
         if let Overlay::Input(input) = self {
             input.text.push_str(text.lines().next().unwrap_or_default());
         }
+        if let Overlay::Paste(dialog) = self {
+            dialog.add(text);
+        }
     }
 }
 
@@ -172,6 +177,10 @@ impl App {
             Overlay::Confirm(question) => self.answer(question, action),
             Overlay::Input(input) => self.input_action(input, action),
             Overlay::Picker(picker) => self.picker_action(picker, action),
+            Overlay::Paste(dialog) => {
+                self.paste_action(dialog, action);
+                None
+            }
         }
     }
 

@@ -32,6 +32,7 @@ pub fn draw(frame: &mut Frame, overlay: &Overlay, name: &str, theme: Theme) {
         Overlay::Confirm(question) => draw_confirm(frame, area, question, name, theme),
         Overlay::Input(input) => draw_input(frame, area, input, theme),
         Overlay::Picker(picker) => draw_picker(frame, area, picker, theme),
+        Overlay::Paste(dialog) => super::paste_view::draw(frame, area, dialog, theme),
     }
 }
 

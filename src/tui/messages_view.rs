@@ -35,6 +35,8 @@ pub struct MessagesView<'a> {
     pub tokens_of: &'a dyn Fn(usize) -> Option<usize>,
     /// Whether message `index`'s text becomes a special token (token mode).
     pub injected: &'a dyn Fn(usize) -> bool,
+    /// Whether assistant message `index` parses back into itself (round-trip badge).
+    pub round_trip: &'a dyn Fn(usize) -> Option<bool>,
     /// Why a field is marked "not used by this template", if it is.
     pub unused: &'a dyn Fn(Row, Field) -> Option<String>,
     /// The tokens of the shown prompt (the selected row's injection warning).
@@ -112,7 +114,8 @@ fn list_lines(view: &MessagesView, area: Rect, focused: bool) -> Vec<Line<'stati
                         None => bytes_column(view.bytes.as_deref(), row),
                     };
                     let line = message_line(row, digits, msg, width, size, theme);
-                    flag_injection(line, (view.injected)(row), theme)
+                    let line = flag_injection(line, (view.injected)(row), theme);
+                    mark_round_trip(line, (view.round_trip)(row), theme)
                 }
                 None => settings_line(session, width, theme),
             };
@@ -164,6 +167,24 @@ fn message_line(
 fn flag_injection(mut line: Line<'static>, injected: bool, theme: Theme) -> Line<'static> {
     if let Some(gap) = line.spans.get_mut(2).filter(|_| injected) {
         *gap = Span::styled(super::injection_view::FLAG, theme.error());
+    }
+    line
+}
+
+/// Puts the round-trip badge after the role badge (span 3), where the injection flag
+/// would go (a failed round trip wins: both are warnings).
+fn mark_round_trip(mut line: Line<'static>, passed: Option<bool>, theme: Theme) -> Line<'static> {
+    let (mark, style) = match passed {
+        Some(true) => (super::round_trip_badges::PASSED, theme.added()),
+        Some(false) => (super::round_trip_badges::FAILED, theme.error()),
+        None => return line,
+    };
+    if let Some(gap) = line
+        .spans
+        .get_mut(2)
+        .filter(|g| passed == Some(false) || g.content == " ")
+    {
+        *gap = Span::styled(mark, style);
     }
     line
 }

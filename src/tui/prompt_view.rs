@@ -42,7 +42,8 @@ pub struct PromptView<'a> {
     pub token_mode: bool,
     /// The tokens of the shown prompt, once they arrived.
     pub tokens: Option<&'a Tokenized>,
-    /// The bytes of the trained tokens (assistant mask), in token mode.
+    /// The bytes the assistant mask trains on: trained tokens in token mode, the
+    /// `{% generation %}` blocks in character mode.
     pub trained: &'a [Range<usize>],
     /// The title's notes on attribution and tokens.
     pub notes: String,

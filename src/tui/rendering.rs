@@ -208,6 +208,8 @@ impl App {
             self.request_sides();
             self.request_attribution();
             self.request_tokens();
+            self.request_round_trips();
+            self.request_generation_marks();
             self.request_background();
         }
         changed

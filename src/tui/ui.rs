@@ -135,10 +135,15 @@ fn draw_messages(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
         bytes: app.message_bytes(),
         tokens_of: &tokens_of,
         injected: &injected,
+        round_trip: &|index| app.round_trip_of(index),
         unused: &unused,
         tokens: app.shown_tokens(),
         needs: match app.messages.row(&app.workspace.session) {
-            super::fields::Row::Message(index) => app.needs(index),
+            super::fields::Row::Message(index) => {
+                let mut needs = app.needs(index);
+                needs.extend(app.round_trip_note(index));
+                needs
+            }
             super::fields::Row::Settings => Vec::new(),
         },
         theme: app.theme,
@@ -173,8 +178,12 @@ fn prompt_view(app: &App) -> PromptView<'_> {
         cursor: app.cursor_range(),
         token_mode: app.token_mode.enabled,
         tokens: app.shown_tokens().map(|t| &t.tokenized),
-        trained: (app.shown_tokens().and_then(|t| t.mask.as_ref()))
-            .map_or(&[], |mask| mask.trained.as_slice()),
+        // Token mode marks trained tokens; character mode the generation blocks.
+        trained: match app.token_mode.enabled {
+            true => (app.shown_tokens().and_then(|t| t.mask.as_ref()))
+                .map_or(&[], |mask| mask.trained.as_slice()),
+            false => app.generation_spans(),
+        },
         notes,
         theme: app.theme,
     }

@@ -43,7 +43,7 @@ mod transform;
 use serde_json::Value;
 
 pub use error::{ParseError, LIMIT_CLASS};
-pub use round_trip::{check_round_trip, RoundTripFailure};
+pub use round_trip::{check_round_trip, round_trip_each, RoundTripFailure};
 pub use source::{model_schema, read_schema_file, session_schema, SchemaFound, SchemaSourceError};
 pub use template::ResponseTemplate;
 

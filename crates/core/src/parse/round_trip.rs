@@ -41,6 +41,24 @@ pub fn check_round_trip(
     Ok(())
 }
 
+/// Checks each assistant message of `conversation` on its own (the app's badges): its
+/// index and why it fails, if it does.
+pub fn round_trip_each(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    parser: &ResponseTemplate,
+    control: &RenderControl,
+) -> Vec<(usize, Result<(), RoundTripFailure>)> {
+    let assistant = |m: &Value| m.get("role").and_then(Value::as_str) == Some("assistant");
+    (conversation.messages.iter().enumerate())
+        .filter(|(_, message)| assistant(message))
+        .map(|(index, _)| {
+            let outcome = one_message(template, conversation, parser, control, index);
+            (index, outcome)
+        })
+        .collect()
+}
+
 fn one_message(
     template: &CompiledTemplate,
     conversation: &Conversation,

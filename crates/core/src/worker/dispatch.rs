@@ -114,7 +114,10 @@ fn template_of(job: &Job) -> Option<usize> {
         | Job::Attribute { template, .. }
         | Job::Capabilities { template, .. }
         | Job::Badges { template, .. }
-        | Job::Values { template, .. } => Some(Arc::as_ptr(template) as usize),
+        | Job::Values { template, .. }
+        | Job::Parse { template, .. }
+        | Job::RoundTrips { template, .. }
+        | Job::GenerationMarks { template } => Some(Arc::as_ptr(template) as usize),
         Job::Compare { counterpart, .. } => counterpart.template().map(|t| Arc::as_ptr(t) as usize),
         Job::Open { .. } | Job::ScanCache | Job::Tokenize { .. } => None,
     }
@@ -244,6 +247,8 @@ impl Dispatcher {
                     | JobKind::Values
                     | JobKind::Badges
                     | JobKind::Compare
+                    | JobKind::RoundTrips
+                    | JobKind::GenerationMarks
             );
             // Capability probes ignore the conversation: only a newer request replaces them.
             let replaced = running.kind == JobKind::Capabilities && submitted == running.kind;

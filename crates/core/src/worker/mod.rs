@@ -28,9 +28,12 @@
 pub mod capabilities;
 pub mod comparing;
 mod dispatch;
+pub mod generation_marks;
 pub mod inspection;
 pub mod locate;
 mod opening;
+pub mod parsing;
+pub mod round_trips;
 mod runner;
 mod snapshot;
 pub mod tokenizing;
@@ -188,6 +191,31 @@ pub enum Job {
         /// The caller's prompt (of this conversation) the other side is diffed from.
         against: Arc<str>,
     },
+    /// Parse a model's raw output as the answer to the conversation with the session's
+    /// `response_template` (see [`parsing`]); the conversation renders with the
+    /// generation prompt as the prefix.
+    Parse {
+        /// The template that renders the prefix.
+        template: Arc<Template>,
+        /// Where the `response_template` is.
+        lookup: Box<parsing::SchemaLookup>,
+        /// The pasted output.
+        output: Arc<str>,
+    },
+    /// Parse each assistant message back, as `check`'s `assert_round_trip` does (see
+    /// [`round_trips`]): background work, cancelled by a render.
+    RoundTrips {
+        /// The template.
+        template: Arc<Template>,
+        /// Where the `response_template` is.
+        lookup: Box<parsing::SchemaLookup>,
+    },
+    /// Where the template's `{% generation %}` blocks land in the conversation's prompt
+    /// (see [`generation_marks`]): background work, cancelled by a render.
+    GenerationMarks {
+        /// The template.
+        template: Arc<Template>,
+    },
 }
 
 /// The kinds of job; each has its own coalescing slot.
@@ -211,12 +239,19 @@ pub enum JobKind {
     Values,
     /// [`Job::Compare`].
     Compare,
+    /// [`Job::Parse`].
+    Parse,
+    /// [`Job::RoundTrips`].
+    RoundTrips,
+    /// [`Job::GenerationMarks`].
+    GenerationMarks,
 }
 
 impl JobKind {
     /// Every kind, in the order the dispatcher prefers when several are queued.
-    pub(crate) const ALL: [JobKind; 9] = [
+    pub(crate) const ALL: [JobKind; 12] = [
         JobKind::Render,
+        JobKind::Parse,
         JobKind::Compare,
         JobKind::Open,
         JobKind::ScanCache,
@@ -224,6 +259,8 @@ impl JobKind {
         JobKind::Capabilities,
         JobKind::Values,
         JobKind::Attribute,
+        JobKind::GenerationMarks,
+        JobKind::RoundTrips,
         JobKind::Badges,
     ];
 
@@ -238,6 +275,9 @@ impl JobKind {
             JobKind::Badges => 6,
             JobKind::Values => 7,
             JobKind::Compare => 8,
+            JobKind::Parse => 9,
+            JobKind::RoundTrips => 10,
+            JobKind::GenerationMarks => 11,
         }
     }
 
@@ -262,6 +302,9 @@ impl Job {
             Job::Badges { .. } => JobKind::Badges,
             Job::Values { .. } => JobKind::Values,
             Job::Compare { .. } => JobKind::Compare,
+            Job::Parse { .. } => JobKind::Parse,
+            Job::RoundTrips { .. } => JobKind::RoundTrips,
+            Job::GenerationMarks { .. } => JobKind::GenerationMarks,
         }
     }
 }
@@ -296,6 +339,12 @@ pub enum Output {
     Values(Arc<unused::ValueChecks>),
     /// From [`Job::Compare`]: the other side's prompt or error, and the diff.
     Compared(Arc<comparing::Compared>),
+    /// From [`Job::Parse`].
+    Pasted(parsing::Pasted),
+    /// From [`Job::RoundTrips`].
+    RoundTrips(Arc<round_trips::RoundTrips>),
+    /// From [`Job::GenerationMarks`].
+    GenerationMarks(Arc<generation_marks::GenerationMarks>),
 }
 
 /// The answer to one request.

@@ -114,6 +114,17 @@ fn run(
             counterpart,
             against,
         } => super::comparing::render(&counterpart, against, conversation, values, token),
+        Job::Parse {
+            template,
+            lookup,
+            output,
+        } => super::parsing::parse_pasted(&template, &lookup, &output, conversation, token),
+        Job::GenerationMarks { template } => {
+            super::generation_marks::mark(&template, conversation, token)
+        }
+        Job::RoundTrips { template, lookup } => {
+            super::round_trips::check(&template, &lookup, conversation, token)
+        }
     }
 }
 

@@ -1,0 +1,68 @@
+//! The app's round-trip badges, on the worker: each assistant message rendered, cut out
+//! as the model would have generated it and parsed back with the session's
+//! `response_template`, as `check`'s `assert_round_trip` does
+//! ([`crate::parse::round_trip_each`]).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use chatplate_render::{CancelToken, RenderControl, RenderError};
+
+use crate::parse::{self, ResponseTemplate, RoundTripFailure};
+
+use super::parsing::SchemaLookup;
+use super::snapshot::Snapshot;
+use super::{Output, Template};
+
+/// Each assistant message's round trip, by index; empty when the session has no
+/// schema (or an unusable one: `problem` says why).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RoundTrips {
+    /// Assistant messages by index: `None` when the message parses back into itself.
+    pub messages: BTreeMap<usize, Option<RoundTripFailure>>,
+    /// Why no message was checked although a schema was found.
+    pub problem: Option<String>,
+}
+
+/// Checks every assistant message of the worker's conversation.
+pub(super) fn check(
+    template: &Template,
+    lookup: &SchemaLookup,
+    conversation: &Snapshot,
+    cancel: &CancelToken,
+) -> Result<Output, RenderError> {
+    let spec = match parse::session_schema(
+        &lookup.session,
+        &lookup.dir,
+        &lookup.access,
+        lookup.template.as_ref(),
+    ) {
+        Ok(Some(found)) => found.spec,
+        Ok(None) => return Ok(Output::RoundTrips(Arc::default())),
+        Err(err) => return Ok(problem(err.to_string())),
+    };
+    let parser = match ResponseTemplate::load(&spec) {
+        Ok(parser) => parser,
+        Err(err) => return Ok(problem(format!("invalid response_template: {err}"))),
+    };
+    let compiled = template.compiled()?;
+    let control = RenderControl::new(cancel.clone()).with_deadline(compiled.limits().deadline);
+    let conversation = conversation.conversation();
+    let each = parse::round_trip_each(compiled, &conversation, &parser, &control);
+    // A cancelled check says nothing about the messages: report it as cancelled.
+    if cancel.is_cancelled() {
+        return Err(RenderError::cancelled());
+    }
+    let messages = each.into_iter().map(|(i, r)| (i, r.err())).collect();
+    Ok(Output::RoundTrips(Arc::new(RoundTrips {
+        messages,
+        problem: None,
+    })))
+}
+
+fn problem(why: String) -> Output {
+    Output::RoundTrips(Arc::new(RoundTrips {
+        messages: BTreeMap::new(),
+        problem: Some(why),
+    }))
+}

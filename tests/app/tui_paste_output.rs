@@ -1,0 +1,119 @@
+//! The paste dialog (`p` in the Messages pane): a model's raw output, pasted, parses on
+//! the worker with the session's `response_template` into a new assistant message; what
+//! the parser could not place, or that there is no schema, shows before it is added.
+
+#![cfg(feature = "tui")]
+
+use crate::tui_support;
+use std::path::{Path, PathBuf};
+
+use chatplate::tui::action::{Action, DialogAction, MessageAction};
+use chatplate::tui::app::App;
+use chatplate_core::session::Session;
+use insta::assert_snapshot;
+use serde_json::{json, Value as Json};
+use tui_support::{app_for, screen};
+
+/// What Qwen3 writes for a question about two cities: reasoning, a sentence, two calls.
+const QWEN3_OUTPUT: &str = "<think>\nThe user wants the weather in two cities. I will call \
+get_weather for each.\n</think>\n\nLet me check both cities.\n<tool_call>\n{\"name\": \
+\"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}\n</tool_call>\n\
+<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Lyon\"}}\n</tool_call>\
+<|im_end|>";
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A session on the bundled Qwen-style template with our schema for its `<tool_call>`
+/// JSON (`with_schema`), one tool and a user question.
+fn paste_app(dir: &Path, with_schema: bool) -> App {
+    let schema = repo().join("tests/data/parse/schemas/qwen2.5-reasoning-tools.json");
+    std::fs::copy(schema, dir.join("schema.json")).unwrap();
+    let mut session = json!({
+        "version": 1,
+        "template": {"bundled": "qwen2.5-reasoning-tools"},
+        "messages": [{"role": "user", "content": "Weather in Paris and Lyon?"}],
+        "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
+            "type": "object",
+            "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}],
+    });
+    if with_schema {
+        session["response_template"] = json!("schema.json");
+    }
+    let session: Session = serde_json::from_value(session).expect("a session");
+    app_for(session, dir)
+}
+
+/// Opens the dialog, pastes `output` (as a bracketed paste arrives) and parses it.
+fn paste_and_parse(app: &mut App, output: &str) {
+    app.update(Action::PasteOutput);
+    app.update(Action::Paste(output.to_string()));
+    app.update(Action::Dialog(DialogAction::Accept));
+    app.settle();
+}
+
+fn messages(app: &App) -> Vec<Json> {
+    let session = &app.workspace().session;
+    session
+        .messages
+        .iter()
+        .map(|m| Json::Object(m.0.clone()))
+        .collect()
+}
+
+#[test]
+fn a_qwen3_output_with_reasoning_and_two_calls_becomes_one_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = paste_app(dir.path(), true);
+    paste_and_parse(&mut app, QWEN3_OUTPUT);
+    assert_snapshot!("paste_parsed_80x24", screen(&mut app, 80, 24));
+    assert_snapshot!("paste_parsed_120x40", screen(&mut app, 120, 40));
+    app.update(Action::Dialog(DialogAction::Accept));
+    let added = messages(&app).pop().unwrap();
+    assert_eq!(
+        added,
+        json!({
+            "role": "assistant",
+            "reasoning_content": "The user wants the weather in two cities. I will call get_weather for each.",
+            "content": "Let me check both cities.",
+            "tool_calls": [
+                {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}},
+                {"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Lyon"}}},
+            ],
+        })
+    );
+    // One undo step takes it away again.
+    app.update(Action::Message(MessageAction::Undo));
+    assert_eq!(messages(&app).len(), 1);
+}
+
+#[test]
+fn text_the_parser_dropped_is_shown_before_adding() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = paste_app(dir.path(), true);
+    paste_and_parse(&mut app, "Hi!<|im_end|>\nafter the end");
+    let shown = screen(&mut app, 80, 24);
+    assert!(shown.contains("not placed: Hi!<|im_end|>"), "{shown}");
+    assert_snapshot!("paste_unplaced_80x24", shown);
+    assert_snapshot!("paste_unplaced_120x40", screen(&mut app, 120, 40));
+    // Esc leaves the conversation as it was.
+    app.update(Action::Dialog(DialogAction::Cancel));
+    assert_eq!(messages(&app).len(), 1);
+}
+
+#[test]
+fn without_a_schema_the_dialog_says_how_to_add_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = paste_app(dir.path(), false);
+    paste_and_parse(&mut app, QWEN3_OUTPUT);
+    let shown = screen(&mut app, 120, 40);
+    assert!(shown.contains("no response_template"), "{shown}");
+    assert!(shown.contains("docs/parse.md"), "{shown}");
+    app.update(Action::Dialog(DialogAction::Accept));
+    assert_eq!(
+        messages(&app).len(),
+        1,
+        "nothing is added without a message"
+    );
+}
