@@ -29,6 +29,7 @@ mod e2e_roots;
 mod fuzz_input;
 mod key_docs;
 mod tui_compare;
+mod tui_compare_sources;
 mod tui_config;
 mod tui_explain;
 mod tui_files;
