@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use crate::{hf_support, tui_support};
+use crate::{hf_support, llama_support, tui_support};
 use chatplate::tui::action::{Action, Pane};
 use chatplate::tui::app::App;
 use chatplate::tui::comparison::Shown;
@@ -121,4 +121,40 @@ fn at_revision_compares_the_sessions_model_at_that_revision() {
     assert_snapshot!("revision_80x24", hide(screen(&mut app, 80, 24)));
     app.update(Action::Resize(120, 40));
     assert_snapshot!("revision_120x40", hide(screen(&mut app, 120, 40)));
+}
+
+/// A llama-server's URL is a side: llama.cpp's own engine renders the session's template
+/// (here `{{ 1/3 }}`, which llama.cpp prints with 6 digits, Python with 16).
+#[test]
+fn a_llama_server_url_is_a_side() {
+    let test = "a_llama_server_url_is_a_side";
+    let Some(files) = llama_support::server_files(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let template = "{% for m in messages %}{{ m.content }} {{ 1/3 }}\n{% endfor %}";
+    let file = dir.path().join("t.jinja");
+    std::fs::write(&file, template).unwrap();
+    let server = llama_support::start(&files, Some(&file), &dir.path().join("log"));
+    let json = serde_json::json!({"version": 1, "template": {"source": template},
+        "messages": [{"role": "user", "content": "Hi"}]});
+    let session = Session::parse(&json.to_string(), &dir.path().join("s.json")).unwrap();
+    let mut app = app_for(session, dir.path());
+    compare_with(&mut app, &server.url);
+    assert_eq!(
+        app.other_side().map(|side| side.choice.label()),
+        Some("llama.cpp".to_string())
+    );
+    let other = other_prompt(&mut app);
+    assert!(other.contains("Hi 0.333333\n"), "{other:?}");
+    assert!(!other.contains("0.3333333333"), "{other:?}");
+    let text = screen(&mut app, 120, 40);
+    assert!(
+        text.contains("Prompt vs llama.cpp · 1 hunk differs"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("+ llama.cpp ({}", server.url)),
+        "{text}"
+    );
 }
