@@ -8,8 +8,9 @@ use std::borrow::Borrow;
 
 use anyhow::{bail, Result};
 
+use super::fetching::with_hub;
 use super::session_input::open_template;
-use chatplate_core::catalog::{self, Origin, TemplateSource};
+use chatplate_core::catalog::{self, CachedModel, TemplateSource};
 use chatplate_core::compare::{self, text, Engine, EngineRender, EngineSetup};
 use chatplate_core::session::Session;
 use chatplate_render::visible;
@@ -115,10 +116,12 @@ pub(super) fn render_sides(
         )?);
     }
     for revision in args.revisions {
-        let target = revision_target(own, revision)?;
-        let template = open_side(&target, session)?;
+        let model = cached_model(own, revision)?;
+        let set = with_hub(|fetch| model.at(revision, fetch))?;
+        let template = set.choose(session.tools.is_some())?;
         let label = format!("revision {revision}");
-        shown.push(render_side(&template, session, setup, label, target)?);
+        let name = model.target(revision);
+        shown.push(render_side(&template, session, setup, label, name)?);
     }
     Ok(shown)
 }
@@ -148,23 +151,14 @@ fn render_side(
     })
 }
 
-/// `ORG/NAME@REV` (with the entry the session uses) for the session's own model.
-fn revision_target(own: &TemplateSource, revision: &str) -> Result<String> {
-    let snapshot = match &own.origin {
-        Origin::Model(model) => model.place.snapshot(),
-        _ => None,
-    };
-    let Some(snapshot) = snapshot else {
+/// The session's model in the Hugging Face cache, for `--revision`: a model id, or a
+/// path into a cached snapshot.
+fn cached_model(own: &TemplateSource, revision: &str) -> Result<CachedModel> {
+    let Some(model) = CachedModel::of(own) else {
         bail!(
             "--revision {revision}: the session's template is not a model from the Hugging Face cache ({}); name another template with --template",
             own.origin_label()
         );
     };
-    // A named entry other than the default stays chosen at the other revision.
-    let entry = own
-        .entry()
-        .filter(|entry| *entry != "default")
-        .map(|entry| format!("#{entry}"))
-        .unwrap_or_default();
-    Ok(format!("{}@{revision}{entry}", snapshot.id))
+    Ok(model)
 }

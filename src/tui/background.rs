@@ -15,6 +15,7 @@ impl App {
         let shown = self.preview.generation;
         match reply.kind {
             JobKind::Attribute => self.explanation.receive(reply, shown),
+            JobKind::Open if self.awaits_side() => self.receive_side_opened(reply),
             JobKind::Open => self.receive_opened(reply, effects),
             JobKind::ScanCache => self.receive_cached(reply),
             JobKind::Tokenize => self.receive_tokens(reply, shown),

@@ -12,7 +12,7 @@ use unicode_width::UnicodeWidthChar;
 
 use chatplate_core::diff::{inline_pieces, pairs, DiffLine};
 use chatplate_core::worker::comparing::Compared;
-use chatplate_render::visible::visible_whitespace;
+use chatplate_render::visible::{self, visible_whitespace};
 
 use super::action::Pane;
 use super::app::App;
@@ -130,9 +130,11 @@ fn title(view: &CompareView) -> String {
 fn header(view: &CompareView, width: usize) -> Line<'static> {
     let theme = view.theme;
     let label = view.side.choice.label();
-    let other = match view.side.answer() {
-        Some(answer) => format!("{label} ({})", answer.render.version),
-        None => label,
+    // A typed source or a server is named by where it is; an engine by its version.
+    let other = match (view.side.choice.source(), view.side.answer()) {
+        (Some(source), _) => format!("{label} ({})", visible::for_terminal(source)),
+        (None, Some(answer)) => format!("{label} ({})", answer.render.version),
+        (None, None) => label,
     };
     let session = match view.session {
         Ok(_) => "session".to_string(),

@@ -26,6 +26,8 @@ pub enum CompareAction {
     CycleSide,
     /// Compare with the template under the Templates pane's cursor.
     WithTemplate,
+    /// Ask for a side to compare with: any template source, `@REV`, or a llama-server.
+    AskSource,
     /// Close the compare view.
     Close,
 }
@@ -39,6 +41,17 @@ pub enum SideChoice {
     Template(Box<TemplateSource>),
     /// The fixture's expected prompt.
     Expected,
+    /// A template typed in (any source) or a revision of the session's model.
+    Source {
+        /// Its short name (`template NAME`, `revision REV`).
+        label: String,
+        /// Where it came from (`HF cache acme/chat@v1 2222222 (...)`).
+        source: String,
+        /// The template.
+        template: Box<TemplateSource>,
+    },
+    /// A llama-server (`llama.cpp`) at this URL, on the session's template.
+    Server(String),
 }
 
 /// The sides `C` steps through, in order (then off).
@@ -56,7 +69,23 @@ impl SideChoice {
             SideChoice::Engine(engine) => engine.name().to_string(),
             SideChoice::Template(template) => template.name.clone(),
             SideChoice::Expected => "expected".to_string(),
+            SideChoice::Source { label, .. } => label.clone(),
+            SideChoice::Server(_) => Engine::LlamaCpp.name().to_string(),
         }
+    }
+
+    /// Where it came from, when the header names that rather than the engine's version.
+    pub fn source(&self) -> Option<&str> {
+        match self {
+            SideChoice::Source { source, .. } => Some(source),
+            SideChoice::Server(url) => Some(url),
+            _ => None,
+        }
+    }
+
+    /// Whether it renders the session's own template (an engine or a server).
+    pub fn renders_own_template(&self) -> bool {
+        matches!(self, SideChoice::Engine(_) | SideChoice::Server(_))
     }
 }
 
@@ -94,7 +123,10 @@ impl OtherSide {
     /// A side with nothing rendered yet.
     pub fn new(choice: SideChoice) -> Self {
         let template = match &choice {
-            SideChoice::Template(source) => Some(Template::new(&source.source, app_limits())),
+            SideChoice::Template(source)
+            | SideChoice::Source {
+                template: source, ..
+            } => Some(Template::new(&source.source, app_limits())),
             _ => None,
         };
         OtherSide {
@@ -146,11 +178,27 @@ impl OtherSide {
                 source: source.into(),
                 setup: Arc::clone(setup),
             },
-            (SideChoice::Template(other), None) => {
-                Counterpart::Template(Template::new(&other.source, app_limits()))
-            }
+            (SideChoice::Server(url), _) => Counterpart::Engine {
+                engine: Engine::LlamaCpp,
+                source: source.into(),
+                setup: Arc::new(with_server(setup, url)),
+            },
+            (
+                SideChoice::Template(other)
+                | SideChoice::Source {
+                    template: other, ..
+                },
+                None,
+            ) => Counterpart::Template(Template::new(&other.source, app_limits())),
         }
     }
+}
+
+/// `setup` with the llama-server at `url`.
+fn with_server(setup: &EngineSetup, url: &str) -> EngineSetup {
+    let mut setup = setup.clone();
+    setup.llama_server = Some(url.to_string());
+    setup
 }
 
 /// The expected prompt's text (empty when there is none or it is an error).
@@ -180,6 +228,8 @@ pub struct Sides {
     pub compare: Option<OtherSide>,
     /// Where the external engines are, and their bounds.
     pub setup: Arc<EngineSetup>,
+    /// A typed side the worker is opening.
+    pub typed: Option<super::compare_source::TypedSide>,
     last_id: u64,
 }
 
@@ -189,6 +239,7 @@ impl Default for Sides {
             preview: None,
             compare: None,
             setup: Arc::new(EngineSetup::default()),
+            typed: None,
             last_id: 0,
         }
     }
@@ -222,7 +273,7 @@ impl Sides {
 
     /// Whether an answer for the shown side is still on its way.
     pub fn pending(&self) -> bool {
-        self.shown().is_some_and(|side| side.asked.is_some())
+        self.typed.is_some() || self.shown().is_some_and(|side| side.asked.is_some())
     }
 }
 

@@ -34,7 +34,7 @@ impl App {
         if side.asked.is_some() || !side.outdated(generation, session) {
             return;
         }
-        let engine = matches!(side.choice, SideChoice::Engine(_));
+        let engine = side.choice.renders_own_template();
         if let (true, Some(why)) = (engine, self.workspace.missing_template.clone()) {
             // No template for the engine to render: say so on its side.
             if let Some(side) = self.sides.shown_mut() {
@@ -105,6 +105,7 @@ impl App {
         match action {
             CompareAction::CycleSide => self.cycle_side(),
             CompareAction::WithTemplate => self.compare_with_template(),
+            CompareAction::AskSource => self.ask_compare_source(),
             CompareAction::Close => {
                 if self.sides.compare.take().is_some() {
                     self.notify("compare view closed");
@@ -141,7 +142,7 @@ impl App {
         self.focus(Pane::Prompt);
     }
 
-    fn start_comparing(&mut self, choice: SideChoice) {
+    pub(super) fn start_comparing(&mut self, choice: SideChoice) {
         let label = choice.label();
         self.sides.compare = Some(OtherSide::new(choice));
         self.notify(format!(

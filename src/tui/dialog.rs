@@ -49,6 +49,8 @@ pub enum InputKind {
     FindMessage,
     /// A tool to add: `NAME PARAM description`, or a JSON file's path.
     Tool,
+    /// The compare view's other side: a template source, `@REV` or a llama-server URL.
+    CompareWith,
 }
 
 /// A one-line text input.
@@ -292,6 +294,7 @@ impl App {
             }
             InputKind::GoTo => self.go_to(&input.text),
             InputKind::Tool => return self.add_tool_from(&input.text),
+            InputKind::CompareWith => self.compare_source(&input.text),
             InputKind::FindMessage => {
                 self.find_from_origin(&input);
             }

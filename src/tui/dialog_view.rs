@@ -201,6 +201,9 @@ fn draw_input(frame: &mut Frame, area: Rect, input: &InputDialog, theme: Theme) 
         InputKind::GoTo => "Go to message number",
         InputKind::FindMessage => "Find a message (role, content, tool names)",
         InputKind::Tool => "Add a tool: NAME PARAM description, or FILE.json",
+        InputKind::CompareWith => {
+            "Compare with: a template source, @REVISION or http://llama-server"
+        }
     };
     let title = match input.matches {
         Some(0) => format!("{title} · no match"),

@@ -15,6 +15,7 @@ mod background;
 pub mod badges;
 pub mod burst;
 pub mod clipboard;
+mod compare_source;
 mod compare_view;
 pub mod comparison;
 pub mod config;

@@ -9,6 +9,9 @@ mod common;
 mod e2e_support;
 #[path = "../hf_support/mod.rs"]
 mod hf_support;
+#[cfg(feature = "tui")]
+#[path = "../llama_support/mod.rs"]
+mod llama_support;
 #[cfg(feature = "tokens")]
 #[path = "../tokens_support/mod.rs"]
 mod tokens_support;
@@ -30,6 +33,7 @@ mod e2e_roots;
 mod fuzz_input;
 mod key_docs;
 mod tui_compare;
+mod tui_compare_sources;
 mod tui_config;
 mod tui_explain;
 mod tui_files;

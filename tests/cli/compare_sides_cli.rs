@@ -129,3 +129,23 @@ fn a_missing_template_or_a_revision_without_a_model_is_bad_input() {
         stderr(&out)
     );
 }
+
+#[test]
+fn a_session_on_a_path_into_a_cached_snapshot_compares_another_revision() {
+    let dir = tempfile::tempdir().unwrap();
+    // Another cache than HF_HUB_CACHE: the revision comes from the cache the path is in.
+    hf_support::fake_cache(&dir.path().join("other"));
+    let path = format!(
+        "other/models--acme--chat/snapshots/{}/chat_template.jinja",
+        hf_support::MAIN
+    );
+    let session = serde_json::json!({"version": 1, "template": {"path": path},
+        "messages": [{"role": "user", "content": "Hi"}]});
+    std::fs::write(dir.path().join("s.json"), session.to_string()).unwrap();
+    let out = compare(&["s.json", "--revision", "v1", "--json"], dir.path());
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let report: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["renders"][0]["prompt"], "(main)<s>Hi</s>");
+    assert_eq!(report["renders"][1]["prompt"], "(v1)<s>Hi</s>");
+    assert_eq!(report["first_difference"], 1);
+}

@@ -12,6 +12,7 @@ pub mod hf_cache;
 pub mod hub;
 pub mod model;
 mod open;
+mod revision;
 mod template;
 mod tokens;
 
@@ -26,6 +27,7 @@ pub use access::{folder_to_allow, NamedFile, OutsideError, TemplateAccess};
 pub use choice::TemplateSet;
 pub use hf_cache::{cached_models, ModelId};
 pub use open::{open_model, open_templates, prefetch, split_entry, Fetch, NoFetch};
+pub use revision::CachedModel;
 pub use template::{
     folder_name, short, ModelOrigin, ModelPlace, Origin, Snapshot, TemplateMetadata, TemplateSource,
 };

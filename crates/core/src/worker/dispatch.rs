@@ -119,7 +119,7 @@ fn template_of(job: &Job) -> Option<usize> {
         | Job::RoundTrips { template, .. }
         | Job::GenerationMarks { template } => Some(Arc::as_ptr(template) as usize),
         Job::Compare { counterpart, .. } => counterpart.template().map(|t| Arc::as_ptr(t) as usize),
-        Job::Open { .. } | Job::ScanCache | Job::Tokenize { .. } => None,
+        Job::Open { .. } | Job::OpenRevision { .. } | Job::ScanCache | Job::Tokenize { .. } => None,
     }
 }
 
@@ -128,7 +128,7 @@ fn template_of(job: &Job) -> Option<usize> {
 /// limits, in a child process that takes seconds to start).
 fn runs_alone(job: &Job) -> bool {
     match job {
-        Job::Open { .. } | Job::ScanCache => true,
+        Job::Open { .. } | Job::OpenRevision { .. } | Job::ScanCache => true,
         Job::Compare { counterpart, .. } => counterpart.is_external(),
         _ => false,
     }

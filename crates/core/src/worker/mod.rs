@@ -142,6 +142,14 @@ pub enum Job {
         /// A path, a model folder, a model id, a `.gguf`, ...
         target: String,
     },
+    /// Open a cached model at another revision (the app's compare view): from the
+    /// cache its path pointed into, else the configured cache, else the Hub.
+    OpenRevision {
+        /// The model.
+        model: crate::catalog::CachedModel,
+        /// The branch, tag or commit.
+        revision: String,
+    },
     /// List the local Hugging Face cache's models that have a chat template.
     ScanCache,
     /// Tokenize a prompt with the session's tokenizer (see [`tokenizing`]). A newer
@@ -295,7 +303,7 @@ impl Job {
         match self {
             Job::Render { .. } => JobKind::Render,
             Job::Attribute { .. } => JobKind::Attribute,
-            Job::Open { .. } => JobKind::Open,
+            Job::Open { .. } | Job::OpenRevision { .. } => JobKind::Open,
             Job::ScanCache => JobKind::ScanCache,
             Job::Tokenize { .. } => JobKind::Tokenize,
             Job::Capabilities { .. } => JobKind::Capabilities,

@@ -6,7 +6,7 @@
 
 use crate::catalog::hf_cache::{cache_root, cached_models};
 use crate::catalog::hub::{HubFetch, HubSettings};
-use crate::catalog::TemplateSet;
+use crate::catalog::{CachedModel, TemplateSet};
 use crate::target;
 use chatplate_render::RenderError;
 
@@ -23,6 +23,18 @@ pub(super) fn open(text: &str) -> Result<Output, RenderError> {
     target::open(text, &mut fetch)
         .map(|opened| Output::Opened(Box::new(opened)))
         .map_err(|err| RenderError::input(format!("{err}")))
+}
+
+/// `model`'s templates at `revision` (see [`CachedModel::at`]), fetched quietly.
+pub(super) fn open_revision(model: &CachedModel, revision: &str) -> Result<Output, RenderError> {
+    let mut quiet = |_: &crate::catalog::hub::FetchEvent| {};
+    let mut fetch = HubFetch {
+        settings: HubSettings::from_env(),
+        progress: &mut quiet,
+    };
+    let set = model.at(revision, &mut fetch);
+    set.map(|set| Output::Opened(Box::new(target::Opened::Templates(set))))
+        .map_err(|err| RenderError::input(format!("{model}@{revision}: {err}", model = model.repo)))
 }
 
 /// The cached models that have a chat template.

@@ -88,6 +88,7 @@ fn run(
             super::inspection::attribute(&template, &conversation, previous.as_deref(), token)
         }
         Job::Open { target } => super::opening::open(&target),
+        Job::OpenRevision { model, revision } => super::opening::open_revision(&model, &revision),
         Job::ScanCache => Ok(super::opening::scan_cache()),
         Job::Tokenize {
             choice,
