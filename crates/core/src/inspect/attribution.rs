@@ -178,13 +178,14 @@ pub(super) fn attribute_from(
     prompt: &str,
     outcomes: Vec<(usize, PrefixOutcome)>,
     reuse: super::refine::Reuse,
+    how: super::refine::Narrowing,
     cancel: &CancelToken,
 ) -> Result<Attribution, InspectError> {
     let n = conversation.messages.len();
     let bounds = Bounds::new(&outcomes, n);
     let spans = spans_from(&bounds, prompt.len(), conversation);
     let (mut spans, narrowed) =
-        super::refine::refine(template, conversation, spans, reuse, cancel)?;
+        super::refine::refine(template, conversation, spans, reuse, how, cancel)?;
     if conversation.continue_final_message.field().is_some() {
         for span in &mut spans {
             if span.source == Source::Message(n - 1) {

@@ -9,7 +9,7 @@
 
 use super::attribution::{attribute_from, render_full, Attribution};
 use super::prefixes::{render_prefixes, PrefixOutcome};
-use super::refine::Reuse;
+use super::refine::{Narrowing, Reuse};
 use super::text::common_prefix_len;
 use super::InspectError;
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation};
@@ -66,7 +66,15 @@ pub fn attribute_incremental_with_prompt(
             .filter_map(|(k, outcome)| outcome.map(|o| (k, o))),
     );
     outcomes.sort_by_key(|(k, _)| *k);
-    let attribution = attribute_from(template, conversation, &prompt, outcomes, reuse, cancel)?;
+    let attribution = attribute_from(
+        template,
+        conversation,
+        &prompt,
+        outcomes,
+        reuse,
+        Narrowing::Batched,
+        cancel,
+    )?;
     Ok((attribution, prompt))
 }
 
@@ -86,6 +94,7 @@ pub fn attribute_by_prefixes(
         &prompt,
         outcomes,
         Reuse::default(),
+        Narrowing::EachByRenders,
         cancel,
     )
 }

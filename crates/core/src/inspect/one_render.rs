@@ -23,7 +23,9 @@ use std::collections::BTreeMap;
 use super::prefixes::{render_prefixes, PrefixOutcome};
 use super::text::common_prefix_len;
 use super::Cancelled;
-use chatplate_render::{CancelToken, CompiledTemplate, Conversation, RenderErrorKind};
+use chatplate_render::{
+    CancelToken, CompiledTemplate, Conversation, RenderErrorKind, TracedRender,
+};
 
 /// Prefixes this short are always rendered for real: they are cheap, and where
 /// templates treat the first messages specially (system prompts, tool definitions in the
@@ -47,22 +49,7 @@ pub fn predict(
         Err(err) if err.kind == RenderErrorKind::Cancelled => return Err(Cancelled),
         Err(_) => return Ok(None),
     };
-    let n = conversation.messages.len();
-    // Where the main loop reached each message (a message no loop reached, such as a
-    // system prompt printed before the loop: where it was first looked at), else where
-    // each was first looked at.
-    let reached: Vec<Option<usize>> = (traced.last_reach.iter().zip(&traced.first_look))
-        .map(|(reach, look)| reach.or(*look))
-        .collect();
-    let Some(mut ends) = [&reached, &traced.first_look]
-        .into_iter()
-        .filter_map(|marks| marks.iter().copied().collect::<Option<Vec<usize>>>())
-        .map(|mut marks| {
-            marks.push(traced.text.len());
-            marks
-        })
-        .find(|marks| n > 0 && marks.windows(2).all(|pair| pair[0] <= pair[1]))
-    else {
+    let Some(mut ends) = prefix_marks(&traced, conversation.messages.len()) else {
         return Ok(None);
     };
     // P(k) ends where message k was reached; P(n) is the whole render.
@@ -76,6 +63,28 @@ pub fn predict(
             })
             .collect(),
     ))
+}
+
+/// Where a traced render of `n` messages reached each message, and its length: the
+/// predicted end of `P(k)` is mark `k`. `None` when the marks are not in message order.
+pub(super) fn prefix_marks(traced: &TracedRender, n: usize) -> Option<Vec<usize>> {
+    // Where the main loop reached each message (a message no loop reached, such as a
+    // system prompt printed before the loop: where it was first looked at), else where
+    // each was first looked at.
+    let reached: Vec<Option<usize>> = (traced.last_reach.iter().zip(&traced.first_look))
+        .map(|(reach, look)| reach.or(*look))
+        .collect();
+    let ends = [&reached, &traced.first_look]
+        .into_iter()
+        .filter_map(|marks| marks.iter().copied().collect::<Option<Vec<usize>>>())
+        .map(|mut marks| {
+            marks.push(traced.text.len());
+            marks
+        })
+        .find(|marks| {
+            n > 0 && marks.len() == n + 1 && marks.windows(2).all(|pair| pair[0] <= pair[1])
+        });
+    ends
 }
 
 /// The outcomes of `P(k)` for each of `counts`: predicted for the kinds of prefix
@@ -111,24 +120,33 @@ pub(crate) fn outcomes(
         .filter(|&&(k, outcome)| k > 0 && predicted[k - 1] != outcome)
         .map(|&(k, _)| k)
         .collect();
-    let mut rest = Vec::new();
+    // The predicted length of every prefix, P(0) included.
+    let mut ends = vec![0];
+    ends.extend(predicted.iter().map(|outcome| match outcome {
+        PrefixOutcome::Rendered { len, .. } => *len,
+        PrefixOutcome::Failed => 0,
+    }));
     for members in kinds.values() {
         let holds = !wrong.contains(&members[0]) && !wrong.contains(&members[members.len() - 1]);
-        for &k in members.iter().filter(|k| !checks.contains(k)) {
-            if holds {
-                all.push((k, predicted[k - 1]));
-            } else {
-                rest.push(k);
-            }
+        let unchecked: Vec<usize> = members
+            .iter()
+            .copied()
+            .filter(|k| !checks.contains(k))
+            .collect();
+        if holds {
+            all.extend(unchecked.iter().map(|&k| (k, predicted[k - 1])));
+        } else {
+            // Mispredicted: often by the same shift throughout (see `shifted`).
+            all.extend(super::shifted::outcomes(
+                template,
+                conversation,
+                &unchecked,
+                &ends,
+                prompt,
+                cancel,
+            )?);
         }
     }
-    all.extend(render_prefixes(
-        template,
-        conversation,
-        &rest,
-        prompt,
-        cancel,
-    )?);
     all.sort_by_key(|(k, _)| *k);
     Ok(all)
 }
@@ -146,7 +164,7 @@ fn kinds(conversation: &Conversation, counts: &[usize]) -> BTreeMap<String, Vec<
 
 /// What kind of prefix `P(k)` is: the role and keys of its last message and of the
 /// message after it (none after the last).
-fn kind_of(conversation: &Conversation, k: usize) -> String {
+pub(super) fn kind_of(conversation: &Conversation, k: usize) -> String {
     let shape = |index: usize| match conversation.messages.get(index) {
         Some(serde_json::Value::Object(fields)) => {
             let role = fields.get("role").and_then(|r| r.as_str()).unwrap_or("");

@@ -11,6 +11,7 @@
 use std::ops::Range;
 
 use super::attribution::{Part, Source, Span};
+use super::narrow_batch::{narrow_all, Run};
 use super::perturb::{perturb, Change};
 use super::text::{common_prefix_len, common_suffix_len};
 use super::Cancelled;
@@ -57,6 +58,15 @@ impl Reuse<'_> {
     }
 }
 
+/// How ambiguous runs are narrowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Narrowing {
+    /// Each by its own renders of the prefix that covers it (the reference).
+    EachByRenders,
+    /// Together, predicted from a few traced renders and checked (`narrow_batch`).
+    Batched,
+}
+
 /// `spans` with ambiguous runs split where a single candidate's values show, and each
 /// narrowing made (to reuse after an edit).
 pub(crate) fn refine(
@@ -64,8 +74,39 @@ pub(crate) fn refine(
     conversation: &Conversation,
     spans: Vec<Span>,
     reuse: Reuse,
+    how: Narrowing,
     cancel: &CancelToken,
 ) -> Result<(Vec<Span>, Vec<Narrowed>), Cancelled> {
+    // The runs no earlier narrowing answers, narrowed together (see `narrow_batch`).
+    let mut runs = Vec::new();
+    for span in &spans {
+        if let Source::Ambiguous { from, to } = span.source {
+            if reuse.get(&span.range, from, to).is_none() {
+                runs.push(Run {
+                    range: span.range.clone(),
+                    from,
+                    to,
+                });
+            }
+        }
+    }
+    let mut fresh = match how {
+        Narrowing::Batched => narrow_all(template, conversation, &runs, cancel)?,
+        Narrowing::EachByRenders => runs
+            .iter()
+            .map(|run| {
+                narrow(
+                    template,
+                    conversation,
+                    run.range.clone(),
+                    run.from,
+                    run.to,
+                    cancel,
+                )
+            })
+            .collect::<Result<_, _>>()?,
+    }
+    .into_iter();
     let mut refined = Vec::with_capacity(spans.len());
     let mut narrowed = Vec::new();
     for span in spans {
@@ -73,7 +114,12 @@ pub(crate) fn refine(
             Source::Ambiguous { from, to } => {
                 let split = match reuse.get(&span.range, from, to) {
                     Some(split) => split,
-                    None => narrow(template, conversation, span.range.clone(), from, to, cancel)?,
+                    None => fresh.next().unwrap_or_else(|| {
+                        vec![Span {
+                            range: span.range.clone(),
+                            source: span.source,
+                        }]
+                    }),
                 };
                 refined.extend(split.iter().cloned());
                 narrowed.push(Narrowed {
@@ -89,7 +135,9 @@ pub(crate) fn refine(
     Ok((merge(refined), narrowed))
 }
 
-fn narrow(
+/// Narrows one run by rendering the prefix that covers it, and that prefix with each
+/// candidate's values wrapped.
+pub(super) fn narrow(
     template: &CompiledTemplate,
     conversation: &Conversation,
     range: Range<usize>,
@@ -99,11 +147,6 @@ fn narrow(
 ) -> Result<Vec<Span>, Cancelled> {
     let n = conversation.messages.len();
     let ambiguous = Source::Ambiguous { from, to };
-    let first = match from {
-        Part::Preamble => 0,
-        Part::Message(i) => i,
-        Part::End => n,
-    };
     let (last, count) = match to {
         Part::Preamble => {
             return Ok(vec![Span {
@@ -121,13 +164,24 @@ fn narrow(
         }]);
     };
     let mut regions = Vec::new();
-    for candidate in (first..=last).rev().take(CANDIDATES) {
+    for candidate in candidates(conversation, from, last) {
         let changed = wrapped(conversation, candidate);
         if let Some(text) = render(template, &changed, count, cancel)? {
             regions.push((candidate, changed_in(&base, &text)));
         }
     }
     Ok(split(range, &regions, ambiguous))
+}
+
+/// The messages whose values are changed to narrow a run from `from` to message `last`,
+/// latest first.
+pub(super) fn candidates(conversation: &Conversation, from: Part, last: usize) -> Vec<usize> {
+    let first = match from {
+        Part::Preamble => 0,
+        Part::Message(i) => i,
+        Part::End => conversation.messages.len(),
+    };
+    (first..=last).rev().take(CANDIDATES).collect()
 }
 
 /// Renders the first `count` messages as a prefix, or everything (`None`).
@@ -151,25 +205,34 @@ fn render(
 /// The conversation with message `index`'s values (everything but its role) wrapped.
 fn wrapped(conversation: &Conversation, index: usize) -> Conversation {
     let mut changed = conversation.clone();
-    if let Some(serde_json::Value::Object(fields)) = changed.messages.get_mut(index) {
+    wrap(&mut changed, index);
+    changed
+}
+
+/// Wraps message `index`'s values (everything but its role) in place.
+pub(super) fn wrap(conversation: &mut Conversation, index: usize) {
+    if let Some(serde_json::Value::Object(fields)) = conversation.messages.get_mut(index) {
         for (key, value) in fields.iter_mut() {
             if key != "role" {
                 *value = perturb(value, Change::Wrap);
             }
         }
     }
-    changed
 }
 
 /// The range of `base` that differs in `changed`.
-fn changed_in(base: &str, changed: &str) -> Range<usize> {
+pub(super) fn changed_in(base: &str, changed: &str) -> Range<usize> {
     let start = common_prefix_len(base, changed);
     let suffix = common_suffix_len(base, changed, start);
     start..base.len() - suffix
 }
 
 /// Splits `range`: bytes inside exactly one candidate's region become that message's.
-fn split(range: Range<usize>, regions: &[(usize, Range<usize>)], ambiguous: Source) -> Vec<Span> {
+pub(super) fn split(
+    range: Range<usize>,
+    regions: &[(usize, Range<usize>)],
+    ambiguous: Source,
+) -> Vec<Span> {
     let mut cuts = vec![range.start, range.end];
     for (_, region) in regions {
         for cut in [region.start, region.end] {

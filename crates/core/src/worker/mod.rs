@@ -453,4 +453,6 @@ pub fn line_starts(text: &str) -> Vec<usize> {
 }
 
 #[cfg(test)]
+mod scheduling_tests;
+#[cfg(test)]
 mod tests;

@@ -1,0 +1,99 @@
+//! An attribution never holds up a render: a queued one waits for a queued render, and
+//! a running one gives way to a newly asked render.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::{Job, JobKind, Output, Reply, Template, Update, Worker};
+use chatplate_render::{Conversation, Limits, RenderErrorKind};
+
+const PATIENCE: Duration = Duration::from_secs(60);
+
+fn next(worker: &Worker) -> Reply {
+    worker.recv_timeout(PATIENCE).expect("a reply")
+}
+
+fn attribute(worker: &Worker, generation: u64, template: &Arc<Template>) {
+    worker.submit(
+        generation,
+        Job::Attribute {
+            template: Arc::clone(template),
+            previous: None,
+        },
+    );
+}
+
+fn render(worker: &Worker, generation: u64, template: &Arc<Template>) {
+    worker.submit(
+        generation,
+        Job::Render {
+            template: Arc::clone(template),
+        },
+    );
+}
+
+fn messages(count: usize) -> Conversation {
+    Conversation::new(
+        (0..count)
+            .map(|i| json!({"role": if i % 2 == 0 { "user" } else { "assistant" }, "content": format!("m{i}")}))
+            .collect(),
+    )
+}
+
+#[test]
+fn a_queued_attribution_waits_for_a_queued_render() {
+    let worker = Worker::spawn(PATIENCE).unwrap();
+    worker.update(Update::all(messages(4)));
+    // Holds the runner while both requests queue.
+    let slow = Template::new(
+        "{% set ns = namespace(l=[1]) %}{% for i in range(23) %}{% set ns.l = ns.l + ns.l %}\
+         {% endfor %}{{ ns.l|last }}",
+        Limits::default(),
+    );
+    let fast = Template::new(
+        "{% for m in messages %}{{ m.content }}\n{% endfor %}",
+        Limits::default(),
+    );
+    render(&worker, 1, &slow);
+    attribute(&worker, 2, &fast);
+    render(&worker, 3, &fast);
+    let order: Vec<(JobKind, u64)> = (0..3)
+        .map(|_| next(&worker))
+        .map(|reply| {
+            // The slow render's own outcome does not matter, only its place.
+            assert!(reply.generation == 1 || reply.result.is_ok(), "{reply:?}");
+            (reply.kind, reply.generation)
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            (JobKind::Render, 1),
+            (JobKind::Render, 3),
+            (JobKind::Attribute, 2)
+        ]
+    );
+}
+
+#[test]
+fn a_running_attribution_gives_way_to_a_render() {
+    let worker = Worker::spawn(PATIENCE).unwrap();
+    worker.update(Update::all(messages(400)));
+    // Every prefix render of 400 messages writes each message many times: the
+    // attribution takes long enough to be running when the render is asked for.
+    let heavy = Template::new(
+        "{% for m in messages %}{% for i in range(300) %}{{ m.content }}{% endfor %}\
+         {% endfor %}",
+        Limits::default(),
+    );
+    attribute(&worker, 1, &heavy);
+    std::thread::sleep(Duration::from_millis(300));
+    render(&worker, 2, &heavy);
+    let mut replies: Vec<Reply> = (0..2).map(|_| next(&worker)).collect();
+    replies.sort_by_key(|reply| reply.generation);
+    let kind = replies[0].result.as_ref().err().map(|err| err.kind);
+    assert_eq!(kind, Some(RenderErrorKind::Cancelled), "{:?}", replies[0]);
+    assert!(matches!(replies[1].result, Ok(Output::Rendered(_))));
+}
