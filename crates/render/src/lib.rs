@@ -107,6 +107,7 @@ mod pyrepr;
 mod pystr;
 mod pytype;
 pub(crate) mod rewrite;
+mod scalars;
 mod scope;
 mod scopes;
 mod sized;

@@ -34,18 +34,31 @@ pub struct MeteredAllocator;
 
 static INSTALLED: AtomicBool = AtomicBool::new(false);
 
-thread_local! {
+/// This thread's counters, kept together so that each allocation reaches them with one
+/// thread-local access (the allocator runs on every `malloc` and `free` of a render).
+struct Meter {
     /// Bytes allocated minus bytes freed on this thread.
-    static LIVE: Cell<isize> = const { Cell::new(0) };
-    /// The highest [`LIVE`] since [`reset_thread_peak`].
-    static PEAK: Cell<isize> = const { Cell::new(0) };
-    /// Hard cap on [`LIVE`] for a chatplate render thread (0: none).
-    static HARD_CAP: Cell<isize> = const { Cell::new(0) };
+    live: Cell<isize>,
+    /// The highest `live` since [`reset_thread_peak`].
+    peak: Cell<isize>,
+    /// Hard cap on `live` for a chatplate render thread (0: none).
+    hard_cap: Cell<isize>,
     /// Where to report that the hard cap was hit (a render's stop flag).
-    static ON_CAP: Cell<*const AtomicU8> = const { Cell::new(std::ptr::null()) };
+    on_cap: Cell<*const AtomicU8>,
 }
 
-/// The value written to the [`ON_CAP`] flag when the hard cap is hit.
+thread_local! {
+    static METER: Meter = const {
+        Meter {
+            live: Cell::new(0),
+            peak: Cell::new(0),
+            hard_cap: Cell::new(0),
+            on_cap: Cell::new(std::ptr::null()),
+        }
+    };
+}
+
+/// The value written to the `on_cap` flag when the hard cap is hit.
 pub(crate) const STOPPED_AT_CAP: u8 = u8::MAX;
 
 unsafe impl GlobalAlloc for MeteredAllocator {
@@ -78,11 +91,13 @@ fn grow(bytes: usize) {
     if !INSTALLED.load(Ordering::Relaxed) {
         INSTALLED.store(true, Ordering::Relaxed);
     }
-    let _ = LIVE.try_with(|live| {
-        let now = live.get().saturating_add(bytes as isize);
-        live.set(now);
-        let _ = PEAK.try_with(|peak| peak.set(peak.get().max(now)));
-        let cap = HARD_CAP.try_with(Cell::get).unwrap_or(0);
+    let _ = METER.try_with(|meter| {
+        let now = meter.live.get().saturating_add(bytes as isize);
+        meter.live.set(now);
+        if now > meter.peak.get() {
+            meter.peak.set(now);
+        }
+        let cap = meter.hard_cap.get();
         if cap > 0 && now > cap {
             park_for_good();
         }
@@ -90,14 +105,20 @@ fn grow(bytes: usize) {
 }
 
 fn shrink(bytes: usize) {
-    let _ = LIVE.try_with(|live| live.set(live.get().saturating_sub(bytes as isize)));
+    let _ = METER.try_with(|meter| {
+        meter
+            .live
+            .set(meter.live.get().saturating_sub(bytes as isize))
+    });
 }
 
 /// The render thread went over its hard cap inside MiniJinja: report it and never
 /// return (returning would mean allocating; failing would abort the process).
 #[cold]
 fn park_for_good() -> ! {
-    let flag = ON_CAP.try_with(Cell::get).unwrap_or(std::ptr::null());
+    let flag = METER
+        .try_with(|meter| meter.on_cap.get())
+        .unwrap_or(std::ptr::null());
     if !flag.is_null() {
         // SAFETY: set by `watch_this_thread` from an `Arc` the render thread keeps alive
         // for as long as it runs, and this thread never returns from here.
@@ -116,18 +137,19 @@ pub fn is_metered() -> bool {
 
 /// Bytes allocated minus bytes freed on this thread so far (0 when not metered).
 pub fn thread_live_bytes() -> isize {
-    LIVE.try_with(Cell::get).unwrap_or(0)
+    METER.try_with(|meter| meter.live.get()).unwrap_or(0)
 }
 
 /// The most this thread held since the last [`reset_thread_peak`], counted like
 /// [`thread_live_bytes`] (for measuring what a render on this thread needed).
 pub fn thread_peak_bytes() -> isize {
-    PEAK.try_with(Cell::get).unwrap_or(0)
+    METER.try_with(|meter| meter.peak.get()).unwrap_or(0)
 }
 
 /// Starts a new peak measurement at what this thread holds now.
 pub fn reset_thread_peak() {
-    let _ = PEAK.try_with(|peak| peak.set(thread_live_bytes()));
+    let live = thread_live_bytes();
+    let _ = METER.try_with(|meter| meter.peak.set(live));
 }
 
 /// Makes this thread a render thread with a hard cap: past `cap` live bytes (counted
@@ -135,12 +157,16 @@ pub fn reset_thread_peak() {
 /// must outlive the thread (keep the `Arc` it lives in on this thread's stack).
 pub(super) fn watch_this_thread(cap: usize, flag: &AtomicU8) {
     let limit = thread_live_bytes().saturating_add(isize::try_from(cap).unwrap_or(isize::MAX));
-    let _ = ON_CAP.try_with(|f| f.set(flag as *const AtomicU8));
-    let _ = HARD_CAP.try_with(|c| c.set(limit.max(1)));
+    let _ = METER.try_with(|meter| {
+        meter.on_cap.set(flag as *const AtomicU8);
+        meter.hard_cap.set(limit.max(1));
+    });
 }
 
 /// Ends [`watch_this_thread`] (the render finished normally).
 pub(super) fn unwatch_this_thread() {
-    let _ = HARD_CAP.try_with(|c| c.set(0));
-    let _ = ON_CAP.try_with(|f| f.set(std::ptr::null()));
+    let _ = METER.try_with(|meter| {
+        meter.hard_cap.set(0);
+        meter.on_cap.set(std::ptr::null());
+    });
 }

@@ -22,7 +22,9 @@
 //! * **Assignments**: the value of every `{% set ns.attr = value %}` passes through a
 //!   helper ([`super::loops`]) that refuses a namespace inside a namespace (which could
 //!   contain itself) and lists too large to ever materialise; every other `{% set %}`
-//!   value through one that refuses only the too-large lists.
+//!   value through one that refuses only the too-large lists. A value that is plainly a
+//!   scalar (`true`, `''`, `a ~ b`, `a == b`: see [`super::scalars`]) can be neither, and
+//!   is left as it is.
 //! * **`in` and `not in`** go through a helper ([`super::membership`]) that raises
 //!   Python's `TypeError` where Python cannot test membership (`'a' in none`).
 //! * **Slices** (`base[start:stop:step]`) go through a helper ([`super::slices`]) that
@@ -180,15 +182,20 @@ fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
             if let Some(equals) = cx.source.get(target_end..).and_then(|t| t.find('=')) {
                 start = start.max(target_end + equals + 1);
             }
-            let helper = match s.target {
-                Expr::GetAttr(_) => cx.helpers.namespace_value(),
-                _ => cx.helpers.set_value(),
-            };
-            cx.edits.push(Edit {
-                start,
-                end,
-                kind: EditKind::Wrap(helper),
-            });
+            // A value that is plainly a string, number, boolean or none can be neither a
+            // namespace nor a list, so it needs no check (this skips a helper call per
+            // `{% set ns.found = true %}` in a template's loops).
+            if !super::scalars::is_plain_scalar(&s.expr) {
+                let helper = match s.target {
+                    Expr::GetAttr(_) => cx.helpers.namespace_value(),
+                    _ => cx.helpers.set_value(),
+                };
+                cx.edits.push(Edit {
+                    start,
+                    end,
+                    kind: EditKind::Wrap(helper),
+                });
+            }
             walk_expr(&s.expr, cx)
         }
         Stmt::SetBlock(s) => walk_stmts(&s.body, cx),

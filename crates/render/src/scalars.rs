@@ -1,0 +1,91 @@
+//! Expressions whose value is plainly a scalar (a string, number, boolean or none),
+//! whatever the variables hold, so the rewrite ([`super::rewrite`]) can leave them
+//! without the helper call that guards values which could be containers.
+
+use minijinja::machinery::ast::{BinOpKind, Expr, UnaryOpKind};
+use minijinja::value::ValueKind;
+
+/// Whether `expr` always evaluates to a string, number, boolean or none (or fails):
+/// a scalar literal, a comparison or test, `not`, a `~` concatenation, or a filter
+/// that always returns a string or a number.
+pub(crate) fn is_plain_scalar(expr: &Expr) -> bool {
+    match expr {
+        Expr::Const(c) => !matches!(
+            c.value.kind(),
+            ValueKind::Seq | ValueKind::Map | ValueKind::Iterable | ValueKind::Plain
+        ),
+        Expr::Compare(_) | Expr::Test(_) => true,
+        Expr::UnaryOp(u) => matches!(u.op, UnaryOpKind::Not),
+        Expr::BinOp(b) => matches!(
+            b.op,
+            BinOpKind::Concat
+                | BinOpKind::Eq
+                | BinOpKind::Ne
+                | BinOpKind::Lt
+                | BinOpKind::Lte
+                | BinOpKind::Gt
+                | BinOpKind::Gte
+        ),
+        Expr::Filter(f) => matches!(
+            f.name,
+            "length" | "count" | "int" | "float" | "string" | "trim" | "tojson" | "lower" | "upper"
+        ),
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use minijinja::machinery::ast::Stmt;
+
+    use super::is_plain_scalar;
+
+    /// Whether the value of the template's only `{% set %}` is plainly a scalar.
+    fn set_value_is_scalar(source: &str) -> bool {
+        let ast = minijinja::machinery::parse(source, "t", Default::default()).unwrap();
+        let Stmt::Template(template) = &ast else {
+            panic!("not a template")
+        };
+        match &template.children[0] {
+            Stmt::Set(set) => is_plain_scalar(&set.expr),
+            other => panic!("not a set: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn literals_comparisons_and_concatenations_are_scalars() {
+        for source in [
+            "{% set x = true %}",
+            "{% set x = '' %}",
+            "{% set x = none %}",
+            "{% set x = 1.5 %}",
+            "{% set ns.found = false %}",
+            "{% set x = a == b %}",
+            "{% set x = a < b < c %}",
+            "{% set x = a is defined %}",
+            "{% set x = not a %}",
+            "{% set x = a ~ b %}",
+            "{% set x = a|length %}",
+        ] {
+            assert!(set_value_is_scalar(source), "{source}");
+        }
+    }
+
+    #[test]
+    fn anything_that_could_be_a_container_is_not() {
+        for source in [
+            "{% set x = a %}",
+            "{% set x = a.b %}",
+            "{% set x = [1, 2] %}",
+            "{% set x = (1, 2) %}",
+            "{% set x = a + b %}",
+            "{% set x = a and b %}",
+            "{% set x = a|sum(start=[]) %}",
+            "{% set x = a if b else c %}",
+            "{% set x = a.split(',') %}",
+            "{% set x = -a %}",
+        ] {
+            assert!(!set_value_is_scalar(source), "{source}");
+        }
+    }
+}
