@@ -3,7 +3,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Stdio};
+use std::process::Child;
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
@@ -74,23 +74,21 @@ struct Watching {
 
 impl Watching {
     fn start(dir: &Path) -> Self {
-        let mut child = command(&["check", "--watch"], dir)
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
+        // Both streams go into one pipe, so lines arrive in the order the program wrote them
+        // (two pipes read by two threads would interleave stderr's "watching" line with
+        // stdout's report at random).
+        let (reader, writer) = std::io::pipe().expect("a pipe");
+        let child = command(&["check", "--watch"], dir)
+            .stdout(writer.try_clone().expect("a pipe"))
+            .stderr(writer)
             .spawn()
             .expect("chatplate starts");
         let (send, lines) = mpsc::channel();
-        for stream in [
-            Box::new(child.stdout.take().unwrap()) as Box<dyn std::io::Read + Send>,
-            Box::new(child.stderr.take().unwrap()),
-        ] {
-            let send = send.clone();
-            std::thread::spawn(move || {
-                for line in BufReader::new(stream).lines().map_while(Result::ok) {
-                    let _ = send.send(line);
-                }
-            });
-        }
+        std::thread::spawn(move || {
+            for line in BufReader::new(reader).lines().map_while(Result::ok) {
+                let _ = send.send(line);
+            }
+        });
         Watching { child, lines }
     }
 
