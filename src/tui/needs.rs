@@ -74,8 +74,13 @@ pub fn warnings(message: &Message, info: &TemplateInfo) -> Vec<String> {
 
 impl App {
     /// What to change in message `index` for the session's template (empty until the
-    /// template's probe answers arrived).
+    /// template's probe answers arrived, and while the template is missing).
     pub fn needs(&self, index: usize) -> Vec<String> {
+        // A missing template's placeholder is an empty source: its probe answers
+        // ("no system role", ...) say nothing about the template the session names.
+        if self.workspace.missing_label().is_some() {
+            return Vec::new();
+        }
         let badges = &self.templates.badges;
         let info = badges.info(&self.workspace.template.source);
         match (info, self.workspace.session.messages.get(index)) {

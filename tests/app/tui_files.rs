@@ -282,3 +282,20 @@ fn the_restore_question_keeps_its_keys_visible_with_a_long_template_path() {
         );
     }
 }
+
+#[test]
+fn a_missing_template_gives_no_warnings_on_the_conversation() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = saved_session(dir.path());
+    let mut session = Session::load(&file).unwrap();
+    session.template = TemplateRef::Path("gone.jinja".into());
+    session.save(&file).unwrap();
+    let mut app = app_on(&file, dir.path());
+    app.settle();
+    let system = (app.workspace().session.messages.iter())
+        .position(|m| m.role() == "system")
+        .expect("the example has a system message");
+    // The placeholder (an empty template) shows no system message; that says nothing
+    // about gone.jinja.
+    assert!(app.needs(system).is_empty(), "{:?}", app.needs(system));
+}
