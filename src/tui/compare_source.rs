@@ -16,6 +16,7 @@ use chatplate_core::worker::{Job, Output, Reply};
 use super::app::App;
 use super::comparison::SideChoice;
 use super::dialog::{InputDialog, InputKind, Overlay};
+use super::open_dialog::could_not_open;
 
 /// What a typed side waits for from the worker.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -104,7 +105,7 @@ impl App {
             },
             Ok(_) => return false,
             Err(err) => {
-                self.warn(format!("could not open {typed_text}: {}", err.message));
+                self.warn(could_not_open(&typed_text, &err.message));
                 return true;
             }
         };
@@ -121,7 +122,7 @@ impl App {
                 });
                 self.request_sides();
             }
-            Err(err) => self.warn(format!("could not open {typed_text}: {err}")),
+            Err(err) => self.warn(could_not_open(&typed_text, &err.to_string())),
         }
         true
     }

@@ -35,6 +35,15 @@ pub struct Opening {
     pub recent: Vec<String>,
 }
 
+/// "could not open TEXT: WHY", without TEXT twice when WHY already starts with it (most
+/// errors name the path), so the reason fits a narrow status line.
+pub(super) fn could_not_open(text: &str, why: &str) -> String {
+    let why = why.strip_prefix(text).map_or(why, |rest| {
+        rest.trim_start_matches(|c: char| c == ':' || c.is_whitespace())
+    });
+    format!("could not open {text}: {why}")
+}
+
 impl App {
     /// A new, empty, untitled session on the current template (the event loop makes its
     /// workspace: naming its recovery file looks at the template file's path).
@@ -114,7 +123,7 @@ impl App {
         match reply.result {
             Ok(Output::Opened(opened)) => effects.extend(self.opened(&text, *opened)),
             Ok(_) => {}
-            Err(err) => self.warn(format!("could not open {text}: {}", err.message)),
+            Err(err) => self.warn(could_not_open(&text, &err.message)),
         }
         // Not from a key, so the event loop would not send the new render until its next
         // wake-up: send it now.
@@ -161,7 +170,7 @@ impl App {
                     self.warn(notes);
                 }
             }
-            Err(err) => self.warn(format!("could not open {text}: {err}")),
+            Err(err) => self.warn(could_not_open(text, &err.to_string())),
         }
     }
 
@@ -216,5 +225,22 @@ impl App {
         }
         self.templates.cursor = cursor;
         true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::could_not_open;
+
+    #[test]
+    fn the_path_is_named_once() {
+        assert_eq!(
+            could_not_open("/nope/x.jinja", "/nope/x.jinja: no such file"),
+            "could not open /nope/x.jinja: no such file"
+        );
+        assert_eq!(
+            could_not_open("@v9", "no such revision"),
+            "could not open @v9: no such revision"
+        );
     }
 }
