@@ -8,6 +8,8 @@ mod common;
 mod e2e_support;
 #[path = "../hf_support/mod.rs"]
 mod hf_support;
+#[path = "../llama_support/mod.rs"]
+mod llama_support;
 #[cfg(feature = "tokens")]
 #[path = "../tokens_support/mod.rs"]
 mod tokens_support;

@@ -1,6 +1,5 @@
-//! A real llama-server for the app's tests (the CLI's `compare_llama` starts its own the
-//! same way): the binary and tiny GGUF from scripts/build_llama_server.sh
-//! (target/llama-server, or `CHATPLATE_LLAMA_SERVER` / `CHATPLATE_LLAMA_GGUF`), started on
+//! A real llama-server for the app's and the CLI's tests: the binary and tiny GGUF from
+//! scripts/build_llama_server.sh (target/llama-server, or `CHATPLATE_LLAMA_SERVER` / `CHATPLATE_LLAMA_GGUF`), started on
 //! a free port and killed by a guard when the test ends.
 
 #![allow(dead_code)]
