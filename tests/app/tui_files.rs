@@ -12,29 +12,11 @@ use chatplate::tui::app::App;
 use chatplate::tui::dialog::{Confirm, Overlay};
 use chatplate::tui::disk::recovery_path;
 use chatplate::tui::driver::{self, apply, press};
-use chatplate::tui::startup::{open, open_session};
+use chatplate::tui::startup::open;
 use chatplate::tui::TuiOptions;
-use chatplate_core::catalog;
 use chatplate_core::session::{Session, TemplateRef};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
-use tui_support::{example_app, key, type_text};
-
-fn app_on(file: &Path, sessions: &Path) -> App {
-    let (workspace, _) = open_session(file, sessions).unwrap();
-    let mut app = App::new(workspace, catalog::bundled());
-    tui_support::start(&mut app);
-    app.settle();
-    app
-}
-
-fn saved_session(dir: &Path) -> std::path::PathBuf {
-    let file = dir.join("w.json");
-    let template = catalog::default_template();
-    chatplate::tui::conversation::example_session(template.reference(dir))
-        .save(&file)
-        .unwrap();
-    file
-}
+use tui_support::{app_on_file, example_app, key, saved_example, type_text};
 
 /// Long enough after the last change for the autosave to be due.
 fn later() -> Instant {
@@ -44,14 +26,14 @@ fn later() -> Instant {
 #[test]
 fn a_kept_recovery_file_is_never_overwritten() {
     let dir = tempfile::tempdir().unwrap();
-    let file = saved_session(dir.path());
-    let mut first = app_on(&file, dir.path());
+    let file = saved_example(dir.path());
+    let mut first = app_on_file(&file, dir.path());
     first.update(Action::Message(MessageAction::CycleRole));
     driver::emergency_save(&mut first).unwrap();
     let kept = dir.path().join("w.recovery.json");
     let kept_bytes = std::fs::read(&kept).unwrap();
 
-    let mut second = app_on(&file, dir.path());
+    let mut second = app_on_file(&file, dir.path());
     assert!(matches!(
         second.overlay(),
         Some(Overlay::Confirm(Confirm::Restore(_)))
@@ -64,7 +46,7 @@ fn a_kept_recovery_file_is_never_overwritten() {
     assert_eq!(Session::load(&own).unwrap().messages.len(), 5);
 
     // The next run offers the newest and counts the other.
-    let third = app_on(&file, dir.path());
+    let third = app_on_file(&file, dir.path());
     let Some(Overlay::Confirm(Confirm::Restore(found))) = third.overlay() else {
         panic!("no restore question")
     };
@@ -75,13 +57,13 @@ fn a_kept_recovery_file_is_never_overwritten() {
 #[test]
 fn discarding_offers_the_next_recovery_file_and_restoring_adopts_it() {
     let dir = tempfile::tempdir().unwrap();
-    let file = saved_session(dir.path());
+    let file = saved_example(dir.path());
     for (name, role) in [("w.recovery.json", "user"), ("w~2.recovery.json", "tool")] {
         let mut session = Session::load(&file).unwrap();
         session.messages[0].0.insert("role".into(), role.into());
         session.save(&dir.path().join(name)).unwrap();
     }
-    let mut app = app_on(&file, dir.path());
+    let mut app = app_on_file(&file, dir.path());
     let offered = |app: &App| match app.overlay() {
         Some(Overlay::Confirm(Confirm::Restore(found))) => Some(found.path.clone()),
         _ => None,
@@ -135,8 +117,8 @@ fn untitled_recovery_is_keyed_to_the_template_opened() {
 #[test]
 fn a_session_changed_on_disk_asks_and_reload_takes_the_disk_version() {
     let dir = tempfile::tempdir().unwrap();
-    let file = saved_session(dir.path());
-    let mut app = app_on(&file, dir.path());
+    let file = saved_example(dir.path());
+    let mut app = app_on_file(&file, dir.path());
     app.update(Action::Message(MessageAction::CycleRole));
     let mut theirs = Session::load(&file).unwrap();
     theirs.messages[0].0["content"] = "theirs".into();
@@ -172,11 +154,11 @@ fn a_session_changed_on_disk_asks_and_reload_takes_the_disk_version() {
 #[test]
 fn a_missing_template_renders_nothing_and_is_picked_up_when_it_appears() {
     let dir = tempfile::tempdir().unwrap();
-    let file = saved_session(dir.path());
+    let file = saved_example(dir.path());
     let mut session = Session::load(&file).unwrap();
     session.template = TemplateRef::Path("later.jinja".into());
     session.save(&file).unwrap();
-    let mut app = app_on(&file, dir.path());
+    let mut app = app_on_file(&file, dir.path());
     assert!(app.workspace().missing_template.is_some());
     let err = app
         .preview()
@@ -273,7 +255,7 @@ fn the_restore_question_keeps_its_keys_visible_with_a_long_template_path() {
     session.save(&file).unwrap();
     session.messages.clear();
     session.save(&dir.path().join("w.recovery.json")).unwrap();
-    let mut app = app_on(&file, dir.path());
+    let mut app = app_on_file(&file, dir.path());
     for (width, height) in [(80, 24), (120, 40)] {
         let screen = tui_support::screen(&mut app, width, height);
         assert!(
@@ -286,11 +268,11 @@ fn the_restore_question_keeps_its_keys_visible_with_a_long_template_path() {
 #[test]
 fn a_missing_template_gives_no_warnings_on_the_conversation() {
     let dir = tempfile::tempdir().unwrap();
-    let file = saved_session(dir.path());
+    let file = saved_example(dir.path());
     let mut session = Session::load(&file).unwrap();
     session.template = TemplateRef::Path("gone.jinja".into());
     session.save(&file).unwrap();
-    let mut app = app_on(&file, dir.path());
+    let mut app = app_on_file(&file, dir.path());
     app.settle();
     let system = (app.workspace().session.messages.iter())
         .position(|m| m.role() == "system")

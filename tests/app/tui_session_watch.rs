@@ -3,34 +3,14 @@
 
 #![cfg(feature = "tui")]
 
-use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::tui_support;
+use crate::tui_support::{self, app_on_file, saved_example};
 use chatplate::tui::action::{Action, DialogAction, MessageAction};
 use chatplate::tui::app::App;
 use chatplate::tui::dialog::{Confirm, Overlay};
 use chatplate::tui::driver::{self, apply};
-use chatplate::tui::startup::open_session;
-use chatplate_core::catalog;
 use chatplate_core::session::Session;
-
-fn app_on(file: &Path, sessions: &Path) -> App {
-    let (workspace, _) = open_session(file, sessions).unwrap();
-    let mut app = App::new(workspace, catalog::bundled());
-    tui_support::start(&mut app);
-    app.settle();
-    app
-}
-
-fn saved_session(dir: &Path) -> std::path::PathBuf {
-    let file = dir.join("w.json");
-    let template = catalog::default_template();
-    chatplate::tui::conversation::example_session(template.reference(dir))
-        .save(&file)
-        .unwrap();
-    file
-}
 
 /// The watch's next look (its interval is shorter than this).
 fn look(app: &mut App, after: u64) {
@@ -40,8 +20,8 @@ fn look(app: &mut App, after: u64) {
 #[test]
 fn another_programs_change_is_asked_about_at_once_and_reload_takes_it() {
     let dir = tempfile::tempdir().unwrap();
-    let file = saved_session(dir.path());
-    let mut app = app_on(&file, dir.path());
+    let file = saved_example(dir.path());
+    let mut app = app_on_file(&file, dir.path());
     look(&mut app, 1);
     assert_eq!(app.overlay(), None, "nothing changed");
     let mut theirs = Session::load(&file).unwrap();
@@ -61,8 +41,8 @@ fn another_programs_change_is_asked_about_at_once_and_reload_takes_it() {
 #[test]
 fn the_apps_own_save_is_not_a_change() {
     let dir = tempfile::tempdir().unwrap();
-    let file = saved_session(dir.path());
-    let mut app = app_on(&file, dir.path());
+    let file = saved_example(dir.path());
+    let mut app = app_on_file(&file, dir.path());
     look(&mut app, 1);
     app.update(Action::Message(MessageAction::CycleRole));
     apply(&mut app, Action::Save);
@@ -75,12 +55,12 @@ fn the_apps_own_save_is_not_a_change() {
 fn the_restore_question_shows_what_differs_from_the_saved_file() {
     use chatplate::tui::action::Pane;
     let dir = tempfile::tempdir().unwrap();
-    let file = saved_session(dir.path());
-    let mut first = app_on(&file, dir.path());
+    let file = saved_example(dir.path());
+    let mut first = app_on_file(&file, dir.path());
     first.update(Action::Focus(Pane::Messages));
     first.update(Action::Message(MessageAction::CycleRole));
     driver::emergency_save(&mut first).unwrap();
-    let mut second = app_on(&file, dir.path());
+    let mut second = app_on_file(&file, dir.path());
     let Some(Overlay::Confirm(Confirm::Restore(found))) = second.overlay() else {
         panic!("no restore question")
     };

@@ -36,6 +36,26 @@ pub fn app_for(session: Session, dir: &Path) -> App {
     app
 }
 
+/// An app on the session saved at `file` (opened as the app opens it), sessions going to
+/// `sessions`.
+pub fn app_on_file(file: &Path, sessions: &Path) -> App {
+    let (workspace, _) = chatplate::tui::startup::open_session(file, sessions).unwrap();
+    let mut app = App::new(workspace, catalog::bundled());
+    start(&mut app);
+    app.settle();
+    app
+}
+
+/// The example session on the default template, saved as `dir/w.json`; its path.
+pub fn saved_example(dir: &Path) -> std::path::PathBuf {
+    let file = dir.join("w.json");
+    let template = catalog::default_template();
+    example_session(template.reference(dir))
+        .save(&file)
+        .unwrap();
+    file
+}
+
 /// The file work the event loop does before the first frame (the look for recovery
 /// files an earlier run left).
 pub fn start(app: &mut App) {
