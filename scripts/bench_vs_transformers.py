@@ -101,7 +101,8 @@ class Case:
     def hf_jinja(self, iterations):
         """(median render in seconds, prompt) from @huggingface/jinja, or None when Node or
         the package is missing."""
-        case_file = self.path.with_suffix(".hf-jinja.json")
+        # Not a .json file: `chatplate check` on OUT would take it for a fixture.
+        case_file = self.path.with_suffix(".hf-jinja-input")
         if not case_file.exists():
             context = {"messages": self.messages, "tools": TOOLS, "add_generation_prompt": True, **self.tokens}
             case_file.write_text(json.dumps({"template": self.source, "context": context}, ensure_ascii=False))
@@ -292,6 +293,17 @@ def check_throughput(rounds):
     ]
 
 
+def load_average():
+    """The 1-minute load average (BENCHMARKS.md publishes figures only below 1.5)."""
+    return float(Path("/proc/loadavg").read_text().split()[0])
+
+
+def machine_line(load_before, load_after):
+    quiet = "quiet" if max(load_before, load_after) < 1.5 else "NOT QUIET: do not publish"
+    return (f"Measured {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())} on {os.cpu_count()} cores, "
+            f"release build; load average (1 min) {load_before:.2f} before and {load_after:.2f} after ({quiet}).")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
@@ -306,9 +318,12 @@ def main():
         return corpus_python(args.corpus_python)
     if args.check_only:
         return print("\n".join(["| Corpus check | Time | Memory |", "|---|---:|---:|", *check_throughput(args.rounds)]))
+    load_before = load_average()
+    if load_before >= 1.5:
+        print(f"load average {load_before:.2f}: the figures will not be publishable (BENCHMARKS.md)", file=sys.stderr)
     ctu.datetime = FixedClock
     OUT.mkdir(parents=True, exist_ok=True)
-    for old in OUT.glob("*.json"):
+    for old in [*OUT.glob("*.json"), *OUT.glob("*.hf-jinja-input")]:
         old.unlink()
     skip = set(filter(None, args.skip.split(",")))
     cases = [Case(m, int(n)) for m in args.models.split(",") for n in args.sizes.split(",") if f"{m}:{n}" not in skip]
@@ -349,6 +364,7 @@ def main():
             f"| {ratio_text(r['hf_jinja'], r['chatplate'][:len(r['hf_jinja'])])} |")
     lines += ["", "| Corpus check | Time | Memory |", "|---|---:|---:|"]
     lines += check_throughput(min(args.rounds, 5))
+    lines = [machine_line(load_before, load_average()), "", *lines]
     table = "\n".join(lines)
     (OUT / "results.md").write_text(table + "\n")
     print(table)
