@@ -184,7 +184,10 @@ impl<I: Iterator<Item = Value>> Iterator for Checked<I> {
 /// keep (see the module docs).
 fn namespace_value(state: &State, value: Value) -> Result<Value, Error> {
     scope::tick(Some(state))?;
-    check_storable(state, &value)?;
+    // Most namespace values are strings, numbers and flags: nothing to walk.
+    if is_container(&value) {
+        check_storable(state, &value)?;
+    }
     materialize(state, value)
 }
 

@@ -5,9 +5,49 @@
 use minijinja::machinery::ast::{BinOpKind, Expr, UnaryOpKind};
 use minijinja::value::ValueKind;
 
+/// String methods (and their namesakes on other values) that give a string or a boolean,
+/// or fail: no value a template can reach has a method of one of these names that
+/// returns a container (a dict's `get` could, so it is not here).
+const STRING_METHODS: &[&str] = &[
+    "strip",
+    "lstrip",
+    "rstrip",
+    "lower",
+    "upper",
+    "title",
+    "capitalize",
+    "replace",
+    "startswith",
+    "endswith",
+];
+
+/// Filters that always return a string or a number (or fail).
+const SCALAR_FILTERS: &[&str] = &[
+    "length",
+    "count",
+    "int",
+    "float",
+    "string",
+    "trim",
+    "tojson",
+    "lower",
+    "upper",
+    "join",
+    "replace",
+    "capitalize",
+    "title",
+    "indent",
+    "center",
+    "truncate",
+    "striptags",
+    "wordcount",
+    "round",
+];
+
 /// Whether `expr` always evaluates to a string, number, boolean or none (or fails):
-/// a scalar literal, a comparison or test, `not`, a `~` concatenation, or a filter
-/// that always returns a string or a number.
+/// a scalar literal, a comparison or test, `not`, a `~` concatenation, arithmetic other
+/// than `+` and `*` (which also join and repeat lists), a string method call, or a
+/// filter that always returns a string or a number.
 pub(crate) fn is_plain_scalar(expr: &Expr) -> bool {
     match expr {
         Expr::Const(c) => !matches!(
@@ -25,11 +65,17 @@ pub(crate) fn is_plain_scalar(expr: &Expr) -> bool {
                 | BinOpKind::Lte
                 | BinOpKind::Gt
                 | BinOpKind::Gte
+                | BinOpKind::Sub
+                | BinOpKind::Div
+                | BinOpKind::FloorDiv
+                | BinOpKind::Rem
+                | BinOpKind::Pow
         ),
-        Expr::Filter(f) => matches!(
-            f.name,
-            "length" | "count" | "int" | "float" | "string" | "trim" | "tojson" | "lower" | "upper"
-        ),
+        Expr::Filter(f) => SCALAR_FILTERS.contains(&f.name),
+        Expr::Call(call) => match &call.expr {
+            Expr::GetAttr(attr) => STRING_METHODS.contains(&attr.name),
+            _ => false,
+        },
         _ => false,
     }
 }
@@ -66,6 +112,10 @@ mod tests {
             "{% set x = not a %}",
             "{% set x = a ~ b %}",
             "{% set x = a|length %}",
+            "{% set x = (a|length - 1) - loop.index0 %}",
+            "{% set x = a // 2 %}",
+            "{% set x = a.split('</think>')[-1].lstrip('\\n') %}",
+            "{% set x = a|join(', ') %}",
         ] {
             assert!(set_value_is_scalar(source), "{source}");
         }
@@ -84,6 +134,10 @@ mod tests {
             "{% set x = a if b else c %}",
             "{% set x = a.split(',') %}",
             "{% set x = -a %}",
+            "{% set x = a * 2 %}",
+            "{% set x = a.get('b') %}",
+            "{% set x = a.strip %}",
+            "{% set x = strip() %}",
         ] {
             assert!(!set_value_is_scalar(source), "{source}");
         }
