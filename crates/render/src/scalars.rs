@@ -80,11 +80,67 @@ pub(crate) fn is_plain_scalar(expr: &Expr) -> bool {
     }
 }
 
+/// Whether a plain `{% set name = expr %}` can store `expr` without the helper's check:
+/// a plain scalar, or a lookup in a variable (`message.content`,
+/// `messages[i]['role']`; `{% set x = message.content %}` runs on every turn). A
+/// lookup gives a value that already sits in a container: a huge list there can be
+/// used as well without assigning it (the loop and filter checkpoints bound what is
+/// done with it), so a check here would bound nothing new. A bare variable is still
+/// checked: a macro's argument or a loop's item can be a lazy list (`m(a + b)`), which
+/// the helper stores as a list. Namespace attributes are always checked.
+pub(crate) fn needs_no_set_check(expr: &Expr) -> bool {
+    is_plain_scalar(expr)
+        || match expr {
+            Expr::GetAttr(attr) => is_lookup(&attr.expr),
+            Expr::GetItem(item) => is_lookup(&item.expr),
+            _ => false,
+        }
+}
+
+/// `name`, `name.attr` or `name[key]`, chained.
+fn is_lookup(expr: &Expr) -> bool {
+    match expr {
+        Expr::Var(_) => true,
+        Expr::GetAttr(attr) => is_lookup(&attr.expr),
+        Expr::GetItem(item) => is_lookup(&item.expr),
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use minijinja::machinery::ast::Stmt;
 
-    use super::is_plain_scalar;
+    use super::{is_plain_scalar, needs_no_set_check};
+
+    /// The value of the template's only `{% set %}`.
+    fn set_value_passes(source: &str, test: fn(&minijinja::machinery::ast::Expr) -> bool) -> bool {
+        let ast = minijinja::machinery::parse(source, "t", Default::default()).unwrap();
+        let Stmt::Template(template) = &ast else {
+            panic!("not a template")
+        };
+        match &template.children[0] {
+            Stmt::Set(set) => test(&set.expr),
+            other => panic!("not a set: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn lookups_on_variables_need_no_set_check() {
+        for source in ["{% set x = a.b %}", "{% set x = a[0]['b'].c %}"] {
+            assert!(set_value_passes(source, needs_no_set_check), "{source}");
+        }
+        for source in [
+            "{% set x = a.b() %}",
+            "{% set x = (a + b).c %}",
+            "{% set x = a[1:] %}",
+            "{% set x = f(a).b %}",
+            "{% set x = a + b %}",
+            "{% set x = a %}",
+        ] {
+            assert!(!set_value_passes(source, needs_no_set_check), "{source}");
+        }
+    }
 
     /// Whether the value of the template's only `{% set %}` is plainly a scalar.
     fn set_value_is_scalar(source: &str) -> bool {
