@@ -16,18 +16,16 @@ use super::traced::Probe;
 /// An insertion-ordered dict built from JSON.
 #[derive(Debug)]
 pub(crate) struct PyDict {
-    keys: Vec<Value>,
-    values: Vec<Value>,
+    /// Keys and values side by side, as they were given: one allocation per dict.
+    entries: Vec<(Value, Value)>,
     /// A traced render's message: notes every look at it (see `traced`).
     probe: Option<Box<Probe>>,
 }
 
 impl PyDict {
     fn from_entries(entries: Vec<(Value, Value)>) -> Self {
-        let (keys, values) = entries.into_iter().unzip();
         PyDict {
-            keys,
-            values,
+            entries,
             probe: None,
         }
     }
@@ -45,6 +43,28 @@ impl PyDict {
             probe.reach();
         }
     }
+
+    /// The value under `key`, without noting a miss: `key in dict` makes no undefined
+    /// value, so it leaves no hint behind (see [`super::undefined`]).
+    pub(crate) fn find(&self, key: &Value) -> Option<&Value> {
+        self.looked_at();
+        match key.as_str() {
+            Some(wanted) => self.find_str(wanted),
+            None => self
+                .entries
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, value)| value),
+        }
+    }
+
+    /// The value under the string key `wanted` (a string key equals only a string).
+    fn find_str(&self, wanted: &str) -> Option<&Value> {
+        self.entries
+            .iter()
+            .find(|(k, _)| k.as_str() == Some(wanted))
+            .map(|(_, value)| value)
+    }
 }
 
 impl Object for PyDict {
@@ -53,26 +73,32 @@ impl Object for PyDict {
     }
 
     fn get_value(self: &Arc<Self>, key: &Value) -> Option<Value> {
-        self.looked_at();
-        let index = match key.as_str() {
-            Some(wanted) => self.keys.iter().position(|k| k.as_str() == Some(wanted)),
-            None => self.keys.iter().position(|k| k == key),
-        };
-        let Some(index) = index else {
+        let found = self.find(key).cloned();
+        if found.is_none() {
             super::undefined::note_miss(key, "dict object");
-            return None;
-        };
-        Some(self.values[index].clone())
+        }
+        found
+    }
+
+    /// `message.role` and `message['role']` arrive here: no temporary key value unless
+    /// the key is missing (the miss is noted with it).
+    fn get_value_by_str(self: &Arc<Self>, key: &str) -> Option<Value> {
+        self.looked_at();
+        let found = self.find_str(key).cloned();
+        if found.is_none() && super::undefined::noting() {
+            super::undefined::note_miss(&Value::from(key), "dict object");
+        }
+        found
     }
 
     fn enumerate(self: &Arc<Self>) -> Enumerator {
         self.looked_at();
-        Enumerator::Values(self.keys.clone())
+        Enumerator::Values(self.entries.iter().map(|(key, _)| key.clone()).collect())
     }
 
     fn enumerator_len(self: &Arc<Self>) -> Option<usize> {
         self.looked_at();
-        Some(self.keys.len())
+        Some(self.entries.len())
     }
 }
 

@@ -31,15 +31,18 @@ pub(crate) fn build(limits: Limits, helpers: &helpers::Helpers) -> Environment<'
     env.set_debug(false);
     env.set_auto_escape_callback(|_| minijinja::AutoEscape::None);
     env.set_formatter(|out, state, value| {
-        // Every `{{ }}` is a checkpoint where a stopped render ends.
-        scope::tick(Some(state))?;
         // Strings are written as they are; everything else the way Python's str() prints.
+        // Every `{{ }}` is a checkpoint where a stopped render ends: a string's is the
+        // write itself (`LimitedWriter` checks), anything else checks before printing.
         match value.as_str() {
             Some(text) if value.kind() == minijinja::value::ValueKind::String => {
                 out.write_str(text)?
             }
-            _ if value.is_undefined() => {}
-            _ => out.write_str(&pyrepr::to_str_in(Some(state), value)?)?,
+            _ if value.is_undefined() => scope::tick(Some(state))?,
+            _ => {
+                scope::tick(Some(state))?;
+                out.write_str(&pyrepr::to_str_in(Some(state), value)?)?
+            }
         }
         Ok(())
     });

@@ -33,7 +33,7 @@ impl CompiledTemplate {
         }
         let mut env = env.clone();
         env.set_debug(true);
-        undefined::reset();
+        undefined::start_noting();
         let mut output = LimitedWriter::new(self.inner.limits.max_output_bytes);
         let again = env.get_template(TEMPLATE_NAME).and_then(|template| {
             template
@@ -81,7 +81,7 @@ impl CompiledTemplate {
         let mut env = env.clone();
         lookups::register(&mut env);
         env.add_template_owned("diagnosis", text).ok()?;
-        undefined::reset();
+        undefined::start_noting();
         let mut output = LimitedWriter::new(self.inner.limits.max_output_bytes);
         let rendered = env
             .get_template("diagnosis")

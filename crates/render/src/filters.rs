@@ -179,6 +179,9 @@ fn length(state: &State, value: Value) -> Result<usize, Error> {
     }
     match value.kind() {
         ValueKind::String => Ok(value.as_str().unwrap_or_default().chars().count()),
+        // Lists and dicts (`messages|length` on every turn) are neither `None` nor
+        // generators, which are plain and iterable objects.
+        ValueKind::Seq | ValueKind::Map => value.len().ok_or_else(|| no_len(&value)),
         _ if is_python_none(&value) => Err(no_len(&value)),
         _ if is_generator(&value) => Err(no_len(&value)),
         _ => value.len().ok_or_else(|| no_len(&value)),

@@ -110,7 +110,11 @@ fn loop_iterable(state: &State, value: Value) -> Result<Value, Error> {
         Some(text) if value.kind() == ValueKind::String => Some(text.chars().count()),
         _ => value.len(),
     };
-    Ok(Value::from_object(LoopItems { items: value, len }))
+    Ok(Value::from_object(LoopItems {
+        items: value,
+        len,
+        traced: scope::traced(),
+    }))
 }
 
 /// A loop's iterable: the same items, with a known length for strings, checking at
@@ -119,6 +123,8 @@ fn loop_iterable(state: &State, value: Value) -> Result<Value, Error> {
 struct LoopItems {
     items: Value,
     len: Option<usize>,
+    /// Made in a traced render: tell each message dict the loop reaches it.
+    traced: bool,
 }
 
 impl Object for LoopItems {
@@ -132,6 +138,7 @@ impl Object for LoopItems {
                 items,
                 len: self.len,
                 stopped: false,
+                traced: self.traced,
             })),
             Err(_) => Enumerator::Empty,
         }
@@ -148,6 +155,7 @@ struct Checked<I> {
     items: I,
     len: Option<usize>,
     stopped: bool,
+    traced: bool,
 }
 
 impl<I: Iterator<Item = Value>> Iterator for Checked<I> {
@@ -165,8 +173,10 @@ impl<I: Iterator<Item = Value>> Iterator for Checked<I> {
         if let Some(item) = &item {
             self.len = self.len.map(|n| n.saturating_sub(1));
             // A traced render notes where loops reach each message.
-            if let Some(dict) = item.downcast_object_ref::<super::data::PyDict>() {
-                dict.reached();
+            if self.traced {
+                if let Some(dict) = item.downcast_object_ref::<super::data::PyDict>() {
+                    dict.reached();
+                }
             }
         }
         item
@@ -184,7 +194,10 @@ impl<I: Iterator<Item = Value>> Iterator for Checked<I> {
 /// keep (see the module docs).
 fn namespace_value(state: &State, value: Value) -> Result<Value, Error> {
     scope::tick(Some(state))?;
-    check_storable(state, &value)?;
+    // Most namespace values are strings, numbers and flags: nothing to walk.
+    if is_container(&value) {
+        check_storable(state, &value)?;
+    }
     materialize(state, value)
 }
 

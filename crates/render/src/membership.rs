@@ -126,7 +126,9 @@ fn python_contains(state: &State, needle: &Value, container: &Value) -> Result<b
 /// `needle in text`: a substring test, for strings only.
 fn in_string(needle: &Value, container: &Value) -> Result<bool, Error> {
     match (needle.as_str(), container.as_str()) {
-        (Some(part), Some(text)) if needle.kind() == ValueKind::String => Ok(text.contains(part)),
+        (Some(part), Some(text)) if needle.kind() == ValueKind::String => {
+            Ok(has_substring(text, part))
+        }
         _ => Err(raise(
             "TypeError",
             format!(
@@ -137,9 +139,38 @@ fn in_string(needle: &Value, container: &Value) -> Result<bool, Error> {
     }
 }
 
+/// Longest needle searched by a plain scan (at most this many comparisons per byte of
+/// the text); longer ones go to the standard library's two-way search.
+const SHORT_NEEDLE: usize = 16;
+
+/// Whether `part` occurs in `text`. Templates test short markers (`'</think>' in
+/// content`) on every message, where setting up the standard library's searcher costs
+/// more than scanning the text. Byte positions are enough: UTF-8 text matches a UTF-8
+/// needle only at character boundaries.
+fn has_substring(text: &str, part: &str) -> bool {
+    if part.len() > SHORT_NEEDLE {
+        return text.contains(part);
+    }
+    let (text, part) = (text.as_bytes(), part.as_bytes());
+    let Some((&first, rest)) = part.split_first() else {
+        return true;
+    };
+    let Some(last_start) = text.len().checked_sub(part.len()) else {
+        return false;
+    };
+    text[..=last_start]
+        .iter()
+        .enumerate()
+        .any(|(at, &byte)| byte == first && text[at + 1..at + part.len()] == *rest)
+}
+
 /// MiniJinja's membership test for dicts, lists and other iterables: a key lookup, or
 /// an equal item; `false` for other objects.
 fn in_container(state: &State, needle: &Value, container: &Value) -> Result<bool, Error> {
+    // Our dict answers without noting a miss: `in` makes no undefined value to explain.
+    if let Some(dict) = container.downcast_object_ref::<PyDict>() {
+        return Ok(dict.find(needle).is_some());
+    }
     let Some(object) = container.as_object() else {
         return Err(Error::new(
             ErrorKind::InvalidOperation,
@@ -168,7 +199,29 @@ fn in_container(state: &State, needle: &Value, container: &Value) -> Result<bool
 
 #[cfg(test)]
 mod tests {
-    use super::keywords;
+    use super::{has_substring, keywords};
+
+    #[test]
+    fn finds_short_and_long_substrings_as_str_contains_does() {
+        let long = "x".repeat(40);
+        let text = format!("a</think>b é {long}y");
+        for part in [
+            "",
+            "a",
+            "</think>",
+            "b é",
+            "é",
+            "</think>c",
+            "y",
+            &long,
+            &format!("{long}y"),
+            &format!("{long}z"),
+        ] {
+            assert_eq!(has_substring(&text, part), text.contains(part), "{part:?}");
+        }
+        assert!(!has_substring("ab", "abc"));
+        assert!(has_substring("", ""));
+    }
 
     #[test]
     fn finds_in_and_not_in_between_the_operands() {

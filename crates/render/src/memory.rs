@@ -92,7 +92,9 @@ fn grow(bytes: usize) {
         INSTALLED.store(true, Ordering::Relaxed);
     }
     let _ = METER.try_with(|meter| {
-        let now = meter.live.get().saturating_add(bytes as isize);
+        // Wrapping: a thread's live bytes stay far from isize's bounds (this runs on
+        // every allocation).
+        let now = meter.live.get().wrapping_add(bytes as isize);
         meter.live.set(now);
         if now > meter.peak.get() {
             meter.peak.set(now);
@@ -108,7 +110,7 @@ fn shrink(bytes: usize) {
     let _ = METER.try_with(|meter| {
         meter
             .live
-            .set(meter.live.get().saturating_sub(bytes as isize))
+            .set(meter.live.get().wrapping_sub(bytes as isize))
     });
 }
 

@@ -185,10 +185,16 @@ fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
             // A value that is plainly a string, number, boolean or none can be neither a
             // namespace nor a list, so it needs no check (this skips a helper call per
             // `{% set ns.found = true %}` in a template's loops).
-            if !super::scalars::is_plain_scalar(&s.expr) {
-                let helper = match s.target {
-                    Expr::GetAttr(_) => cx.helpers.namespace_value(),
-                    _ => cx.helpers.set_value(),
+            let namespace = matches!(s.target, Expr::GetAttr(_));
+            let checked = if namespace {
+                !super::scalars::is_plain_scalar(&s.expr)
+            } else {
+                !super::scalars::needs_no_set_check(&s.expr)
+            };
+            if checked {
+                let helper = match namespace {
+                    true => cx.helpers.namespace_value(),
+                    false => cx.helpers.set_value(),
                 };
                 cx.edits.push(Edit {
                     start,

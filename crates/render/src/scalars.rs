@@ -5,9 +5,49 @@
 use minijinja::machinery::ast::{BinOpKind, Expr, UnaryOpKind};
 use minijinja::value::ValueKind;
 
+/// String methods (and their namesakes on other values) that give a string or a boolean,
+/// or fail: no value a template can reach has a method of one of these names that
+/// returns a container (a dict's `get` could, so it is not here).
+const STRING_METHODS: &[&str] = &[
+    "strip",
+    "lstrip",
+    "rstrip",
+    "lower",
+    "upper",
+    "title",
+    "capitalize",
+    "replace",
+    "startswith",
+    "endswith",
+];
+
+/// Filters that always return a string or a number (or fail).
+const SCALAR_FILTERS: &[&str] = &[
+    "length",
+    "count",
+    "int",
+    "float",
+    "string",
+    "trim",
+    "tojson",
+    "lower",
+    "upper",
+    "join",
+    "replace",
+    "capitalize",
+    "title",
+    "indent",
+    "center",
+    "truncate",
+    "striptags",
+    "wordcount",
+    "round",
+];
+
 /// Whether `expr` always evaluates to a string, number, boolean or none (or fails):
-/// a scalar literal, a comparison or test, `not`, a `~` concatenation, or a filter
-/// that always returns a string or a number.
+/// a scalar literal, a comparison or test, `not`, a `~` concatenation, arithmetic other
+/// than `+` and `*` (which also join and repeat lists), a string method call, or a
+/// filter that always returns a string or a number.
 pub(crate) fn is_plain_scalar(expr: &Expr) -> bool {
     match expr {
         Expr::Const(c) => !matches!(
@@ -25,11 +65,44 @@ pub(crate) fn is_plain_scalar(expr: &Expr) -> bool {
                 | BinOpKind::Lte
                 | BinOpKind::Gt
                 | BinOpKind::Gte
+                | BinOpKind::Sub
+                | BinOpKind::Div
+                | BinOpKind::FloorDiv
+                | BinOpKind::Rem
+                | BinOpKind::Pow
         ),
-        Expr::Filter(f) => matches!(
-            f.name,
-            "length" | "count" | "int" | "float" | "string" | "trim" | "tojson" | "lower" | "upper"
-        ),
+        Expr::Filter(f) => SCALAR_FILTERS.contains(&f.name),
+        Expr::Call(call) => match &call.expr {
+            Expr::GetAttr(attr) => STRING_METHODS.contains(&attr.name),
+            _ => false,
+        },
+        _ => false,
+    }
+}
+
+/// Whether a plain `{% set name = expr %}` can store `expr` without the helper's check:
+/// a plain scalar, or a lookup in a variable (`message.content`,
+/// `messages[i]['role']`; `{% set x = message.content %}` runs on every turn). A
+/// lookup gives a value that already sits in a container: a huge list there can be
+/// used as well without assigning it (the loop and filter checkpoints bound what is
+/// done with it), so a check here would bound nothing new. A bare variable is still
+/// checked: a macro's argument or a loop's item can be a lazy list (`m(a + b)`), which
+/// the helper stores as a list. Namespace attributes are always checked.
+pub(crate) fn needs_no_set_check(expr: &Expr) -> bool {
+    is_plain_scalar(expr)
+        || match expr {
+            Expr::GetAttr(attr) => is_lookup(&attr.expr),
+            Expr::GetItem(item) => is_lookup(&item.expr),
+            _ => false,
+        }
+}
+
+/// `name`, `name.attr` or `name[key]`, chained.
+fn is_lookup(expr: &Expr) -> bool {
+    match expr {
+        Expr::Var(_) => true,
+        Expr::GetAttr(attr) => is_lookup(&attr.expr),
+        Expr::GetItem(item) => is_lookup(&item.expr),
         _ => false,
     }
 }
@@ -38,7 +111,36 @@ pub(crate) fn is_plain_scalar(expr: &Expr) -> bool {
 mod tests {
     use minijinja::machinery::ast::Stmt;
 
-    use super::is_plain_scalar;
+    use super::{is_plain_scalar, needs_no_set_check};
+
+    /// The value of the template's only `{% set %}`.
+    fn set_value_passes(source: &str, test: fn(&minijinja::machinery::ast::Expr) -> bool) -> bool {
+        let ast = minijinja::machinery::parse(source, "t", Default::default()).unwrap();
+        let Stmt::Template(template) = &ast else {
+            panic!("not a template")
+        };
+        match &template.children[0] {
+            Stmt::Set(set) => test(&set.expr),
+            other => panic!("not a set: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn lookups_on_variables_need_no_set_check() {
+        for source in ["{% set x = a.b %}", "{% set x = a[0]['b'].c %}"] {
+            assert!(set_value_passes(source, needs_no_set_check), "{source}");
+        }
+        for source in [
+            "{% set x = a.b() %}",
+            "{% set x = (a + b).c %}",
+            "{% set x = a[1:] %}",
+            "{% set x = f(a).b %}",
+            "{% set x = a + b %}",
+            "{% set x = a %}",
+        ] {
+            assert!(!set_value_passes(source, needs_no_set_check), "{source}");
+        }
+    }
 
     /// Whether the value of the template's only `{% set %}` is plainly a scalar.
     fn set_value_is_scalar(source: &str) -> bool {
@@ -66,6 +168,10 @@ mod tests {
             "{% set x = not a %}",
             "{% set x = a ~ b %}",
             "{% set x = a|length %}",
+            "{% set x = (a|length - 1) - loop.index0 %}",
+            "{% set x = a // 2 %}",
+            "{% set x = a.split('</think>')[-1].lstrip('\\n') %}",
+            "{% set x = a|join(', ') %}",
         ] {
             assert!(set_value_is_scalar(source), "{source}");
         }
@@ -84,6 +190,10 @@ mod tests {
             "{% set x = a if b else c %}",
             "{% set x = a.split(',') %}",
             "{% set x = -a %}",
+            "{% set x = a * 2 %}",
+            "{% set x = a.get('b') %}",
+            "{% set x = a.strip %}",
+            "{% set x = strip() %}",
         ] {
             assert!(!set_value_is_scalar(source), "{source}");
         }

@@ -158,6 +158,7 @@ impl Scope {
     }
 
     /// Whether the render must stop now, and why (recorded in `shared`).
+    #[inline]
     fn should_stop(&self) -> Option<Stop> {
         if let Some(stop) = self.shared.stop() {
             return Some(stop);
@@ -216,7 +217,18 @@ fn stopped(state: Option<&State>) -> Error {
     Error::new(ErrorKind::InvalidOperation, "the render was stopped")
 }
 
+/// Whether the render on this thread is a traced one (its dicts may carry probes, see
+/// `traced`): loops tell the messages they reach only then.
+pub(crate) fn traced() -> bool {
+    CURRENT.with(|c| {
+        c.borrow()
+            .as_ref()
+            .is_some_and(|scope| scope.shared.written.get().is_some())
+    })
+}
+
 /// A checkpoint: fails when the current render must stop.
+#[inline]
 pub(crate) fn tick(state: Option<&State>) -> Result<(), Error> {
     let stop = CURRENT.with(|c| c.borrow().as_ref().and_then(Scope::should_stop));
     match stop {

@@ -11,7 +11,7 @@
 //! * **`index` / `rindex`** are `find` / `rfind` that raise `ValueError`.
 //! * **`encode`** gives bytes (see [`super::bytes`]).
 
-use minijinja::value::{from_args, Value};
+use minijinja::value::{from_args, Value, ValueKind};
 use minijinja::{Error, State};
 
 use super::none::is_python_none;
@@ -81,6 +81,15 @@ fn strip(text: &str, method: &str, args: &[Value]) -> Result<Value, Error> {
 
 /// `|trim(chars=None)`: Jinja2's `str.strip(chars)`.
 fn trim(value: Value, chars: Option<Value>) -> Result<Value, Error> {
+    // A plain string with nothing to strip is its own result: no copy (templates trim
+    // every message's content, which rarely has surrounding whitespace).
+    if chars.is_none() && value.kind() == ValueKind::String && !value.is_safe() {
+        if let Some(text) = value.as_str() {
+            if text.trim_matches(is_space).len() == text.len() {
+                return Ok(value);
+            }
+        }
+    }
     let text = super::pyrepr::to_str(&value);
     strip(&text, "strip", &chars.into_iter().collect::<Vec<_>>())
 }

@@ -9,10 +9,14 @@
 //! other values (strings, lists, numbers, namespaces) are noted by the diagnosis render
 //! a failed render gets ([`super::lookups`]).
 //!
-//! The notes are per thread and reset at the start of every render.
+//! The notes are per thread and reset at the start of every render. Only the runs that
+//! examine a failure take them ([`start_noting`]): a render's first run has MiniJinja's
+//! debug mode off, so its errors name no expression to hint about, and a long
+//! conversation misses keys on most messages (`message.tool_calls is defined`).
 
 use std::borrow::Cow;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::collections::VecDeque;
 
 use minijinja::value::Value;
 
@@ -23,29 +27,49 @@ use super::pytype::type_name;
 const REMEMBERED: usize = 64;
 
 thread_local! {
-    static MISSES: RefCell<Vec<(Value, Cow<'static, str>)>> = const { RefCell::new(Vec::new()) };
+    static NOTING: Cell<bool> = const { Cell::new(false) };
+    // A ring: a render of a long conversation misses keys on every message (`is defined`
+    // tests), and dropping the oldest note must not shift the other 63.
+    static MISSES: RefCell<VecDeque<(Value, Cow<'static, str>)>> = const { RefCell::new(VecDeque::new()) };
 }
 
-/// Forgets the misses of the previous render on this thread.
+/// Forgets the misses of the previous render on this thread, and notes none until
+/// [`start_noting`].
 pub(crate) fn reset() {
     MISSES.with(|misses| misses.borrow_mut().clear());
+    NOTING.with(|noting| noting.set(false));
+}
+
+/// Forgets the misses of the previous render and notes every miss from now on: for the
+/// debug-mode runs that word a failed render's error (see `failure`).
+pub(crate) fn start_noting() {
+    MISSES.with(|misses| misses.borrow_mut().clear());
+    NOTING.with(|noting| noting.set(true));
+}
+
+/// Whether misses are being noted on this thread (a caller can skip building the key).
+pub(crate) fn noting() -> bool {
+    NOTING.with(Cell::get)
 }
 
 /// Notes that `owner` (Python's `object_type_repr`, e.g. `dict object`) has no `key`.
 pub(crate) fn note_miss(key: &Value, owner: impl Into<Cow<'static, str>>) {
+    if !noting() {
+        return;
+    }
     let owner = owner.into();
     MISSES.with(|misses| {
         let mut misses = misses.borrow_mut();
         if misses
-            .last()
+            .back()
             .is_some_and(|(last, known)| last == key && *known == owner)
         {
             return;
         }
         if misses.len() == REMEMBERED {
-            misses.remove(0);
+            misses.pop_front();
         }
-        misses.push((key.clone(), owner));
+        misses.push_back((key.clone(), owner));
     });
 }
 
@@ -130,7 +154,7 @@ mod tests {
     // UndefinedError("'dict object' has no attribute 'content'").
     #[test]
     fn names_the_object_that_lacked_the_key() {
-        reset();
+        start_noting();
         note_miss(&Value::from("content"), "dict object");
         assert_eq!(
             hint("message.content"),
@@ -142,5 +166,12 @@ mod tests {
         );
         assert_eq!(hint("functions"), "'functions' is undefined");
         assert_eq!(hint("x.other"), "'x.other' is undefined");
+    }
+
+    #[test]
+    fn a_first_run_notes_nothing() {
+        reset();
+        note_miss(&Value::from("content"), "dict object");
+        assert_eq!(hint("message.content"), "'message.content' is undefined");
     }
 }
