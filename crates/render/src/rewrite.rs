@@ -80,8 +80,9 @@ pub(crate) fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Re
             depth: 0,
         };
     };
+    let mut extents = Extents::new(source);
     // Pushed first so that, once sorted, they enclose the edits inside the values.
-    let mut edits: Vec<Edit> = super::scopes::namespace_sets(ast, source)
+    let mut edits: Vec<Edit> = super::scopes::namespace_sets(ast, &mut extents)
         .into_iter()
         .map(|set| Edit {
             start: set.value.0,
@@ -104,7 +105,7 @@ pub(crate) fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Re
         helpers,
         edits,
         depth: 0,
-        extents: Extents::new(source),
+        extents,
     };
     super::markupvars::with_names(ast, || walk_stmt(ast, &mut cx));
     let cx_depth = cx.depth;

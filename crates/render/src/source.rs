@@ -117,12 +117,14 @@ fn find_pair(text: &str, first: char, second: u8) -> Option<usize> {
 /// for any other tag.
 fn rewrite_tag(tag: &str, helpers: &Helpers) -> Option<String> {
     let inner = &tag[2..tag.len() - 2];
+    let from_body = inner.trim_start_matches(['-', '+']).trim_start();
+    // Most tags are none of the three: their first letter says so.
+    if !from_body.starts_with(['g', 'e', 'r']) {
+        return None;
+    }
     let open = marker(inner.chars().next());
     let close = marker(inner.chars().last());
-    let body = inner
-        .trim_start_matches(['-', '+'])
-        .trim_end_matches(['-', '+'])
-        .trim();
+    let body = from_body.trim_end_matches(['-', '+']).trim();
     let (replacement, close) = match body {
         "generation" => (format!("call {}()", helpers.generation()), close),
         "endgeneration" => ("endcall".to_string(), close),
