@@ -127,3 +127,33 @@ impl io::Write for LimitedWriter {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_of_the_shared_environment_keep_their_own_limits() {
+        let default = helpers::Helpers::default();
+        let small = build(Limits::default().with_fuel(10).with_recursion(3), &default);
+        let large = build(Limits::default().with_fuel(99).with_recursion(7), &default);
+        assert_eq!((small.fuel(), small.recursion_limit()), (Some(10), 3));
+        assert_eq!((large.fuel(), large.recursion_limit()), (Some(99), 7));
+    }
+
+    #[test]
+    fn other_helper_names_get_an_environment_of_their_own() {
+        let globals = |env: &Environment| -> Vec<String> {
+            let mut names: Vec<String> = env.globals().map(|(name, _)| name.into()).collect();
+            names.sort();
+            names
+        };
+        let shared = build(Limits::default(), &helpers::Helpers::default());
+        let crafted = helpers::Helpers::for_source("{{ __chatplate_x }}");
+        let own = build(Limits::default(), &crafted);
+        let generation = crafted.generation();
+        assert!(globals(&own).contains(&generation), "{generation}");
+        assert!(!globals(&shared).contains(&generation));
+        assert_eq!(globals(&shared).len(), globals(&own).len());
+    }
+}

@@ -100,3 +100,44 @@ impl<'e, 'a> Iterator for Subexpressions<'e, 'a> {
             .or_else(|| self.compared.next().map(|op| &op.expr))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use minijinja::machinery::ast::{Expr, Stmt};
+
+    /// The variable names under `expr`, depth first, children in the order given.
+    fn names(expr: &Expr, out: &mut Vec<String>) {
+        if let Expr::Var(var) = expr {
+            out.push(var.id.to_string());
+        }
+        super::of(expr).for_each(|child| names(child, out));
+    }
+
+    #[test]
+    fn children_come_in_source_order() {
+        let cases = [
+            ("[a, b, c]", "a b c"),
+            ("{a: b, c: d}", "a c b d"),
+            ("a < b <= c", "a b c"),
+            ("a if b else c", "a b c"),
+            ("a if b", "a b"),
+            ("a | f(b, c=d, *e, **g)", "a b d e g"),
+            ("a is t(b)", "a b"),
+            ("f(a, b=c)[d:e:g]", "f a c d e g"),
+            ("a[b][::c]", "a b c"),
+            ("-a ~ b.c", "a b"),
+            ("(a, b)", "a b"),
+        ];
+        for (source, expected) in cases {
+            let template = format!("{{{{ {source} }}}}");
+            let ast = minijinja::machinery::parse(&template, "t", Default::default()).unwrap();
+            let Stmt::Template(t) = &ast else { panic!() };
+            let Some(Stmt::EmitExpr(emit)) = t.children.first() else {
+                panic!()
+            };
+            let mut found = Vec::new();
+            names(&emit.expr, &mut found);
+            assert_eq!(found.join(" "), expected, "{source}");
+        }
+    }
+}
