@@ -11,9 +11,10 @@
 use minijinja::machinery::ast::{CallArg, Expr, Stmt};
 
 use super::pyerror::repr;
-use super::rewrite::children;
+use super::subexpressions;
 
-/// The filters of Jinja2 3.1's sandboxed environment (plus transformers' `tojson`).
+/// The filters of Jinja2 3.1's sandboxed environment (plus transformers' `tojson`),
+/// sorted (looked up by binary search).
 const FILTERS: [&str; 54] = [
     "abs",
     "attr",
@@ -71,7 +72,7 @@ const FILTERS: [&str; 54] = [
     "xmlattr",
 ];
 
-/// The tests of Jinja2 3.1.
+/// The tests of Jinja2 3.1, sorted.
 const TESTS: [&str; 39] = [
     "!=",
     "<",
@@ -116,7 +117,12 @@ const TESTS: [&str; 39] = [
 
 /// Whether Jinja2 (in transformers' environment) has a filter of this name.
 pub(crate) fn is_jinja2_filter(name: &str) -> bool {
-    FILTERS.contains(&name)
+    FILTERS.binary_search(&name).is_ok()
+}
+
+/// Whether Jinja2 has a test of this name.
+fn is_jinja2_test(name: &str) -> bool {
+    TESTS.binary_search(&name).is_ok()
 }
 
 /// Jinja2's `TemplateAssertionError` for the first unknown filter or test outside a
@@ -186,22 +192,26 @@ fn args(list: &[CallArg], soft: bool) -> Option<(String, usize)> {
 fn expr(node: &Expr, soft: bool) -> Option<(String, usize)> {
     let soft = soft || matches!(node, Expr::IfExpr(_));
     let unknown = match node {
-        Expr::Filter(f) if !FILTERS.contains(&f.name) => Some(("filter", f.name)),
-        Expr::Test(t) if !TESTS.contains(&t.name) => Some(("test", t.name)),
+        Expr::Filter(f) if !is_jinja2_filter(f.name) => Some(("filter", f.name)),
+        Expr::Test(t) if !is_jinja2_test(t.name) => Some(("test", t.name)),
         _ => None,
     };
     if let Some((kind, name)) = unknown.filter(|_| !soft) {
         let offset = node.span().start_offset as usize;
         return Some((format!("No {kind} named {}.", repr(name)), offset));
     }
-    children(node)
-        .into_iter()
-        .find_map(|child| expr(child, soft))
+    subexpressions::of(node).find_map(|child| expr(child, soft))
 }
 
 #[cfg(test)]
 mod tests {
-    use super::check;
+    use super::{check, FILTERS, TESTS};
+
+    #[test]
+    fn the_name_lists_are_sorted_for_binary_search() {
+        assert!(FILTERS.windows(2).all(|pair| pair[0] < pair[1]));
+        assert!(TESTS.windows(2).all(|pair| pair[0] < pair[1]));
+    }
 
     fn message(source: &str) -> Option<String> {
         let ast = minijinja::machinery::parse(source, "t", Default::default()).unwrap();

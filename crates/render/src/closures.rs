@@ -19,7 +19,7 @@
 use minijinja::machinery::ast::{Expr, Macro, Stmt};
 use minijinja::machinery::{tokenize, Token};
 
-use super::rewrite::children;
+use super::subexpressions;
 
 /// Names MiniJinja must never be made to capture: `caller` changes what the macro
 /// accepts.
@@ -174,7 +174,7 @@ fn reads(expr: &Expr, name: &str) -> bool {
     while let Some(expr) = pending.pop() {
         match expr {
             Expr::Var(v) if v.id == name => return true,
-            _ => pending.extend(children(expr)),
+            _ => pending.extend(subexpressions::of(expr)),
         }
     }
     false

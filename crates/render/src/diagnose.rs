@@ -18,7 +18,7 @@ use minijinja::{Error, ErrorKind, State};
 use super::extent::extent;
 use super::pyerror::{operator_error, raise};
 use super::pytype::type_name;
-use super::rewrite::children;
+use super::subexpressions;
 
 /// The helper the failing operation is routed through.
 pub(crate) const EXPLAIN: &str = "__chatplate_explain_operator";
@@ -181,7 +181,7 @@ fn call_parts<'e, 'a>(call: &'e Call<'a>) -> Vec<&'e Expr<'a>> {
 
 fn visit_expr(expr: &Expr, visit: &mut dyn FnMut(&Expr)) {
     visit(expr);
-    for child in children(expr) {
+    for child in subexpressions::of(expr) {
         visit_expr(child, visit);
     }
 }

@@ -69,14 +69,19 @@ fn apply_edits(
                 out.push_str(text);
                 None
             }
+            // Pieces pushed one by one: `format!` cost more than the rest of the pass.
             EditKind::Wrap(function) => {
                 let inner = apply_edits(source, edit.start, edit.end, edits, None);
-                out.push_str(&format!("{function}(({inner}))"));
+                for piece in [function.as_str(), "((", &inner, "))"] {
+                    out.push_str(piece);
+                }
                 Some(function.len() + 2)
             }
             EditKind::Around(before, after) => {
                 let inner = apply_edits(source, edit.start, edit.end, edits, None);
-                out.push_str(&format!("{before}{inner}{after}"));
+                for piece in [before.as_str(), &inner, after] {
+                    out.push_str(piece);
+                }
                 Some(before.len())
             }
         };

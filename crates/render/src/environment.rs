@@ -5,7 +5,7 @@
 
 use std::io;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use minijinja::{Environment, UndefinedBehavior};
 
@@ -20,11 +20,26 @@ const FILTERS_NOT_IN_JINJA2: [&str; 5] = ["split", "lines", "bool", "chain", "zi
 
 /// A fresh environment for one template, its helpers registered under `helpers`.
 pub(crate) fn build(limits: Limits, helpers: &helpers::Helpers) -> Environment<'static> {
+    // Nearly every template gets the default helper names: its environment is a copy of
+    // one built once (registering every function anew was a twentieth of a compile).
+    static DEFAULT: OnceLock<Environment<'static>> = OnceLock::new();
+    let default = helpers::Helpers::default();
+    let mut env = if *helpers == default {
+        DEFAULT.get_or_init(|| configured(&default)).clone()
+    } else {
+        configured(helpers)
+    };
+    env.set_fuel(Some(limits.fuel));
+    env.set_recursion_limit(limits.recursion);
+    env
+}
+
+/// Everything but the limits: transformers' settings, Python's printing, the filters,
+/// tests, methods and helpers.
+fn configured(helpers: &helpers::Helpers) -> Environment<'static> {
     let mut env = Environment::new();
     env.set_syntax(super::syntax_config());
     env.set_undefined_behavior(UndefinedBehavior::Lenient);
-    env.set_fuel(Some(limits.fuel));
-    env.set_recursion_limit(limits.recursion);
     // Off even in debug builds (MiniJinja's default follows them): it records output
     // spans and undefined origins on every render. Failed renders turn it on for a
     // second run (see `CompiledTemplate::render_error`).
@@ -113,5 +128,35 @@ impl io::Write for LimitedWriter {
 
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copies_of_the_shared_environment_keep_their_own_limits() {
+        let default = helpers::Helpers::default();
+        let small = build(Limits::default().with_fuel(10).with_recursion(3), &default);
+        let large = build(Limits::default().with_fuel(99).with_recursion(7), &default);
+        assert_eq!((small.fuel(), small.recursion_limit()), (Some(10), 3));
+        assert_eq!((large.fuel(), large.recursion_limit()), (Some(99), 7));
+    }
+
+    #[test]
+    fn other_helper_names_get_an_environment_of_their_own() {
+        let globals = |env: &Environment| -> Vec<String> {
+            let mut names: Vec<String> = env.globals().map(|(name, _)| name.into()).collect();
+            names.sort();
+            names
+        };
+        let shared = build(Limits::default(), &helpers::Helpers::default());
+        let crafted = helpers::Helpers::for_source("{{ __chatplate_x }}");
+        let own = build(Limits::default(), &crafted);
+        let generation = crafted.generation();
+        assert!(globals(&own).contains(&generation), "{generation}");
+        assert!(!globals(&shared).contains(&generation));
+        assert_eq!(globals(&shared).len(), globals(&own).len());
     }
 }

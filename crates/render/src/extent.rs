@@ -15,7 +15,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use minijinja::machinery::ast::Expr;
 
-use super::rewrite::children;
+use super::subexpressions;
 
 /// The parenthesis balance of a stretch of source, as a left-to-right scan leaves it:
 /// strings (quoted with `'` or `"`) hide their parentheses.
@@ -70,6 +70,9 @@ pub(crate) struct Extents<'s> {
     source: &'s str,
     /// By node address: the AST outlives this, and distinct nodes never share one.
     known: HashMap<usize, Extent, BuildHasherDefault<AddressHasher>>,
+    /// The extents of the children of the nodes being computed, innermost last: one
+    /// buffer for the whole walk instead of a `Vec` per node.
+    parts: Vec<Extent>,
 }
 
 /// Hashes a node address with one multiplication: a tenth of SipHash's cost, and node
@@ -105,6 +108,7 @@ impl<'s> Extents<'s> {
         Extents {
             source,
             known: HashMap::default(),
+            parts: Vec::new(),
         }
     }
 
@@ -125,18 +129,23 @@ impl<'s> Extents<'s> {
             // Their own spans can start at the token before them; their operands are exact.
             (start, end) = (usize::MAX, 0);
         }
-        let mut parts: Vec<Extent> = children(expr)
-            .into_iter()
-            .map(|child| self.extent(child))
-            .collect();
-        for part in &parts {
+        // Each call leaves `parts` as it found it, so this node's parts are the tail.
+        let first = self.parts.len();
+        for child in subexpressions::of(expr) {
+            let part = self.extent(child);
+            self.parts.push(part);
+        }
+        let mut parts = std::mem::take(&mut self.parts);
+        for part in &parts[first..] {
             start = start.min(part.start);
             end = end.max(part.end);
         }
         let len = self.source.len();
         let (start, end) = (start.min(len), end.min(len));
-        parts.sort_by_key(|part| part.start);
-        let balance = self.balance(start, end, &parts);
+        parts[first..].sort_by_key(|part| part.start);
+        let balance = self.balance(start, end, &parts[first..]);
+        parts.truncate(first);
+        self.parts = parts;
         let extent = self.widen(start, end, balance);
         self.known.insert(key, extent);
         extent
@@ -218,7 +227,7 @@ mod tests {
         if let Expr::IfExpr(_) | Expr::Compare(_) | Expr::BinOp(_) = expr {
             (start, end) = (usize::MAX, 0);
         }
-        for child in children(expr) {
+        for child in subexpressions::of(expr) {
             let (child_start, child_end) = naive(child, source);
             start = start.min(child_start);
             end = end.max(child_end);

@@ -115,6 +115,7 @@ mod slices;
 mod source;
 mod splitting;
 mod strmethods;
+mod subexpressions;
 mod syntax;
 mod tags;
 mod textfilters;

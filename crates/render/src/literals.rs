@@ -7,6 +7,8 @@
 //! back in a form MiniJinja reads identically; the newlines the literal spanned are put
 //! after it (whitespace inside the tag), so every later line keeps its number.
 
+use std::borrow::Cow;
+
 use minijinja::machinery::{tokenize, Token};
 use minijinja::syntax::SyntaxConfig;
 
@@ -14,10 +16,10 @@ use super::offsets::OffsetMap;
 
 /// Rewrites the string literals MiniJinja would read differently from Jinja2; the map
 /// leads back from the result's offsets to `source`'s.
-pub(crate) fn decode_python_escapes(source: &str) -> (String, OffsetMap) {
+pub(crate) fn decode_python_escapes(source: &str) -> (Cow<'_, str>, OffsetMap) {
     let mut map = OffsetMap::default();
     if !needs_decoding(source) {
-        return (source.to_string(), map);
+        return (Cow::Borrowed(source), map);
     }
     let mut out = String::with_capacity(source.len());
     let mut cursor = 0;
@@ -40,14 +42,16 @@ pub(crate) fn decode_python_escapes(source: &str) -> (String, OffsetMap) {
         cursor = end;
     }
     out.push_str(&source[cursor..]);
-    (out, map)
+    (Cow::Owned(out), map)
 }
 
 /// Whether `text` has a backslash escape MiniJinja reads differently.
 fn needs_decoding(text: &str) -> bool {
-    text.as_bytes()
-        .windows(2)
-        .any(|pair| pair[0] == b'\\' && matches!(pair[1], b'\n' | b'a' | b'v' | b'U'))
+    // Backslashes are rare: jump from one to the next (a byte search) instead of
+    // looking at every pair of bytes.
+    let bytes = text.as_bytes();
+    text.match_indices('\\')
+        .any(|(at, _)| matches!(bytes.get(at + 1), Some(b'\n' | b'a' | b'v' | b'U')))
 }
 
 /// Python's `unicode-escape` decoding of a literal's contents.

@@ -35,7 +35,26 @@ pub(crate) fn with_names<T>(ast: &Stmt, body: impl FnOnce() -> T) -> T {
 pub(crate) fn is_markup_operand(expr: &Expr) -> bool {
     match expr {
         Expr::Filter(f) => MARKUP_FILTERS.contains(&f.name),
-        _ => NAMES.with(|cell| name_of(expr).is_some_and(|name| cell.borrow().contains(&name))),
+        Expr::Var(_) | Expr::GetAttr(_) => NAMES.with(|cell| {
+            // Compared in place: building each operand's name was an allocation per `+`.
+            cell.borrow().iter().any(|name| is_named(expr, name))
+        }),
+        _ => false,
+    }
+}
+
+/// Whether `expr` is `name` (`x`, or `ns.attr` as [`name_of`] spells it).
+fn is_named(expr: &Expr, name: &str) -> bool {
+    match expr {
+        Expr::Var(var) => var.id == name,
+        Expr::GetAttr(attr) => match &attr.expr {
+            Expr::Var(var) => name
+                .strip_prefix(var.id)
+                .and_then(|rest| rest.strip_prefix('.'))
+                .is_some_and(|rest| rest == attr.name),
+            _ => false,
+        },
+        _ => false,
     }
 }
 

@@ -80,8 +80,9 @@ pub(crate) fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Re
             depth: 0,
         };
     };
+    let mut extents = Extents::new(source);
     // Pushed first so that, once sorted, they enclose the edits inside the values.
-    let mut edits: Vec<Edit> = super::scopes::namespace_sets(ast, source)
+    let mut edits: Vec<Edit> = super::scopes::namespace_sets(ast, &mut extents)
         .into_iter()
         .map(|set| Edit {
             start: set.value.0,
@@ -104,7 +105,7 @@ pub(crate) fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Re
         helpers,
         edits,
         depth: 0,
-        extents: Extents::new(source),
+        extents,
     };
     super::markupvars::with_names(ast, || walk_stmt(ast, &mut cx));
     let cx_depth = cx.depth;
@@ -327,7 +328,7 @@ fn walk_other(expr: &Expr, depth: usize, cx: &mut Cx) {
         walk_slice(expr, SliceUse::Plain, depth, cx);
         return;
     }
-    for child in children(expr) {
+    for child in super::subexpressions::of(expr) {
         walk_expr_at(child, depth + 1, cx);
     }
 }
@@ -347,39 +348,10 @@ fn walk_slice(whole: &Expr, usage: SliceUse, depth: usize, cx: &mut Cx) {
     }
 }
 
-/// The direct sub-expressions of `expr`, in source order.
+/// The direct sub-expressions of `expr`, in source order (see
+/// [`super::subexpressions`], which walks them without collecting them).
 pub fn children<'e, 'a>(expr: &'e Expr<'a>) -> Vec<&'e Expr<'a>> {
-    let args = |args: &'e [CallArg<'a>]| {
-        args.iter().map(|arg| match arg {
-            CallArg::Pos(e)
-            | CallArg::Kwarg(_, e)
-            | CallArg::PosSplat(e)
-            | CallArg::KwargSplat(e) => e,
-        })
-    };
-    match expr {
-        Expr::Slice(s) => std::iter::once(&s.expr)
-            .chain([&s.start, &s.stop, &s.step].into_iter().flatten())
-            .collect(),
-        Expr::UnaryOp(u) => vec![&u.expr],
-        Expr::BinOp(b) => vec![&b.left, &b.right],
-        Expr::Compare(c) => std::iter::once(&c.expr)
-            .chain(c.ops.iter().map(|op| &op.expr))
-            .collect(),
-        Expr::IfExpr(i) => [&i.true_expr, &i.test_expr]
-            .into_iter()
-            .chain(i.false_expr.as_ref())
-            .collect(),
-        Expr::Filter(f) => f.expr.iter().chain(args(&f.args)).collect(),
-        Expr::Test(t) => std::iter::once(&t.expr).chain(args(&t.args)).collect(),
-        Expr::GetAttr(g) => vec![&g.expr],
-        Expr::GetItem(g) => vec![&g.expr, &g.subscript_expr],
-        Expr::Call(c) => std::iter::once(&c.expr).chain(args(&c.args)).collect(),
-        Expr::List(l) => l.items.iter().collect(),
-        Expr::Tuple(t) => t.items.iter().collect(),
-        Expr::Map(m) => m.keys.iter().chain(&m.values).collect(),
-        Expr::Var(_) | Expr::Const(_) => Vec::new(),
-    }
+    super::subexpressions::of(expr).collect()
 }
 
 /// `'literal' % args`: Python string formatting, the operands.

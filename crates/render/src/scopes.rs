@@ -15,6 +15,8 @@
 
 use minijinja::machinery::ast::{Expr, Stmt};
 
+use super::extent::Extents;
+
 /// One assignment to rewrite: the value's source range and the namespace's name.
 pub(crate) struct NamespaceSet<'a> {
     /// Byte range of the assigned value.
@@ -24,46 +26,56 @@ pub(crate) struct NamespaceSet<'a> {
 }
 
 /// Every `{% set ns.attr = value %}` inside a macro or call body.
-pub(crate) fn namespace_sets<'a>(ast: &Stmt<'a>, source: &str) -> Vec<NamespaceSet<'a>> {
+pub(crate) fn namespace_sets<'a>(ast: &Stmt<'a>, extents: &mut Extents) -> Vec<NamespaceSet<'a>> {
     let mut found = Vec::new();
-    walk(ast, false, source, &mut found);
+    walk(ast, false, extents, &mut found);
     found
 }
 
-fn walk_all<'a>(body: &[Stmt<'a>], in_body: bool, source: &str, found: &mut Vec<NamespaceSet<'a>>) {
+fn walk_all<'a>(
+    body: &[Stmt<'a>],
+    in_body: bool,
+    extents: &mut Extents,
+    found: &mut Vec<NamespaceSet<'a>>,
+) {
     for stmt in body {
-        walk(stmt, in_body, source, found);
+        walk(stmt, in_body, extents, found);
     }
 }
 
-fn walk<'a>(stmt: &Stmt<'a>, in_body: bool, source: &str, found: &mut Vec<NamespaceSet<'a>>) {
+fn walk<'a>(
+    stmt: &Stmt<'a>,
+    in_body: bool,
+    extents: &mut Extents,
+    found: &mut Vec<NamespaceSet<'a>>,
+) {
     match stmt {
-        Stmt::Template(t) => walk_all(&t.children, in_body, source, found),
+        Stmt::Template(t) => walk_all(&t.children, in_body, extents, found),
         Stmt::Set(s) if in_body => {
             if let Expr::GetAttr(target) = &s.target {
                 if let Expr::Var(var) = &target.expr {
                     found.push(NamespaceSet {
-                        value: super::extent::extent(&s.expr, source),
+                        value: extents.of(&s.expr),
                         namespace: var.id,
                     });
                 }
             }
         }
         Stmt::ForLoop(f) => {
-            walk_all(&f.body, in_body, source, found);
-            walk_all(&f.else_body, in_body, source, found);
+            walk_all(&f.body, in_body, extents, found);
+            walk_all(&f.else_body, in_body, extents, found);
         }
         Stmt::IfCond(i) => {
-            walk_all(&i.true_body, in_body, source, found);
-            walk_all(&i.false_body, in_body, source, found);
+            walk_all(&i.true_body, in_body, extents, found);
+            walk_all(&i.false_body, in_body, extents, found);
         }
-        Stmt::WithBlock(w) => walk_all(&w.body, in_body, source, found),
-        Stmt::SetBlock(s) => walk_all(&s.body, in_body, source, found),
-        Stmt::AutoEscape(a) => walk_all(&a.body, in_body, source, found),
-        Stmt::FilterBlock(f) => walk_all(&f.body, in_body, source, found),
-        Stmt::Block(b) => walk_all(&b.body, in_body, source, found),
-        Stmt::Macro(m) => walk_all(&m.body, true, source, found),
-        Stmt::CallBlock(c) => walk_all(&c.macro_decl.body, true, source, found),
+        Stmt::WithBlock(w) => walk_all(&w.body, in_body, extents, found),
+        Stmt::SetBlock(s) => walk_all(&s.body, in_body, extents, found),
+        Stmt::AutoEscape(a) => walk_all(&a.body, in_body, extents, found),
+        Stmt::FilterBlock(f) => walk_all(&f.body, in_body, extents, found),
+        Stmt::Block(b) => walk_all(&b.body, in_body, extents, found),
+        Stmt::Macro(m) => walk_all(&m.body, true, extents, found),
+        Stmt::CallBlock(c) => walk_all(&c.macro_decl.body, true, extents, found),
         _ => {}
     }
 }

@@ -33,7 +33,7 @@ use super::helpers::Helpers;
 use super::none::is_python_none;
 use super::pyerror::raise;
 use super::pytype::type_name;
-use super::rewrite::{children, Cx};
+use super::rewrite::Cx;
 
 /// Registers the helper under this template's name.
 pub(crate) fn register(env: &mut Environment<'static>, helpers: &Helpers) {
@@ -146,7 +146,7 @@ fn is_literal(expr: &Expr) -> bool {
         | Expr::Tuple(_)
         | Expr::Map(_)
         | Expr::UnaryOp(_)
-        | Expr::BinOp(_) => children(expr).into_iter().all(is_literal),
+        | Expr::BinOp(_) => super::subexpressions::of(expr).all(is_literal),
         _ => false,
     }
 }

@@ -36,7 +36,12 @@ const STATEMENTS: [&str; 8] = [
 
 /// Whether `source` has a `{% do %}` tag (a quick textual test; [`check`] decides).
 pub(crate) fn has_do_tag(source: &str) -> bool {
-    source.match_indices("{%").any(|(at, _)| {
+    // A one-byte search for `{` finds the tags faster than a two-byte pattern.
+    let bytes = source.as_bytes();
+    source.match_indices('{').any(|(at, _)| {
+        if bytes.get(at + 1) != Some(&b'%') {
+            return false;
+        }
         let rest = source[at + 2..].trim_start_matches(['-', '+']).trim_start();
         rest.strip_prefix("do").is_some_and(|after| {
             after.starts_with(|c: char| c.is_whitespace() || c == '%' || c == '-')
