@@ -30,6 +30,7 @@ pub mod comparing;
 mod dispatch;
 pub mod generation_marks;
 pub mod inspection;
+mod last_render;
 pub mod locate;
 mod opening;
 pub mod parsing;

@@ -21,8 +21,15 @@ pub(super) struct Runner {
 }
 
 /// A job with the conversation snapshot it runs on (and its messages as template
-/// values) and its cancel token.
-type Task = (Job, Snapshot, Arc<PreparedMessages>, CancelToken);
+/// values), the prompt the latest render made of it (see `last_render`) and its cancel
+/// token.
+type Task = (
+    Job,
+    Snapshot,
+    Arc<PreparedMessages>,
+    Option<Arc<str>>,
+    CancelToken,
+);
 
 impl Runner {
     /// Hands the runner a job on `conversation`.
@@ -31,9 +38,10 @@ impl Runner {
         job: Job,
         conversation: Snapshot,
         values: Arc<PreparedMessages>,
+        rendered: Option<Arc<str>>,
         token: CancelToken,
     ) {
-        let _ = self.jobs.send((job, conversation, values, token));
+        let _ = self.jobs.send((job, conversation, values, rendered, token));
     }
 }
 
@@ -42,10 +50,13 @@ pub(super) fn run_caught(
     job: Job,
     conversation: &Snapshot,
     values: &PreparedMessages,
+    rendered: Option<Arc<str>>,
     token: &CancelToken,
 ) -> Result<Output, RenderError> {
-    catch_unwind(AssertUnwindSafe(|| run(job, conversation, values, token)))
-        .unwrap_or_else(|payload| Err(panic_error(payload.as_ref())))
+    catch_unwind(AssertUnwindSafe(|| {
+        run(job, conversation, values, rendered, token)
+    }))
+    .unwrap_or_else(|payload| Err(panic_error(payload.as_ref())))
 }
 
 /// Starts runner `id`; it reports each finished job to `done`.
@@ -54,8 +65,8 @@ pub(super) fn spawn(id: u64, done: Sender<Command>) -> std::io::Result<Runner> {
     std::thread::Builder::new()
         .name(format!("chatplate-render-{id}"))
         .spawn(move || {
-            for (job, conversation, values, token) in inbox {
-                let result = run_caught(job, &conversation, &values, &token);
+            for (job, conversation, values, rendered, token) in inbox {
+                let result = run_caught(job, &conversation, &values, rendered, &token);
                 if done.send(Command::Done { runner: id, result }).is_err() {
                     return;
                 }
@@ -68,6 +79,7 @@ fn run(
     job: Job,
     conversation: &Snapshot,
     values: &PreparedMessages,
+    rendered: Option<Arc<str>>,
     token: &CancelToken,
 ) -> Result<Output, RenderError> {
     match job {
@@ -85,7 +97,13 @@ fn run(
             // The one job that needs the whole conversation: built here, off the
             // dispatcher, and kept by the result for the next incremental attribution.
             let conversation = Arc::new(conversation.conversation());
-            super::inspection::attribute(&template, &conversation, previous.as_deref(), token)
+            super::inspection::attribute(
+                &template,
+                &conversation,
+                previous.as_deref(),
+                rendered,
+                token,
+            )
         }
         Job::Open { target } => super::opening::open(&target),
         Job::OpenRevision { model, revision } => super::opening::open_revision(&model, &revision),
@@ -109,6 +127,7 @@ fn run(
             message,
             &conversation.conversation(),
             values,
+            rendered.as_deref(),
             token,
         ),
         Job::Compare {
