@@ -30,7 +30,7 @@ mod roles;
 mod shifted;
 mod stability;
 mod switches;
-mod text;
+pub(crate) mod text;
 mod thinking;
 mod tools;
 mod tools_block;

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use chatplate_render::{CancelToken, Limits, RenderError, RenderErrorKind};
 
-use super::last_render::{LastRender, Started};
+use super::last_render::{Earlier, LastRender, Started};
 use super::runner::{self, Runner};
 use super::snapshot::Snapshot;
 use super::values::MessageValues;
@@ -199,8 +199,13 @@ impl Dispatcher {
         let spawned = std::thread::Builder::new()
             .name("chatplate-open".into())
             .spawn(move || {
-                let result =
-                    runner::run_caught(job, &conversation, &values, None, &CancelToken::new());
+                let result = runner::run_caught(
+                    job,
+                    &conversation,
+                    &values,
+                    Earlier::default(),
+                    &CancelToken::new(),
+                );
                 notify(Reply {
                     kind,
                     generation,
@@ -360,13 +365,13 @@ impl Dispatcher {
             self.allowed()
         };
         let values = self.values.current(&self.conversation);
-        let render = self.last_render.started(&queued.job);
-        let rendered = self.last_render.prompt_for(&queued.job);
+        let render = self.last_render.started(&queued.job, &self.conversation);
+        let earlier = self.last_render.earlier_for(&queued.job);
         runner.run(
             queued.job,
             self.conversation.clone(),
             values,
-            rendered,
+            earlier,
             token.clone(),
         );
         self.running = Some(Running {

@@ -34,6 +34,7 @@ mod last_render;
 pub mod locate;
 mod opening;
 pub mod parsing;
+mod relocate;
 pub mod round_trips;
 mod runner;
 mod snapshot;

@@ -9,8 +9,10 @@ use std::sync::Arc;
 use chatplate_render::{CancelToken, PreparedMessages, RenderError, RenderErrorKind};
 
 use super::dispatch::Command;
+use super::last_render::Earlier;
+use super::relocate::locate_again;
 use super::snapshot::Snapshot;
-use super::{line_starts, locate, Job, Output, Rendered};
+use super::{Job, Output, Rendered};
 
 /// The dispatcher's handle on one runner thread; dropping it ends the thread once its
 /// current job returns.
@@ -21,15 +23,9 @@ pub(super) struct Runner {
 }
 
 /// A job with the conversation snapshot it runs on (and its messages as template
-/// values), the prompt the latest render made of it (see `last_render`) and its cancel
+/// values), what it may take from the latest render (see `last_render`) and its cancel
 /// token.
-type Task = (
-    Job,
-    Snapshot,
-    Arc<PreparedMessages>,
-    Option<Arc<str>>,
-    CancelToken,
-);
+type Task = (Job, Snapshot, Arc<PreparedMessages>, Earlier, CancelToken);
 
 impl Runner {
     /// Hands the runner a job on `conversation`.
@@ -38,10 +34,10 @@ impl Runner {
         job: Job,
         conversation: Snapshot,
         values: Arc<PreparedMessages>,
-        rendered: Option<Arc<str>>,
+        earlier: Earlier,
         token: CancelToken,
     ) {
-        let _ = self.jobs.send((job, conversation, values, rendered, token));
+        let _ = self.jobs.send((job, conversation, values, earlier, token));
     }
 }
 
@@ -50,11 +46,11 @@ pub(super) fn run_caught(
     job: Job,
     conversation: &Snapshot,
     values: &PreparedMessages,
-    rendered: Option<Arc<str>>,
+    earlier: Earlier,
     token: &CancelToken,
 ) -> Result<Output, RenderError> {
     catch_unwind(AssertUnwindSafe(|| {
-        run(job, conversation, values, rendered, token)
+        run(job, conversation, values, earlier, token)
     }))
     .unwrap_or_else(|payload| Err(panic_error(payload.as_ref())))
 }
@@ -65,8 +61,8 @@ pub(super) fn spawn(id: u64, done: Sender<Command>) -> std::io::Result<Runner> {
     std::thread::Builder::new()
         .name(format!("chatplate-render-{id}"))
         .spawn(move || {
-            for (job, conversation, values, rendered, token) in inbox {
-                let result = run_caught(job, &conversation, &values, rendered, &token);
+            for (job, conversation, values, earlier, token) in inbox {
+                let result = run_caught(job, &conversation, &values, earlier, &token);
                 if done.send(Command::Done { runner: id, result }).is_err() {
                     return;
                 }
@@ -79,17 +75,21 @@ fn run(
     job: Job,
     conversation: &Snapshot,
     values: &PreparedMessages,
-    rendered: Option<Arc<str>>,
+    earlier: Earlier,
     token: &CancelToken,
 ) -> Result<Output, RenderError> {
+    let rendered = earlier.prompt;
     match job {
         Job::Render { template } => {
             #[cfg(debug_assertions)]
             test_panic(conversation);
             let prompt = render_prompt(&template, conversation, values, token)?;
+            // From where the previous render's search left off (see `relocate`).
+            let (spans, line_starts) =
+                locate_again(&prompt, &conversation.messages, earlier.located.as_deref());
             Ok(Output::Rendered(Rendered {
-                line_starts: line_starts(&prompt),
-                spans: locate::locate_messages(&prompt, &conversation.messages),
+                line_starts,
+                spans,
                 prompt: prompt.into(),
             }))
         }
