@@ -171,16 +171,28 @@ pub fn attribute(
     super::incremental::attribute_incremental(template, conversation, None, cancel)
 }
 
-/// The attribution of `prompt` from every prefix's outcome.
+/// What an attribution's renders showed.
+pub(super) struct Renders {
+    /// Every prefix's outcome, by message count.
+    pub outcomes: Vec<(usize, PrefixOutcome)>,
+    /// The conversation rendered without its tools (`tools_block::without_tools`).
+    pub without_tools: Option<String>,
+}
+
+/// The attribution of `prompt` from what the renders showed.
 pub(super) fn attribute_from(
     template: &CompiledTemplate,
     conversation: &Conversation,
     prompt: &str,
-    outcomes: Vec<(usize, PrefixOutcome)>,
+    renders: Renders,
     reuse: super::refine::Reuse,
     how: super::refine::Narrowing,
     cancel: &CancelToken,
 ) -> Result<Attribution, InspectError> {
+    let Renders {
+        outcomes,
+        without_tools,
+    } = renders;
     let n = conversation.messages.len();
     let bounds = Bounds::new(&outcomes, n);
     let spans = spans_from(&bounds, prompt.len(), conversation);
@@ -193,8 +205,15 @@ pub(super) fn attribute_from(
             }
         }
     }
-    let tools =
-        super::tools_block::locate(template, conversation, prompt, &bounds, &spans, cancel)?;
+    let tools = super::tools_block::locate(
+        template,
+        conversation,
+        prompt,
+        without_tools,
+        &bounds,
+        &spans,
+        cancel,
+    )?;
     if let ToolsBlock::Located(ranges) = &tools {
         for range in ranges {
             spans = carve(spans, range.clone());

@@ -173,17 +173,22 @@ pub fn dropped_fields(
 
 /// Checks only `fields` (see [`fields_of`], [`message_fields`], [`settings_fields`]),
 /// one after the other on this thread. `prepared` must hold `conversation`'s messages.
-/// Each check copies only what it changes: one message, or the settings.
+/// Each check copies only what it changes: one message, or the settings. `rendered`:
+/// the conversation's prompt when the caller has it (else it is rendered first).
 pub fn check_values(
     template: &CompiledTemplate,
     conversation: &Conversation,
     prepared: &PreparedMessages,
+    rendered: Option<&str>,
     fields: Vec<FieldRef>,
     cancel: &CancelToken,
 ) -> Result<DroppedFields, InspectError> {
-    let prompt = template
-        .render_prepared(conversation, prepared, cancel)
-        .map_err(render_error)?;
+    let prompt = match rendered {
+        Some(prompt) => prompt.to_owned(),
+        None => template
+            .render_prepared(conversation, prepared, cancel)
+            .map_err(render_error)?,
+    };
     let base = Base {
         template,
         conversation,
@@ -443,7 +448,8 @@ mod tests {
         let mut fields = message_fields(&conversation, 1);
         fields.extend(settings_fields(&conversation));
         let prepared = PreparedMessages::new(&conversation);
-        let some = check_values(&template, &conversation, &prepared, fields, &cancel).unwrap();
+        let some =
+            check_values(&template, &conversation, &prepared, None, fields, &cancel).unwrap();
         let expected: Vec<_> = (all.checks.iter())
             .filter(|c| !matches!(c.field, FieldRef::Message { index: 0, .. }))
             .cloned()

@@ -7,7 +7,7 @@
 //! and new prompts differ. Typing in message `i` of a long conversation then re-renders
 //! only the prefixes from `i` on: the last messages, the ones usually edited, are cheap.
 
-use super::attribution::{attribute_from, render_full, Attribution};
+use super::attribution::{attribute_from, render_full, Attribution, Renders};
 use super::prefixes::{render_prefixes, PrefixOutcome};
 use super::refine::{Narrowing, Reuse};
 use super::text::common_prefix_len;
@@ -44,9 +44,27 @@ pub fn attribute_incremental_with_prompt(
     cancel: &CancelToken,
 ) -> Result<(Attribution, String), InspectError> {
     let prompt = render_full(template, conversation, cancel)?;
+    let attribution = attribute_rendered(template, conversation, &prompt, previous, cancel)?;
+    Ok((attribution, prompt))
+}
+
+/// [`attribute_incremental`] of a prompt already rendered: `prompt` must be
+/// `conversation`'s render by `template` (the app's worker has just rendered it to show
+/// it; rendering it again cost a whole render per edit).
+///
+/// After an edit of the last messages this renders the prefixes from the first edited
+/// message on (one, for the last message) and, when the conversation has tools, the
+/// conversation without them; the two run side by side.
+pub fn attribute_rendered(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    prompt: &str,
+    previous: Option<Previous>,
+    cancel: &CancelToken,
+) -> Result<Attribution, InspectError> {
     let n = conversation.messages.len();
     let reused = match previous {
-        Some(previous) => reusable(&previous, conversation, &prompt),
+        Some(previous) => reusable(&previous, conversation, prompt),
         None => vec![None; n + 1],
     };
     let reuse = match previous {
@@ -57,8 +75,19 @@ pub fn attribute_incremental_with_prompt(
         None => Reuse::default(),
     };
     let counts: Vec<usize> = (0..=n).filter(|&k| reused[k].is_none()).collect();
-    let mut outcomes =
-        super::one_render::outcomes(template, conversation, &counts, &prompt, cancel)?;
+    // The render without tools does not depend on the prefix renders: on its own
+    // thread, it takes no wall time after an edit (one prefix render runs meanwhile).
+    let (outcomes, without_tools) = std::thread::scope(|scope| {
+        let without =
+            scope.spawn(|| super::tools_block::without_tools(template, conversation, cancel));
+        let outcomes = super::one_render::outcomes(template, conversation, &counts, prompt, cancel);
+        let without = without
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+        (outcomes, without)
+    });
+    let mut outcomes = outcomes?;
+    let without_tools = without_tools?;
     outcomes.extend(
         reused
             .into_iter()
@@ -66,16 +95,18 @@ pub fn attribute_incremental_with_prompt(
             .filter_map(|(k, outcome)| outcome.map(|o| (k, o))),
     );
     outcomes.sort_by_key(|(k, _)| *k);
-    let attribution = attribute_from(
+    attribute_from(
         template,
         conversation,
-        &prompt,
-        outcomes,
+        prompt,
+        Renders {
+            outcomes,
+            without_tools,
+        },
         reuse,
         Narrowing::Batched,
         cancel,
-    )?;
-    Ok((attribution, prompt))
+    )
 }
 
 /// Attributes `conversation`'s prompt from a render of every prefix, never from a
@@ -88,11 +119,15 @@ pub fn attribute_by_prefixes(
     let prompt = render_full(template, conversation, cancel)?;
     let counts: Vec<usize> = (0..=conversation.messages.len()).collect();
     let outcomes = render_prefixes(template, conversation, &counts, &prompt, cancel)?;
+    let without_tools = super::tools_block::without_tools(template, conversation, cancel)?;
     attribute_from(
         template,
         conversation,
         &prompt,
-        outcomes,
+        Renders {
+            outcomes,
+            without_tools,
+        },
         Reuse::default(),
         Narrowing::EachByRenders,
         cancel,

@@ -30,7 +30,7 @@ mod roles;
 mod shifted;
 mod stability;
 mod switches;
-mod text;
+pub(crate) mod text;
 mod thinking;
 mod tools;
 mod tools_block;
@@ -47,7 +47,8 @@ pub use dropped::{
     FieldRef, PathStep, Verdict,
 };
 pub use incremental::{
-    attribute_by_prefixes, attribute_incremental, attribute_incremental_with_prompt, Previous,
+    attribute_by_prefixes, attribute_incremental, attribute_incremental_with_prompt,
+    attribute_rendered, Previous,
 };
 pub use one_render::predict as predicted_prefixes;
 pub use prefixes::PrefixOutcome;

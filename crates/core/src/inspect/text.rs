@@ -3,10 +3,18 @@
 /// Length in bytes of the longest common prefix of `a` and `b`, on a char boundary of
 /// both.
 pub(crate) fn common_prefix_len(a: &str, b: &str) -> usize {
-    let bytes = a
-        .as_bytes()
-        .iter()
-        .zip(b.as_bytes())
+    let (a_bytes, b_bytes) = (a.as_bytes(), b.as_bytes());
+    let len = a_bytes.len().min(b_bytes.len());
+    // Whole chunks compared as slices (memcmp, many bytes per instruction: the app
+    // compares megabyte prompts after every keystroke), then bytes within the first
+    // chunk that differs.
+    const CHUNK: usize = 256;
+    let mut bytes = 0;
+    while bytes + CHUNK <= len && a_bytes[bytes..bytes + CHUNK] == b_bytes[bytes..bytes + CHUNK] {
+        bytes += CHUNK;
+    }
+    bytes += (a_bytes[bytes..len].iter())
+        .zip(&b_bytes[bytes..len])
         .take_while(|(x, y)| x == y)
         .count();
     let mut at = bytes;

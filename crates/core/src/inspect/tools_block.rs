@@ -17,19 +17,44 @@ use super::{Cancelled, InspectError};
 use crate::diff::{diff_lines, DiffLine};
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation, RenderErrorKind};
 
-/// Finds the tools block of `prompt` (the render of `conversation`).
+/// The whole conversation rendered without its tools, which [`locate`] compares the
+/// prompt with: `None` when there are no tools (nothing to locate) or neither form
+/// renders. A render as long as the prompt, independent of the prefix renders, so the
+/// attribution runs it beside them.
+pub(super) fn without_tools(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    cancel: &CancelToken,
+) -> Result<Option<String>, InspectError> {
+    if has_tools(conversation) {
+        render_without(template, conversation, None, cancel)
+    } else {
+        Ok(None)
+    }
+}
+
+fn has_tools(conversation: &Conversation) -> bool {
+    conversation
+        .tools
+        .as_ref()
+        .is_some_and(|tools| !tools.is_empty())
+}
+
+/// Finds the tools block of `prompt` (the render of `conversation`), given the
+/// conversation rendered without its tools ([`without_tools`]).
 pub(super) fn locate(
     template: &CompiledTemplate,
     conversation: &Conversation,
     prompt: &str,
+    without: Option<String>,
     bounds: &Bounds,
     spans: &[Span],
     cancel: &CancelToken,
 ) -> Result<ToolsBlock, InspectError> {
-    if conversation.tools.as_ref().is_none_or(Vec::is_empty) {
+    if !has_tools(conversation) {
         return Ok(ToolsBlock::NoTools);
     }
-    let Some(without) = render_without(template, conversation, None, cancel)? else {
+    let Some(without) = without else {
         return Ok(ToolsBlock::NotSeparable);
     };
     let first = common_prefix_len(prompt, &without);

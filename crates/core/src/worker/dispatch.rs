@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use chatplate_render::{CancelToken, Limits, RenderError, RenderErrorKind};
 
+use super::last_render::{Earlier, LastRender, Started};
 use super::runner::{self, Runner};
 use super::snapshot::Snapshot;
 use super::values::MessageValues;
@@ -59,6 +60,8 @@ struct Running {
     allowed: Duration,
     /// Reported as timed out, but not abandoned (another runner already is).
     timed_out: bool,
+    /// What a render runs on, to hand its prompt to the attribution that follows.
+    render: Option<Started>,
 }
 
 struct Abandoned {
@@ -75,6 +78,8 @@ struct Dispatcher {
     conversation: Snapshot,
     /// Its messages as template values, kept in step with the updates.
     values: MessageValues,
+    /// The latest render's prompt, while the conversation is unchanged.
+    last_render: LastRender,
     queued: [Option<Queued>; JobKind::ALL.len()],
     running: Option<Running>,
     idle: Option<Runner>,
@@ -95,6 +100,7 @@ pub(super) fn start(
         notify,
         conversation: Snapshot::default(),
         values: MessageValues::default(),
+        last_render: LastRender::default(),
         queued: Default::default(),
         running: None,
         idle: None,
@@ -155,6 +161,7 @@ impl Dispatcher {
                 None => self.time_out(),
                 Some(Command::Update(update)) => {
                     self.values.note(&update);
+                    self.last_render.changed();
                     self.conversation.apply(update);
                 }
                 Some(Command::Submit { generation, job }) if runs_alone(&job) => {
@@ -192,7 +199,13 @@ impl Dispatcher {
         let spawned = std::thread::Builder::new()
             .name("chatplate-open".into())
             .spawn(move || {
-                let result = runner::run_caught(job, &conversation, &values, &CancelToken::new());
+                let result = runner::run_caught(
+                    job,
+                    &conversation,
+                    &values,
+                    Earlier::default(),
+                    &CancelToken::new(),
+                );
                 notify(Reply {
                     kind,
                     generation,
@@ -216,6 +229,7 @@ impl Dispatcher {
     fn finished(&mut self, runner: u64, result: Result<Output, RenderError>) {
         if self.running.as_ref().is_some_and(|r| r.runner.id == runner) {
             if let Some(done) = self.running.take() {
+                self.last_render.finished(done.render, &result);
                 if !done.timed_out {
                     self.reply(done.kind, done.generation, result);
                 }
@@ -351,7 +365,15 @@ impl Dispatcher {
             self.allowed()
         };
         let values = self.values.current(&self.conversation);
-        runner.run(queued.job, self.conversation.clone(), values, token.clone());
+        let render = self.last_render.started(&queued.job, &self.conversation);
+        let earlier = self.last_render.earlier_for(&queued.job);
+        runner.run(
+            queued.job,
+            self.conversation.clone(),
+            values,
+            earlier,
+            token.clone(),
+        );
         self.running = Some(Running {
             runner,
             kind,
@@ -361,6 +383,7 @@ impl Dispatcher {
             deadline: Instant::now() + allowed,
             allowed,
             timed_out: false,
+            render,
         });
     }
 

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
-use crate::inspect::{attribute_incremental_with_prompt, Attribution, InspectError, Previous};
+use crate::inspect::{
+    attribute_incremental_with_prompt, attribute_rendered, Attribution, InspectError, Previous,
+};
 use chatplate_render::{CancelToken, Conversation, RenderError, RenderErrorKind};
 
 use super::{Output, Template};
@@ -21,11 +23,12 @@ pub struct Attributed {
 }
 
 /// Attributes the worker's conversation, reusing `previous` when it comes from the
-/// same template.
+/// same template, and the prompt when the latest render made it (`rendered`).
 pub(super) fn attribute(
     template: &Arc<Template>,
     conversation: &Arc<Conversation>,
     previous: Option<&Attributed>,
+    rendered: Option<Arc<str>>,
     token: &CancelToken,
 ) -> Result<Output, RenderError> {
     let compiled = template.compiled()?;
@@ -34,13 +37,22 @@ pub(super) fn attribute(
         prompt: &p.prompt,
         attribution: &p.attribution,
     });
-    let (attribution, prompt) =
-        attribute_incremental_with_prompt(compiled, conversation, previous, token)
-            .map_err(inspect_error)?;
+    let (attribution, prompt) = match rendered {
+        Some(prompt) => (
+            attribute_rendered(compiled, conversation, &prompt, previous, token),
+            prompt,
+        ),
+        None => {
+            let (attribution, prompt) =
+                attribute_incremental_with_prompt(compiled, conversation, previous, token)
+                    .map_err(inspect_error)?;
+            (Ok(attribution), prompt.into())
+        }
+    };
     Ok(Output::Attributed(Arc::new(Attributed {
         conversation: Arc::clone(conversation),
-        prompt: prompt.into(),
-        attribution,
+        prompt,
+        attribution: attribution.map_err(inspect_error)?,
     })))
 }
 
@@ -107,6 +119,53 @@ mod tests {
         assert_eq!(a.source_at(2), Some(Source::Message(0)));
         assert_eq!(a.source_at(6), Some(Source::Message(1)));
         assert_eq!(a.message_bytes(), vec![4, 4]);
+    }
+
+    fn attributed(worker: &Worker) -> Arc<super::Attributed> {
+        match worker.recv_timeout(PATIENCE).expect("a reply").result {
+            Ok(Output::Attributed(attributed)) => attributed,
+            other => panic!("not attributed: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_attribution_after_a_render_of_the_same_conversation_takes_its_prompt() {
+        let worker = Worker::spawn(PATIENCE).unwrap();
+        let template = Template::new(
+            "{% for m in messages %}<{{ m.content }}>{% endfor %}",
+            Limits::default(),
+        );
+        worker.update(Update::all(conversation(3)));
+        let render = Job::Render {
+            template: Arc::clone(&template),
+        };
+        worker.submit(1, render.clone());
+        let Some(Ok(Output::Rendered(rendered))) = worker.recv_timeout(PATIENCE).map(|r| r.result)
+        else {
+            panic!("not rendered")
+        };
+        attribute(&worker, 1, &template);
+        let first = attributed(&worker);
+        // The very prompt the render made, not a second render of it.
+        assert!(Arc::ptr_eq(&first.prompt, &rendered.prompt));
+        let cancel = chatplate_render::CancelToken::new();
+        let compiled = template.compiled().unwrap();
+        let fresh = crate::inspect::attribute(compiled, &conversation(3), &cancel).unwrap();
+        assert_eq!(first.attribution, fresh);
+        // Once the conversation changed, the old prompt no longer applies: rendered anew.
+        worker.update(Update::all(conversation(4)));
+        attribute(&worker, 2, &template);
+        let second = attributed(&worker);
+        assert_eq!(&*second.prompt, "<m0><m1><m2><m3>");
+        // Nor does another template's render.
+        let other = Template::new(
+            "{% for m in messages %}[{{ m.content }}]{% endfor %}",
+            Limits::default(),
+        );
+        worker.submit(3, render);
+        let _ = worker.recv_timeout(PATIENCE).expect("the render");
+        attribute(&worker, 3, &other);
+        assert_eq!(&*attributed(&worker).prompt, "[m0][m1][m2][m3]");
     }
 
     #[test]

@@ -34,44 +34,76 @@ const PER_MESSAGE: usize = 512;
 
 /// Each message's byte range in `prompt`, when found (see the module docs).
 pub fn locate_messages<M: Borrow<Json>>(prompt: &str, messages: &[M]) -> Vec<Option<Range<usize>>> {
-    let mut full_budget = prompt.len().saturating_mul(FULL_SCAN_FACTOR) + SCAN_EXTRA;
-    let mut total_budget = prompt.len().saturating_mul(TOTAL_SCAN_FACTOR) + SCAN_EXTRA;
-    let mut from = 0;
-    // Prompt bytes the messages skipped since the last match are expected to take.
-    let mut behind = 0;
-    messages
-        .iter()
-        .enumerate()
-        .map(|(index, message)| {
-            let Some(needle) = anchor(message.borrow()) else {
-                behind += PER_MESSAGE;
-                return None;
-            };
-            let rest = prompt.get(from..)?;
-            let full = rest.len() <= full_budget;
-            let reach = if full {
-                rest.len()
-            } else {
-                let average = from / (index + 1);
-                behind + needle.len() + MARGIN + MARGIN_MESSAGES * average
-            };
-            let window = floor_char_boundary(rest, reach.min(total_budget));
-            let found = rest[..window].find(needle);
-            let scanned = found.map_or(window, |at| at + needle.len());
-            total_budget -= scanned.min(total_budget);
-            if full {
-                full_budget -= scanned.min(full_budget);
-            }
-            let Some(at) = found else {
-                behind += needle.len() + PER_MESSAGE;
-                return None;
-            };
-            let start = from + at;
-            from = start + needle.len();
-            behind = 0;
-            Some(start..from)
-        })
+    let mut search = Search::new(prompt);
+    (messages.iter().enumerate())
+        .map(|(index, message)| search.next(index, message.borrow()))
         .collect()
+}
+
+/// Where the search stands: the end of the last match, and what it may still scan.
+pub(super) struct Search<'a> {
+    prompt: &'a str,
+    full_budget: usize,
+    total_budget: usize,
+    from: usize,
+    /// Prompt bytes the messages skipped since the last match are expected to take.
+    behind: usize,
+}
+
+impl<'a> Search<'a> {
+    pub(super) fn new(prompt: &'a str) -> Self {
+        Search {
+            prompt,
+            full_budget: prompt.len().saturating_mul(FULL_SCAN_FACTOR) + SCAN_EXTRA,
+            total_budget: prompt.len().saturating_mul(TOTAL_SCAN_FACTOR) + SCAN_EXTRA,
+            from: 0,
+            behind: 0,
+        }
+    }
+
+    /// Takes message `index` as found at `span` (or not found) by an earlier search,
+    /// without searching: the next search starts after it.
+    pub(super) fn skip(&mut self, message: &Json, span: Option<&Range<usize>>) {
+        match (span, anchor(message)) {
+            (Some(span), _) => {
+                self.from = span.end;
+                self.behind = 0;
+            }
+            (None, Some(needle)) => self.behind += needle.len() + PER_MESSAGE,
+            (None, None) => self.behind += PER_MESSAGE,
+        }
+    }
+
+    /// Looks for message `index` after the previous match.
+    pub(super) fn next(&mut self, index: usize, message: &Json) -> Option<Range<usize>> {
+        let Some(needle) = anchor(message) else {
+            self.behind += PER_MESSAGE;
+            return None;
+        };
+        let rest = self.prompt.get(self.from..)?;
+        let full = rest.len() <= self.full_budget;
+        let reach = if full {
+            rest.len()
+        } else {
+            let average = self.from / (index + 1);
+            self.behind + needle.len() + MARGIN + MARGIN_MESSAGES * average
+        };
+        let window = floor_char_boundary(rest, reach.min(self.total_budget));
+        let found = rest[..window].find(needle);
+        let scanned = found.map_or(window, |at| at + needle.len());
+        self.total_budget -= scanned.min(self.total_budget);
+        if full {
+            self.full_budget -= scanned.min(self.full_budget);
+        }
+        let Some(at) = found else {
+            self.behind += needle.len() + PER_MESSAGE;
+            return None;
+        };
+        let start = self.from + at;
+        self.from = start + needle.len();
+        self.behind = 0;
+        Some(start..self.from)
+    }
 }
 
 /// The longest prefix length of `text` that is at most `limit` bytes and ends on a

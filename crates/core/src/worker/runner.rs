@@ -9,8 +9,10 @@ use std::sync::Arc;
 use chatplate_render::{CancelToken, PreparedMessages, RenderError, RenderErrorKind};
 
 use super::dispatch::Command;
+use super::last_render::Earlier;
+use super::relocate::locate_again;
 use super::snapshot::Snapshot;
-use super::{line_starts, locate, Job, Output, Rendered};
+use super::{Job, Output, Rendered};
 
 /// The dispatcher's handle on one runner thread; dropping it ends the thread once its
 /// current job returns.
@@ -21,8 +23,9 @@ pub(super) struct Runner {
 }
 
 /// A job with the conversation snapshot it runs on (and its messages as template
-/// values) and its cancel token.
-type Task = (Job, Snapshot, Arc<PreparedMessages>, CancelToken);
+/// values), what it may take from the latest render (see `last_render`) and its cancel
+/// token.
+type Task = (Job, Snapshot, Arc<PreparedMessages>, Earlier, CancelToken);
 
 impl Runner {
     /// Hands the runner a job on `conversation`.
@@ -31,9 +34,10 @@ impl Runner {
         job: Job,
         conversation: Snapshot,
         values: Arc<PreparedMessages>,
+        earlier: Earlier,
         token: CancelToken,
     ) {
-        let _ = self.jobs.send((job, conversation, values, token));
+        let _ = self.jobs.send((job, conversation, values, earlier, token));
     }
 }
 
@@ -42,10 +46,13 @@ pub(super) fn run_caught(
     job: Job,
     conversation: &Snapshot,
     values: &PreparedMessages,
+    earlier: Earlier,
     token: &CancelToken,
 ) -> Result<Output, RenderError> {
-    catch_unwind(AssertUnwindSafe(|| run(job, conversation, values, token)))
-        .unwrap_or_else(|payload| Err(panic_error(payload.as_ref())))
+    catch_unwind(AssertUnwindSafe(|| {
+        run(job, conversation, values, earlier, token)
+    }))
+    .unwrap_or_else(|payload| Err(panic_error(payload.as_ref())))
 }
 
 /// Starts runner `id`; it reports each finished job to `done`.
@@ -54,8 +61,8 @@ pub(super) fn spawn(id: u64, done: Sender<Command>) -> std::io::Result<Runner> {
     std::thread::Builder::new()
         .name(format!("chatplate-render-{id}"))
         .spawn(move || {
-            for (job, conversation, values, token) in inbox {
-                let result = run_caught(job, &conversation, &values, &token);
+            for (job, conversation, values, earlier, token) in inbox {
+                let result = run_caught(job, &conversation, &values, earlier, &token);
                 if done.send(Command::Done { runner: id, result }).is_err() {
                     return;
                 }
@@ -68,16 +75,21 @@ fn run(
     job: Job,
     conversation: &Snapshot,
     values: &PreparedMessages,
+    earlier: Earlier,
     token: &CancelToken,
 ) -> Result<Output, RenderError> {
+    let rendered = earlier.prompt;
     match job {
         Job::Render { template } => {
             #[cfg(debug_assertions)]
             test_panic(conversation);
             let prompt = render_prompt(&template, conversation, values, token)?;
+            // From where the previous render's search left off (see `relocate`).
+            let (spans, line_starts) =
+                locate_again(&prompt, &conversation.messages, earlier.located.as_deref());
             Ok(Output::Rendered(Rendered {
-                line_starts: line_starts(&prompt),
-                spans: locate::locate_messages(&prompt, &conversation.messages),
+                line_starts,
+                spans,
                 prompt: prompt.into(),
             }))
         }
@@ -85,7 +97,13 @@ fn run(
             // The one job that needs the whole conversation: built here, off the
             // dispatcher, and kept by the result for the next incremental attribution.
             let conversation = Arc::new(conversation.conversation());
-            super::inspection::attribute(&template, &conversation, previous.as_deref(), token)
+            super::inspection::attribute(
+                &template,
+                &conversation,
+                previous.as_deref(),
+                rendered,
+                token,
+            )
         }
         Job::Open { target } => super::opening::open(&target),
         Job::OpenRevision { model, revision } => super::opening::open_revision(&model, &revision),
@@ -109,6 +127,7 @@ fn run(
             message,
             &conversation.conversation(),
             values,
+            rendered.as_deref(),
             token,
         ),
         Job::Compare {

@@ -29,12 +29,14 @@ pub struct ValueChecks {
     pub checks: DroppedFields,
 }
 
-/// Probes message `message`'s values (when given) and the settings' values.
+/// Probes message `message`'s values (when given) and the settings' values; `rendered`
+/// is the conversation's prompt when the latest render made it.
 pub(super) fn probe(
     template: &Template,
     message: Option<usize>,
     conversation: &Conversation,
     prepared: &PreparedMessages,
+    rendered: Option<&str>,
     token: &CancelToken,
 ) -> Result<Output, RenderError> {
     let compiled = template.compiled()?;
@@ -42,8 +44,8 @@ pub(super) fn probe(
     fields.extend(settings_fields(conversation));
     let skipped = fields.len().saturating_sub(MAX_VALUES);
     fields.truncate(MAX_VALUES);
-    let checks =
-        check_values(compiled, conversation, prepared, fields, token).map_err(inspect_error)?;
+    let checks = check_values(compiled, conversation, prepared, rendered, fields, token)
+        .map_err(inspect_error)?;
     Ok(Output::Values(Arc::new(ValueChecks {
         message,
         skipped,
