@@ -80,12 +80,13 @@ fn a_queued_attribution_waits_for_a_queued_render() {
 #[test]
 fn a_running_attribution_gives_way_to_a_render() {
     let worker = Worker::spawn(PATIENCE).unwrap();
-    worker.update(Update::all(messages(400)));
-    // Every prefix render of 400 messages writes each message many times: the
-    // attribution takes long enough to be running when the render is asked for.
+    worker.update(Update::all(messages(1000)));
+    // Every render of 1,000 messages loops thousands of times per message (printing little,
+    // so no output limit ends it early): the attribution, a few such renders since it
+    // became about one render, is still running when the render is asked for.
     let heavy = Template::new(
-        "{% for m in messages %}{% for i in range(300) %}{{ m.content }}{% endfor %}\
-         {% endfor %}",
+        "{% for m in messages %}{% for i in range(1000) %}{% if m.content == i %}x\
+         {% endif %}{% endfor %}{{ m.content }}{% endfor %}",
         Limits::default(),
     );
     attribute(&worker, 1, &heavy);
@@ -94,6 +95,15 @@ fn a_running_attribution_gives_way_to_a_render() {
     let mut replies: Vec<Reply> = (0..2).map(|_| next(&worker)).collect();
     replies.sort_by_key(|reply| reply.generation);
     let kind = replies[0].result.as_ref().err().map(|err| err.kind);
-    assert_eq!(kind, Some(RenderErrorKind::Cancelled), "{:?}", replies[0]);
-    assert!(matches!(replies[1].result, Ok(Output::Rendered(_))));
+    assert_eq!(
+        kind,
+        Some(RenderErrorKind::Cancelled),
+        "{:?}",
+        replies[0].result
+    );
+    assert!(
+        matches!(replies[1].result, Ok(Output::Rendered(_))),
+        "{:?}",
+        replies[1].result.as_ref().err()
+    );
 }
