@@ -93,6 +93,8 @@ impl IgnoredValues {
             _ => Arc::new(ValueChecks {
                 message,
                 skipped: 0,
+                unchecked: 0,
+                render_time: None,
                 checks: DroppedFields { checks: Vec::new() },
             }),
         };
@@ -107,6 +109,30 @@ impl IgnoredValues {
     /// Whether the verdicts for the selection are still on their way.
     pub fn pending(&self) -> bool {
         self.in_flight.is_some()
+    }
+
+    /// Why some values of `row` carry no mark at `generation`: they were not checked
+    /// because a render takes longer than the probe's budget.
+    pub fn unchecked_note(&self, generation: u64, row: Row) -> Option<String> {
+        let message = match row {
+            Row::Message(index) => Some(index),
+            Row::Settings => None,
+        };
+        let checks = self.get(generation, message)?;
+        if checks.unchecked == 0 {
+            return None;
+        }
+        let took = checks.render_time.unwrap_or_default().as_secs_f64();
+        let values = if checks.unchecked == 1 {
+            "value"
+        } else {
+            "values"
+        };
+        Some(format!(
+            "{} {values} not checked for use: one render takes {took:.1} s (`chatplate \
+             inspect --fixture` checks them all)",
+            checks.unchecked
+        ))
     }
 
     /// Why `field` of `row` is marked "not used by this template" at `generation`, if it

@@ -43,6 +43,8 @@ pub struct MessagesView<'a> {
     pub tokens: Option<&'a TokenizedPrompt>,
     /// What to change in the selected message for the template (see `needs`).
     pub needs: Vec<String>,
+    /// Plain notes on the selected message's fields (values not checked for use).
+    pub notes: Vec<String>,
     /// The colours.
     pub theme: Theme,
 }
@@ -269,6 +271,12 @@ fn draw_fields(frame: &mut Frame, area: Rect, view: &MessagesView, focused: bool
     let list = fields::fields(session, row);
     let mut warning = super::injection_view::warning_lines(view.tokens, row, inner.width, theme);
     warning.extend(need_lines(&view.needs, inner.width, theme));
+    let width = usize::from(inner.width).max(12);
+    let notes = view
+        .notes
+        .iter()
+        .flat_map(|note| super::help::wrap(note, width));
+    warning.extend(notes.map(|line| Line::styled(line, theme.dim())));
     // Room for the explanation: what the fields leave, at least half the area.
     let fields_height = u16::try_from(list.len()).unwrap_or(u16::MAX);
     let warning_height = u16::try_from(warning.len())

@@ -1,6 +1,6 @@
 //! What the restore question shows of a recovery file: the lines that differ from the
-//! saved session file (both as chatplate writes them, pretty JSON, so a changed message
-//! is a changed line), `-` for the saved file's, `+` for the recovery's, at most
+//! saved session file (both written out again as pretty JSON, so a changed message is a
+//! changed line even when the saved file was written compact by another tool), `-` for the saved file's, `+` for the recovery's, at most
 //! [`MAX_LINES`] of them, each cut to [`MAX_WIDTH`] characters. Read and diffed as file
 //! work, when the recovery file is found.
 
@@ -26,7 +26,15 @@ pub fn between(saved: &Path, recovery: &Path) -> Vec<String> {
     let (Some(old), Some(new)) = (read(saved), read(recovery)) else {
         return Vec::new();
     };
-    changed_lines(&old, &new)
+    changed_lines(&pretty(old), &pretty(new))
+}
+
+/// `text` as pretty JSON, one value per line, keys in their order; as it is when it is
+/// not JSON (the diff then shows the text itself).
+fn pretty(text: String) -> String {
+    serde_json::from_str::<serde_json::Value>(&text)
+        .and_then(|value| serde_json::to_string_pretty(&value))
+        .unwrap_or(text)
 }
 
 /// The changed lines from `old` to `new`, marked and cut (see [`between`]). A line
@@ -115,6 +123,35 @@ mod tests {
         assert_eq!(shown.len(), MAX_LINES + 1);
         assert_eq!(shown[MAX_LINES], "… 32 more changed lines");
         assert!(changed_lines("same\n", "same\n").is_empty());
+    }
+
+    #[test]
+    fn a_compact_saved_file_diffs_by_value_not_by_layout() {
+        let dir = tempfile::tempdir().unwrap();
+        let (saved, recovery) = (
+            dir.path().join("s.json"),
+            dir.path().join("s.recovery.json"),
+        );
+        let messages: Vec<_> = (0..50)
+            .map(|i| serde_json::json!({"role": "user", "content": format!("question {i}")}))
+            .collect();
+        let old = serde_json::json!({"version": 1, "messages": messages});
+        let mut new = old.clone();
+        new["messages"][49]["content"] = "question 49, edited".into();
+        std::fs::write(&saved, serde_json::to_string(&old).unwrap()).unwrap();
+        std::fs::write(&recovery, serde_json::to_string_pretty(&new).unwrap()).unwrap();
+        let shown = between(&saved, &recovery);
+        assert_eq!(
+            shown,
+            [
+                // Cut CONTEXT characters before the first difference.
+                "- …ntent\": \"question 49\"",
+                "+ …ntent\": \"question 49, edited\""
+            ]
+        );
+        // Not JSON: the text itself is diffed.
+        std::fs::write(&saved, "not json\n").unwrap();
+        assert_eq!(between(&saved, &recovery)[0], "- not json");
     }
 
     #[test]

@@ -146,6 +146,9 @@ fn draw_messages(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
             }
             super::fields::Row::Settings => Vec::new(),
         },
+        notes: (app.unchecked_note(app.messages.row(&app.workspace.session)))
+            .into_iter()
+            .collect(),
         theme: app.theme,
     };
     messages_view::draw(frame, area, &view, focused);

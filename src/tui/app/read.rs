@@ -197,6 +197,11 @@ impl App {
         self.ignored.note(session, self.generation(), row, field)
     }
 
+    /// Why some values of `row` carry no "not used" mark: not checked, renders are slow.
+    pub fn unchecked_note(&self, row: Row) -> Option<String> {
+        self.ignored.unchecked_note(self.generation(), row)
+    }
+
     /// Whether the verdicts on the selection's unused values are still on their way.
     pub fn values_pending(&self) -> bool {
         self.ignored.pending()

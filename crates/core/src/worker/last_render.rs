@@ -9,6 +9,7 @@
 //! message (see `relocate`).
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::Value as Json;
 
@@ -24,6 +25,7 @@ pub(super) struct Started {
     version: u64,
     template: Arc<Template>,
     messages: Arc<Vec<Arc<Json>>>,
+    at: Instant,
 }
 
 /// What a job may take from the latest render instead of doing it again.
@@ -31,6 +33,9 @@ pub(super) struct Started {
 pub(super) struct Earlier {
     /// The prompt, when the job would render exactly it.
     pub(crate) prompt: Option<Arc<str>>,
+    /// How long rendering that prompt took (what one more render of this conversation
+    /// is expected to cost).
+    pub(crate) render_time: Option<Duration>,
     /// Where the messages were found (for a render).
     pub(crate) located: Option<Arc<Located>>,
 }
@@ -40,7 +45,7 @@ pub(super) struct Earlier {
 pub(super) struct LastRender {
     /// Bumped by every update of the conversation.
     version: u64,
-    latest: Option<(Started, Arc<str>)>,
+    latest: Option<(Started, Arc<str>, Duration)>,
     /// The latest render's messages found, whatever the conversation became since.
     located: Option<Arc<Located>>,
 }
@@ -59,6 +64,7 @@ impl LastRender {
                 version: self.version,
                 template: Arc::clone(template),
                 messages: Arc::clone(&conversation.messages),
+                at: Instant::now(),
             }),
             _ => None,
         }
@@ -78,30 +84,33 @@ impl LastRender {
                 line_starts: rendered.line_starts.clone(),
             }));
             if started.version == self.version {
-                self.latest = Some((started, Arc::clone(&rendered.prompt)));
+                let took = started.at.elapsed();
+                self.latest = Some((started, Arc::clone(&rendered.prompt), took));
             }
         }
     }
 
     /// What `job` may take from the latest render.
     pub(crate) fn earlier_for(&self, job: &Job) -> Earlier {
+        let (prompt, render_time) = self.prompt_for(job).unzip();
         Earlier {
-            prompt: self.prompt_for(job),
+            prompt,
+            render_time,
             located: matches!(job, Job::Render { .. })
                 .then(|| self.located.clone())
                 .flatten(),
         }
     }
 
-    /// The prompt `job` would render first, when the latest render made it from the
+    /// The prompt `job` would render first, and how long it took, when the latest render made it from the
     /// current conversation with the same template (attribution and the unused-value
     /// probe ask).
-    fn prompt_for(&self, job: &Job) -> Option<Arc<str>> {
+    fn prompt_for(&self, job: &Job) -> Option<(Arc<str>, Duration)> {
         let (Job::Attribute { template, .. } | Job::Values { template, .. }) = job else {
             return None;
         };
-        let (started, prompt) = self.latest.as_ref()?;
+        let (started, prompt, took) = self.latest.as_ref()?;
         (started.version == self.version && Arc::ptr_eq(&started.template, template))
-            .then(|| Arc::clone(prompt))
+            .then(|| (Arc::clone(prompt), *took))
     }
 }

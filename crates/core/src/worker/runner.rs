@@ -79,6 +79,7 @@ fn run(
     token: &CancelToken,
 ) -> Result<Output, RenderError> {
     let rendered = earlier.prompt;
+    let render_time = earlier.render_time;
     match job {
         Job::Render { template } => {
             #[cfg(debug_assertions)]
@@ -127,7 +128,7 @@ fn run(
             message,
             &conversation.conversation(),
             values,
-            rendered.as_deref(),
+            rendered.as_deref().zip(render_time),
             token,
         ),
         Job::Compare {
