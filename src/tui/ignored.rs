@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use chatplate_core::inspect::{DroppedFields, FieldRef, PathStep};
 use chatplate_core::session::Session;
-use chatplate_core::worker::unused::ValueChecks;
+use chatplate_core::worker::unused::{ValueChecks, PROBE_BUDGET};
 use chatplate_core::worker::{Job, Output, Reply};
 use chatplate_render::RenderErrorKind;
 
@@ -128,9 +128,10 @@ impl IgnoredValues {
         } else {
             "values"
         };
+        let budget = PROBE_BUDGET.as_secs_f64();
         Some(format!(
-            "{} {values} not checked for use: one render takes {took:.1} s (`chatplate \
-             inspect --fixture` checks them all)",
+            "{} {values} not checked for use: the check stops at {budget:.1} s of renders and \
+             one takes {took:.1} s (`chatplate inspect --fixture` checks them all)",
             checks.unchecked
         ))
     }
@@ -277,5 +278,43 @@ mod tests {
         assert_eq!(settings_note(&unused, Field::Tools), Some("#2".into()));
         assert_eq!(settings_note(&unused, Field::Variables), Some("x".into()));
         assert_eq!(settings_note(&unused, Field::Documents), None);
+    }
+
+    #[test]
+    fn values_left_unchecked_are_named_with_the_render_time() {
+        let mut ignored = IgnoredValues::default();
+        let (generation, message) = (7, Some(4));
+        let mut answer = |unchecked| {
+            ignored.requests += 1;
+            ignored.in_flight = Some((ignored.requests, generation, message));
+            let checks = ValueChecks {
+                message,
+                skipped: 0,
+                unchecked,
+                render_time: Some(std::time::Duration::from_millis(10_500)),
+                checks: DroppedFields { checks: Vec::new() },
+            };
+            let reply = Reply {
+                kind: chatplate_core::worker::JobKind::Values,
+                generation: ignored.requests,
+                result: Ok(Output::Values(Arc::new(checks))),
+            };
+            assert_eq!(ignored.receive(reply, generation), Some(true));
+            ignored.unchecked_note(generation, Row::Message(4))
+        };
+        assert_eq!(
+            answer(3).as_deref(),
+            Some(
+                "3 values not checked for use: the check stops at 0.5 s of renders and one \
+                 takes 10.5 s (`chatplate inspect --fixture` checks them all)"
+            )
+        );
+        assert_eq!(answer(0), None);
+        // Another row, or a newer session version, has no note.
+        assert_eq!(ignored.unchecked_note(generation, Row::Settings), None);
+        assert_eq!(
+            ignored.unchecked_note(generation + 1, Row::Message(4)),
+            None
+        );
     }
 }
