@@ -68,16 +68,13 @@ pub(super) fn probe(
             (prompt, started.elapsed())
         }
     };
-    let checks = within_budget(
+    let subject = Subject {
         compiled,
         conversation,
         prepared,
-        &prompt,
-        fields,
-        render_time,
-        PROBE_BUDGET,
-        token,
-    )?;
+        prompt: &prompt,
+    };
+    let checks = subject.within_budget(fields, render_time, PROBE_BUDGET, token)?;
     Ok(Output::Values(Arc::new(ValueChecks {
         message,
         skipped,
@@ -94,41 +91,57 @@ struct Budgeted {
     unchecked: usize,
 }
 
-/// Checks `fields` in order while the time spent plus one more render (`render_time`)
-/// stays within `budget`; a value takes one render (two when unused).
-#[allow(clippy::too_many_arguments)]
-fn within_budget(
-    compiled: &CompiledTemplate,
-    conversation: &Conversation,
-    prepared: &PreparedMessages,
-    prompt: &str,
-    fields: Vec<FieldRef>,
-    render_time: Duration,
-    budget: Duration,
-    token: &CancelToken,
-) -> Result<Budgeted, RenderError> {
-    let started = Instant::now();
-    let total = fields.len();
-    let mut checked = DroppedFields { checks: Vec::new() };
-    for field in fields {
-        if started.elapsed() + render_time > budget {
-            break;
+/// What the values are checked against: the template, the conversation (with its
+/// messages as template values) and its prompt.
+struct Subject<'a> {
+    compiled: &'a CompiledTemplate,
+    conversation: &'a Conversation,
+    prepared: &'a PreparedMessages,
+    prompt: &'a str,
+}
+
+impl Subject<'_> {
+    /// Checks `fields` in order while the time spent plus one more render
+    /// (`render_time`) stays within `budget`; a value takes one render (two when unused).
+    fn within_budget(
+        &self,
+        fields: Vec<FieldRef>,
+        render_time: Duration,
+        budget: Duration,
+        token: &CancelToken,
+    ) -> Result<Budgeted, RenderError> {
+        let started = Instant::now();
+        let total = fields.len();
+        let mut checked = DroppedFields { checks: Vec::new() };
+        for field in fields {
+            if started.elapsed() + render_time > budget {
+                break;
+            }
+            let one = self.check(vec![field], token)?;
+            checked.checks.extend(one.checks);
         }
-        let one = check_values(
+        Ok(Budgeted {
+            unchecked: total - checked.checks.len(),
+            checked,
+        })
+    }
+
+    fn check(
+        &self,
+        fields: Vec<FieldRef>,
+        token: &CancelToken,
+    ) -> Result<DroppedFields, RenderError> {
+        let (compiled, conversation, prepared) = (self.compiled, self.conversation, self.prepared);
+        check_values(
             compiled,
             conversation,
             prepared,
-            Some(prompt),
-            vec![field],
+            Some(self.prompt),
+            fields,
             token,
         )
-        .map_err(inspect_error)?;
-        checked.checks.extend(one.checks);
+        .map_err(inspect_error)
     }
-    Ok(Budgeted {
-        unchecked: total - checked.checks.len(),
-        checked,
-    })
 }
 
 #[cfg(test)]
@@ -138,7 +151,8 @@ mod tests {
     use chatplate_render::Limits;
     use serde_json::json;
 
-    fn setup() -> (CompiledTemplate, Conversation, PreparedMessages, String) {
+    /// Runs `test` on a template that prints each message's content and counts the tools.
+    fn with_subject(test: impl FnOnce(&Subject, Vec<FieldRef>)) {
         let source = "{% for m in messages %}{{ m.content }}{% endfor %}{{ tools | length }}";
         let compiled = CompiledTemplate::compile(source, Limits::default()).unwrap();
         let conversation =
@@ -146,58 +160,42 @@ mod tests {
                 .with_tools(Some(vec![json!({"name": "a"})]));
         let prepared = PreparedMessages::new(&conversation);
         let prompt = compiled.render(&conversation).unwrap();
-        (compiled, conversation, prepared, prompt)
+        let mut fields = message_fields(&conversation, 0);
+        fields.extend(settings_fields(&conversation));
+        let subject = Subject {
+            compiled: &compiled,
+            conversation: &conversation,
+            prepared: &prepared,
+            prompt: &prompt,
+        };
+        test(&subject, fields);
     }
 
     #[test]
     fn a_generous_budget_checks_every_value() {
-        let (compiled, conversation, prepared, prompt) = setup();
-        let mut fields = message_fields(&conversation, 0);
-        fields.extend(settings_fields(&conversation));
-        let all = check_values(
-            &compiled,
-            &conversation,
-            &prepared,
-            Some(&prompt),
-            fields.clone(),
-            &CancelToken::new(),
-        )
-        .unwrap();
-        let budgeted = within_budget(
-            &compiled,
-            &conversation,
-            &prepared,
-            &prompt,
-            fields,
-            Duration::ZERO,
-            Duration::from_secs(600),
-            &CancelToken::new(),
-        )
-        .unwrap();
-        assert_eq!(budgeted.unchecked, 0);
-        assert_eq!(budgeted.checked, all);
-        let verdicts: Vec<_> = all.checks.iter().map(|c| c.verdict.clone()).collect();
-        // content used, `name` ignored, the tool's presence counted but its text ignored.
-        assert_eq!(verdicts, [Verdict::Used, Verdict::Unused, Verdict::Unused]);
+        with_subject(|subject, fields| {
+            let token = CancelToken::new();
+            let all = subject.check(fields.clone(), &token).unwrap();
+            let budget = Duration::from_secs(600);
+            let budgeted = subject.within_budget(fields, Duration::ZERO, budget, &token);
+            let budgeted = budgeted.unwrap();
+            assert_eq!(budgeted.unchecked, 0);
+            assert_eq!(budgeted.checked, all);
+            let verdicts: Vec<_> = all.checks.iter().map(|c| c.verdict.clone()).collect();
+            // content used, `name` ignored, the tool's presence counted but its text ignored.
+            assert_eq!(verdicts, [Verdict::Used, Verdict::Unused, Verdict::Unused]);
+        });
     }
 
     #[test]
     fn renders_slower_than_the_budget_check_nothing() {
-        let (compiled, conversation, prepared, prompt) = setup();
-        let fields = message_fields(&conversation, 0);
-        let count = fields.len();
-        let budgeted = within_budget(
-            &compiled,
-            &conversation,
-            &prepared,
-            &prompt,
-            fields,
-            Duration::from_secs(10),
-            PROBE_BUDGET,
-            &CancelToken::new(),
-        )
-        .unwrap();
-        assert_eq!(budgeted.unchecked, count);
-        assert!(budgeted.checked.checks.is_empty());
+        with_subject(|subject, fields| {
+            let count = fields.len();
+            let slow = Duration::from_secs(10);
+            let budgeted = subject.within_budget(fields, slow, PROBE_BUDGET, &CancelToken::new());
+            let budgeted = budgeted.unwrap();
+            assert_eq!(budgeted.unchecked, count);
+            assert!(budgeted.checked.checks.is_empty());
+        });
     }
 }
