@@ -102,7 +102,9 @@ pub(super) fn run_recording_on_own_thread(
     if let Some(written) = &control.written {
         shared.publish_written(Arc::clone(written));
     }
-    let (sender, receiver) = mpsc::channel();
+    // One answer, so one slot: an unbounded channel allocates (and zeroes) a block of
+    // 31 answer-sized slots per render.
+    let (sender, receiver) = mpsc::sync_channel(1);
     let worker = template.clone();
     let worker_shared = Arc::clone(&shared);
     let worker_control = control.clone();
