@@ -41,7 +41,8 @@ pub fn dumps(value: &Value, options: &DumpOptions) -> Result<String, Error> {
         None => (", ", ": "),
     };
     let mut writer = JsonWriter {
-        out: String::new(),
+        // Room for a small tool or arguments dict without growing step by step from 8.
+        out: String::with_capacity(DUMPS_ROOM),
         options,
         item_sep,
         key_sep,
@@ -50,6 +51,9 @@ pub fn dumps(value: &Value, options: &DumpOptions) -> Result<String, Error> {
     writer.write(value, 0)?;
     Ok(writer.out)
 }
+
+/// The room a `dumps` output starts with.
+const DUMPS_ROOM: usize = 256;
 
 struct JsonWriter<'a> {
     out: String,
