@@ -11,7 +11,9 @@
 //! and compiling happen outside [`render_once`], so the count toggled on it is the
 //! render (the conversation turned into template values, then the template run). The
 //! prompt's length goes to stderr, the prompt to stdout with `--print`; `--rewritten` prints the source MiniJinja compiles
-//! instead (after chatplate's rewrites), to see what a render runs.
+//! instead (after chatplate's rewrites), to see what a render runs. `--iterations N`
+//! renders N times (the count of one render is then the difference between two runs with
+//! different N, divided by the difference in N, so a first render's one-time setup cancels).
 
 use chatplate_render::{CompiledTemplate, Conversation, Limits, MeteredAllocator};
 use serde_json::{Map, Value};
@@ -24,7 +26,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let [template, context, rest @ ..] = args.as_slice() else {
         return Err(
-            "usage: render_once TEMPLATE.jinja CONTEXT.json [--print | --rewritten]".into(),
+            "usage: render_once TEMPLATE.jinja CONTEXT.json [--print | --rewritten] [--iterations N]".into(),
         );
     };
     let source = std::fs::read_to_string(template)?;
@@ -35,12 +37,26 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let context: Map<String, Value> = serde_json::from_str(&std::fs::read_to_string(context)?)?;
     let conversation = conversation(context)?;
     let compiled = CompiledTemplate::compile(&source, Limits::default())?;
-    let prompt = render_once(&compiled, &conversation)?;
+    let iterations = iterations(rest)?;
+    let mut prompt = render_once(&compiled, &conversation)?;
+    for _ in 1..iterations {
+        prompt = render_once(&compiled, &conversation)?;
+    }
     eprintln!("{} bytes", prompt.len());
     if rest.iter().any(|arg| arg == "--print") {
         print!("{prompt}");
     }
     Ok(())
+}
+
+/// The number after `--iterations`, 1 without it.
+fn iterations(args: &[String]) -> Result<usize, String> {
+    let Some(at) = args.iter().position(|arg| arg == "--iterations") else {
+        return Ok(1);
+    };
+    args.get(at + 1)
+        .and_then(|count| count.parse().ok())
+        .ok_or_else(|| "--iterations needs a number".to_string())
 }
 
 /// The counted part: one render of the conversation.

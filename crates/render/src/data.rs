@@ -44,6 +44,12 @@ impl PyDict {
         }
     }
 
+    /// The keys and values in order, for code that reads the whole dict (`tojson`).
+    pub(crate) fn entries(&self) -> &[(Value, Value)] {
+        self.looked_at();
+        &self.entries
+    }
+
     /// The value under `key`, without noting a miss: `key in dict` makes no undefined
     /// value, so it leaves no hint behind (see [`super::undefined`]).
     pub(crate) fn find(&self, key: &Value) -> Option<&Value> {

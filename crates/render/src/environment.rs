@@ -105,6 +105,13 @@ impl LimitedWriter {
         }
     }
 
+    /// The same writer, with room for `bytes` of output to start with (no more than
+    /// the budget).
+    pub(crate) fn with_room(mut self, bytes: usize) -> Self {
+        self.buffer.reserve_exact(bytes.min(self.budget));
+        self
+    }
+
     /// The same writer, publishing its length to `written` (a traced render's).
     pub(crate) fn publishing(mut self, written: Option<Arc<AtomicUsize>>) -> Self {
         self.written = written;

@@ -126,7 +126,7 @@ pub mod visible;
 mod watchdog;
 mod wordwrap;
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use jiff::civil::DateTime;
@@ -177,6 +177,10 @@ pub struct CompiledTemplate {
     inner: Arc<Compiled>,
 }
 
+/// Most output room a render starts with (see `Compiled::last_output_len`): beyond it,
+/// growing by doubling costs little next to writing the output.
+const OUTPUT_ROOM_CAP: usize = 1 << 20;
+
 struct Compiled {
     env: Environment<'static>,
     /// The user's source, newlines normalized: what error positions refer to.
@@ -185,6 +189,9 @@ struct Compiled {
     rewritten: rewrite::Rewritten,
     limits: Limits,
     last_fuel: AtomicU64,
+    /// The last prompt's length: the next render's output starts with that much room
+    /// (renders of one template are mostly alike), instead of growing to it by doubling.
+    last_output_len: AtomicUsize,
 }
 
 impl std::fmt::Debug for CompiledTemplate {
@@ -276,6 +283,7 @@ impl CompiledTemplate {
                 rewritten,
                 limits,
                 last_fuel: AtomicU64::new(0),
+                last_output_len: AtomicUsize::new(0),
             }),
         })
     }
@@ -507,8 +515,10 @@ impl CompiledTemplate {
         let written = shared
             .written()
             .or_else(|| recording.as_ref().map(generation::Recording::counter));
-        let mut output =
-            environment::LimitedWriter::new(limits.max_output_bytes).publishing(written);
+        let room = self.inner.last_output_len.load(Ordering::Relaxed);
+        let mut output = environment::LimitedWriter::new(limits.max_output_bytes)
+            .with_room(room.min(OUTPUT_ROOM_CAP))
+            .publishing(written);
         undefined::reset();
         let rendered = template.render_captured_to(context.clone(), &mut output);
         let spans = recording.map(generation::Recording::finish);
@@ -520,6 +530,10 @@ impl CompiledTemplate {
             Err(err) => return Err(self.render_error(&env, &err, context, items, shared)),
         };
         self.inner.last_fuel.store(fuel_used, Ordering::Relaxed);
+        let output_len = output.buffer.len();
+        self.inner
+            .last_output_len
+            .store(output_len, Ordering::Relaxed);
         let prompt = String::from_utf8(output.buffer)
             .map_err(|_| RenderError::input("the template produced invalid UTF-8"))?;
         Ok((prompt, spans.unwrap_or_default()))

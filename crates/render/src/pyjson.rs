@@ -8,6 +8,7 @@
 use minijinja::value::{Value, ValueKind};
 use minijinja::{Error, ErrorKind};
 
+use super::data::PyDict;
 use super::generators::is_generator;
 use super::none::is_python_none;
 use super::pyfloat::repr_float;
@@ -35,12 +36,13 @@ pub(crate) const MAX_JSON_DEPTH: usize = 1000;
 /// Serializes `value` exactly as Python's `json.dumps` would.
 pub fn dumps(value: &Value, options: &DumpOptions) -> Result<String, Error> {
     let (item_sep, key_sep) = match &options.separators {
-        Some((item, key)) => (item.clone(), key.clone()),
-        None if options.indent.is_some() => (",".to_string(), ": ".to_string()),
-        None => (", ".to_string(), ": ".to_string()),
+        Some((item, key)) => (item.as_str(), key.as_str()),
+        None if options.indent.is_some() => (",", ": "),
+        None => (", ", ": "),
     };
     let mut writer = JsonWriter {
-        out: String::new(),
+        // Room for a small tool or arguments dict without growing step by step from 8.
+        out: String::with_capacity(DUMPS_ROOM),
         options,
         item_sep,
         key_sep,
@@ -50,11 +52,14 @@ pub fn dumps(value: &Value, options: &DumpOptions) -> Result<String, Error> {
     Ok(writer.out)
 }
 
+/// The room a `dumps` output starts with.
+const DUMPS_ROOM: usize = 256;
+
 struct JsonWriter<'a> {
     out: String,
     options: &'a DumpOptions,
-    item_sep: String,
-    key_sep: String,
+    item_sep: &'a str,
+    key_sep: &'a str,
     /// Output length at the last budget check.
     checked_at: usize,
 }
@@ -103,7 +108,8 @@ impl JsonWriter<'_> {
 
     fn write_number(&mut self, value: &Value) {
         if value.is_integer() {
-            self.out.push_str(&value.to_string());
+            use std::fmt::Write as _;
+            let _ = write!(self.out, "{value}");
             return;
         }
         let float = f64::try_from(value.clone()).unwrap_or(f64::NAN);
@@ -131,6 +137,45 @@ impl JsonWriter<'_> {
             self.make_room(quoted_len(text, self.options.ensure_ascii))?;
         }
         self.out.push('"');
+        if self.options.ensure_ascii {
+            self.write_escaped_ascii(text);
+        } else {
+            self.write_escaped(text);
+        }
+        self.out.push('"');
+        Ok(())
+    }
+
+    /// The characters of a JSON string with `ensure_ascii=False`: only ASCII needs
+    /// escaping, so runs of bytes between escapes are copied whole (every other byte of
+    /// UTF-8 is left as it is).
+    fn write_escaped(&mut self, text: &str) {
+        let mut run_start = 0;
+        for (at, byte) in text.bytes().enumerate() {
+            let escape = match byte {
+                b'"' => "\\\"",
+                b'\\' => "\\\\",
+                b'\n' => "\\n",
+                b'\r' => "\\r",
+                b'\t' => "\\t",
+                0x08 => "\\b",
+                0x0c => "\\f",
+                0..=0x1f => "",
+                _ => continue,
+            };
+            self.out.push_str(&text[run_start..at]);
+            run_start = at + 1;
+            if escape.is_empty() {
+                self.push_unicode_escape(u32::from(byte));
+            } else {
+                self.out.push_str(escape);
+            }
+        }
+        self.out.push_str(&text[run_start..]);
+    }
+
+    /// The characters of a JSON string with `ensure_ascii=True`.
+    fn write_escaped_ascii(&mut self, text: &str) {
         for ch in text.chars() {
             match ch {
                 '"' => self.out.push_str("\\\""),
@@ -141,7 +186,7 @@ impl JsonWriter<'_> {
                 '\u{8}' => self.out.push_str("\\b"),
                 '\u{c}' => self.out.push_str("\\f"),
                 c if (c as u32) < 0x20 => self.push_unicode_escape(c as u32),
-                c if self.options.ensure_ascii && !c.is_ascii() => {
+                c if !c.is_ascii() => {
                     let mut units = [0u16; 2];
                     for unit in c.encode_utf16(&mut units) {
                         self.push_unicode_escape(u32::from(*unit));
@@ -150,8 +195,6 @@ impl JsonWriter<'_> {
                 c => self.out.push(c),
             }
         }
-        self.out.push('"');
-        Ok(())
     }
 
     fn push_unicode_escape(&mut self, unit: u32) {
@@ -195,21 +238,49 @@ impl JsonWriter<'_> {
 
     fn write_map(&mut self, value: &Value, depth: usize) -> Result<(), Error> {
         super::scope::reserve_items(None, value.len().unwrap_or(0), 4)?;
-        let mut keys: Vec<Value> = value.try_iter()?.collect();
-        if keys.is_empty() {
-            self.out.push_str("{}");
-            return Ok(());
+        match value.downcast_object_ref::<PyDict>() {
+            // The chat data's own dicts: their entries in order, without collecting the
+            // keys and looking each one up again (their keys are unique).
+            Some(dict) if !self.options.sort_keys => {
+                let entries = dict.entries();
+                self.write_entries(entries.iter().map(|(key, item)| (key, item)), depth)
+            }
+            _ => self.write_any_map(value, depth),
         }
+    }
+
+    /// Any other map, through MiniJinja's generic iteration and lookup.
+    fn write_any_map(&mut self, value: &Value, depth: usize) -> Result<(), Error> {
+        let mut keys: Vec<Value> = value.try_iter()?.collect();
         if self.options.sort_keys {
             sort_keys(&mut keys)?;
         }
+        let items = keys
+            .iter()
+            .map(|key| Ok((key, value.get_item(key)?)))
+            .collect::<Result<Vec<_>, Error>>()?;
+        self.write_entries(items.iter().map(|(key, item)| (*key, item)), depth)
+    }
+
+    /// `{key: item, ...}` for the entries in the order given.
+    fn write_entries<'v>(
+        &mut self,
+        entries: impl ExactSizeIterator<Item = (&'v Value, &'v Value)>,
+        depth: usize,
+    ) -> Result<(), Error> {
+        if entries.len() == 0 {
+            self.out.push_str("{}");
+            return Ok(());
+        }
         self.out.push('{');
-        for (index, key) in keys.iter().enumerate() {
+        for (index, (key, item)) in entries.enumerate() {
             self.separator(index, depth + 1)?;
-            let key_text = key_string(key)?;
-            self.write_string(&key_text)?;
-            self.out.push_str(&self.key_sep.clone());
-            self.write(&value.get_item(key)?, depth + 1)?;
+            match key.as_str().filter(|_| key.kind() == ValueKind::String) {
+                Some(text) => self.write_string(text)?,
+                None => self.write_string(&key_string(key)?)?,
+            }
+            self.out.push_str(self.key_sep);
+            self.write(item, depth + 1)?;
         }
         self.newline(depth)?;
         self.out.push('}');
@@ -219,8 +290,7 @@ impl JsonWriter<'_> {
     /// Writes what comes before the item at `index` inside a container.
     fn separator(&mut self, index: usize, depth: usize) -> Result<(), Error> {
         if index > 0 {
-            let sep = self.item_sep.clone();
-            self.out.push_str(&sep);
+            self.out.push_str(self.item_sep);
         }
         self.newline(depth)
     }
@@ -371,6 +441,25 @@ mod tests {
         assert_eq!(
             dumps_json(json, &options),
             r#"{"a": "\u0001<>&", "b": "\ud83d\ude00"}"#
+        );
+    }
+
+    #[test]
+    fn engine_maps_and_escapes_take_the_same_path_as_chat_dicts() {
+        // A map MiniJinja built (not a chat dict) goes through its generic iteration.
+        let map = Value::from(std::collections::BTreeMap::from([(
+            "a",
+            Value::from(vec![Value::from(1), Value::from("x")]),
+        )]));
+        let text = "tab\there \u{1}\u{8}\u{c} \"q\" é\\";
+        let dict = crate::data::json_to_value(&serde_json::json!({ "k": text }));
+        assert_eq!(
+            dumps(&map, &DumpOptions::default()).unwrap(),
+            r#"{"a": [1, "x"]}"#
+        );
+        assert_eq!(
+            dumps(&dict, &DumpOptions::default()).unwrap(),
+            r#"{"k": "tab\there \u0001\b\f \"q\" é\\"}"#
         );
     }
 }

@@ -8,14 +8,39 @@
 //! keeps its thread until it reaches its next checkpoint, as before; one parked by the
 //! memory meter never comes back, so a new thread is started in its place.
 
-use std::sync::mpsc::{self, Sender};
+use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
 
 /// One render, with everything it needs.
 pub(crate) type Job = Box<dyn FnOnce() + Send>;
 
 /// Most idle render threads kept waiting.
 const MAX_IDLE: usize = 4;
+
+/// How long a thread about to wait for the other side of a render's handoff first
+/// looks for it without going to sleep. A short render takes tens of microseconds, but
+/// waking a sleeping thread on an otherwise idle machine takes about as long again or
+/// more (its core has gone to a deep idle state), twice per render: the job going out
+/// and the answer coming back. Looking for a while first keeps back-to-back short
+/// renders (`check`, `bench`, the inspector's prefixes) short; a render that takes
+/// longer costs this much of one core's time on top, once.
+pub(crate) const SPIN: Duration = Duration::from_micros(100);
+
+/// What arrives on `receiver` within [`SPIN`], looked for without sleeping (the thread
+/// yields between looks, so other work on a busy machine still gets the core).
+/// `None` when nothing came in time; `Some(Err)` when the sender is gone.
+pub(crate) fn recv_soon<T>(receiver: &Receiver<T>) -> Option<Result<T, mpsc::RecvError>> {
+    let started = Instant::now();
+    loop {
+        match receiver.try_recv() {
+            Ok(item) => return Some(Ok(item)),
+            Err(TryRecvError::Disconnected) => return Some(Err(mpsc::RecvError)),
+            Err(TryRecvError::Empty) if started.elapsed() < SPIN => std::thread::yield_now(),
+            Err(TryRecvError::Empty) => return None,
+        }
+    }
+}
 
 fn idle() -> &'static Mutex<Vec<Sender<Job>>> {
     static IDLE: OnceLock<Mutex<Vec<Sender<Job>>>> = OnceLock::new();
@@ -51,7 +76,7 @@ fn serve(first: Job) {
             Ok(mut idle) if idle.len() < MAX_IDLE => idle.push(sender.clone()),
             _ => return,
         }
-        match jobs.recv() {
+        match recv_soon(&jobs).unwrap_or_else(|| jobs.recv()) {
             Ok(job) => job(),
             Err(_) => return,
         }
@@ -79,5 +104,15 @@ mod tests {
         // Sequential jobs find the previous thread idle (others tests may share the
         // pool, so only the outcome, not the thread count, is asserted).
         assert!(idle().lock().unwrap().len() <= MAX_IDLE);
+    }
+
+    #[test]
+    fn a_quick_look_finds_what_is_there_and_gives_up_on_what_is_not() {
+        let (sender, receiver) = mpsc::channel();
+        assert!(recv_soon(&receiver).is_none());
+        sender.send(7).unwrap();
+        assert!(matches!(recv_soon(&receiver), Some(Ok(7))));
+        drop(sender);
+        assert!(matches!(recv_soon(&receiver), Some(Err(_))));
     }
 }

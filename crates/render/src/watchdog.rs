@@ -102,13 +102,20 @@ pub(super) fn run_recording_on_own_thread(
     if let Some(written) = &control.written {
         shared.publish_written(Arc::clone(written));
     }
-    let (sender, receiver) = mpsc::channel();
+    // One answer, so one slot: an unbounded channel allocates (and zeroes) a block of
+    // 31 answer-sized slots per render.
+    let (sender, receiver) = mpsc::sync_channel(1);
     let worker = template.clone();
     let worker_shared = Arc::clone(&shared);
     let worker_control = control.clone();
     let hard_cap = hard_cap(template.limits().max_memory_bytes);
     let job = Box::new(move || {
         let active = Active::start();
+        // The conversation's values go back with the answer, so the caller's thread,
+        // which allocated them, frees them too: memory freed on another thread stays
+        // in that thread's cache, and the caller's next conversion would have to take
+        // the slow path of the allocator for every value.
+        let values = context.clone();
         memory::watch_this_thread(hard_cap, worker_shared.flag());
         let result = catch_unwind(AssertUnwindSafe(|| {
             worker.run_recording(
@@ -125,10 +132,17 @@ pub(super) fn run_recording_on_own_thread(
         // Ended before it answers, so a caller that waited sees it ended.
         drop(active);
         // The caller may have stopped waiting; nothing to report then.
-        let _ = sender.send(result);
+        let _ = sender.send((result, values));
     });
     if threads::run(job, RENDER_STACK_BYTES).is_err() {
         return Err(RenderError::input("could not start a render thread"));
+    }
+    // A short render answers before a sleeping caller would even have been woken (not
+    // when the deadline is nearer than the look: it must be seen on time).
+    let far = deadline.is_none_or(|d| d.at > Instant::now() + threads::SPIN);
+    if let Some(Ok((result, values))) = far.then(|| threads::recv_soon(&receiver)).flatten() {
+        drop(values);
+        return result;
     }
     loop {
         let wait = match deadline {
@@ -139,7 +153,10 @@ pub(super) fn run_recording_on_own_thread(
             None => POLL,
         };
         match receiver.recv_timeout(wait) {
-            Ok(result) => return result,
+            Ok((result, values)) => {
+                drop(values);
+                return result;
+            }
             Err(RecvTimeoutError::Disconnected) => {
                 return Err(RenderError::input(
                     "internal error while rendering (please report this template and input)",
