@@ -14,6 +14,10 @@ use crossterm::event::{self, Event};
 /// It never reads while paused, so an external editor gets every keystroke.
 const INPUT_POLL: Duration = Duration::from_millis(100);
 
+/// How long crossterm is given once input has arrived: it reads what is there at once,
+/// and spins at most this long when nothing is.
+const ASK_CROSSTERM: Duration = Duration::from_millis(1);
+
 /// Something the event loop must react to.
 #[derive(Debug)]
 pub enum AppEvent {
@@ -125,11 +129,24 @@ impl Events {
 }
 
 fn read_input(sender: &Sender<AppEvent>, gate: &InputGate) {
+    let waiter = super::input_wait::InputWait::new();
+    // Whether crossterm may hold more: it parses a whole read at once (a paste, or
+    // Esc and Ctrl+S typed together), and its buffer is not visible from here.
+    let mut more = true;
     loop {
         if !wait_while_paused(gate) {
             return;
         }
-        let event = match event::poll(INPUT_POLL) {
+        // crossterm's own wait spins through its last millisecond (see `input_wait`):
+        // it is asked only when something has arrived or may be buffered (with a zero
+        // timeout it would not read at all), or where the terminal cannot be watched.
+        let ready = match &waiter {
+            Some(waiter) if !more && !waiter.wait(INPUT_POLL) => continue,
+            Some(_) => event::poll(ASK_CROSSTERM),
+            None => event::poll(INPUT_POLL),
+        };
+        more = matches!(ready, Ok(true));
+        let event = match ready {
             Ok(false) => continue,
             Ok(true) => event::read(),
             Err(err) => Err(err),

@@ -42,6 +42,7 @@ pub mod ignored;
 mod incremental;
 pub mod info_view;
 mod injection_view;
+mod input_wait;
 pub mod keymap;
 pub mod messages_pane;
 mod messages_view;

@@ -115,3 +115,43 @@ fn the_app_exits_when_its_terminal_goes_away() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// Clock ticks (user + system) the process `pid` has used.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .unwrap()
+        .1
+        .split_whitespace()
+        .collect();
+    fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap()
+}
+
+#[test]
+fn an_idle_app_uses_no_cpu() {
+    let dir = tempfile::tempdir().unwrap();
+    weather_session(dir.path());
+    let mut tui = Tui::start(dir.path(), "sessions/weather.json");
+    tui.wait_for("the first frame", |s| s.contains("<|im_start|>"));
+    // The render, its attribution and the background probes finish first.
+    let settle = Instant::now();
+    while settle.elapsed() < Duration::from_secs(2) {
+        tui.pump(Duration::from_millis(100));
+    }
+    let before = cpu_ticks(tui.pid());
+    let idle = Instant::now();
+    while idle.elapsed() < Duration::from_secs(5) {
+        tui.pump(Duration::from_millis(100));
+    }
+    let used = cpu_ticks(tui.pid()) - before;
+    // The input thread wakes ten times a second to see whether to pause; crossterm's
+    // own wait spun through the last millisecond of each (about 5 ticks in 5 s).
+    assert!(
+        used <= 2,
+        "an idle app used {used} clock ticks of CPU in 5 s"
+    );
+    tui.send("q");
+    assert_eq!(tui.wait_exit(), 0);
+}
