@@ -12,6 +12,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::time::Duration;
 
 use chatplate_core::inspect::{DroppedFields, FieldRef, PathStep};
 use chatplate_core::session::Session;
@@ -94,7 +95,7 @@ impl IgnoredValues {
                 message,
                 skipped: 0,
                 unchecked: 0,
-                render_time: None,
+                render_time: Duration::ZERO,
                 checks: DroppedFields { checks: Vec::new() },
             }),
         };
@@ -122,7 +123,7 @@ impl IgnoredValues {
         if checks.unchecked == 0 {
             return None;
         }
-        let took = checks.render_time.unwrap_or_default().as_secs_f64();
+        let took = checks.render_time.as_secs_f64();
         let values = if checks.unchecked == 1 {
             "value"
         } else {
@@ -291,7 +292,7 @@ mod tests {
                 message,
                 skipped: 0,
                 unchecked,
-                render_time: Some(std::time::Duration::from_millis(10_500)),
+                render_time: Duration::from_millis(10_500),
                 checks: DroppedFields { checks: Vec::new() },
             };
             let reply = Reply {

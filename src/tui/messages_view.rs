@@ -270,13 +270,17 @@ fn draw_fields(frame: &mut Frame, area: Rect, view: &MessagesView, focused: bool
     frame.render_widget(block, area);
     let list = fields::fields(session, row);
     let mut warning = super::injection_view::warning_lines(view.tokens, row, inner.width, theme);
-    warning.extend(need_lines(&view.needs, inner.width, theme));
-    let width = usize::from(inner.width).max(12);
-    let notes = view
-        .notes
-        .iter()
-        .flat_map(|note| super::help::wrap(note, width));
-    warning.extend(notes.map(|line| Line::styled(line, theme.dim())));
+    let flagged = |need: &String| format!("{} {need}", super::injection_view::FLAG);
+    warning.extend(wrapped_lines(
+        view.needs.iter().map(flagged),
+        inner.width,
+        theme.error(),
+    ));
+    warning.extend(wrapped_lines(
+        view.notes.iter().cloned(),
+        inner.width,
+        theme.dim(),
+    ));
     // Room for the explanation: what the fields leave, at least half the area.
     let fields_height = u16::try_from(list.len()).unwrap_or(u16::MAX);
     let warning_height = u16::try_from(warning.len())
@@ -313,14 +317,17 @@ fn draw_fields(frame: &mut Frame, area: Rect, view: &MessagesView, focused: bool
     frame.render_widget(Paragraph::new(lines), inner);
 }
 
-/// The selected message's warnings from what the template needs, wrapped to `width`.
-fn need_lines(needs: &[String], width: u16, theme: Theme) -> Vec<Line<'static>> {
+/// The selected message's warnings (from what the template needs) or notes, wrapped to
+/// `width`, in `style`.
+fn wrapped_lines(
+    texts: impl Iterator<Item = String>,
+    width: u16,
+    style: Style,
+) -> Vec<Line<'static>> {
     let width = usize::from(width).max(12);
-    (needs.iter())
-        .flat_map(|need| {
-            super::help::wrap(&format!("{} {need}", super::injection_view::FLAG), width)
-        })
-        .map(|line| Line::styled(line, theme.error()))
+    texts
+        .flat_map(|text| super::help::wrap(&text, width))
+        .map(|line| Line::styled(line, style))
         .collect()
 }
 

@@ -1,8 +1,9 @@
 //! What the restore question shows of a recovery file: the lines that differ from the
 //! saved session file (both written out again as pretty JSON, so a changed message is a
-//! changed line even when the saved file was written compact by another tool), `-` for the saved file's, `+` for the recovery's, at most
-//! [`MAX_LINES`] of them, each cut to [`MAX_WIDTH`] characters. Read and diffed as file
-//! work, when the recovery file is found.
+//! changed line even when another tool saved the file compact), `-` for the saved
+//! file's, `+` for the recovery's, at most [`MAX_LINES`] of them, each cut to
+//! [`MAX_WIDTH`] characters. Read and diffed as file work, when the recovery file is
+//! found.
 
 use std::path::Path;
 
@@ -32,9 +33,7 @@ pub fn between(saved: &Path, recovery: &Path) -> Vec<String> {
 /// `text` as pretty JSON, one value per line, keys in their order; as it is when it is
 /// not JSON (the diff then shows the text itself).
 fn pretty(text: String) -> String {
-    serde_json::from_str::<serde_json::Value>(&text)
-        .and_then(|value| serde_json::to_string_pretty(&value))
-        .unwrap_or(text)
+    serde_json::from_str(&text).map_or(text, |value| super::fields::pretty(&value))
 }
 
 /// The changed lines from `old` to `new`, marked and cut (see [`between`]). A line

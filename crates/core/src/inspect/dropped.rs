@@ -11,6 +11,7 @@
 //! one message (not a copy of the whole conversation) per check: the app's bounded
 //! probe of the selected message and the settings in a long session.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use serde_json::Value as Json;
@@ -183,11 +184,15 @@ pub fn check_values(
     fields: Vec<FieldRef>,
     cancel: &CancelToken,
 ) -> Result<DroppedFields, InspectError> {
-    let prompt = match rendered {
-        Some(prompt) => prompt.to_owned(),
-        None => template
-            .render_prepared(conversation, prepared, cancel)
-            .map_err(render_error)?,
+    // Borrowed when given: the app's probe checks one value per call, against a prompt
+    // that may be megabytes long.
+    let prompt: Cow<str> = match rendered {
+        Some(prompt) => Cow::Borrowed(prompt),
+        None => Cow::Owned(
+            template
+                .render_prepared(conversation, prepared, cancel)
+                .map_err(render_error)?,
+        ),
     };
     let base = Base {
         template,

@@ -31,11 +31,9 @@ pub(super) struct Started {
 /// What a job may take from the latest render instead of doing it again.
 #[derive(Debug, Default)]
 pub(super) struct Earlier {
-    /// The prompt, when the job would render exactly it.
-    pub(crate) prompt: Option<Arc<str>>,
-    /// How long rendering that prompt took (what one more render of this conversation
-    /// is expected to cost).
-    pub(crate) render_time: Option<Duration>,
+    /// The prompt, when the job would render exactly it, and how long rendering it took
+    /// (what one more render of this conversation is expected to cost).
+    pub(crate) prompt: Option<(Arc<str>, Duration)>,
     /// Where the messages were found (for a render).
     pub(crate) located: Option<Arc<Located>>,
 }
@@ -92,19 +90,17 @@ impl LastRender {
 
     /// What `job` may take from the latest render.
     pub(crate) fn earlier_for(&self, job: &Job) -> Earlier {
-        let (prompt, render_time) = self.prompt_for(job).unzip();
         Earlier {
-            prompt,
-            render_time,
+            prompt: self.prompt_for(job),
             located: matches!(job, Job::Render { .. })
                 .then(|| self.located.clone())
                 .flatten(),
         }
     }
 
-    /// The prompt `job` would render first, and how long it took, when the latest render made it from the
-    /// current conversation with the same template (attribution and the unused-value
-    /// probe ask).
+    /// The prompt `job` would render first, and how long it took, when the latest
+    /// render made it from the current conversation with the same template
+    /// (attribution and the unused-value probe ask).
     fn prompt_for(&self, job: &Job) -> Option<(Arc<str>, Duration)> {
         let (Job::Attribute { template, .. } | Job::Values { template, .. }) = job else {
             return None;

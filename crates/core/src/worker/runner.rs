@@ -79,7 +79,6 @@ fn run(
     token: &CancelToken,
 ) -> Result<Output, RenderError> {
     let rendered = earlier.prompt;
-    let render_time = earlier.render_time;
     match job {
         Job::Render { template } => {
             #[cfg(debug_assertions)]
@@ -102,7 +101,7 @@ fn run(
                 &template,
                 &conversation,
                 previous.as_deref(),
-                rendered,
+                rendered.map(|(prompt, _)| prompt),
                 token,
             )
         }
@@ -128,7 +127,7 @@ fn run(
             message,
             &conversation.conversation(),
             values,
-            rendered.as_deref().zip(render_time),
+            rendered.as_ref().map(|(prompt, took)| (&**prompt, *took)),
             token,
         ),
         Job::Compare {

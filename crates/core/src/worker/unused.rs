@@ -11,6 +11,7 @@
 //! The job is low priority: a render request cancels it when running and drops it
 //! when still queued, since it answers an older conversation.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -39,7 +40,7 @@ pub struct ValueChecks {
     /// Values not checked because their renders would not fit in [`PROBE_BUDGET`].
     pub unchecked: usize,
     /// What one render of the conversation took (what kept those values out).
-    pub render_time: Option<Duration>,
+    pub render_time: Duration,
     /// The verdicts, message values first.
     pub checks: DroppedFields,
 }
@@ -61,11 +62,11 @@ pub(super) fn probe(
     let skipped = fields.len().saturating_sub(MAX_VALUES);
     fields.truncate(MAX_VALUES);
     let (prompt, render_time) = match rendered {
-        Some((prompt, took)) => (prompt.to_owned(), took),
+        Some((prompt, took)) => (Cow::Borrowed(prompt), took),
         None => {
             let started = Instant::now();
             let prompt = compiled.render_prepared(conversation, prepared, token)?;
-            (prompt, started.elapsed())
+            (Cow::Owned(prompt), started.elapsed())
         }
     };
     let subject = Subject {
@@ -79,12 +80,12 @@ pub(super) fn probe(
         message,
         skipped,
         unchecked: checks.unchecked,
-        render_time: Some(render_time),
+        render_time,
         checks: checks.checked,
     })))
 }
 
-/// What [`within_budget`] found.
+/// What [`Subject::within_budget`] found.
 struct Budgeted {
     checked: DroppedFields,
     /// Fields left unchecked at the end of the list.
