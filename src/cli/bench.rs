@@ -1,6 +1,7 @@
 //! `chatplate bench`: compile and render timings for fixtures.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Result};
@@ -45,10 +46,13 @@ pub(super) fn run(args: &BenchArgs) -> Result<i32> {
         let compile_time = started.elapsed();
         // Each render bounded as `render` bounds it (the deadline grows with the input).
         let control = RenderControl::default().with_deadline(limits.deadline);
+        let items = conversation.messages.len();
+        // Shared, so each render takes it without a copy.
+        let conversation = Arc::new(conversation);
         let mut samples = Vec::with_capacity(iterations);
         for _ in 0..iterations {
             let started = Instant::now();
-            let result = compiled.render_controlled(&conversation, &control);
+            let result = compiled.render_controlled(Arc::clone(&conversation), &control);
             samples.push(started.elapsed());
             if let Err(err) = result {
                 bail!("{}: {err}", name.display());
@@ -58,7 +62,7 @@ pub(super) fn run(args: &BenchArgs) -> Result<i32> {
         output::print_visible(&format!(
             "{:<40} {:>8} {:>12.3?} {:>12.3?} {:>10}\n",
             name.display(),
-            conversation.messages.len(),
+            items,
             compile_time,
             samples[samples.len() / 2],
             compiled.last_fuel_used()

@@ -78,7 +78,7 @@ pub(super) fn run(args: RenderArgs) -> Result<i32> {
     let limits = args.limits.limits();
     let control = RenderControl::default().with_deadline(limits.deadline);
     let rendered = CompiledTemplate::compile(source, limits)
-        .and_then(|compiled| compiled.render_controlled(&conversation, &control));
+        .and_then(|compiled| compiled.render_controlled(conversation, &control));
     match rendered {
         Ok(prompt) => {
             output::print(&prompt)?;

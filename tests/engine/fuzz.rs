@@ -301,7 +301,7 @@ proptest! {
         let started = Instant::now();
         let result = CompiledTemplate::compile(&template, small_limits()).and_then(|compiled| {
             let control = RenderControl::default().with_deadline(Duration::from_secs(2));
-            compiled.render_controlled(&conversation(), &control)
+            compiled.render_controlled(conversation(), &control)
         });
         // The deadline stops the render; compile of a template this size is quick.
         prop_assert!(started.elapsed() < Duration::from_secs(30), "slow: {template}");

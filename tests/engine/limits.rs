@@ -20,7 +20,7 @@ fn conversation() -> Conversation {
 /// Renders on a render thread with a generous deadline (nothing here should need it).
 fn render_with(source: &str, limits: Limits) -> Result<String, RenderError> {
     let control = RenderControl::default().with_deadline(Duration::from_secs(60));
-    CompiledTemplate::compile(source, limits)?.render_controlled(&conversation(), &control)
+    CompiledTemplate::compile(source, limits)?.render_controlled(conversation(), &control)
 }
 
 fn render(source: &str) -> Result<String, RenderError> {

@@ -69,7 +69,7 @@ fn rendered() -> Vec<(Json, String, Vec<GenerationSpan>)> {
         };
         let compiled = CompiledTemplate::compile(&source, Limits::default()).unwrap();
         let tracked = compiled
-            .render_tracked(&conversation(&case), &RenderControl::default())
+            .render_tracked(conversation(&case), &RenderControl::default())
             .unwrap_or_else(|err| panic!("{}: {err}", case["name"]));
         out.push((case, tracked.prompt, tracked.spans));
     }
@@ -128,7 +128,7 @@ fn continuing_the_final_message_is_refused_as_transformers_refuses_it() {
     let conversation =
         Conversation::new(messages).with_continue_final(chatplate_render::ContinueFinal::content());
     let err = compiled
-        .render_tracked(&conversation, &RenderControl::default())
+        .render_tracked(conversation, &RenderControl::default())
         .unwrap_err();
     assert_eq!(
         err.message,
@@ -144,7 +144,7 @@ fn a_failed_render_leaves_nothing_recorded_for_the_next() {
     let compiled = CompiledTemplate::compile(source, Limits::default()).unwrap();
     let render = |content: &str| {
         let messages = vec![serde_json::json!({"role": "assistant", "content": content})];
-        compiled.render_tracked(&Conversation::new(messages), &RenderControl::default())
+        compiled.render_tracked(Conversation::new(messages), &RenderControl::default())
     };
     for _ in 0..4 {
         assert!(render("boom").is_err());

@@ -44,7 +44,7 @@ fn a_timed_out_or_cancelled_render_stops_and_its_thread_ends() {
     .unwrap();
     let control = RenderControl::default().with_deadline(Duration::from_millis(200));
     let err = slow
-        .render_controlled(&conversation(), &control)
+        .render_controlled(conversation(), &control)
         .unwrap_err();
     assert_eq!(err.kind, RenderErrorKind::Timeout);
     assert!(err.message.contains("--deadline"), "{err}");
@@ -56,7 +56,7 @@ fn a_timed_out_or_cancelled_render_stops_and_its_thread_ends() {
         canceller.cancel();
     });
     let err = slow
-        .render_cancellable(&conversation(), &cancel)
+        .render_cancellable(conversation(), &cancel)
         .unwrap_err();
     assert_eq!(err.kind, RenderErrorKind::Cancelled);
 
@@ -93,7 +93,7 @@ fn a_stopped_render_frees_its_memory() {
     let before = resident_bytes();
     let control = RenderControl::default().with_deadline(Duration::from_secs(2));
     let err = template
-        .render_controlled(&conversation(), &control)
+        .render_controlled(conversation(), &control)
         .unwrap_err();
     assert_eq!(err.kind, RenderErrorKind::Timeout, "{err}");
     until_no_render_runs();

@@ -23,7 +23,7 @@ pub fn render_tracked_with(
         .map_err(|e| RenderFailure::load(e.to_string()))?;
     let control = RenderControl::default().with_deadline(limits.deadline);
     compiled::shared(&template.source, limits)
-        .and_then(|compiled| compiled.render_tracked(&conversation, &control))
+        .and_then(|compiled| compiled.render_tracked(conversation, &control))
         .map_err(|err| RenderFailure::render(&err, &template.source))
 }
 

@@ -128,6 +128,7 @@ mod wordwrap;
 
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use jiff::civil::DateTime;
 use minijinja::value::Value;
@@ -192,6 +193,9 @@ struct Compiled {
     /// The last prompt's length: the next render's output starts with that much room
     /// (renders of one template are mostly alike), instead of growing to it by doubling.
     last_output_len: AtomicUsize,
+    /// The last finished render's time per input item, in nanoseconds: when the next
+    /// one's answer is due (see `watchdog`).
+    last_nanos_per_item: AtomicU64,
 }
 
 impl std::fmt::Debug for CompiledTemplate {
@@ -205,8 +209,6 @@ impl std::fmt::Debug for CompiledTemplate {
 /// A conversation turned into what the template is rendered with.
 struct Input {
     context: Value,
-    /// Messages, tools and documents: what the step budget scales with.
-    items: usize,
     clock: DateTime,
     /// The text being continued (`continue_final_message`), to cut the prompt at.
     continued: Option<String>,
@@ -284,6 +286,7 @@ impl CompiledTemplate {
                 limits,
                 last_fuel: AtomicU64::new(0),
                 last_output_len: AtomicUsize::new(0),
+                last_nanos_per_item: AtomicU64::new(0),
             }),
         })
     }
@@ -296,7 +299,7 @@ impl CompiledTemplate {
         let input = self.input(conversation)?;
         let result = self.run(
             input.context,
-            input.items,
+            conversation.items(),
             input.clock,
             &CancelToken::new(),
             &Arc::default(),
@@ -308,7 +311,7 @@ impl CompiledTemplate {
     /// [`RenderErrorKind::Cancelled`] once `cancel` is cancelled.
     pub fn render_cancellable(
         &self,
-        conversation: &Conversation,
+        conversation: impl Into<Arc<Conversation>>,
         cancel: &CancelToken,
     ) -> Result<String, RenderError> {
         self.render_controlled(conversation, &RenderControl::new(cancel.clone()))
@@ -319,18 +322,26 @@ impl CompiledTemplate {
     /// [`Limits::deadline_for`]) or goes over its byte budget. A
     /// stopped render stops at its next checkpoint (every loop item, every `{{ }}`,
     /// every filter or method call) and frees its memory; see [`watchdog`].
+    ///
+    /// The render thread turns the conversation into template values itself (so they
+    /// are built in the cache of the core that reads them), which is why it takes the
+    /// conversation shared: pass an owned one, or an `Arc` to render it again.
     pub fn render_controlled(
         &self,
-        conversation: &Conversation,
+        conversation: impl Into<Arc<Conversation>>,
         control: &RenderControl,
     ) -> Result<String, RenderError> {
         if control.cancel.is_cancelled() {
             return Err(RenderError::cancelled());
         }
-        let input = self.input(conversation)?;
-        let result =
-            watchdog::run_on_own_thread(self, input.context, input.items, input.clock, control);
-        finish(result, input.continued)
+        let conversation = conversation.into();
+        let items = conversation.items();
+        watchdog::run_on_own_thread(
+            self,
+            watchdog::RenderInput::Conversation(conversation),
+            items,
+            control,
+        )
     }
 
     /// Renders like [`CompiledTemplate::render_controlled`] and also returns where the
@@ -342,9 +353,10 @@ impl CompiledTemplate {
     /// transformers, refuses `continue_final_message`.
     pub fn render_tracked(
         &self,
-        conversation: &Conversation,
+        conversation: impl Into<Arc<Conversation>>,
         control: &RenderControl,
     ) -> Result<TrackedRender, RenderError> {
+        let conversation = conversation.into();
         if conversation.continue_final_message.field().is_some() {
             return Err(RenderError::input(
                 "continue_final_message is not compatible with return_assistant_tokens_mask.",
@@ -357,12 +369,11 @@ impl CompiledTemplate {
         if control.cancel.is_cancelled() {
             return Err(RenderError::cancelled());
         }
-        let input = self.input(conversation)?;
+        let items = conversation.items();
         let (prompt, raw) = watchdog::run_recording_on_own_thread(
             self,
-            input.context,
-            input.items,
-            input.clock,
+            watchdog::RenderInput::Conversation(conversation),
+            items,
             control,
             true,
         )?;
@@ -424,7 +435,12 @@ impl CompiledTemplate {
             .clock
             .unwrap_or_else(|| jiff::Zoned::now().datetime());
         let context = build_context(conversation, messages, add_generation_prompt)?;
-        watchdog::run_on_own_thread(self, context, items, clock, control)
+        watchdog::run_on_own_thread(
+            self,
+            watchdog::RenderInput::Values { context, clock },
+            items,
+            control,
+        )
     }
 
     /// Validates the conversation and builds the template's variables.
@@ -440,7 +456,6 @@ impl CompiledTemplate {
                 "Cannot apply chat template to an empty conversation. Provide at least one message.",
             ));
         }
-        let items = conversation.items();
         let clock = conversation
             .clock
             .unwrap_or_else(|| jiff::Zoned::now().datetime());
@@ -452,7 +467,6 @@ impl CompiledTemplate {
             )?;
             return Ok(Input {
                 context,
-                items,
                 clock,
                 continued: None,
             });
@@ -465,7 +479,6 @@ impl CompiledTemplate {
                 message_values(&messages),
                 conversation.add_generation_prompt,
             )?,
-            items,
             clock,
             continued: Some(continued),
         })
@@ -520,7 +533,13 @@ impl CompiledTemplate {
             .with_room(room.min(OUTPUT_ROOM_CAP))
             .publishing(written);
         undefined::reset();
+        let started = Instant::now();
         let rendered = template.render_captured_to(context.clone(), &mut output);
+        let per_item = started.elapsed().as_nanos() / items.max(1) as u128;
+        self.inner.last_nanos_per_item.store(
+            u64::try_from(per_item).unwrap_or(u64::MAX),
+            Ordering::Relaxed,
+        );
         let spans = recording.map(generation::Recording::finish);
         if let Some(stop) = shared.stop() {
             return Err(self.stopped(stop, shared, items));
@@ -582,6 +601,13 @@ impl CompiledTemplate {
                 limits.memory_exceeded(shared.memory()),
             ),
         }
+    }
+
+    /// How long a render of `items` input items is expected to take, going by the last
+    /// render of this template (zero before the first).
+    pub(crate) fn expected_render_time(&self, items: usize) -> Duration {
+        let per_item = self.inner.last_nanos_per_item.load(Ordering::Relaxed);
+        Duration::from_nanos(per_item.saturating_mul(items.max(1) as u64))
     }
 
     /// Fuel the most recent successful render used (see [`Limits::fuel`]).

@@ -33,6 +33,10 @@ pub(crate) const RENDER_STACK_BYTES: usize = 256 << 20;
 /// How often a waiting caller looks at the cancel token.
 const POLL: Duration = Duration::from_millis(10);
 
+/// How long before a render's expected end its waiting caller wakes up to look for the
+/// answer (it looks for twice as long).
+const WAKE_AHEAD: Duration = Duration::from_micros(200);
+
 /// Render threads that have not finished yet.
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
 
@@ -52,7 +56,14 @@ pub fn render_with_deadline(
     deadline: Duration,
 ) -> Result<String, RenderError> {
     let control = RenderControl::default().with_deadline(deadline);
-    template.render_controlled(&conversation, &control)
+    template.render_controlled(conversation, &control)
+}
+
+/// The machine's cores: a caller only looks for its answer awake while a core is free
+/// for it (the renders running have the others).
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 /// Counts a render thread from its start to its end.
@@ -71,26 +82,67 @@ impl Drop for Active {
     }
 }
 
+/// What a render thread renders.
+pub(super) enum RenderInput {
+    /// Template values the caller built (the inspector's prefix renders share message
+    /// values between many renders).
+    Values {
+        /// The template's variables.
+        context: Value,
+        /// The render's "now".
+        clock: DateTime,
+    },
+    /// A conversation the render thread turns into template values itself: values
+    /// built on the thread that reads them are in that core's cache, where values
+    /// built by the caller would first have to cross from the caller's core (about
+    /// 5% of a 1,000-message render).
+    Conversation(Arc<Conversation>),
+}
+
+/// What goes back to the caller with the answer, for the caller to free: memory
+/// allocated by one thread and freed by another stays in the freeing thread's cache,
+/// and the allocating thread's next use would take the slow path of the allocator.
+type GiveBack = Box<dyn std::any::Any + Send>;
+
+impl RenderInput {
+    /// The input's template values, its clock and the continued text
+    /// (`continue_final_message`), built on the render thread, and what goes back.
+    fn prepare(self, template: &CompiledTemplate) -> (Result<super::Input, RenderError>, GiveBack) {
+        match self {
+            RenderInput::Values { context, clock } => {
+                let values: GiveBack = Box::new(context.clone());
+                let input = super::Input {
+                    context,
+                    clock,
+                    continued: None,
+                };
+                (Ok(input), values)
+            }
+            RenderInput::Conversation(conversation) => {
+                (template.input(&conversation), Box::new(conversation))
+            }
+        }
+    }
+}
+
 /// Runs the render on a render thread of its own (a fresh one or one kept from an
 /// earlier render, see [`super::threads`]) and waits for it, the control's token and its
-/// deadline, whichever comes first.
+/// deadline, whichever comes first. `items` (messages, tools and documents) sets the
+/// step budget and the deadline's growth.
 pub(super) fn run_on_own_thread(
     template: &CompiledTemplate,
-    context: Value,
+    input: RenderInput,
     items: usize,
-    clock: DateTime,
     control: &RenderControl,
 ) -> Result<String, RenderError> {
-    run_recording_on_own_thread(template, context, items, clock, control, false)
-        .map(|(prompt, _)| prompt)
+    run_recording_on_own_thread(template, input, items, control, false).map(|(prompt, _)| prompt)
 }
 
 /// [`run_on_own_thread`], recording the `{% generation %}` blocks when `record` is set.
 pub(super) fn run_recording_on_own_thread(
     template: &CompiledTemplate,
-    context: Value,
+    input: RenderInput,
     items: usize,
-    clock: DateTime,
     control: &RenderControl,
     record: bool,
 ) -> Result<(String, Vec<super::generation::RawSpan>), RenderError> {
@@ -109,52 +161,76 @@ pub(super) fn run_recording_on_own_thread(
     let worker_shared = Arc::clone(&shared);
     let worker_control = control.clone();
     let hard_cap = hard_cap(template.limits().max_memory_bytes);
-    let job = Box::new(move || {
+    let job = Box::new(move |offer_thread: &mut dyn FnMut()| {
         let active = Active::start();
-        // The conversation's values go back with the answer, so the caller's thread,
-        // which allocated them, frees them too: memory freed on another thread stays
-        // in that thread's cache, and the caller's next conversion would have to take
-        // the slow path of the allocator for every value.
-        let values = context.clone();
         memory::watch_this_thread(hard_cap, worker_shared.flag());
-        let result = catch_unwind(AssertUnwindSafe(|| {
-            worker.run_recording(
-                context,
-                items,
-                clock,
-                &worker_control.cancel,
-                &worker_shared,
-                record,
-            )
+        let (result, give_back) = catch_unwind(AssertUnwindSafe(|| {
+            let (prepared, give_back) = input.prepare(&worker);
+            let rendered = prepared.and_then(|input| {
+                let (prompt, spans) = worker.run_recording(
+                    input.context,
+                    items,
+                    input.clock,
+                    &worker_control.cancel,
+                    &worker_shared,
+                    record,
+                )?;
+                Ok((super::finish(Ok(prompt), input.continued)?, spans))
+            });
+            (rendered, Some(give_back))
         }))
-        .unwrap_or_else(|payload| Err(panicked(&*payload)));
+        .unwrap_or_else(|payload| (Err(panicked(&*payload)), None));
         memory::unwatch_this_thread();
         // Ended before it answers, so a caller that waited sees it ended.
         drop(active);
+        offer_thread();
         // The caller may have stopped waiting; nothing to report then.
-        let _ = sender.send((result, values));
+        let _ = sender.send((result, give_back));
     });
+    let started = Instant::now();
     if threads::run(job, RENDER_STACK_BYTES).is_err() {
         return Err(RenderError::input("could not start a render thread"));
     }
     // A short render answers before a sleeping caller would even have been woken (not
     // when the deadline is nearer than the look: it must be seen on time).
     let far = deadline.is_none_or(|d| d.at > Instant::now() + threads::SPIN);
-    if let Some(Ok((result, values))) = far.then(|| threads::recv_soon(&receiver)).flatten() {
-        drop(values);
+    if let Some(Ok((result, give_back))) = far.then(|| threads::recv_soon(&receiver)).flatten() {
+        drop(give_back);
         return result;
     }
+    // A longer render: a sleeping core takes a while to wake (on a virtual machine, a
+    // tenth of a millisecond or more), so the caller wakes itself a little before the
+    // answer is due, going by the template's last render, and looks for it awake.
+    let mut wake_at = far
+        .then(|| started + template.expected_render_time(items))
+        .and_then(|due| due.checked_sub(WAKE_AHEAD))
+        .filter(|at| *at > Instant::now());
     loop {
-        let wait = match deadline {
+        let mut wait = match deadline {
             Some(deadline) => deadline
                 .at
                 .saturating_duration_since(Instant::now())
                 .min(POLL),
             None => POLL,
         };
-        match receiver.recv_timeout(wait) {
-            Ok((result, values)) => {
-                drop(values);
+        if let Some(at) = wake_at {
+            wait = wait.min(at.saturating_duration_since(Instant::now()));
+        }
+        let answer = match receiver.recv_timeout(wait) {
+            Err(RecvTimeoutError::Timeout) if wake_at.is_some_and(|at| Instant::now() >= at) => {
+                wake_at = None;
+                let spare_core = active_renders() < cores();
+                spare_core
+                    .then(|| threads::recv_within(&receiver, 2 * WAKE_AHEAD))
+                    .flatten()
+                    .map(|answer| answer.map_err(|_| RecvTimeoutError::Disconnected))
+                    .unwrap_or(Err(RecvTimeoutError::Timeout))
+            }
+            answer => answer,
+        };
+        match answer {
+            Ok((result, give_back)) => {
+                drop(give_back);
                 return result;
             }
             Err(RecvTimeoutError::Disconnected) => {

@@ -207,7 +207,7 @@ impl<'a> Prober<'a> {
             )));
         }
         let conversation = self.conversation(probe);
-        match self.template.render_cancellable(&conversation, self.cancel) {
+        match self.template.render_cancellable(conversation, self.cancel) {
             Err(err) if err.kind == RenderErrorKind::Cancelled => Err(Cancelled),
             Err(err) => {
                 if err.kind == RenderErrorKind::Limit {
@@ -232,7 +232,7 @@ impl<'a> Prober<'a> {
         let control = chatplate_render::RenderControl::new(self.cancel.clone());
         match self
             .template
-            .render_tracked(&self.conversation(probe), &control)
+            .render_tracked(self.conversation(probe), &control)
         {
             Err(err) if err.kind == RenderErrorKind::Cancelled => Err(Cancelled),
             other => Ok(other),

@@ -170,7 +170,7 @@ fn render(
         .clone()
         .with_generation_prompt(generation_prompt);
     template
-        .render_cancellable(&conversation, cancel)
+        .render_cancellable(conversation, cancel)
         .map_err(|err| match err.kind {
             RenderErrorKind::Cancelled => InspectError::Cancelled(Cancelled),
             _ => InspectError::Render(err),

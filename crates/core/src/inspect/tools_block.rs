@@ -130,7 +130,7 @@ fn render_without(
         bare.tools = tools;
         let result = match prefix {
             Some(count) => template.render_prefix(&bare, count, cancel),
-            None => template.render_cancellable(&bare, cancel),
+            None => template.render_cancellable(bare.clone(), cancel),
         };
         match result {
             Ok(text) => return Ok(Some(text)),

@@ -78,7 +78,7 @@ fn one_message(
         part.add_generation_prompt = generation_prompt;
         part.continue_final_message = ContinueFinal::Off;
         template
-            .render_controlled(&part, control)
+            .render_controlled(part, control)
             .map_err(|err| fail(format!("rendering failed: {err}")))
     };
     let before = render(index, true)?;

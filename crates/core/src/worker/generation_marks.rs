@@ -30,7 +30,7 @@ pub(super) fn mark(
         return Ok(Output::GenerationMarks(Arc::default()));
     }
     let control = RenderControl::new(cancel.clone()).with_deadline(compiled.limits().deadline);
-    let tracked = compiled.render_tracked(&conversation.conversation(), &control)?;
+    let tracked = compiled.render_tracked(conversation.conversation(), &control)?;
     let chars = tracked.spans.iter().map(|span| span.start..span.end);
     let spans = merged(byte_ranges(&tracked.prompt, chars));
     Ok(Output::GenerationMarks(Arc::new(GenerationMarks {

@@ -159,7 +159,7 @@ pub(super) fn render_prompt(
     let settings = &conversation.settings;
     // Continuing the final message renders from the messages themselves.
     if settings.continue_final_message.field().is_some() {
-        compiled.render_cancellable(&conversation.conversation(), token)
+        compiled.render_cancellable(conversation.conversation(), token)
     } else {
         compiled.render_prepared(settings, values, token)
     }
