@@ -67,6 +67,9 @@ struct Running {
 struct Abandoned {
     runner: Runner,
     template: Option<usize>,
+    /// Set aside because a render was asked for (it was cancelled and ends at its next
+    /// checkpoint), not because it ran out of time: its template may run again.
+    cancelled: bool,
 }
 
 struct Dispatcher {
@@ -171,6 +174,7 @@ impl Dispatcher {
                     self.cancel_background(job.kind());
                     if job.kind() == JobKind::Render {
                         self.drop_superseded();
+                        self.set_aside_cancelled();
                     }
                     let slot = job.kind().index();
                     self.queued[slot] = Some(Queued {
@@ -272,6 +276,30 @@ impl Dispatcher {
         }
     }
 
+    /// A render does not wait for a cancelled background job to reach its next
+    /// checkpoint: between its renders a job such as the attribution works through the
+    /// whole conversation (tens of milliseconds at 10,000 messages), and the keystroke's
+    /// render would wait that long. The job is set aside like a timed-out one (its
+    /// cancellation reported now) and the render starts on another runner, unless a
+    /// runner is already set aside: the thread count stays bounded.
+    fn set_aside_cancelled(&mut self) {
+        let cancelled = self
+            .running
+            .as_ref()
+            .is_some_and(|r| r.kind.background() && r.token.is_cancelled() && !r.timed_out);
+        if !cancelled || self.abandoned.is_some() {
+            return;
+        }
+        if let Some(running) = self.running.take() {
+            self.reply(running.kind, running.generation, Err(cancelled_error()));
+            self.abandoned = Some(Abandoned {
+                runner: running.runner,
+                template: running.template,
+                cancelled: true,
+            });
+        }
+    }
+
     /// A queued value probe or comparison answers the conversation before this
     /// render's change: it is dropped (reported as cancelled, so the caller asks again
     /// for the new one).
@@ -304,6 +332,7 @@ impl Dispatcher {
             self.abandoned = Some(Abandoned {
                 runner: running.runner,
                 template: running.template,
+                cancelled: false,
             });
         }
     }
@@ -322,7 +351,7 @@ impl Dispatcher {
                 && self
                     .abandoned
                     .as_ref()
-                    .is_some_and(|a| a.template == template);
+                    .is_some_and(|a| !a.cancelled && a.template == template);
             if blocked {
                 if !queued.blocked_reported {
                     queued.blocked_reported = true;
