@@ -178,10 +178,6 @@ pub struct CompiledTemplate {
     inner: Arc<Compiled>,
 }
 
-/// Most output room a render starts with (see `Compiled::last_output_len`): beyond it,
-/// growing by doubling costs little next to writing the output.
-const OUTPUT_ROOM_CAP: usize = 1 << 20;
-
 struct Compiled {
     env: Environment<'static>,
     /// The user's source, newlines normalized: what error positions refer to.
@@ -528,9 +524,13 @@ impl CompiledTemplate {
         let written = shared
             .written()
             .or_else(|| recording.as_ref().map(generation::Recording::counter));
-        let room = self.inner.last_output_len.load(Ordering::Relaxed);
+        // The last prompt's length and an eighth more, so an edit that makes the prompt a
+        // little longer does not end the render by copying it into a buffer twice its size
+        // (pages reserved and never written cost nothing; the writer caps the room at the
+        // output limit).
+        let last = self.inner.last_output_len.load(Ordering::Relaxed);
         let mut output = environment::LimitedWriter::new(limits.max_output_bytes)
-            .with_room(room.min(OUTPUT_ROOM_CAP))
+            .with_room(last.saturating_add(last / 8))
             .publishing(written);
         undefined::reset();
         let started = Instant::now();
