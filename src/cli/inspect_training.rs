@@ -25,7 +25,7 @@ pub(super) fn warning(
         return None;
     }
     let tracked = compiled
-        .render_tracked(conversation.clone(), &RenderControl::default())
+        .render_tracked(conversation, &RenderControl::default())
         .ok()?;
     if !masked_bytes(&tracked.prompt, &tracked.spans).is_empty() {
         return None;

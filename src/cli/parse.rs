@@ -141,7 +141,7 @@ fn from_session(path: &Path, args: &ParseArgs) -> Result<Inputs> {
             let limits = args.limits.limits();
             let control = RenderControl::default().with_deadline(limits.deadline);
             CompiledTemplate::compile(&template.source, limits)
-                .and_then(|compiled| compiled.render_controlled(conversation.clone(), &control))
+                .and_then(|compiled| compiled.render_controlled(&conversation, &control))
                 .map_err(|err| anyhow::anyhow!("rendering the session's prompt: {err}"))?
         }
     };

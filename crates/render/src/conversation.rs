@@ -7,6 +7,8 @@
 //! `reasoning_content`; and `continue_final_message` tags the final message so the
 //! rendered prompt can be cut where that message ends.
 
+use std::sync::Arc;
+
 use serde_json::{Map, Value as Json};
 
 /// The reasoning field names, in the order transformers looks for them.
@@ -89,6 +91,49 @@ impl Conversation {
         self.messages.len()
             + self.tools.as_ref().map_or(0, Vec::len)
             + self.documents.as_ref().map_or(0, Vec::len)
+    }
+}
+
+/// A conversation handed to a render on a render thread
+/// ([`CompiledTemplate::render_controlled`](super::CompiledTemplate::render_controlled)
+/// and its kin): borrowed, the caller turns it into template values and the render
+/// thread reads them; owned or shared, the render thread builds the values itself, in
+/// the cache of the core that reads them (about 5% of a 1,000-message render). Pass an
+/// owned conversation you no longer need, an `Arc` to render one several times, or a
+/// reference rather than copy one.
+#[derive(Debug, Clone)]
+pub enum ConversationInput<'a> {
+    /// The caller's conversation, turned into values on the caller's thread.
+    Borrowed(&'a Conversation),
+    /// A conversation the render thread turns into values.
+    Shared(Arc<Conversation>),
+}
+
+impl ConversationInput<'_> {
+    /// The conversation itself.
+    pub fn conversation(&self) -> &Conversation {
+        match self {
+            ConversationInput::Borrowed(conversation) => conversation,
+            ConversationInput::Shared(conversation) => conversation,
+        }
+    }
+}
+
+impl<'a> From<&'a Conversation> for ConversationInput<'a> {
+    fn from(conversation: &'a Conversation) -> Self {
+        ConversationInput::Borrowed(conversation)
+    }
+}
+
+impl From<Conversation> for ConversationInput<'_> {
+    fn from(conversation: Conversation) -> Self {
+        ConversationInput::Shared(Arc::new(conversation))
+    }
+}
+
+impl From<Arc<Conversation>> for ConversationInput<'_> {
+    fn from(conversation: Arc<Conversation>) -> Self {
+        ConversationInput::Shared(conversation)
     }
 }
 

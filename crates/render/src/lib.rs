@@ -136,7 +136,9 @@ use minijinja::Environment;
 
 pub use cancel::{CancelToken, RenderControl};
 pub use continuation::{cut_at_tag, tag_final_message};
-pub use conversation::{effective_messages, ContinueFinal, Conversation, CONTINUE_TAG};
+pub use conversation::{
+    effective_messages, ContinueFinal, Conversation, ConversationInput, CONTINUE_TAG,
+};
 pub use error::{RenderError, RenderErrorKind, SourcePosition};
 pub use generation::{has_generation_tag, GenerationSpan, TrackedRender};
 pub use limits::{Limits, STEPS_PER_ITEM_PAIR};
@@ -305,9 +307,9 @@ impl CompiledTemplate {
 
     /// Like [`CompiledTemplate::render_controlled`] with no deadline: gives up with
     /// [`RenderErrorKind::Cancelled`] once `cancel` is cancelled.
-    pub fn render_cancellable(
+    pub fn render_cancellable<'a>(
         &self,
-        conversation: impl Into<Arc<Conversation>>,
+        conversation: impl Into<ConversationInput<'a>>,
         cancel: &CancelToken,
     ) -> Result<String, RenderError> {
         self.render_controlled(conversation, &RenderControl::new(cancel.clone()))
@@ -319,25 +321,40 @@ impl CompiledTemplate {
     /// stopped render stops at its next checkpoint (every loop item, every `{{ }}`,
     /// every filter or method call) and frees its memory; see [`watchdog`].
     ///
-    /// The render thread turns the conversation into template values itself (so they
-    /// are built in the cache of the core that reads them), which is why it takes the
-    /// conversation shared: pass an owned one, or an `Arc` to render it again.
-    pub fn render_controlled(
+    /// Takes the conversation borrowed, owned or in an `Arc` (see [`ConversationInput`]:
+    /// given owned or shared, the render thread builds its template values itself).
+    pub fn render_controlled<'a>(
         &self,
-        conversation: impl Into<Arc<Conversation>>,
+        conversation: impl Into<ConversationInput<'a>>,
         control: &RenderControl,
     ) -> Result<String, RenderError> {
         if control.cancel.is_cancelled() {
             return Err(RenderError::cancelled());
         }
-        let conversation = conversation.into();
-        let items = conversation.items();
-        watchdog::run_on_own_thread(
-            self,
-            watchdog::RenderInput::Conversation(conversation),
-            items,
-            control,
-        )
+        let (input, items) = self.thread_input(conversation.into())?;
+        watchdog::run_on_own_thread(self, input, items, control)
+    }
+
+    /// What a render thread renders for `conversation`, and its input items.
+    fn thread_input(
+        &self,
+        conversation: ConversationInput<'_>,
+    ) -> Result<(watchdog::RenderInput, usize), RenderError> {
+        let items = conversation.conversation().items();
+        let input = match conversation {
+            ConversationInput::Borrowed(conversation) => {
+                let input = self.input(conversation)?;
+                watchdog::RenderInput::Values {
+                    context: input.context,
+                    clock: input.clock,
+                    continued: input.continued,
+                }
+            }
+            ConversationInput::Shared(conversation) => {
+                watchdog::RenderInput::Conversation(conversation)
+            }
+        };
+        Ok((input, items))
     }
 
     /// Renders like [`CompiledTemplate::render_controlled`] and also returns where the
@@ -347,13 +364,18 @@ impl CompiledTemplate {
     /// cost. transformers records blocks whatever its tag test ([`has_generation_tag`])
     /// says (it only logs a warning), so `{%+ generation %}` is recorded too. Like
     /// transformers, refuses `continue_final_message`.
-    pub fn render_tracked(
+    pub fn render_tracked<'a>(
         &self,
-        conversation: impl Into<Arc<Conversation>>,
+        conversation: impl Into<ConversationInput<'a>>,
         control: &RenderControl,
     ) -> Result<TrackedRender, RenderError> {
         let conversation = conversation.into();
-        if conversation.continue_final_message.field().is_some() {
+        if conversation
+            .conversation()
+            .continue_final_message
+            .field()
+            .is_some()
+        {
             return Err(RenderError::input(
                 "continue_final_message is not compatible with return_assistant_tokens_mask.",
             ));
@@ -365,14 +387,9 @@ impl CompiledTemplate {
         if control.cancel.is_cancelled() {
             return Err(RenderError::cancelled());
         }
-        let items = conversation.items();
-        let (prompt, raw) = watchdog::run_recording_on_own_thread(
-            self,
-            watchdog::RenderInput::Conversation(conversation),
-            items,
-            control,
-            true,
-        )?;
+        let (input, items) = self.thread_input(conversation)?;
+        let (prompt, raw) =
+            watchdog::run_recording_on_own_thread(self, input, items, control, true)?;
         let spans = generation::in_chars(&prompt, &raw);
         Ok(TrackedRender {
             prompt,
@@ -433,7 +450,11 @@ impl CompiledTemplate {
         let context = build_context(conversation, messages, add_generation_prompt)?;
         watchdog::run_on_own_thread(
             self,
-            watchdog::RenderInput::Values { context, clock },
+            watchdog::RenderInput::Values {
+                context,
+                clock,
+                continued: None,
+            },
             items,
             control,
         )

@@ -109,7 +109,7 @@ impl CompiledTemplate {
         cancel: &CancelToken,
     ) -> Result<String, RenderError> {
         if conversation.continue_final_message.field().is_some() || prepared.is_empty() {
-            return self.render_cancellable(conversation.clone(), cancel);
+            return self.render_cancellable(conversation, cancel);
         }
         let messages = Value::from(prepared.values.clone());
         let count = prepared.values.len();

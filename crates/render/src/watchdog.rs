@@ -84,13 +84,15 @@ impl Drop for Active {
 
 /// What a render thread renders.
 pub(super) enum RenderInput {
-    /// Template values the caller built (the inspector's prefix renders share message
-    /// values between many renders).
+    /// Template values the caller built (from a borrowed conversation, or the
+    /// inspector's prefix renders, which share message values between many renders).
     Values {
         /// The template's variables.
         context: Value,
         /// The render's "now".
         clock: DateTime,
+        /// The text being continued (`continue_final_message`), to cut the prompt at.
+        continued: Option<String>,
     },
     /// A conversation the render thread turns into template values itself: values
     /// built on the thread that reads them are in that core's cache, where values
@@ -109,12 +111,16 @@ impl RenderInput {
     /// (`continue_final_message`), built on the render thread, and what goes back.
     fn prepare(self, template: &CompiledTemplate) -> (Result<super::Input, RenderError>, GiveBack) {
         match self {
-            RenderInput::Values { context, clock } => {
+            RenderInput::Values {
+                context,
+                clock,
+                continued,
+            } => {
                 let values: GiveBack = Box::new(context.clone());
                 let input = super::Input {
                     context,
                     clock,
-                    continued: None,
+                    continued,
                 };
                 (Ok(input), values)
             }

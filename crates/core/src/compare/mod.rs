@@ -186,7 +186,7 @@ fn reference(
 ) -> Result<String, EngineError> {
     let control = RenderControl::default().with_deadline(limits.deadline);
     CompiledTemplate::compile(template, limits)
-        .and_then(|compiled| compiled.render_controlled(conversation.clone(), &control))
+        .and_then(|compiled| compiled.render_controlled(conversation, &control))
         .map_err(|err| EngineError::Render(err.to_string()))
 }
 

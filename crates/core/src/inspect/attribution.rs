@@ -236,7 +236,7 @@ pub(crate) fn render_full(
     cancel: &CancelToken,
 ) -> Result<String, InspectError> {
     template
-        .render_cancellable(conversation.clone(), cancel)
+        .render_cancellable(conversation, cancel)
         .map_err(|err| match err.kind {
             RenderErrorKind::Cancelled => InspectError::Cancelled(Cancelled),
             _ => InspectError::Render(err),

@@ -193,7 +193,7 @@ fn render(
 ) -> Result<Option<String>, Cancelled> {
     let result = match count {
         Some(count) => template.render_prefix(conversation, count, cancel),
-        None => template.render_cancellable(conversation.clone(), cancel),
+        None => template.render_cancellable(conversation, cancel),
     };
     match result {
         Ok(text) => Ok(Some(text)),

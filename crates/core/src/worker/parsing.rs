@@ -72,8 +72,8 @@ pub(super) fn parse_pasted(
     // The output answers the conversation: the prompt ends with the assistant's opening
     // (unless the session continues its final message), as `chatplate parse` has it.
     answered.add_generation_prompt |= answered.continue_final_message == ContinueFinal::Off;
-    let tools = answered.tools.clone().unwrap_or_default();
-    let prefix = template.compiled()?.render_cancellable(answered, cancel)?;
+    let prefix = template.compiled()?.render_cancellable(&answered, cancel)?;
+    let tools = answered.tools.unwrap_or_default();
     Ok(Output::Pasted(parse_with(&spec, output, &prefix, &tools)))
 }
 

@@ -43,9 +43,7 @@ pub(super) fn compute(
         true => {
             let control =
                 RenderControl::new(cancel.clone()).with_deadline(compiled.limits().deadline);
-            compiled
-                .render_tracked(conversation.clone(), &control)
-                .ok()?
+            compiled.render_tracked(conversation, &control).ok()?
         }
         false => TrackedRender::untracked(prompt.to_string()),
     };
