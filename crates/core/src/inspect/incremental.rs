@@ -11,7 +11,7 @@ use super::attribution::{attribute_from, render_full, Attribution, Renders};
 use super::prefixes::{render_prefixes, PrefixOutcome};
 use super::refine::{Narrowing, Reuse};
 use super::text::common_prefix_len;
-use super::InspectError;
+use super::{Cancelled, InspectError};
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation};
 
 /// An earlier attribution by the same template, with what it was computed from.
@@ -74,6 +74,11 @@ pub fn attribute_rendered(
         },
         None => Reuse::default(),
     };
+    // Comparing with the previous conversation took a while at 10,000 messages; a render
+    // may have been asked for meanwhile.
+    if cancel.is_cancelled() {
+        return Err(InspectError::Cancelled(Cancelled));
+    }
     let counts: Vec<usize> = (0..=n).filter(|&k| reused[k].is_none()).collect();
     // The render without tools does not depend on the prefix renders: on its own
     // thread, it takes no wall time after an edit (one prefix render runs meanwhile).

@@ -125,12 +125,17 @@ fn render_without(
     prefix: Option<usize>,
     cancel: &CancelToken,
 ) -> Result<Option<String>, InspectError> {
+    // A cancelled attribution stops before copying the conversation (milliseconds at
+    // 10,000 messages that a waiting render would otherwise sit through).
+    if cancel.is_cancelled() {
+        return Err(InspectError::Cancelled(Cancelled));
+    }
     let mut bare = conversation.clone();
     for tools in [None, Some(Vec::new())] {
         bare.tools = tools;
         let result = match prefix {
             Some(count) => template.render_prefix(&bare, count, cancel),
-            None => template.render_cancellable(bare.clone(), cancel),
+            None => template.render_cancellable(&bare, cancel),
         };
         match result {
             Ok(text) => return Ok(Some(text)),

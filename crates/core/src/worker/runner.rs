@@ -95,7 +95,12 @@ fn run(
         }
         Job::Attribute { template, previous } => {
             // The one job that needs the whole conversation: built here, off the
-            // dispatcher, and kept by the result for the next incremental attribution.
+            // dispatcher, and kept by the result for the next incremental attribution
+            // (not when a render has already cancelled it: the copy takes milliseconds
+            // at 10,000 messages, and the render may be waiting for this runner).
+            if token.is_cancelled() {
+                return Err(RenderError::cancelled());
+            }
             let conversation = Arc::new(conversation.conversation());
             super::inspection::attribute(
                 &template,
