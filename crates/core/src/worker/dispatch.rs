@@ -36,6 +36,13 @@ pub(super) enum Command {
     Shutdown,
 }
 
+/// How long after a render is asked for the background work that follows the
+/// conversation waits to start: while keys come faster than this, each render would
+/// cancel the previous one's attribution part-way, and that work competes with the
+/// render for the cores (about 1.5 ms of a 10,000-message keystroke). Once typing
+/// pauses, it starts.
+const SETTLE: Duration = Duration::from_millis(60);
+
 /// How many times a render's deadline a background job (many renders) may take.
 const BACKGROUND_FACTOR: u32 = 30;
 
@@ -88,6 +95,8 @@ struct Dispatcher {
     idle: Option<Runner>,
     abandoned: Option<Abandoned>,
     next_runner: u64,
+    /// Until when the work that follows the conversation waits (see [`SETTLE`]).
+    settling_until: Option<Instant>,
 }
 
 /// Starts the dispatcher thread.
@@ -109,6 +118,7 @@ pub(super) fn start(
         idle: None,
         abandoned: None,
         next_runner: 0,
+        settling_until: None,
     };
     std::thread::Builder::new()
         .name("chatplate-worker".into())
@@ -130,6 +140,22 @@ fn template_of(job: &Job) -> Option<usize> {
         Job::Compare { counterpart, .. } => counterpart.template().map(|t| Arc::as_ptr(t) as usize),
         Job::Open { .. } | Job::OpenRevision { .. } | Job::ScanCache | Job::Tokenize { .. } => None,
     }
+}
+
+/// Work that answers the current conversation (and so is cancelled by a render, and
+/// waits for typing to settle): attribution, tokens, value probes, badges, comparisons,
+/// round trips and generation marks.
+fn follows_the_conversation(kind: JobKind) -> bool {
+    matches!(
+        kind,
+        JobKind::Attribute
+            | JobKind::Tokenize
+            | JobKind::Values
+            | JobKind::Badges
+            | JobKind::Compare
+            | JobKind::RoundTrips
+            | JobKind::GenerationMarks
+    )
 }
 
 /// Jobs with no deadline of the worker's: opening (as long as the network takes),
@@ -155,9 +181,19 @@ impl Dispatcher {
                         Err(RecvTimeoutError::Disconnected) => return,
                     }
                 }
-                None => match inbox.recv() {
-                    Ok(command) => Some(command),
-                    Err(_) => return,
+                None => match self.settle_wait() {
+                    Some(wait) => match inbox.recv_timeout(wait) {
+                        Ok(command) => Some(command),
+                        Err(RecvTimeoutError::Timeout) => {
+                            self.start_next();
+                            continue;
+                        }
+                        Err(RecvTimeoutError::Disconnected) => return,
+                    },
+                    None => match inbox.recv() {
+                        Ok(command) => Some(command),
+                        Err(_) => return,
+                    },
                 },
             };
             match command {
@@ -175,6 +211,7 @@ impl Dispatcher {
                     if job.kind() == JobKind::Render {
                         self.drop_superseded();
                         self.set_aside_cancelled();
+                        self.settling_until = Some(Instant::now() + SETTLE);
                     }
                     let slot = job.kind().index();
                     self.queued[slot] = Some(Queued {
@@ -258,16 +295,7 @@ impl Dispatcher {
     fn cancel_background(&mut self, submitted: JobKind) {
         if let Some(running) = self.running.as_ref() {
             let stale = submitted == JobKind::Render || submitted == running.kind;
-            let cancellable = matches!(
-                running.kind,
-                JobKind::Attribute
-                    | JobKind::Tokenize
-                    | JobKind::Values
-                    | JobKind::Badges
-                    | JobKind::Compare
-                    | JobKind::RoundTrips
-                    | JobKind::GenerationMarks
-            );
+            let cancellable = follows_the_conversation(running.kind);
             // Capability probes ignore the conversation: only a newer request replaces them.
             let replaced = running.kind == JobKind::Capabilities && submitted == running.kind;
             if (cancellable && stale) || replaced {
@@ -298,6 +326,17 @@ impl Dispatcher {
                 cancelled: true,
             });
         }
+    }
+
+    /// How long the idle dispatcher waits before starting settled work: `None` when no
+    /// such work is queued or it may start now.
+    fn settle_wait(&self) -> Option<Duration> {
+        let until = self.settling_until?;
+        let waiting = JobKind::ALL
+            .iter()
+            .any(|&kind| follows_the_conversation(kind) && self.queued[kind.index()].is_some());
+        let wait = until.saturating_duration_since(Instant::now());
+        (waiting && !wait.is_zero()).then_some(wait)
     }
 
     /// A queued value probe or comparison answers the conversation before this
@@ -341,8 +380,14 @@ impl Dispatcher {
         if self.running.is_some() {
             return;
         }
+        let settling = self
+            .settling_until
+            .is_some_and(|until| Instant::now() < until);
         for kind in JobKind::ALL {
             let slot = kind.index();
+            if settling && follows_the_conversation(kind) {
+                continue;
+            }
             let Some(queued) = self.queued[slot].as_mut() else {
                 continue;
             };
