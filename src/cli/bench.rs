@@ -46,8 +46,8 @@ pub(super) fn run(args: &BenchArgs) -> Result<i32> {
         let compile_time = started.elapsed();
         // Each render bounded as `render` bounds it (the deadline grows with the input).
         let control = RenderControl::default().with_deadline(limits.deadline);
-        let items = conversation.messages.len();
-        // Shared, so each render takes it without a copy.
+        // Shared, so each render's thread builds the template values itself, as `check`
+        // and `render` have it (a borrowed conversation is converted by the caller).
         let conversation = Arc::new(conversation);
         let mut samples = Vec::with_capacity(iterations);
         for _ in 0..iterations {
@@ -62,7 +62,7 @@ pub(super) fn run(args: &BenchArgs) -> Result<i32> {
         output::print_visible(&format!(
             "{:<40} {:>8} {:>12.3?} {:>12.3?} {:>10}\n",
             name.display(),
-            items,
+            conversation.messages.len(),
             compile_time,
             samples[samples.len() / 2],
             compiled.last_fuel_used()
