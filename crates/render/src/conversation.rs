@@ -84,6 +84,21 @@ impl Conversation {
         self
     }
 
+    /// The same settings (tools, documents, variables, clock, ...) without messages: for
+    /// rendering converted messages ([`PreparedMessages`](super::PreparedMessages)) with
+    /// changed settings, without copying the messages too.
+    pub fn settings_only(&self) -> Self {
+        Conversation {
+            messages: Vec::new(),
+            tools: self.tools.clone(),
+            documents: self.documents.clone(),
+            add_generation_prompt: self.add_generation_prompt,
+            continue_final_message: self.continue_final_message.clone(),
+            variables: self.variables.clone(),
+            clock: self.clock,
+        }
+    }
+
     /// Its input items: messages, tools and documents, what a render's step budget
     /// and deadline grow with ([`Limits::step_budget`](super::Limits::step_budget),
     /// [`Limits::deadline_for`](super::Limits::deadline_for)).

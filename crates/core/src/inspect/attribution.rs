@@ -9,7 +9,7 @@
 
 use std::ops::Range;
 
-use super::prefixes::{Bounds, PrefixOutcome};
+use super::prefixes::{Bounds, PrefixOutcome, Shared};
 use super::{Cancelled, InspectError};
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation, RenderErrorKind};
 
@@ -183,7 +183,7 @@ pub(super) struct Renders {
 pub(super) fn attribute_from(
     template: &CompiledTemplate,
     conversation: &Conversation,
-    prompt: &str,
+    shared: &Shared,
     renders: Renders,
     reuse: super::refine::Reuse,
     how: super::refine::Narrowing,
@@ -194,10 +194,11 @@ pub(super) fn attribute_from(
         without_tools,
     } = renders;
     let n = conversation.messages.len();
+    let prompt = shared.prompt;
     let bounds = Bounds::new(&outcomes, n);
     let spans = spans_from(&bounds, prompt.len(), conversation);
     let (mut spans, narrowed) =
-        super::refine::refine(template, conversation, spans, reuse, how, cancel)?;
+        super::refine::refine(template, conversation, shared, spans, reuse, how, cancel)?;
     if conversation.continue_final_message.field().is_some() {
         for span in &mut spans {
             if span.source == Source::Message(n - 1) {
@@ -208,7 +209,7 @@ pub(super) fn attribute_from(
     let tools = super::tools_block::locate(
         template,
         conversation,
-        prompt,
+        shared,
         without_tools,
         &bounds,
         &spans,

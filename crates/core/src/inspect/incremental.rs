@@ -8,7 +8,7 @@
 //! only the prefixes from `i` on: the last messages, the ones usually edited, are cheap.
 
 use super::attribution::{attribute_from, render_full, Attribution, Renders};
-use super::prefixes::{render_prefixes, PrefixOutcome};
+use super::prefixes::{render_prefixes, PrefixOutcome, Shared};
 use super::refine::{Narrowing, Reuse};
 use super::text::common_prefix_len;
 use super::{Cancelled, InspectError};
@@ -80,12 +80,14 @@ pub fn attribute_rendered(
         return Err(InspectError::Cancelled(Cancelled));
     }
     let counts: Vec<usize> = (0..=n).filter(|&k| reused[k].is_none()).collect();
+    // Every render below reads the messages converted once.
+    let shared = &Shared::new(conversation, prompt);
     // The render without tools does not depend on the prefix renders: on its own
     // thread, it takes no wall time after an edit (one prefix render runs meanwhile).
     let (outcomes, without_tools) = std::thread::scope(|scope| {
-        let without =
-            scope.spawn(|| super::tools_block::without_tools(template, conversation, cancel));
-        let outcomes = super::one_render::outcomes(template, conversation, &counts, prompt, cancel);
+        let without = scope
+            .spawn(|| super::tools_block::without_tools(template, conversation, shared, cancel));
+        let outcomes = super::one_render::outcomes(template, conversation, shared, &counts, cancel);
         let without = without
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -103,7 +105,7 @@ pub fn attribute_rendered(
     attribute_from(
         template,
         conversation,
-        prompt,
+        shared,
         Renders {
             outcomes,
             without_tools,
@@ -123,12 +125,13 @@ pub fn attribute_by_prefixes(
 ) -> Result<Attribution, InspectError> {
     let prompt = render_full(template, conversation, cancel)?;
     let counts: Vec<usize> = (0..=conversation.messages.len()).collect();
-    let outcomes = render_prefixes(template, conversation, &counts, &prompt, cancel)?;
-    let without_tools = super::tools_block::without_tools(template, conversation, cancel)?;
+    let shared = &Shared::new(conversation, &prompt);
+    let outcomes = render_prefixes(template, conversation, shared, &counts, cancel)?;
+    let without_tools = super::tools_block::without_tools(template, conversation, shared, cancel)?;
     attribute_from(
         template,
         conversation,
-        &prompt,
+        shared,
         Renders {
             outcomes,
             without_tools,

@@ -18,6 +18,7 @@ use std::ops::Range;
 
 use super::attribution::{Part, Span};
 use super::one_render::{kind_of, prefix_marks, WORTH_PREDICTING};
+use super::prefixes::Shared;
 use super::refine::{candidates, changed_in, narrow, split, wrap};
 use super::Cancelled;
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation, RenderErrorKind};
@@ -37,6 +38,7 @@ pub(crate) struct Run {
 pub(crate) fn narrow_all(
     template: &CompiledTemplate,
     conversation: &Conversation,
+    shared: &Shared,
     runs: &[Run],
     cancel: &CancelToken,
 ) -> Result<Vec<Vec<Span>>, Cancelled> {
@@ -63,7 +65,7 @@ pub(crate) fn narrow_all(
         let checks = [members[0], members[members.len() - 1]];
         let mut holds = true;
         for &index in &checks {
-            let real = narrow_one(template, conversation, &runs[index], cancel)?;
+            let real = narrow_one(template, conversation, shared, &runs[index], cancel)?;
             holds &= predicted[index].as_ref() == Some(&real);
             narrowed[index] = Some(real);
         }
@@ -79,7 +81,7 @@ pub(crate) fn narrow_all(
         .zip(narrowed)
         .map(|(run, done)| match done {
             Some(spans) => Ok(spans),
-            None => narrow_one(template, conversation, run, cancel),
+            None => narrow_one(template, conversation, shared, run, cancel),
         })
         .collect()
 }
@@ -87,12 +89,14 @@ pub(crate) fn narrow_all(
 fn narrow_one(
     template: &CompiledTemplate,
     conversation: &Conversation,
+    shared: &Shared,
     run: &Run,
     cancel: &CancelToken,
 ) -> Result<Vec<Span>, Cancelled> {
     narrow(
         template,
         conversation,
+        shared,
         run.range.clone(),
         run.from,
         run.to,
@@ -211,8 +215,8 @@ mod tests {
         let outcomes = super::super::prefixes::render_prefixes(
             template,
             conversation,
+            &Shared::new(conversation, &prompt),
             &counts,
-            &prompt,
             &CancelToken::new(),
         )
         .unwrap();
@@ -235,9 +239,24 @@ mod tests {
         conversation: &Conversation,
         runs: &[Run],
     ) -> Vec<Vec<Span>> {
+        let prompt = template.render(conversation).unwrap();
+        let shared = Shared::new(conversation, &prompt);
         runs.iter()
-            .map(|run| narrow_one(template, conversation, run, &CancelToken::new()).unwrap())
+            .map(|run| {
+                narrow_one(template, conversation, &shared, run, &CancelToken::new()).unwrap()
+            })
             .collect()
+    }
+
+    /// [`narrow_all`] with nothing rendered beforehand.
+    fn batched(
+        template: &CompiledTemplate,
+        conversation: &Conversation,
+        runs: &[Run],
+    ) -> Vec<Vec<Span>> {
+        let prompt = template.render(conversation).unwrap();
+        let shared = Shared::new(conversation, &prompt);
+        narrow_all(template, conversation, &shared, runs, &CancelToken::new()).unwrap()
     }
 
     #[test]
@@ -250,8 +269,7 @@ mod tests {
         let predicted = predict(&template, &conversation, &runs, &CancelToken::new()).unwrap();
         let predicted: Vec<Vec<Span>> = predicted.into_iter().map(Option::unwrap).collect();
         assert_eq!(predicted, wanted);
-        let batched = narrow_all(&template, &conversation, &runs, &CancelToken::new()).unwrap();
-        assert_eq!(batched, wanted);
+        assert_eq!(batched(&template, &conversation, &runs), wanted);
     }
 
     #[test]
@@ -268,7 +286,9 @@ mod tests {
         .unwrap();
         let conversation = conversation(60);
         let runs = runs(&template, &conversation);
-        let batched = narrow_all(&template, &conversation, &runs, &CancelToken::new()).unwrap();
-        assert_eq!(batched, one_by_one(&template, &conversation, &runs));
+        assert_eq!(
+            batched(&template, &conversation, &runs),
+            one_by_one(&template, &conversation, &runs)
+        );
     }
 }

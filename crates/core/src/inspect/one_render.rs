@@ -20,7 +20,7 @@
 
 use std::collections::BTreeMap;
 
-use super::prefixes::{render_prefixes, PrefixOutcome};
+use super::prefixes::{render_prefixes, PrefixOutcome, Shared};
 use super::text::common_prefix_len;
 use super::Cancelled;
 use chatplate_render::{
@@ -93,15 +93,15 @@ pub(super) fn prefix_marks(traced: &TracedRender, n: usize) -> Option<Vec<usize>
 pub(crate) fn outcomes(
     template: &CompiledTemplate,
     conversation: &Conversation,
+    shared: &Shared,
     counts: &[usize],
-    prompt: &str,
     cancel: &CancelToken,
 ) -> Result<Vec<(usize, PrefixOutcome)>, Cancelled> {
     if counts.len() < WORTH_PREDICTING {
-        return render_prefixes(template, conversation, counts, prompt, cancel);
+        return render_prefixes(template, conversation, shared, counts, cancel);
     }
-    let Some(predicted) = predict(template, conversation, prompt, cancel)? else {
-        return render_prefixes(template, conversation, counts, prompt, cancel);
+    let Some(predicted) = predict(template, conversation, shared.prompt, cancel)? else {
+        return render_prefixes(template, conversation, shared, counts, cancel);
     };
     let kinds = kinds(conversation, counts);
     // The shortest prefixes, and the first and last of each kind.
@@ -111,7 +111,7 @@ pub(crate) fn outcomes(
     }
     checks.sort_unstable();
     checks.dedup();
-    let mut all = render_prefixes(template, conversation, &checks, prompt, cancel)?;
+    let mut all = render_prefixes(template, conversation, shared, &checks, cancel)?;
     // A template may treat its first messages specially (Llama 3.1 looks at the first
     // user message early, to put the tool definitions in it) without that saying
     // anything about the others: the shortest prefixes are rendered either way.
@@ -140,9 +140,9 @@ pub(crate) fn outcomes(
             all.extend(super::shifted::outcomes(
                 template,
                 conversation,
+                shared,
                 &unchecked,
                 &ends,
-                prompt,
                 cancel,
             )?);
         }
@@ -208,8 +208,8 @@ mod tests {
         render_prefixes(
             template,
             conversation,
+            &Shared::new(conversation, &prompt),
             &counts,
-            &prompt,
             &CancelToken::new(),
         )
         .unwrap()
@@ -261,19 +261,20 @@ mod tests {
         let conversation = conversation(30);
         let prompt = template.render(&conversation).unwrap();
         let counts: Vec<usize> = (0..=30).collect();
+        let shared = Shared::new(&conversation, &prompt);
         let got = outcomes(
             &template,
             &conversation,
+            &shared,
             &counts,
-            &prompt,
             &CancelToken::new(),
         )
         .unwrap();
         let wanted = render_prefixes(
             &template,
             &conversation,
+            &shared,
             &counts,
-            &prompt,
             &CancelToken::new(),
         )
         .unwrap();

@@ -17,6 +17,7 @@
 //! possible producers, never a wrong one.
 
 use std::ops::Range;
+use std::sync::Mutex;
 
 use super::text::common_prefix_len;
 use super::Cancelled;
@@ -48,23 +49,69 @@ impl PrefixOutcome {
     }
 }
 
-/// Renders `P(k)` for each of `counts`, on all cores, comparing each with `prompt` and
-/// keeping only lengths (the renders themselves would take quadratic memory).
+/// What the renders of one attribution share: the prompt they explain, the
+/// conversation's messages converted once (converting 10,000 messages takes
+/// milliseconds, and an attribution renders several times), and the longest prefix
+/// render made so far, which narrowing would otherwise render again.
+pub(crate) struct Shared<'a> {
+    /// The prompt being explained.
+    pub prompt: &'a str,
+    /// The conversation's messages, converted.
+    pub prepared: PreparedMessages,
+    /// `(k, P(k))` for the largest `k` rendered.
+    longest: Mutex<Option<(usize, String)>>,
+}
+
+impl<'a> Shared<'a> {
+    /// For explaining `prompt`, the render of `conversation`.
+    pub(crate) fn new(conversation: &Conversation, prompt: &'a str) -> Self {
+        Shared {
+            prompt,
+            prepared: PreparedMessages::new(conversation),
+            longest: Mutex::new(None),
+        }
+    }
+
+    /// `P(count)`, if it is the longest prefix rendered so far.
+    pub(crate) fn prefix_text(&self, count: usize) -> Option<String> {
+        let longest = self
+            .longest
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        match &*longest {
+            Some((k, text)) if *k == count => Some(text.clone()),
+            _ => None,
+        }
+    }
+
+    /// Keeps `P(count)` if no longer prefix has been kept.
+    fn keep(&self, count: usize, text: String) {
+        let mut longest = self
+            .longest
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        if longest.as_ref().is_none_or(|(k, _)| *k < count) {
+            *longest = Some((count, text));
+        }
+    }
+}
+
+/// Renders `P(k)` for each of `counts`, on all cores, comparing each with the prompt and
+/// keeping only lengths (the renders themselves would take quadratic memory), and the
+/// longest render (see [`Shared`]).
 pub(crate) fn render_prefixes(
     template: &CompiledTemplate,
     conversation: &Conversation,
+    shared: &Shared,
     counts: &[usize],
-    prompt: &str,
     cancel: &CancelToken,
 ) -> Result<Vec<(usize, PrefixOutcome)>, Cancelled> {
     let workers = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .clamp(1, counts.len().max(1));
-    // Converting every message takes milliseconds at 10,000 messages: not once cancelled.
     if cancel.is_cancelled() {
         return Err(Cancelled);
     }
-    let prepared = &PreparedMessages::new(conversation);
     let results = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|worker| {
@@ -72,9 +119,17 @@ pub(crate) fn render_prefixes(
                     // Interleaved so each worker gets short and long prefixes alike.
                     let mine = counts.iter().skip(worker).step_by(workers);
                     mine.map(|&k| {
-                        let rendered =
-                            template.render_prepared_prefix(conversation, prepared, k, cancel);
-                        Ok((k, outcome(rendered, prompt)?))
+                        let rendered = template.render_prepared_prefix(
+                            conversation,
+                            &shared.prepared,
+                            k,
+                            cancel,
+                        );
+                        let found = outcome(&rendered, shared.prompt)?;
+                        if let Ok(text) = rendered {
+                            shared.keep(k, text);
+                        }
+                        Ok((k, found))
                     })
                     .collect::<Result<Vec<_>, Cancelled>>()
                 })
@@ -101,18 +156,18 @@ pub(crate) fn render_one(
     prompt: &str,
     cancel: &CancelToken,
 ) -> Result<PrefixOutcome, Cancelled> {
-    outcome(template.render_prefix(conversation, count, cancel), prompt)
+    outcome(&template.render_prefix(conversation, count, cancel), prompt)
 }
 
 /// A prefix render compared with the prompt.
 fn outcome(
-    rendered: Result<String, RenderError>,
+    rendered: &Result<String, RenderError>,
     prompt: &str,
 ) -> Result<PrefixOutcome, Cancelled> {
     match rendered {
         Ok(text) => Ok(PrefixOutcome::Rendered {
             len: text.len(),
-            agrees: common_prefix_len(&text, prompt),
+            agrees: common_prefix_len(text, prompt),
         }),
         Err(err) if err.kind == RenderErrorKind::Cancelled => Err(Cancelled),
         Err(_) => Ok(PrefixOutcome::Failed),

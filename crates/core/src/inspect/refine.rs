@@ -8,11 +8,13 @@
 //! message's (its content, reasoning, tool calls); the rest, typically the turn markers
 //! between two messages, stay ambiguous.
 
+use std::borrow::Cow;
 use std::ops::Range;
 
 use super::attribution::{Part, Source, Span};
 use super::narrow_batch::{narrow_all, Run};
 use super::perturb::{perturb, Change};
+use super::prefixes::Shared;
 use super::text::{common_prefix_len, common_suffix_len};
 use super::Cancelled;
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation, RenderErrorKind};
@@ -72,6 +74,7 @@ pub(crate) enum Narrowing {
 pub(crate) fn refine(
     template: &CompiledTemplate,
     conversation: &Conversation,
+    shared: &Shared,
     spans: Vec<Span>,
     reuse: Reuse,
     how: Narrowing,
@@ -91,13 +94,14 @@ pub(crate) fn refine(
         }
     }
     let mut fresh = match how {
-        Narrowing::Batched => narrow_all(template, conversation, &runs, cancel)?,
+        Narrowing::Batched => narrow_all(template, conversation, shared, &runs, cancel)?,
         Narrowing::EachByRenders => runs
             .iter()
             .map(|run| {
                 narrow(
                     template,
                     conversation,
+                    shared,
                     run.range.clone(),
                     run.from,
                     run.to,
@@ -136,10 +140,12 @@ pub(crate) fn refine(
 }
 
 /// Narrows one run by rendering the prefix that covers it, and that prefix with each
-/// candidate's values wrapped.
+/// candidate's values wrapped. The prefix itself is often rendered already: the whole
+/// prompt, or the longest prefix the attribution rendered (see [`Shared`]).
 pub(super) fn narrow(
     template: &CompiledTemplate,
     conversation: &Conversation,
+    shared: &Shared,
     range: Range<usize>,
     from: Part,
     to: Part,
@@ -157,16 +163,43 @@ pub(super) fn narrow(
         Part::Message(i) => (i, Some(i + 1)),
         Part::End => (n.saturating_sub(1), None),
     };
-    let Some(base) = render(template, conversation, count, cancel)? else {
+    let base = match count {
+        None => Some(Cow::Borrowed(shared.prompt)),
+        Some(count) => match shared.prefix_text(count) {
+            Some(text) => Some(Cow::Owned(text)),
+            None => render(template, conversation, Some(count), cancel)?.map(Cow::Owned),
+        },
+    };
+    let Some(base) = base else {
         return Ok(vec![Span {
             range,
             source: ambiguous,
         }]);
     };
+    // The candidates' renders are independent: side by side, on two cores.
+    let wrapped: Vec<(usize, Result<Option<String>, Cancelled>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = candidates(conversation, from, last)
+            .into_iter()
+            .map(|candidate| {
+                scope.spawn(move || {
+                    let text =
+                        render_wrapped(template, conversation, shared, candidate, count, cancel);
+                    (candidate, text)
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|handle| {
+                handle
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
     let mut regions = Vec::new();
-    for candidate in candidates(conversation, from, last) {
-        let changed = wrapped(conversation, candidate);
-        if let Some(text) = render(template, &changed, count, cancel)? {
+    for (candidate, text) in wrapped {
+        if let Some(text) = text? {
             regions.push((candidate, changed_in(&base, &text)));
         }
     }
@@ -202,22 +235,56 @@ fn render(
     }
 }
 
-/// The conversation with message `index`'s values (everything but its role) wrapped.
-fn wrapped(conversation: &Conversation, index: usize) -> Conversation {
-    let mut changed = conversation.clone();
-    wrap(&mut changed, index);
-    changed
+/// [`render`] with message `index`'s values wrapped: the shared converted messages with
+/// that one replaced, rather than a copy of the conversation converted again.
+fn render_wrapped(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    shared: &Shared,
+    index: usize,
+    count: Option<usize>,
+    cancel: &CancelToken,
+) -> Result<Option<String>, Cancelled> {
+    let Some(message) = conversation.messages.get(index) else {
+        return Ok(None);
+    };
+    let prepared = shared.prepared.replaced(index, &wrapped_message(message));
+    let result = match count {
+        Some(count) => template.render_prepared_prefix(conversation, &prepared, count, cancel),
+        // A continued final message is rendered from the conversation's own messages
+        // (`render_prepared` would ignore the wrapped one).
+        None if conversation.continue_final_message.field().is_some() => {
+            let mut changed = conversation.clone();
+            wrap(&mut changed, index);
+            template.render_cancellable(&changed, cancel)
+        }
+        None => template.render_prepared(conversation, &prepared, cancel),
+    };
+    match result {
+        Ok(text) => Ok(Some(text)),
+        Err(err) if err.kind == RenderErrorKind::Cancelled => Err(Cancelled),
+        Err(_) => Ok(None),
+    }
 }
 
 /// Wraps message `index`'s values (everything but its role) in place.
 pub(super) fn wrap(conversation: &mut Conversation, index: usize) {
-    if let Some(serde_json::Value::Object(fields)) = conversation.messages.get_mut(index) {
+    if let Some(message) = conversation.messages.get_mut(index) {
+        *message = wrapped_message(message);
+    }
+}
+
+/// `message` with its values (everything but its role) wrapped.
+fn wrapped_message(message: &serde_json::Value) -> serde_json::Value {
+    let mut message = message.clone();
+    if let serde_json::Value::Object(fields) = &mut message {
         for (key, value) in fields.iter_mut() {
             if key != "role" {
                 *value = perturb(value, Change::Wrap);
             }
         }
     }
+    message
 }
 
 /// The range of `base` that differs in `changed`.

@@ -14,7 +14,7 @@
 
 use std::collections::BTreeMap;
 
-use super::prefixes::{render_prefixes, PrefixOutcome};
+use super::prefixes::{render_prefixes, PrefixOutcome, Shared};
 use super::Cancelled;
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation};
 
@@ -26,11 +26,12 @@ const WORTH_SHIFTING: usize = 4;
 pub(super) fn outcomes(
     template: &CompiledTemplate,
     conversation: &Conversation,
+    shared: &Shared,
     members: &[usize],
     ends: &[usize],
-    prompt: &str,
     cancel: &CancelToken,
 ) -> Result<Vec<(usize, PrefixOutcome)>, Cancelled> {
+    let prompt = shared.prompt;
     let mut groups: BTreeMap<Vec<(String, usize)>, Vec<usize>> = BTreeMap::new();
     for &k in members {
         groups
@@ -46,7 +47,7 @@ pub(super) fn outcomes(
             continue;
         }
         let checks = [group[0], group[group.len() / 2], group[group.len() - 1]];
-        let real = render_prefixes(template, conversation, &checks, prompt, cancel)?;
+        let real = render_prefixes(template, conversation, shared, &checks, cancel)?;
         let shifts: Vec<Option<Shift>> = real
             .iter()
             .map(|&(k, outcome)| Shift::of(outcome, ends, k))
@@ -69,8 +70,8 @@ pub(super) fn outcomes(
     all.extend(render_prefixes(
         template,
         conversation,
+        shared,
         &rest,
-        prompt,
         cancel,
     )?);
     all.sort_by_key(|(k, _)| *k);
@@ -137,8 +138,9 @@ mod tests {
         let prompt = template.render(&conversation).unwrap();
         let counts: Vec<usize> = (0..=60).collect();
         let cancel = CancelToken::new();
-        let wanted = render_prefixes(&template, &conversation, &counts, &prompt, &cancel).unwrap();
-        let got = all_outcomes(&template, &conversation, &counts, &prompt, &cancel).unwrap();
+        let shared = Shared::new(&conversation, &prompt);
+        let wanted = render_prefixes(&template, &conversation, &shared, &counts, &cancel).unwrap();
+        let got = all_outcomes(&template, &conversation, &shared, &counts, &cancel).unwrap();
         assert_eq!(got, wanted);
     }
 

@@ -11,7 +11,7 @@
 use std::ops::Range;
 
 use super::attribution::{carvable, Span, ToolsBlock};
-use super::prefixes::Bounds;
+use super::prefixes::{Bounds, Shared};
 use super::text::{common_prefix_len, common_suffix_len};
 use super::{Cancelled, InspectError};
 use crate::diff::{diff_lines, DiffLine};
@@ -24,10 +24,11 @@ use chatplate_render::{CancelToken, CompiledTemplate, Conversation, RenderErrorK
 pub(super) fn without_tools(
     template: &CompiledTemplate,
     conversation: &Conversation,
+    shared: &Shared,
     cancel: &CancelToken,
 ) -> Result<Option<String>, InspectError> {
     if has_tools(conversation) {
-        render_without(template, conversation, None, cancel)
+        render_without(template, conversation, shared, None, cancel)
     } else {
         Ok(None)
     }
@@ -45,7 +46,7 @@ fn has_tools(conversation: &Conversation) -> bool {
 pub(super) fn locate(
     template: &CompiledTemplate,
     conversation: &Conversation,
-    prompt: &str,
+    shared: &Shared,
     without: Option<String>,
     bounds: &Bounds,
     spans: &[Span],
@@ -57,6 +58,7 @@ pub(super) fn locate(
     let Some(without) = without else {
         return Ok(ToolsBlock::NotSeparable);
     };
+    let prompt = shared.prompt;
     let first = common_prefix_len(prompt, &without);
     if first == prompt.len() && first == without.len() {
         return Ok(ToolsBlock::NotRendered);
@@ -64,8 +66,8 @@ pub(super) fn locate(
     // The shortest prefix that reaches the first difference.
     let (_, slot) = bounds.at(first);
     let (with, without, agrees) = if slot <= conversation.messages.len() {
-        let with = template.render_prefix(conversation, slot, cancel);
-        let without = render_without(template, conversation, Some(slot), cancel)?;
+        let with = template.render_prepared_prefix(conversation, &shared.prepared, slot, cancel);
+        let without = render_without(template, conversation, shared, Some(slot), cancel)?;
         match (with, without) {
             (Ok(with), Some(without)) => {
                 let agrees = common_prefix_len(&with, prompt);
@@ -122,20 +124,28 @@ pub(crate) fn inserted(without: &str, with: &str) -> Vec<Range<usize>> {
 fn render_without(
     template: &CompiledTemplate,
     conversation: &Conversation,
+    shared: &Shared,
     prefix: Option<usize>,
     cancel: &CancelToken,
 ) -> Result<Option<String>, InspectError> {
-    // A cancelled attribution stops before copying the conversation (milliseconds at
-    // 10,000 messages that a waiting render would otherwise sit through).
     if cancel.is_cancelled() {
         return Err(InspectError::Cancelled(Cancelled));
     }
-    let mut bare = conversation.clone();
+    // The settings are copied, the messages are the shared converted ones (copying
+    // 10,000 messages took milliseconds). A continued final message is rendered from the
+    // conversation's own messages, so only that case copies them.
+    let continued = prefix.is_none() && conversation.continue_final_message.field().is_some();
+    let mut bare = if continued {
+        conversation.clone()
+    } else {
+        conversation.settings_only()
+    };
     for tools in [None, Some(Vec::new())] {
         bare.tools = tools;
         let result = match prefix {
-            Some(count) => template.render_prefix(&bare, count, cancel),
-            None => template.render_cancellable(&bare, cancel),
+            Some(count) => template.render_prepared_prefix(&bare, &shared.prepared, count, cancel),
+            None if continued => template.render_cancellable(&bare, cancel),
+            None => template.render_prepared(&bare, &shared.prepared, cancel),
         };
         match result {
             Ok(text) => return Ok(Some(text)),
