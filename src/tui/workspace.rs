@@ -21,8 +21,10 @@ mod watch;
 
 pub use session_watch::{FileMeta, SessionCheck};
 
-/// Quiet time after the last change before the recovery file is written.
-const RECOVERY_DEBOUNCE: Duration = Duration::from_secs(1);
+/// Quiet time after the last change before the recovery file is written: short, so a
+/// dropped connection loses less and the app is idle within a second of an edit (the
+/// write is the last thing an edit costs), long enough to skip the pauses within a word.
+const RECOVERY_DEBOUNCE: Duration = Duration::from_millis(500);
 /// Longest a change waits for the recovery file during continuous typing.
 const RECOVERY_MAX_DELAY: Duration = Duration::from_secs(5);
 
