@@ -169,9 +169,7 @@ fn draw_restore(frame: &mut Frame, area: Rect, found: &Found, name: &str, theme:
             found.path.display()
         )),
         match &found.contents {
-            Ok((count, template)) => {
-                Line::raw(format!("It holds {count} messages on template {template}."))
-            }
+            Ok((count, template)) => Line::raw(format!("It holds {count} messages on {template}.")),
             Err(err) => Line::styled(format!("It cannot be read: {err}"), theme.error()),
         },
     ];

@@ -138,8 +138,9 @@ pub fn describe(path: &Path, others: usize) -> Found {
     }
 }
 
+/// The recovered session's template, as the dialog's "messages on ..." names it.
 fn template_label(template: &TemplateRef) -> String {
-    match template {
+    let named = match template {
         TemplateRef::Bundled(name) => name.clone(),
         TemplateRef::Path(path) => path.clone(),
         TemplateRef::Named { path, name } => format!("{path} ({name})"),
@@ -152,8 +153,9 @@ fn template_label(template: &TemplateRef) -> String {
             let name = name.as_deref().map_or(String::new(), |n| format!(" ({n})"));
             format!("{id}{revision}{name}")
         }
-        TemplateRef::Source(_) => "the template written into the session".into(),
-    }
+        TemplateRef::Source(_) => return "the template written into the session".into(),
+    };
+    format!("template {named}")
 }
 
 fn modified(path: &Path) -> Option<SystemTime> {

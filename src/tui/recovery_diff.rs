@@ -11,6 +11,7 @@ use ratatui::text::Line;
 
 use chatplate_core::diff::{diff_lines, DiffLine};
 use chatplate_core::files::{self, MAX_SESSION_BYTES};
+use chatplate_core::Session;
 
 use super::theme::Theme;
 
@@ -27,12 +28,15 @@ pub fn between(saved: &Path, recovery: &Path) -> Vec<String> {
     let (Some(old), Some(new)) = (read(saved), read(recovery)) else {
         return Vec::new();
     };
-    changed_lines(&pretty(old), &pretty(new))
+    changed_lines(&normalized(old, saved), &normalized(new, recovery))
 }
 
-/// `text` as pretty JSON, one value per line, keys in their order; as it is when it is
-/// not JSON (the diff then shows the text itself).
-fn pretty(text: String) -> String {
+/// `text` as the session it holds would be written (so a field written out in one file
+/// and left at its default in the other, like an empty `variables`, is no difference),
+/// as pretty JSON, one value per line, keys in their order; as plain pretty JSON when it
+/// is not a session, and as it is when it is not JSON (the diff then shows the text).
+fn normalized(text: String, path: &Path) -> String {
+    let text = Session::parse(&text, path).map_or(text, |session| session.to_json());
     serde_json::from_str(&text).map_or(text, |value| super::fields::pretty(&value))
 }
 
@@ -151,6 +155,32 @@ mod tests {
         // Not JSON: the text itself is diffed.
         std::fs::write(&saved, "not json\n").unwrap();
         assert_eq!(between(&saved, &recovery)[0], "- not json");
+    }
+
+    #[test]
+    fn a_field_left_at_its_default_is_no_difference() {
+        let dir = tempfile::tempdir().unwrap();
+        let (saved, recovery) = (
+            dir.path().join("s.json"),
+            dir.path().join("s.recovery.json"),
+        );
+        let session = |content: &str, variables: bool| {
+            let mut session = serde_json::json!({
+                "version": 1,
+                "template": {"bundled": "chatml-with-headers-tools"},
+                "messages": [{"role": "user", "content": content}],
+            });
+            if variables {
+                session["variables"] = serde_json::json!({});
+            }
+            serde_json::to_string_pretty(&session).unwrap()
+        };
+        std::fs::write(&saved, session("hello", true)).unwrap();
+        std::fs::write(&recovery, session("hello there", false)).unwrap();
+        assert_eq!(
+            between(&saved, &recovery),
+            ["- \"content\": \"hello\"", "+ \"content\": \"hello there\""]
+        );
     }
 
     #[test]
