@@ -51,7 +51,10 @@ fn a_kept_recovery_file_is_never_overwritten() {
         panic!("no restore question")
     };
     assert_eq!((found.path.clone(), found.others), (own, 1));
-    assert_eq!(found.contents, Ok((5, "qwen2.5-reasoning-tools".into())));
+    assert_eq!(
+        found.contents,
+        Ok((5, "template qwen2.5-reasoning-tools".into()))
+    );
 }
 
 #[test]
