@@ -346,6 +346,56 @@ pub(crate) fn merge(spans: Vec<Span>) -> Vec<Span> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chatplate_render::{ContinueFinal, Limits};
+    use serde_json::json;
+
+    /// Renders with one message wrapped from the shared converted messages are the
+    /// renders of a wrapped copy of the conversation, for prefixes and the whole
+    /// conversation, with and without a continued final message.
+    #[test]
+    fn wrapped_renders_from_shared_values_equal_renders_of_a_wrapped_copy() {
+        let template = CompiledTemplate::compile(
+            "{% for m in messages %}<{{ m.role }}>{{ m.content }}{{ m.thinking }}|{% endfor %}\
+             {% if tools %}T{{ tools | length }}{% endif %}{% if add_generation_prompt %}<assistant>{% endif %}",
+            Limits::default(),
+        )
+        .unwrap();
+        let cancel = CancelToken::new();
+        for continuing in [false, true] {
+            let mut conversation = Conversation::new(vec![
+                json!({"role": "user", "content": "a"}),
+                json!({"role": "assistant", "content": "b", "thinking": "t"}),
+                json!({"role": "user", "content": "c"}),
+            ])
+            .with_tools(Some(vec![json!({"type": "function"})]));
+            if continuing {
+                conversation = conversation.with_continue_final(ContinueFinal::content());
+            } else {
+                conversation = conversation.with_generation_prompt(true);
+            }
+            let prompt = template.render(&conversation).unwrap();
+            let shared = Shared::new(&conversation, &prompt);
+            for index in 0..3 {
+                let mut copy = conversation.clone();
+                wrap(&mut copy, index);
+                for count in [Some(index + 1), Some(3), None] {
+                    let wanted = match count {
+                        Some(count) => template.render_prefix(&copy, count, &cancel),
+                        None => template.render_cancellable(&copy, &cancel),
+                    }
+                    .unwrap();
+                    let got =
+                        render_wrapped(&template, &conversation, &shared, index, count, &cancel)
+                            .unwrap()
+                            .expect("renders");
+                    assert_eq!(
+                        got, wanted,
+                        "message {index}, count {count:?}, continuing {continuing}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn bytes_of_one_candidate_become_its_own() {

@@ -161,6 +161,49 @@ fn render_without(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use chatplate_render::{ContinueFinal, Limits};
+    use serde_json::json;
+
+    /// Renders without tools from the shared converted messages and a copy of the
+    /// settings are the renders of a copy of the conversation without tools.
+    #[test]
+    fn renders_without_tools_equal_renders_of_a_copy() {
+        let template = CompiledTemplate::compile(
+            "{% if tools %}T{{ tools | length }}|{% endif %}{% for m in messages %}<{{ m.role }}>{{ m.content }}|{% endfor %}\
+             {% if add_generation_prompt %}<assistant>{% endif %}",
+            Limits::default(),
+        )
+        .unwrap();
+        let cancel = CancelToken::new();
+        for continuing in [false, true] {
+            let mut conversation = Conversation::new(vec![
+                json!({"role": "user", "content": "a"}),
+                json!({"role": "assistant", "content": "b"}),
+            ])
+            .with_tools(Some(vec![json!({"type": "function"})]));
+            conversation = if continuing {
+                conversation.with_continue_final(ContinueFinal::content())
+            } else {
+                conversation.with_generation_prompt(true)
+            };
+            let prompt = template.render(&conversation).unwrap();
+            let shared = Shared::new(&conversation, &prompt);
+            let mut copy = conversation.clone();
+            copy.tools = None;
+            for prefix in [Some(1), Some(2), None] {
+                let wanted = match prefix {
+                    Some(count) => template.render_prefix(&copy, count, &cancel),
+                    None => template.render_cancellable(&copy, &cancel),
+                }
+                .unwrap();
+                let got = render_without(&template, &conversation, &shared, prefix, &cancel)
+                    .unwrap()
+                    .expect("renders");
+                assert_eq!(got, wanted, "prefix {prefix:?}, continuing {continuing}");
+                assert!(!got.contains('T'), "{got}");
+            }
+        }
+    }
 
     #[test]
     fn finds_inserted_lines_and_changed_middles() {
