@@ -1,7 +1,7 @@
 //! Times the attribution the app runs after an edit: a session fixture is attributed
 //! once, one message gets a character appended, and the new prompt is attributed
-//! `N` times from the first attribution (`attribute_rendered`, given the prompt, as the
-//! app's worker does).
+//! `N` times from the first attribution, as the app's worker does after its render
+//! (`attribute_prepared`: given the prompt and the messages the render converted).
 //!
 //! ```sh
 //! cargo build --release -p chatplate-core --example attribute_after_edit
@@ -16,9 +16,9 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use chatplate_core::inspect::{attribute_incremental_with_prompt, attribute_rendered, Previous};
+use chatplate_core::inspect::{attribute_incremental_with_prompt, attribute_prepared, Previous};
 use chatplate_core::{catalog, Session, TemplateAccess};
-use chatplate_render::{CancelToken, CompiledTemplate, Limits};
+use chatplate_render::{CancelToken, CompiledTemplate, Limits, PreparedMessages};
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
@@ -53,6 +53,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .to_owned();
     edited.messages[index]["content"] = format!("{content}x").into();
     let new_prompt = compiled.render(&edited)?;
+    let prepared = PreparedMessages::new(&edited);
     for _ in 0..times {
         let previous = Previous {
             conversation: &conversation,
@@ -60,8 +61,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             attribution: &first,
         };
         let started = Instant::now();
-        let attribution =
-            attribute_rendered(&compiled, &edited, &new_prompt, Some(previous), &cancel)?;
+        let attribution = attribute_prepared(
+            &compiled,
+            &edited,
+            &prepared,
+            &new_prompt,
+            Some(previous),
+            &cancel,
+        )?;
         eprintln!(
             "after editing message {index}: {:?} ({} spans)",
             started.elapsed(),

@@ -12,7 +12,9 @@ use super::prefixes::{render_prefixes, PrefixOutcome, Shared};
 use super::refine::{Narrowing, Reuse};
 use super::text::common_prefix_len;
 use super::{Cancelled, InspectError};
-use chatplate_render::{CancelToken, CompiledTemplate, Conversation};
+use std::borrow::Cow;
+
+use chatplate_render::{CancelToken, CompiledTemplate, Conversation, PreparedMessages};
 
 /// An earlier attribution by the same template, with what it was computed from.
 #[derive(Debug, Clone, Copy)]
@@ -62,6 +64,38 @@ pub fn attribute_rendered(
     previous: Option<Previous>,
     cancel: &CancelToken,
 ) -> Result<Attribution, InspectError> {
+    attribute_rendered_from(template, conversation, None, prompt, previous, cancel)
+}
+
+/// [`attribute_rendered`] with `conversation`'s messages already converted (`prepared`,
+/// as the app's worker keeps them for its renders): the attribution's renders read
+/// them instead of converting every message again.
+pub fn attribute_prepared(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    prepared: &PreparedMessages,
+    prompt: &str,
+    previous: Option<Previous>,
+    cancel: &CancelToken,
+) -> Result<Attribution, InspectError> {
+    attribute_rendered_from(
+        template,
+        conversation,
+        Some(prepared),
+        prompt,
+        previous,
+        cancel,
+    )
+}
+
+fn attribute_rendered_from(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    prepared: Option<&PreparedMessages>,
+    prompt: &str,
+    previous: Option<Previous>,
+    cancel: &CancelToken,
+) -> Result<Attribution, InspectError> {
     let n = conversation.messages.len();
     let reused = match previous {
         Some(previous) => reusable(&previous, conversation, prompt),
@@ -81,7 +115,10 @@ pub fn attribute_rendered(
     }
     let counts: Vec<usize> = (0..=n).filter(|&k| reused[k].is_none()).collect();
     // Every render below reads the messages converted once.
-    let shared = &Shared::new(conversation, prompt);
+    let shared = &match prepared {
+        Some(prepared) => Shared::with_prepared(Cow::Borrowed(prepared), prompt),
+        None => Shared::new(conversation, prompt),
+    };
     // The render without tools does not depend on the prefix renders: on its own
     // thread, it takes no wall time after an edit (one prefix render runs meanwhile).
     let (outcomes, without_tools) = std::thread::scope(|scope| {
@@ -266,9 +303,20 @@ mod tests {
         };
         let incremental =
             attribute_incremental(&template, &after, Some(previous), &cancel).unwrap();
-        assert_eq!(
-            incremental,
-            attribute_by_prefixes(&template, &after, &cancel).unwrap()
-        );
+        let reference = attribute_by_prefixes(&template, &after, &cancel).unwrap();
+        assert_eq!(incremental, reference);
+        // As the app's worker asks, with the messages it converted for its render.
+        let prompt = template.render(&after).unwrap();
+        let prepared = PreparedMessages::new(&after);
+        let from_prepared = attribute_prepared(
+            &template,
+            &after,
+            &prepared,
+            &prompt,
+            Some(previous),
+            &cancel,
+        )
+        .unwrap();
+        assert_eq!(from_prepared, reference);
     }
 }

@@ -48,7 +48,7 @@ pub use dropped::{
 };
 pub use incremental::{
     attribute_by_prefixes, attribute_incremental, attribute_incremental_with_prompt,
-    attribute_rendered, Previous,
+    attribute_prepared, attribute_rendered, Previous,
 };
 pub use one_render::predict as predicted_prefixes;
 pub use prefixes::PrefixOutcome;

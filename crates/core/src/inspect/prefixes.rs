@@ -16,6 +16,7 @@
 //! (every `P(k)` a prefix of `F`) they always meet; elsewhere some bytes get a range of
 //! possible producers, never a wrong one.
 
+use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Mutex;
 
@@ -56,8 +57,9 @@ impl PrefixOutcome {
 pub(crate) struct Shared<'a> {
     /// The prompt being explained.
     pub prompt: &'a str,
-    /// The conversation's messages, converted.
-    pub prepared: PreparedMessages,
+    /// The conversation's messages, converted (here, or by the app's worker for its
+    /// render).
+    pub prepared: Cow<'a, PreparedMessages>,
     /// `(k, P(k))` for the largest `k` rendered.
     longest: Mutex<Option<(usize, String)>>,
 }
@@ -65,9 +67,15 @@ pub(crate) struct Shared<'a> {
 impl<'a> Shared<'a> {
     /// For explaining `prompt`, the render of `conversation`.
     pub(crate) fn new(conversation: &Conversation, prompt: &'a str) -> Self {
+        Self::with_prepared(Cow::Owned(PreparedMessages::new(conversation)), prompt)
+    }
+
+    /// For explaining `prompt`, the render of the conversation whose messages `prepared`
+    /// holds converted.
+    pub(crate) fn with_prepared(prepared: Cow<'a, PreparedMessages>, prompt: &'a str) -> Self {
         Shared {
             prompt,
-            prepared: PreparedMessages::new(conversation),
+            prepared,
             longest: Mutex::new(None),
         }
     }

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use crate::inspect::{
-    attribute_incremental_with_prompt, attribute_rendered, Attribution, InspectError, Previous,
+    attribute_incremental_with_prompt, attribute_prepared, Attribution, InspectError, Previous,
 };
-use chatplate_render::{CancelToken, Conversation, RenderError, RenderErrorKind};
+use chatplate_render::{CancelToken, Conversation, PreparedMessages, RenderError, RenderErrorKind};
 
 use super::{Output, Template};
 
@@ -22,11 +22,12 @@ pub struct Attributed {
     pub attribution: Attribution,
 }
 
-/// Attributes the worker's conversation, reusing `previous` when it comes from the
-/// same template, and the prompt when the latest render made it (`rendered`).
+/// Attributes the worker's conversation (with its messages as the worker converted them
+/// for its renders), reusing `previous` when it comes from the same template, and the
+/// prompt when the latest render made it (`rendered`).
 pub(super) fn attribute(
     template: &Arc<Template>,
-    conversation: &Arc<Conversation>,
+    (conversation, prepared): (&Arc<Conversation>, &PreparedMessages),
     previous: Option<&Attributed>,
     rendered: Option<Arc<str>>,
     token: &CancelToken,
@@ -39,7 +40,7 @@ pub(super) fn attribute(
     });
     let (attribution, prompt) = match rendered {
         Some(prompt) => (
-            attribute_rendered(compiled, conversation, &prompt, previous, token),
+            attribute_prepared(compiled, conversation, prepared, &prompt, previous, token),
             prompt,
         ),
         None => {

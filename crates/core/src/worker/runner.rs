@@ -104,7 +104,7 @@ fn run(
             let conversation = Arc::new(conversation.conversation());
             super::inspection::attribute(
                 &template,
-                &conversation,
+                (&conversation, values),
                 previous.as_deref(),
                 rendered.map(|(prompt, _)| prompt),
                 token,
