@@ -128,13 +128,15 @@ mod tests {
         assert!(changed_lines("same\n", "same\n").is_empty());
     }
 
+    /// A saved session's path in `dir` and its recovery file's.
+    fn files_in(dir: &Path) -> (std::path::PathBuf, std::path::PathBuf) {
+        (dir.join("s.json"), dir.join("s.recovery.json"))
+    }
+
     #[test]
     fn a_compact_saved_file_diffs_by_value_not_by_layout() {
         let dir = tempfile::tempdir().unwrap();
-        let (saved, recovery) = (
-            dir.path().join("s.json"),
-            dir.path().join("s.recovery.json"),
-        );
+        let (saved, recovery) = files_in(dir.path());
         let messages: Vec<_> = (0..50)
             .map(|i| serde_json::json!({"role": "user", "content": format!("question {i}")}))
             .collect();
@@ -160,10 +162,7 @@ mod tests {
     #[test]
     fn a_field_left_at_its_default_is_no_difference() {
         let dir = tempfile::tempdir().unwrap();
-        let (saved, recovery) = (
-            dir.path().join("s.json"),
-            dir.path().join("s.recovery.json"),
-        );
+        let (saved, recovery) = files_in(dir.path());
         let session = |content: &str, variables: bool| {
             let mut session = serde_json::json!({
                 "version": 1,

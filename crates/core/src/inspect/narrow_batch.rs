@@ -234,29 +234,23 @@ mod tests {
             .collect()
     }
 
-    fn one_by_one(
+    /// Every run narrowed with nothing rendered beforehand: one by one (the reference),
+    /// or all together ([`narrow_all`]).
+    fn narrowed(
         template: &CompiledTemplate,
         conversation: &Conversation,
         runs: &[Run],
+        together: bool,
     ) -> Vec<Vec<Span>> {
         let prompt = template.render(conversation).unwrap();
         let shared = Shared::new(conversation, &prompt);
+        let cancel = CancelToken::new();
+        if together {
+            return narrow_all(template, conversation, &shared, runs, &cancel).unwrap();
+        }
         runs.iter()
-            .map(|run| {
-                narrow_one(template, conversation, &shared, run, &CancelToken::new()).unwrap()
-            })
+            .map(|run| narrow_one(template, conversation, &shared, run, &cancel).unwrap())
             .collect()
-    }
-
-    /// [`narrow_all`] with nothing rendered beforehand.
-    fn batched(
-        template: &CompiledTemplate,
-        conversation: &Conversation,
-        runs: &[Run],
-    ) -> Vec<Vec<Span>> {
-        let prompt = template.render(conversation).unwrap();
-        let shared = Shared::new(conversation, &prompt);
-        narrow_all(template, conversation, &shared, runs, &CancelToken::new()).unwrap()
     }
 
     #[test]
@@ -265,11 +259,11 @@ mod tests {
         let conversation = conversation(60);
         let runs = runs(&template, &conversation);
         assert!(runs.len() >= WORTH_PREDICTING, "{} runs", runs.len());
-        let wanted = one_by_one(&template, &conversation, &runs);
+        let wanted = narrowed(&template, &conversation, &runs, false);
         let predicted = predict(&template, &conversation, &runs, &CancelToken::new()).unwrap();
         let predicted: Vec<Vec<Span>> = predicted.into_iter().map(Option::unwrap).collect();
         assert_eq!(predicted, wanted);
-        assert_eq!(batched(&template, &conversation, &runs), wanted);
+        assert_eq!(narrowed(&template, &conversation, &runs, true), wanted);
     }
 
     #[test]
@@ -287,8 +281,8 @@ mod tests {
         let conversation = conversation(60);
         let runs = runs(&template, &conversation);
         assert_eq!(
-            batched(&template, &conversation, &runs),
-            one_by_one(&template, &conversation, &runs)
+            narrowed(&template, &conversation, &runs, true),
+            narrowed(&template, &conversation, &runs, false)
         );
     }
 }

@@ -104,6 +104,19 @@ impl<'a> Shared<'a> {
     }
 }
 
+/// `messages` with one tool, twice: with the generation prompt, and continuing the final
+/// message (the renders that copy a continued conversation take another path).
+#[cfg(test)]
+pub(crate) fn with_tools_both_endings(messages: Vec<serde_json::Value>) -> [Conversation; 2] {
+    use chatplate_render::ContinueFinal;
+    let conversation =
+        Conversation::new(messages).with_tools(Some(vec![serde_json::json!({"type": "function"})]));
+    [
+        conversation.clone().with_generation_prompt(true),
+        conversation.with_continue_final(ContinueFinal::content()),
+    ]
+}
+
 /// Renders `P(k)` for each of `counts`, on all cores, comparing each with the prompt and
 /// keeping only lengths (the renders themselves would take quadratic memory), and the
 /// longest render (see [`Shared`]).

@@ -346,7 +346,8 @@ pub(crate) fn merge(spans: Vec<Span>) -> Vec<Span> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chatplate_render::{ContinueFinal, Limits};
+    use crate::inspect::prefixes::with_tools_both_endings;
+    use chatplate_render::Limits;
     use serde_json::json;
 
     /// Renders with one message wrapped from the shared converted messages are the
@@ -361,18 +362,12 @@ mod tests {
         )
         .unwrap();
         let cancel = CancelToken::new();
-        for continuing in [false, true] {
-            let mut conversation = Conversation::new(vec![
-                json!({"role": "user", "content": "a"}),
-                json!({"role": "assistant", "content": "b", "thinking": "t"}),
-                json!({"role": "user", "content": "c"}),
-            ])
-            .with_tools(Some(vec![json!({"type": "function"})]));
-            if continuing {
-                conversation = conversation.with_continue_final(ContinueFinal::content());
-            } else {
-                conversation = conversation.with_generation_prompt(true);
-            }
+        for conversation in with_tools_both_endings(vec![
+            json!({"role": "user", "content": "a"}),
+            json!({"role": "assistant", "content": "b", "thinking": "t"}),
+            json!({"role": "user", "content": "c"}),
+        ]) {
+            let continuing = conversation.continue_final_message.field().is_some();
             let prompt = template.render(&conversation).unwrap();
             let shared = Shared::new(&conversation, &prompt);
             for index in 0..3 {

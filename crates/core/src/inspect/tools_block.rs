@@ -161,7 +161,8 @@ fn render_without(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use chatplate_render::{ContinueFinal, Limits};
+    use crate::inspect::prefixes::with_tools_both_endings;
+    use chatplate_render::Limits;
     use serde_json::json;
 
     /// Renders without tools from the shared converted messages and a copy of the
@@ -175,17 +176,11 @@ mod tests {
         )
         .unwrap();
         let cancel = CancelToken::new();
-        for continuing in [false, true] {
-            let mut conversation = Conversation::new(vec![
-                json!({"role": "user", "content": "a"}),
-                json!({"role": "assistant", "content": "b"}),
-            ])
-            .with_tools(Some(vec![json!({"type": "function"})]));
-            conversation = if continuing {
-                conversation.with_continue_final(ContinueFinal::content())
-            } else {
-                conversation.with_generation_prompt(true)
-            };
+        for conversation in with_tools_both_endings(vec![
+            json!({"role": "user", "content": "a"}),
+            json!({"role": "assistant", "content": "b"}),
+        ]) {
+            let continuing = conversation.continue_final_message.field().is_some();
             let prompt = template.render(&conversation).unwrap();
             let shared = Shared::new(&conversation, &prompt);
             let mut copy = conversation.clone();
