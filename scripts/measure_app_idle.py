@@ -19,6 +19,12 @@ tick = os.sysconf("SC_CLK_TCK")
 def tmux(*args):
     return subprocess.run(["tmux", *args], capture_output=True, text=True).stdout
 
+# A recovery file beside the session would open the restore question, which the keys
+# below would answer instead of editing (the app writes one when its terminal closes,
+# as it does at the end of each run: removed there).
+recovery = os.path.splitext(session)[0] + ".recovery.json"
+if os.path.exists(recovery):
+    sys.exit(f"{recovery} exists: the app would ask about it first; remove it")
 tmux("new-session", "-d", "-s", name, "-x", "100", "-y", "30", f"{binary} {session}")
 time.sleep(0.5)
 pid = int(tmux("list-panes", "-t", name, "-F", "#{pane_pid}").strip())
@@ -54,3 +60,11 @@ t_idle, t_screen, c1 = wait_idle()
 print(f"key {key!r}: CPU idle after {t_idle:.2f} s ({c1 - c0:.2f} CPU-s), screen last changed after {t_screen:.2f} s")
 print(tmux("capture-pane", "-p", "-t", name)[-600:])
 tmux("kill-session", "-t", name)
+# The closed terminal makes the app save the edit to the recovery file: wait for it to
+# exit, then remove the file, so the next run opens the session as this one did.
+for _ in range(100):
+    if not os.path.exists(f"/proc/{pid}"):
+        break
+    time.sleep(0.05)
+if os.path.exists(recovery):
+    os.remove(recovery)
