@@ -17,7 +17,7 @@ use super::perturb::{perturb, Change};
 use super::prefixes::Shared;
 use super::text::{common_prefix_len, common_suffix_len};
 use super::Cancelled;
-use chatplate_render::{CancelToken, CompiledTemplate, Conversation, RenderErrorKind};
+use chatplate_render::{CancelToken, CompiledTemplate, Conversation, RenderError, RenderErrorKind};
 
 /// How many candidate messages (the latest ones of a range) are changed.
 const CANDIDATES: usize = 2;
@@ -167,7 +167,13 @@ pub(super) fn narrow(
         None => Some(Cow::Borrowed(shared.prompt)),
         Some(count) => match shared.prefix_text(count) {
             Some(text) => Some(Cow::Owned(text)),
-            None => render(template, conversation, Some(count), cancel)?.map(Cow::Owned),
+            None => found(template.render_prepared_prefix(
+                conversation,
+                &shared.prepared,
+                count,
+                cancel,
+            ))?
+            .map(Cow::Owned),
         },
     };
     let Some(base) = base else {
@@ -217,17 +223,9 @@ pub(super) fn candidates(conversation: &Conversation, from: Part, last: usize) -
     (first..=last).rev().take(CANDIDATES).collect()
 }
 
-/// Renders the first `count` messages as a prefix, or everything (`None`).
-fn render(
-    template: &CompiledTemplate,
-    conversation: &Conversation,
-    count: Option<usize>,
-    cancel: &CancelToken,
-) -> Result<Option<String>, Cancelled> {
-    let result = match count {
-        Some(count) => template.render_prefix(conversation, count, cancel),
-        None => template.render_cancellable(conversation, cancel),
-    };
+/// A narrowing render's text; `None` when the template failed on it (the run then
+/// stays ambiguous).
+fn found(result: Result<String, RenderError>) -> Result<Option<String>, Cancelled> {
     match result {
         Ok(text) => Ok(Some(text)),
         Err(err) if err.kind == RenderErrorKind::Cancelled => Err(Cancelled),
@@ -235,8 +233,9 @@ fn render(
     }
 }
 
-/// [`render`] with message `index`'s values wrapped: the shared converted messages with
-/// that one replaced, rather than a copy of the conversation converted again.
+/// The first `count` messages (`None`: everything) rendered with message `index`'s
+/// values wrapped: the shared converted messages with that one replaced, rather than a
+/// copy of the conversation converted again.
 fn render_wrapped(
     template: &CompiledTemplate,
     conversation: &Conversation,
@@ -248,23 +247,18 @@ fn render_wrapped(
     let Some(message) = conversation.messages.get(index) else {
         return Ok(None);
     };
-    let prepared = shared.prepared.replaced(index, &wrapped_message(message));
-    let result = match count {
-        Some(count) => template.render_prepared_prefix(conversation, &prepared, count, cancel),
-        // A continued final message is rendered from the conversation's own messages
-        // (`render_prepared` would ignore the wrapped one).
-        None if conversation.continue_final_message.field().is_some() => {
-            let mut changed = conversation.clone();
-            wrap(&mut changed, index);
-            template.render_cancellable(&changed, cancel)
-        }
-        None => template.render_prepared(conversation, &prepared, cancel),
-    };
-    match result {
-        Ok(text) => Ok(Some(text)),
-        Err(err) if err.kind == RenderErrorKind::Cancelled => Err(Cancelled),
-        Err(_) => Ok(None),
+    // A continued final message is rendered from the conversation's own messages
+    // (`render_prepared` would ignore the wrapped one).
+    if count.is_none() && conversation.continue_final_message.field().is_some() {
+        let mut changed = conversation.clone();
+        wrap(&mut changed, index);
+        return found(template.render_cancellable(&changed, cancel));
     }
+    let prepared = shared.prepared.replaced(index, &wrapped_message(message));
+    found(match count {
+        Some(count) => template.render_prepared_prefix(conversation, &prepared, count, cancel),
+        None => template.render_prepared(conversation, &prepared, cancel),
+    })
 }
 
 /// Wraps message `index`'s values (everything but its role) in place.
