@@ -97,14 +97,16 @@ fn attribute_rendered_from(
     cancel: &CancelToken,
 ) -> Result<Attribution, InspectError> {
     let n = conversation.messages.len();
-    let reused = match previous {
-        Some(previous) => reusable(&previous, conversation, prompt),
-        None => vec![None; n + 1],
+    // Compared once (10,000 messages take a while), for the prefixes and the narrowings.
+    let unchanged = previous.and_then(|previous| unchanged_messages(&previous, conversation));
+    let reused = match (previous, unchanged) {
+        (Some(previous), Some(unchanged)) => reusable(&previous, unchanged, n, prompt),
+        _ => vec![None; n + 1],
     };
     let reuse = match previous {
         Some(previous) => Reuse {
             narrowed: &previous.attribution.narrowed,
-            unchanged: unchanged_messages(&previous, conversation),
+            unchanged: unchanged.unwrap_or(0),
         },
         None => Reuse::default(),
     };
@@ -179,22 +181,14 @@ pub fn attribute_by_prefixes(
     )
 }
 
-/// For each `k` in `0..=n`, the earlier outcome of `P(k)` when it still holds.
+/// For each `k` in `0..=n`, the earlier outcome of `P(k)` when it still holds, given
+/// that the first `same_messages` messages and the settings are unchanged.
 pub(crate) fn reusable(
     previous: &Previous,
-    conversation: &Conversation,
+    same_messages: usize,
+    n: usize,
     prompt: &str,
 ) -> Vec<Option<PrefixOutcome>> {
-    let n = conversation.messages.len();
-    let old = previous.conversation;
-    let same_settings = old.tools == conversation.tools
-        && old.documents == conversation.documents
-        && old.variables == conversation.variables
-        && old.clock == conversation.clock;
-    if !same_settings {
-        return vec![None; n + 1];
-    }
-    let same_messages = unchanged_messages(previous, conversation);
     let unchanged = common_prefix_len(previous.prompt, prompt);
     (0..=n)
         .map(|k| {
@@ -204,22 +198,21 @@ pub(crate) fn reusable(
         .collect()
 }
 
-/// How many leading messages are the same as in `previous`'s conversation, with the
-/// same settings (0 when the settings changed).
-fn unchanged_messages(previous: &Previous, conversation: &Conversation) -> usize {
+/// How many leading messages are the same as in `previous`'s conversation; `None` when
+/// a setting the prefix renders read (tools, documents, variables, clock) changed.
+fn unchanged_messages(previous: &Previous, conversation: &Conversation) -> Option<usize> {
     let old = previous.conversation;
     let same_settings = old.tools == conversation.tools
         && old.documents == conversation.documents
         && old.variables == conversation.variables
         && old.clock == conversation.clock;
-    if !same_settings {
-        return 0;
-    }
-    old.messages
-        .iter()
-        .zip(&conversation.messages)
-        .take_while(|(a, b)| a == b)
-        .count()
+    same_settings.then(|| {
+        old.messages
+            .iter()
+            .zip(&conversation.messages)
+            .take_while(|(a, b)| a == b)
+            .count()
+    })
 }
 
 /// Whether `outcome` is the same against a prompt whose first `unchanged` bytes are
@@ -261,7 +254,8 @@ mod tests {
             prompt: &old_prompt,
             attribution: &old,
         };
-        let reused = reusable(&previous, &after, &new_prompt);
+        let unchanged = unchanged_messages(&previous, &after).expect("same settings");
+        let reused = reusable(&previous, unchanged, after.messages.len(), &new_prompt);
         assert_eq!(
             reused.iter().filter(|o| o.is_none()).count(),
             1,
