@@ -3,6 +3,11 @@
 
 use criterion::{criterion_group, criterion_main, Criterion};
 
+/// The allocator the chatplate binary installs: its bookkeeping and mimalloc's speed are
+/// part of what a user's run costs.
+#[global_allocator]
+static ALLOCATOR: chatplate_render::MeteredAllocator = chatplate_render::MeteredAllocator;
+
 #[path = "../tests/common/mod.rs"]
 mod common;
 #[path = "../tests/gguf_support/mod.rs"]

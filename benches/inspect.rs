@@ -24,6 +24,11 @@ use chatplate_render::{CancelToken, CompiledTemplate, Conversation, Limits};
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Map, Value as Json};
 
+/// The allocator the chatplate binary installs: its bookkeeping and mimalloc's speed are
+/// part of what a user's run costs.
+#[global_allocator]
+static ALLOCATOR: chatplate_render::MeteredAllocator = chatplate_render::MeteredAllocator;
+
 fn corpus_templates() -> Vec<(String, String, ProbeSettings)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/dev/templates");
     let Ok(entries) = std::fs::read_dir(&dir) else {

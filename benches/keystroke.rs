@@ -47,6 +47,11 @@ use ratatui::backend::TestBackend;
 use ratatui::Terminal;
 use serde_json::Value as Json;
 
+/// The allocator the chatplate binary installs: its bookkeeping and mimalloc's speed are
+/// part of what a user's run costs.
+#[global_allocator]
+static ALLOCATOR: chatplate_render::MeteredAllocator = chatplate_render::MeteredAllocator;
+
 const DEV_TEMPLATES: &str = "../shared/conformance/dev/templates";
 const GEMMA_4: &str = "../shared/conformance/dev/templates/google-gemma-4-31B-it.jinja";
 

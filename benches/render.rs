@@ -19,6 +19,11 @@ use chatplate_render::{CompiledTemplate, Conversation, Limits};
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::json;
 
+/// The allocator the chatplate binary installs: its bookkeeping and mimalloc's speed are
+/// part of what a user's run costs.
+#[global_allocator]
+static ALLOCATOR: chatplate_render::MeteredAllocator = chatplate_render::MeteredAllocator;
+
 fn llama_fixture() -> Option<(String, Conversation)> {
     let path =
         Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench/llama-3.1-1000.json");

@@ -19,6 +19,11 @@ use chatplate_core::session::Session;
 use chatplate_core::tokens::{ModelTokenizer, TokenizerFiles};
 use criterion::{criterion_group, criterion_main, Criterion};
 
+/// The allocator the chatplate binary installs: its bookkeeping and mimalloc's speed are
+/// part of what a user's run costs.
+#[global_allocator]
+static ALLOCATOR: chatplate_render::MeteredAllocator = chatplate_render::MeteredAllocator;
+
 fn tokenizer_folder() -> Option<PathBuf> {
     let cache = std::env::var_os("CHATPLATE_TOKENIZERS")
         .map(PathBuf::from)

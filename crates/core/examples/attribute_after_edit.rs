@@ -20,6 +20,11 @@ use chatplate_core::inspect::{attribute_incremental_with_prompt, attribute_prepa
 use chatplate_core::{catalog, Session, TemplateAccess};
 use chatplate_render::{CancelToken, CompiledTemplate, Limits, PreparedMessages};
 
+/// The allocator the chatplate binary installs: its bookkeeping and mimalloc's speed are
+/// part of what a user's run costs.
+#[global_allocator]
+static ALLOCATOR: chatplate_render::MeteredAllocator = chatplate_render::MeteredAllocator;
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut args = std::env::args().skip(1);
     let path: PathBuf = args

@@ -15,6 +15,11 @@ use std::process::ExitCode;
 use chatplate_core::{catalog, Expected, Session, TemplateAccess};
 use chatplate_render::{CompiledTemplate, Limits};
 
+/// The allocator the chatplate binary installs: its bookkeeping and mimalloc's speed are
+/// part of what a user's run costs.
+#[global_allocator]
+static ALLOCATOR: chatplate_render::MeteredAllocator = chatplate_render::MeteredAllocator;
+
 fn main() -> Result<ExitCode, Box<dyn std::error::Error>> {
     let path: PathBuf = std::env::args_os()
         .nth(1)

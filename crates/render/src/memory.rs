@@ -1,7 +1,7 @@
 //! Counting the memory a render holds, so the byte budget covers everything the
 //! template makes MiniJinja allocate, not only what chatplate's own filters charge.
 //!
-//! [`MeteredAllocator`] wraps the system allocator and keeps, per thread, the bytes
+//! [`MeteredAllocator`] wraps mimalloc and keeps, per thread, the bytes
 //! allocated minus the bytes freed on that thread. A render runs on one thread, so the
 //! growth of that number during the render is what the template holds; the render's
 //! checkpoints (every loop item, every `{{ }}`, every chatplate filter) compare it with
@@ -20,11 +20,15 @@
 //! The allocator only counts when installed as the global allocator; the chatplate
 //! binary does that. Without it the budget is enforced by the explicit checks alone.
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
-/// The system allocator, counting live bytes per thread (see the module docs).
+use mimalloc::MiMalloc;
+
+/// mimalloc, counting live bytes per thread (see the module docs). mimalloc rather
+/// than the system allocator: MiniJinja's parser and VM make many small allocations,
+/// which it serves faster than glibc's malloc (BENCHMARKS.md, "Compile").
 ///
 /// ```ignore
 /// #[global_allocator]
@@ -45,6 +49,8 @@ struct Meter {
     hard_cap: Cell<isize>,
     /// Where to report that the hard cap was hit (a render's stop flag).
     on_cap: Cell<*const AtomicU8>,
+    /// `live` when [`watch_this_thread`] began watching the current render.
+    watched_from: Cell<isize>,
 }
 
 thread_local! {
@@ -54,6 +60,7 @@ thread_local! {
             peak: Cell::new(0),
             hard_cap: Cell::new(0),
             on_cap: Cell::new(std::ptr::null()),
+            watched_from: Cell::new(0),
         }
     };
 }
@@ -64,17 +71,17 @@ pub(crate) const STOPPED_AT_CAP: u8 = u8::MAX;
 unsafe impl GlobalAlloc for MeteredAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         grow(layout.size());
-        System.alloc(layout)
+        MiMalloc.alloc(layout)
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         grow(layout.size());
-        System.alloc_zeroed(layout)
+        MiMalloc.alloc_zeroed(layout)
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         shrink(layout.size());
-        System.dealloc(ptr, layout)
+        MiMalloc.dealloc(ptr, layout)
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
@@ -83,7 +90,7 @@ unsafe impl GlobalAlloc for MeteredAllocator {
         } else {
             shrink(layout.size() - new_size);
         }
-        System.realloc(ptr, layout, new_size)
+        MiMalloc.realloc(ptr, layout, new_size)
     }
 }
 
@@ -158,17 +165,38 @@ pub fn reset_thread_peak() {
 /// from now) it is parked for good and `flag` is set to [`STOPPED_AT_CAP`]. `flag`
 /// must outlive the thread (keep the `Arc` it lives in on this thread's stack).
 pub(super) fn watch_this_thread(cap: usize, flag: &AtomicU8) {
-    let limit = thread_live_bytes().saturating_add(isize::try_from(cap).unwrap_or(isize::MAX));
+    let live = thread_live_bytes();
+    let limit = live.saturating_add(isize::try_from(cap).unwrap_or(isize::MAX));
     let _ = METER.try_with(|meter| {
         meter.on_cap.set(flag as *const AtomicU8);
         meter.hard_cap.set(limit.max(1));
+        meter.watched_from.set(live);
+        meter.peak.set(live);
     });
 }
 
-/// Ends [`watch_this_thread`] (the render finished normally).
+/// What a render may have held at its peak before its thread hands the freed memory
+/// back to the system at once (see [`unwatch_this_thread`]).
+const RETURN_ABOVE_BYTES: isize = 64 << 20;
+
+/// Ends [`watch_this_thread`] (the render finished, or stopped at a checkpoint), once
+/// the render's values are freed. A render that held more than [`RETURN_ABOVE_BYTES`]
+/// gives the memory back to the system now: mimalloc returns freed pages only after a
+/// delay, at its next allocation or free on this thread, and a render thread may then
+/// sit idle for a long time holding hundreds of megabytes of a stopped template's data.
+/// Smaller renders keep their pages for the next render, which is what makes mimalloc
+/// fast here (returning them after every render costs 8% at 10,000 messages).
 pub(super) fn unwatch_this_thread() {
-    let _ = METER.try_with(|meter| {
-        meter.hard_cap.set(0);
-        meter.on_cap.set(std::ptr::null());
-    });
+    let held = METER
+        .try_with(|meter| {
+            meter.hard_cap.set(0);
+            meter.on_cap.set(std::ptr::null());
+            meter.peak.get() - meter.watched_from.get()
+        })
+        .unwrap_or(0);
+    if held > RETURN_ABOVE_BYTES {
+        // SAFETY: a plain call into mimalloc, which is this process's allocator; it
+        // only frees what no one holds.
+        unsafe { libmimalloc_sys::mi_collect(true) };
+    }
 }
