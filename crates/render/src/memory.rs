@@ -28,7 +28,7 @@ use mimalloc::MiMalloc;
 
 /// mimalloc, counting live bytes per thread (see the module docs). mimalloc rather
 /// than the system allocator: MiniJinja's parser and VM make many small allocations,
-/// which it serves faster than glibc's malloc (BENCHMARKS.md, "Compile").
+/// which it serves faster than glibc's malloc (BENCHMARKS.md, "The allocator").
 ///
 /// ```ignore
 /// #[global_allocator]
