@@ -132,8 +132,8 @@ fn render_without(
         return Err(InspectError::Cancelled(Cancelled));
     }
     // The settings are copied, the messages are the shared converted ones (copying
-    // 10,000 messages took milliseconds). A continued final message is rendered from the
-    // conversation's own messages, so only that case copies them.
+    // 10,000 messages took milliseconds). `render_prepared` renders a continued final
+    // message from the conversation's own messages, so only that case copies them.
     let continued = prefix.is_none() && conversation.continue_final_message.field().is_some();
     let mut bare = if continued {
         conversation.clone()
@@ -144,7 +144,6 @@ fn render_without(
         bare.tools = tools;
         let result = match prefix {
             Some(count) => template.render_prepared_prefix(&bare, &shared.prepared, count, cancel),
-            None if continued => template.render_cancellable(&bare, cancel),
             None => template.render_prepared(&bare, &shared.prepared, cancel),
         };
         match result {
