@@ -112,6 +112,11 @@ impl<'s> Extents<'s> {
         }
     }
 
+    /// The text the expressions are in.
+    pub(crate) fn source(&self) -> &'s str {
+        self.source
+    }
+
     /// Byte range of the whole expression text (see the module docs).
     pub(crate) fn of(&mut self, expr: &Expr) -> (usize, usize) {
         let extent = self.extent(expr);

@@ -81,6 +81,7 @@ mod generation;
 mod generators;
 mod globals;
 mod groups;
+mod guards;
 mod helpers;
 mod htmlfilters;
 mod humanize;

@@ -30,6 +30,10 @@
 //! * **Slices** (`base[start:stop:step]`) go through a helper ([`super::slices`]) that
 //!   slices as Python does (errors included), and indexes a slice indexed in place
 //!   (`messages[1:][i]`) in O(1) instead of walking MiniJinja's lazy one.
+//! * **Flag-guarded loops**: a `for` loop whose body is one `{% if %}` on a condition
+//!   no iteration changes by itself gets an `{% else %}{% break %}`, so a search that
+//!   has found what it wanted stops walking (see [`super::guards`], which says why the
+//!   prompt and errors stay the same).
 //! * **Closures**: names a macro or call block body reads that MiniJinja's closure
 //!   analysis would miss are read at the top of the body (see [`super::closures`]).
 //!
@@ -158,6 +162,9 @@ fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
                 end,
                 kind: EditKind::Wrap(cx.helpers.loop_iterable()),
             });
+            // A flag-guarded search leaves once its flag is set (see `guards`).
+            cx.edits
+                .extend(super::guards::early_exit(f, &mut cx.extents));
             walk_expr(&f.iter, cx);
             if let Some(filter) = &f.filter_expr {
                 walk_expr(filter, cx);
