@@ -3,16 +3,14 @@
 //! are taken in, and a frame is drawn into a 120x40 `TestBackend`. The render itself runs
 //! on the worker, concurrently, so the figure does not depend on the template's speed:
 //! it is measured at 1,000 and 10,000 messages on the default template, and at 1,000 on
-//! Gemma 4 (about a quarter of a second per render) when the corpus is present.
+//! Gemma 4 when the corpus is present.
 //!
 //! `keystroke_to_result/*` and `ui_thread/*` (issue 13) cover the corpus' Llama 3.1,
 //! Qwen3 and Gemma 4 templates at 1,000 and 10,000 messages: a typed character until
 //! its render is shown (the worker's whole job: the update, converting the edited
 //! message, the render, locating the messages) and the UI thread's own part of it.
-//! Gemma 4 at 10,000 messages renders for seconds (its template is quadratic), so only
-//! its UI-thread figure is taken there.
 //!
-//! `worker_parts/*` splits the worker's share at 10,000 messages (Llama 3.1, Qwen3) into
+//! `worker_parts/*` splits the worker's share at 10,000 messages into
 //! the render, converting the edited message, locating the messages, line starts, a
 //! whole-conversation copy and the incremental attribution that follows each render.
 //!
@@ -307,9 +305,8 @@ fn corpus_templates(c: &mut Criterion, dir: &Path) {
                 let app = big_app(dir, template.clone(), count);
                 bench_typing(c, &format!("ui_thread/{id}"), app);
             }
-            let parts = count == 10_000 && short != "gemma-4" && wanted(&["worker_parts"]);
-            let to_result =
-                (short != "gemma-4" || count < 10_000) && wanted(&["keystroke_to_result"]);
+            let parts = count == 10_000 && wanted(&["worker_parts"]);
+            let to_result = wanted(&["keystroke_to_result"]);
             if parts || to_result {
                 let app = big_app(dir, template.clone(), count);
                 if parts {
