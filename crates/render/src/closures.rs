@@ -159,7 +159,7 @@ fn bound_and_read(target: &Expr, values: &[&Expr], names: &mut Vec<String>) {
 }
 
 /// The names an assignment target binds (`x`, `a, b`; not `ns.attr`).
-fn targets<'a>(target: &Expr<'a>, out: &mut Vec<&'a str>) {
+pub(crate) fn targets<'a>(target: &Expr<'a>, out: &mut Vec<&'a str>) {
     match target {
         Expr::Var(v) => out.push(v.id),
         Expr::Tuple(t) => t.items.iter().for_each(|item| targets(item, out)),

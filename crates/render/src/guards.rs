@@ -35,7 +35,7 @@
 //!   expressions and literal lists, tuples and dicts of those: no filters, calls or
 //!   slices, whose helpers could have effects or differ between calls (`strftime_now`).
 
-use minijinja::machinery::ast::{Expr, ForLoop, IfCond, Spanned, Stmt};
+use minijinja::machinery::ast::{CallArg, Expr, ForLoop, IfCond, Spanned, Stmt};
 
 use super::edits::{Edit, EditKind};
 use super::extent::Extents;
@@ -48,7 +48,7 @@ pub(crate) fn early_exit(for_loop: &ForLoop, extents: &mut Extents) -> Option<Ed
     }
     let guard = sole_if(&for_loop.body)?;
     let mut bound = Vec::new();
-    assigned_names(&for_loop.target, &mut bound);
+    super::closures::targets(&for_loop.target, &mut bound);
     if !is_invariant(&guard.expr, &bound) {
         return None;
     }
@@ -85,8 +85,12 @@ fn insertion(offset: usize, text: String) -> Edit {
 
 /// Whether `body` has nothing in it but text that whitespace control left empty.
 fn writes_nothing(body: &[Stmt]) -> bool {
-    body.iter()
-        .all(|stmt| matches!(stmt, Stmt::EmitRaw(raw) if raw.raw.is_empty()))
+    body.iter().all(is_empty_text)
+}
+
+/// Text that whitespace control left empty.
+fn is_empty_text(stmt: &Stmt) -> bool {
+    matches!(stmt, Stmt::EmitRaw(raw) if raw.raw.is_empty())
 }
 
 /// Just after the `%}` that closes a tag whose last expression ends at `from`: `None`
@@ -105,7 +109,7 @@ fn sole_if<'b, 'a>(body: &'b [Stmt<'a>]) -> Option<&'b Spanned<IfCond<'a>>> {
     let mut found = None;
     for stmt in body {
         match stmt {
-            Stmt::EmitRaw(raw) if raw.raw.is_empty() => {}
+            _ if is_empty_text(stmt) => {}
             Stmt::IfCond(guard) if found.is_none() => found = Some(guard),
             _ => return None,
         }
@@ -113,54 +117,28 @@ fn sole_if<'b, 'a>(body: &'b [Stmt<'a>]) -> Option<&'b Spanned<IfCond<'a>>> {
     found
 }
 
-/// The names a loop target binds (`x`, or `k, v`).
-fn assigned_names<'a>(target: &Expr<'a>, names: &mut Vec<&'a str>) {
-    match target {
-        Expr::Var(var) => names.push(var.id),
-        Expr::List(list) => list
-            .items
-            .iter()
-            .for_each(|item| assigned_names(item, names)),
-        Expr::Tuple(tuple) => tuple
-            .items
-            .iter()
-            .for_each(|item| assigned_names(item, names)),
-        _ => {}
-    }
-}
-
 /// Whether `expr` reads nothing an iteration changes by itself (the loop's variables,
-/// `loop`) and calls nothing (see the module docs).
+/// `loop`) and calls nothing (see the module docs). Walked with a list of pending
+/// sub-expressions, not recursion: a condition may be a chain of a great many `and`s.
 fn is_invariant(expr: &Expr, bound: &[&str]) -> bool {
-    let ok = |e: &Expr| is_invariant(e, bound);
-    match expr {
-        Expr::Var(var) => var.id != "loop" && !bound.contains(&var.id),
-        Expr::Const(_) => true,
-        Expr::UnaryOp(op) => ok(&op.expr),
-        Expr::BinOp(op) => ok(&op.left) && ok(&op.right),
-        Expr::Compare(compare) => ok(&compare.expr) && compare.ops.iter().all(|op| ok(&op.expr)),
-        Expr::IfExpr(choice) => {
-            ok(&choice.test_expr)
-                && ok(&choice.true_expr)
-                && choice.false_expr.as_ref().is_none_or(ok)
+    let mut pending = vec![expr];
+    while let Some(expr) = pending.pop() {
+        match expr {
+            Expr::Var(var) if var.id == "loop" || bound.contains(&var.id) => return false,
+            Expr::Slice(_) | Expr::Filter(_) | Expr::Call(_) => return false,
+            // A test's arguments qualify when they are plain positional or keyword ones.
+            Expr::Test(test)
+                if test
+                    .args
+                    .iter()
+                    .any(|arg| matches!(arg, CallArg::PosSplat(_) | CallArg::KwargSplat(_))) =>
+            {
+                return false
+            }
+            _ => pending.extend(super::subexpressions::of(expr)),
         }
-        Expr::Test(test) => ok(&test.expr) && test.args.iter().all(|arg| positional(arg, bound)),
-        Expr::GetAttr(lookup) => ok(&lookup.expr),
-        Expr::GetItem(lookup) => ok(&lookup.expr) && ok(&lookup.subscript_expr),
-        Expr::List(list) => list.items.iter().all(ok),
-        Expr::Tuple(tuple) => tuple.items.iter().all(ok),
-        Expr::Map(map) => map.keys.iter().chain(&map.values).all(ok),
-        Expr::Slice(_) | Expr::Filter(_) | Expr::Call(_) => false,
     }
-}
-
-/// A test's argument, when it is a plain positional or keyword one that qualifies.
-fn positional(arg: &minijinja::machinery::ast::CallArg, bound: &[&str]) -> bool {
-    use minijinja::machinery::ast::CallArg;
-    match arg {
-        CallArg::Pos(e) | CallArg::Kwarg(_, e) => is_invariant(e, bound),
-        CallArg::PosSplat(_) | CallArg::KwargSplat(_) => false,
-    }
+    true
 }
 
 /// Where the `if`'s closing tag starts, and the whitespace marker after its `{%`
