@@ -131,9 +131,19 @@ mod imp {
 mod tests {
     use std::io::Write;
     use std::os::unix::net::UnixStream;
+    use std::sync::{Mutex, MutexGuard};
     use std::time::{Duration, Instant};
 
     use super::imp::Wait;
+
+    /// `SIGWINCH` goes to the whole process, and every `Wait` listens for it: a test that
+    /// raises it would end another test's wait early. The tests here take turns.
+    fn one_at_a_time() -> MutexGuard<'static, ()> {
+        static SIGNALS: Mutex<()> = Mutex::new(());
+        SIGNALS
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
 
     /// A wait on one end of a socket pair standing in for the terminal, and the other end.
     fn on_a_socket() -> (Wait, UnixStream) {
@@ -143,6 +153,7 @@ mod tests {
 
     #[test]
     fn nothing_arriving_waits_the_whole_timeout() {
+        let _turn = one_at_a_time();
         let (wait, _typing) = on_a_socket();
         let started = Instant::now();
         assert!(!wait.wait(Duration::from_millis(50)));
@@ -151,6 +162,7 @@ mod tests {
 
     #[test]
     fn input_or_a_resize_ends_the_wait() {
+        let _turn = one_at_a_time();
         let (wait, mut typing) = on_a_socket();
         typing.write_all(b"x").unwrap();
         let started = Instant::now();
