@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::ops::Range;
 
 use super::attribution::{Part, Span};
-use super::one_render::{kind_of, prefix_marks, WORTH_PREDICTING};
+use super::one_render::{kind_of, marks, WORTH_PREDICTING};
 use super::prefixes::Shared;
 use super::refine::{candidates, changed_in, narrow, split, wrap};
 use super::Cancelled;
@@ -117,7 +117,7 @@ fn traced(
 ) -> Result<Option<Traced>, Cancelled> {
     match template.render_traced_prefix(conversation, cancel) {
         Ok(traced) => Ok(
-            prefix_marks(&traced, conversation.messages.len()).map(|marks| Traced {
+            marks(template, conversation, &traced, cancel)?.map(|marks| Traced {
                 text: traced.text,
                 marks,
             }),

@@ -14,9 +14,11 @@
 //! keys of the message it ends with and of the one after it), since templates decide
 //! by role and by the presence of keys; and the prediction is used for a kind only
 //! where it agrees with both of that kind's real renders (the other kinds' prefixes are
-//! all rendered). The tests in
-//! `tests/engine/attribution_corpus.rs` show the result equal to the prefix-render
-//! method's on every case of the conformance corpus.
+//! all rendered). A template that takes the final message off the list and writes it
+//! after its loop (NVIDIA's Nemotron Nano 2) reaches every message in order but that
+//! one: where its loop ended, the end of `P(n - 1)`, is then taken from one real render.
+//! The tests in `tests/engine/attribution_corpus.rs` show the result equal to the
+//! prefix-render method's on every case of the conformance corpus.
 
 use std::collections::BTreeMap;
 
@@ -49,7 +51,7 @@ pub fn predict(
         Err(err) if err.kind == RenderErrorKind::Cancelled => return Err(Cancelled),
         Err(_) => return Ok(None),
     };
-    let Some(mut ends) = prefix_marks(&traced, conversation.messages.len()) else {
+    let Some(mut ends) = marks(template, conversation, &traced, cancel)? else {
         return Ok(None);
     };
     // P(k) ends where message k was reached; P(n) is the whole render.
@@ -67,7 +69,7 @@ pub fn predict(
 
 /// Where a traced render of `n` messages reached each message, and its length: the
 /// predicted end of `P(k)` is mark `k`. `None` when the marks are not in message order.
-pub(super) fn prefix_marks(traced: &TracedRender, n: usize) -> Option<Vec<usize>> {
+fn prefix_marks(traced: &TracedRender, n: usize) -> Option<Vec<usize>> {
     // Where the main loop reached each message (a message no loop reached, such as a
     // system prompt printed before the loop: where it was first looked at), else where
     // each was first looked at.
@@ -85,6 +87,65 @@ pub(super) fn prefix_marks(traced: &TracedRender, n: usize) -> Option<Vec<usize>
             n > 0 && marks.len() == n + 1 && marks.windows(2).all(|pair| pair[0] <= pair[1])
         });
     ends
+}
+
+/// The predicted end of every prefix `P(k)`, `k` in `0..=n`, from a traced render of
+/// `conversation` ([`prefix_marks`], or for a template that writes the final message
+/// after its loop, [`reached_but_the_last`]); `None` when the trace cannot tell.
+pub(super) fn marks(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    traced: &TracedRender,
+    cancel: &CancelToken,
+) -> Result<Option<Vec<usize>>, Cancelled> {
+    let n = conversation.messages.len();
+    let last_after_loop = match reached_but_the_last(traced, n) {
+        Some(marks) => with_last_rendered(template, conversation, marks, traced, cancel)?,
+        None => None,
+    };
+    Ok(last_after_loop.or_else(|| prefix_marks(traced, n)))
+}
+
+/// The marks of a template that writes the final message after its main loop (NVIDIA's
+/// Nemotron Nano 2 takes it off the list first): every other message is reached in
+/// order, the final one only by an earlier scan, so it looks reached before the others.
+/// `None` for any other shape. The end of `P(n - 1)` is then not in the trace (see
+/// [`with_last_rendered`]).
+fn reached_but_the_last(traced: &TracedRender, n: usize) -> Option<Vec<usize>> {
+    if n < 2 {
+        return None;
+    }
+    let marks: Vec<usize> = (traced.last_reach.iter().zip(&traced.first_look))
+        .map(|(reach, look)| reach.or(*look))
+        .collect::<Option<_>>()?;
+    let others_in_order = marks[..n - 1].windows(2).all(|pair| pair[0] <= pair[1]);
+    let last_early = marks[n - 1] < marks[n - 2];
+    (marks.len() == n && others_in_order && last_early && marks[n - 2] <= traced.text.len())
+        .then_some(marks)
+}
+
+/// `marks` (from [`reached_but_the_last`]) completed as [`prefix_marks`] does, with the
+/// final message's mark taken from a real render of `P(n - 1)`: where the loop ended.
+/// `None` when that render does not fall between the marks around it.
+fn with_last_rendered(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    mut marks: Vec<usize>,
+    traced: &TracedRender,
+    cancel: &CancelToken,
+) -> Result<Option<Vec<usize>>, Cancelled> {
+    let n = marks.len();
+    let len = match template.render_prefix(conversation, n - 1, cancel) {
+        Ok(prefix) => prefix.len(),
+        Err(err) if err.kind == RenderErrorKind::Cancelled => return Err(Cancelled),
+        Err(_) => return Ok(None),
+    };
+    if len < marks[n - 2] || len > traced.text.len() {
+        return Ok(None);
+    }
+    marks[n - 1] = len;
+    marks.push(traced.text.len());
+    Ok(Some(marks))
 }
 
 /// The outcomes of `P(k)` for each of `counts`: predicted for the kinds of prefix
@@ -246,6 +307,39 @@ mod tests {
         let prompt = template.render(&conversation).unwrap();
         let predicted = predict(&template, &conversation, &prompt, &CancelToken::new()).unwrap();
         assert_eq!(predicted, None);
+    }
+
+    /// Like NVIDIA's Nemotron Nano 2: the final message is taken off the list and written
+    /// after the loop (and read before it).
+    const FINAL_AFTER_THE_LOOP: &str = "{% set last = messages[-1] %}\
+        {% set closing = '[last ' ~ last.role ~ ']' ~ last.content %}\
+        {% for m in messages[:-1] %}<|{{ m.role }}|>{{ m.content }}\n{% endfor %}{{ closing }}";
+
+    #[test]
+    fn a_final_message_written_after_the_loop_takes_its_mark_from_a_render() {
+        let template = CompiledTemplate::compile(FINAL_AFTER_THE_LOOP, Limits::default()).unwrap();
+        let conversation = conversation(30);
+        let cancel = CancelToken::new();
+        let traced = template
+            .render_traced_prefix(&conversation, &cancel)
+            .unwrap();
+        // Read before the loop, the final message looks reached first.
+        assert_eq!(traced.first_look[29], Some(0));
+        let marks = marks(&template, &conversation, &traced, &cancel)
+            .unwrap()
+            .expect("marks");
+        assert_eq!(marks.len(), 31);
+        assert!(marks.windows(2).all(|pair| pair[0] <= pair[1]), "{marks:?}");
+        let before_last = template.render_prefix(&conversation, 29, &cancel).unwrap();
+        assert_eq!(marks[29], before_last.len());
+        assert_eq!(marks[30], traced.text.len());
+
+        let prompt = template.render(&conversation).unwrap();
+        let counts: Vec<usize> = (0..=30).collect();
+        let shared = Shared::new(&conversation, &prompt);
+        let got = outcomes(&template, &conversation, &shared, &counts, &cancel).unwrap();
+        let wanted = render_prefixes(&template, &conversation, &shared, &counts, &cancel).unwrap();
+        assert_eq!(got, wanted);
     }
 
     #[test]
