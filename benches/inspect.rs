@@ -9,6 +9,10 @@
 //!   span (two prefix renders) and one byte's producer (binary search).
 //! * `dropped/llama-3.1-1000`, `stability/llama-3.1-1000`: the other conversation
 //!   inspections on the same fixture.
+//! * `first_attribution/<template>`: the attribution the app makes when a session opens
+//!   (no earlier one to reuse, the prompt rendered too), of 1,000 messages, for each dev
+//!   corpus template: the templates the traced render cannot predict show here as
+//!   hundreds of renders instead of a few.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -158,5 +162,79 @@ fn conversation_benches(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, inspect_benches, conversation_benches);
+/// `count` messages, after a system prompt when `system`: questions and answers, every
+/// tenth answer a tool call with its result when `tools`.
+fn long_conversation(
+    count: usize,
+    (tools, system): (bool, bool),
+    settings: &ProbeSettings,
+) -> Conversation {
+    let mut messages = Vec::with_capacity(count + 1);
+    if system {
+        messages.push(json!({"role": "system", "content": "You are a helpful assistant."}));
+    }
+    for turn in 1.. {
+        if messages.len() >= count {
+            break;
+        }
+        messages.push(json!({"role": "user",
+            "content": format!("Question {turn}: how warm is it in city {turn}?")}));
+        if tools && turn % 10 == 0 {
+            messages.push(json!({"role": "assistant", "content": "", "tool_calls": [{
+                "id": "call_1", "type": "function",
+                "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]}));
+            messages.push(json!({"role": "tool", "tool_call_id": "call_1",
+                "content": "{\"temperature\": 18}"}));
+        } else {
+            messages.push(json!({"role": "assistant",
+                "content": format!("Answer {turn}: it is {} degrees.", turn % 30)}));
+        }
+    }
+    let definitions = tools.then(|| {
+        vec![
+            json!({"type": "function", "function": {"name": "get_weather",
+            "description": "The weather in a city.",
+            "parameters": {"type": "object", "required": ["city"],
+                "properties": {"city": {"type": "string"}}}}}),
+        ]
+    });
+    let mut conversation = Conversation::new(messages)
+        .with_tools(definitions)
+        .with_generation_prompt(true);
+    conversation.variables = settings.variables.clone();
+    conversation
+}
+
+fn first_attribution_benches(c: &mut Criterion) {
+    let mut group = c.benchmark_group("first_attribution");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1));
+    let cancel = CancelToken::new();
+    for (stem, source, settings) in corpus_templates() {
+        let template = CompiledTemplate::compile(&source, Limits::default()).unwrap();
+        // With tools where the template takes them, else plain turns, else without the
+        // system prompt some templates refuse.
+        let Some(conversation) = [(true, true), (false, true), (false, false)]
+            .into_iter()
+            .map(|shape| long_conversation(1000, shape, &settings))
+            .find(|conversation| template.render(conversation).is_ok())
+        else {
+            eprintln!("skipping first_attribution/{stem}: it rejects all three conversations");
+            continue;
+        };
+        group.bench_function(&stem, |b| {
+            b.iter(|| attribute(&template, black_box(&conversation), &cancel).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    inspect_benches,
+    conversation_benches,
+    first_attribution_benches
+);
 criterion_main!(benches);
