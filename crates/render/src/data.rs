@@ -37,10 +37,15 @@ impl PyDict {
         }
     }
 
-    /// Tells a traced render's probe that a `for` loop reached this dict.
-    pub(crate) fn reached(&self) {
-        if let Some(probe) = &self.probe {
-            probe.reach();
+    /// Tells a traced render's probe that a `for` loop inside `enclosing` loops over
+    /// messages reached this dict; whether it is a traced render's message.
+    pub(crate) fn reached(&self, enclosing: usize) -> bool {
+        match &self.probe {
+            Some(probe) => {
+                probe.reach(enclosing);
+                true
+            }
+            None => false,
         }
     }
 

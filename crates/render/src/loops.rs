@@ -139,6 +139,7 @@ impl Object for LoopItems {
                 len: self.len,
                 stopped: false,
                 traced: self.traced,
+                over_messages: false,
             })),
             Err(_) => Enumerator::Empty,
         }
@@ -156,6 +157,17 @@ struct Checked<I> {
     len: Option<usize>,
     stopped: bool,
     traced: bool,
+    /// It has reached a message of a traced render, and counts among the loops over
+    /// messages running on this thread (see [`MESSAGE_LOOPS`]) until it is dropped.
+    over_messages: bool,
+}
+
+thread_local! {
+    /// How many loops that reached a message of a traced render are running on this
+    /// thread: a loop's reach is noted with how many enclose it, so that a scan of the
+    /// messages from inside the main loop (a tool turn looking up its call) does not
+    /// hide where the main loop reached them (see `traced`).
+    static MESSAGE_LOOPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 impl<I: Iterator<Item = Value>> Iterator for Checked<I> {
@@ -175,7 +187,12 @@ impl<I: Iterator<Item = Value>> Iterator for Checked<I> {
             // A traced render notes where loops reach each message.
             if self.traced {
                 if let Some(dict) = item.downcast_object_ref::<super::data::PyDict>() {
-                    dict.reached();
+                    let running = MESSAGE_LOOPS.get();
+                    let enclosing = running.saturating_sub(usize::from(self.over_messages));
+                    if dict.reached(enclosing) && !self.over_messages {
+                        self.over_messages = true;
+                        MESSAGE_LOOPS.set(running + 1);
+                    }
                 }
             }
         }
@@ -186,6 +203,14 @@ impl<I: Iterator<Item = Value>> Iterator for Checked<I> {
         match self.len {
             Some(n) => (n, Some(n)),
             None => self.items.size_hint(),
+        }
+    }
+}
+
+impl<I> Drop for Checked<I> {
+    fn drop(&mut self) {
+        if self.over_messages {
+            MESSAGE_LOOPS.set(MESSAGE_LOOPS.get().saturating_sub(1));
         }
     }
 }

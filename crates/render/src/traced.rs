@@ -28,9 +28,12 @@ pub struct TracedRender {
     /// first looked at message `i` (`None`: never).
     pub first_look: Vec<Option<usize>>,
     /// `last_reach[i]`: how many bytes had been written when a `for` loop last reached
-    /// message `i` (`None`: no loop did). A template that scans the messages before its
-    /// main loop (Qwen3 and Gemma 4 find the last user message) reaches each message
-    /// last in that main loop.
+    /// message `i` (`None`: no loop did), among the loops enclosed by the fewest other
+    /// loops over messages. A template that scans the messages before its main loop
+    /// (Qwen3 and Gemma 4 find the last user message) reaches each message last in that
+    /// main loop; one that scans them from inside it (DeepSeek-V3.2 and Command R7B look
+    /// up a tool result's call) reaches them there inside an enclosing loop, which does
+    /// not count over the main loop's reach.
     pub last_reach: Vec<Option<usize>>,
 }
 
@@ -41,8 +44,11 @@ struct Looks {
     written: Arc<AtomicUsize>,
     /// Per message: the output length at its first look (`usize::MAX`: none yet).
     first: Vec<AtomicUsize>,
-    /// Per message: the output length when a loop last reached it (`usize::MAX`: never).
+    /// Per message: the output length when a loop last reached it (`usize::MAX`: never),
+    /// of the loops with the fewest enclosing loops over messages.
     reached: Vec<AtomicUsize>,
+    /// Per message: how many loops over messages enclosed the loop of `reached`.
+    reached_depth: Vec<AtomicUsize>,
 }
 
 /// One message's link to its render's [`Looks`].
@@ -64,9 +70,16 @@ impl Probe {
         }
     }
 
-    /// Notes that a `for` loop reached the message (which is also a look).
-    pub(crate) fn reach(&self) {
+    /// Notes that a `for` loop inside `enclosing` loops over messages reached the
+    /// message (which is also a look); a reach by a more deeply enclosed loop than an
+    /// earlier one is not noted.
+    pub(crate) fn reach(&self, enclosing: usize) {
         self.touch();
+        let depth = &self.looks.reached_depth[self.index];
+        if enclosing > depth.load(Ordering::Relaxed) {
+            return;
+        }
+        depth.store(enclosing, Ordering::Relaxed);
         let written = self.looks.written.load(Ordering::Relaxed);
         self.looks.reached[self.index].store(written, Ordering::Relaxed);
     }
@@ -87,6 +100,7 @@ impl CompiledTemplate {
             written: Arc::clone(&written),
             first: (0..count).map(|_| AtomicUsize::new(usize::MAX)).collect(),
             reached: (0..count).map(|_| AtomicUsize::new(usize::MAX)).collect(),
+            reached_depth: (0..count).map(|_| AtomicUsize::new(usize::MAX)).collect(),
         });
         let messages: Vec<Value> = conversation
             .messages
@@ -188,5 +202,23 @@ mod tests {
             .unwrap();
         assert_eq!(traced.first_look, vec![Some(0), Some(0), Some(0)]);
         assert_eq!(traced.last_reach, vec![Some(1), Some(2), Some(3)]);
+    }
+
+    #[test]
+    fn a_scan_from_inside_the_main_loop_is_not_its_last_reach() {
+        // Like DeepSeek-V3.2 looking up a tool result's call: every turn scans all the
+        // messages, the last one after everything was written.
+        let template = CompiledTemplate::compile(
+            "{% for m in messages %}{{ m.content }}\
+             {% for other in messages %}{% if other.role == 'x' %}!{% endif %}{% endfor %}\
+             {% endfor %}",
+            Limits::default(),
+        )
+        .unwrap();
+        let traced = template
+            .render_traced_prefix(&conversation(), &CancelToken::new())
+            .unwrap();
+        assert_eq!(traced.text, "sua");
+        assert_eq!(traced.last_reach, vec![Some(0), Some(1), Some(2)]);
     }
 }
