@@ -155,6 +155,14 @@ mod tests {
         ])
     }
 
+    /// `source`'s traced render of [`conversation`].
+    fn traced(source: &str) -> TracedRender {
+        CompiledTemplate::compile(source, Limits::default())
+            .unwrap()
+            .render_traced_prefix(&conversation(), &CancelToken::new())
+            .unwrap()
+    }
+
     #[test]
     fn notes_where_each_message_is_first_looked_at() {
         let template = CompiledTemplate::compile(
@@ -177,14 +185,8 @@ mod tests {
 
     #[test]
     fn a_look_ahead_is_noted_where_it_happens() {
-        let template = CompiledTemplate::compile(
-            "{{ messages[2].content }}|{% for m in messages %}{{ m.content }}{% endfor %}",
-            Limits::default(),
-        )
-        .unwrap();
-        let traced = template
-            .render_traced_prefix(&conversation(), &CancelToken::new())
-            .unwrap();
+        let traced =
+            traced("{{ messages[2].content }}|{% for m in messages %}{{ m.content }}{% endfor %}");
         assert_eq!(traced.text, "a|sua");
         assert_eq!(traced.first_look, vec![Some(2), Some(3), Some(0)]);
         assert_eq!(traced.last_reach, vec![Some(2), Some(3), Some(4)]);
@@ -192,14 +194,9 @@ mod tests {
 
     #[test]
     fn a_scan_before_the_main_loop_is_not_its_last_reach() {
-        let template = CompiledTemplate::compile(
+        let traced = traced(
             "{% for m in messages|reverse %}{% endfor %}-{% for m in messages %}{{ m.content }}{% endfor %}",
-            Limits::default(),
-        )
-        .unwrap();
-        let traced = template
-            .render_traced_prefix(&conversation(), &CancelToken::new())
-            .unwrap();
+        );
         assert_eq!(traced.first_look, vec![Some(0), Some(0), Some(0)]);
         assert_eq!(traced.last_reach, vec![Some(1), Some(2), Some(3)]);
     }
@@ -208,16 +205,11 @@ mod tests {
     fn a_scan_from_inside_the_main_loop_is_not_its_last_reach() {
         // Like DeepSeek-V3.2 looking up a tool result's call: every turn scans all the
         // messages, the last one after everything was written.
-        let template = CompiledTemplate::compile(
+        let traced = traced(
             "{% for m in messages %}{{ m.content }}\
              {% for other in messages %}{% if other.role == 'x' %}!{% endif %}{% endfor %}\
              {% endfor %}",
-            Limits::default(),
-        )
-        .unwrap();
-        let traced = template
-            .render_traced_prefix(&conversation(), &CancelToken::new())
-            .unwrap();
+        );
         assert_eq!(traced.text, "sua");
         assert_eq!(traced.last_reach, vec![Some(0), Some(1), Some(2)]);
     }

@@ -70,12 +70,8 @@ pub fn predict(
 /// Where a traced render of `n` messages reached each message, and its length: the
 /// predicted end of `P(k)` is mark `k`. `None` when the marks are not in message order.
 fn prefix_marks(traced: &TracedRender, n: usize) -> Option<Vec<usize>> {
-    // Where the main loop reached each message (a message no loop reached, such as a
-    // system prompt printed before the loop: where it was first looked at), else where
-    // each was first looked at.
-    let reached: Vec<Option<usize>> = (traced.last_reach.iter().zip(&traced.first_look))
-        .map(|(reach, look)| reach.or(*look))
-        .collect();
+    // Where the main loop reached each message, else where each was first looked at.
+    let reached = reached_or_looked(traced);
     let ends = [&reached, &traced.first_look]
         .into_iter()
         .filter_map(|marks| marks.iter().copied().collect::<Option<Vec<usize>>>())
@@ -87,6 +83,14 @@ fn prefix_marks(traced: &TracedRender, n: usize) -> Option<Vec<usize>> {
             n > 0 && marks.len() == n + 1 && marks.windows(2).all(|pair| pair[0] <= pair[1])
         });
     ends
+}
+
+/// Per message, where the main loop reached it, or for a message no loop reached (such
+/// as a system prompt printed before the loop) where it was first looked at.
+fn reached_or_looked(traced: &TracedRender) -> Vec<Option<usize>> {
+    (traced.last_reach.iter().zip(&traced.first_look))
+        .map(|(reach, look)| reach.or(*look))
+        .collect()
 }
 
 /// The predicted end of every prefix `P(k)`, `k` in `0..=n`, from a traced render of
@@ -112,16 +116,15 @@ pub(super) fn marks(
 /// `None` for any other shape. The end of `P(n - 1)` is then not in the trace (see
 /// [`with_last_rendered`]).
 fn reached_but_the_last(traced: &TracedRender, n: usize) -> Option<Vec<usize>> {
-    if n < 2 {
+    let marks: Vec<usize> = reached_or_looked(traced)
+        .into_iter()
+        .collect::<Option<_>>()?;
+    if n < 2 || marks.len() != n {
         return None;
     }
-    let marks: Vec<usize> = (traced.last_reach.iter().zip(&traced.first_look))
-        .map(|(reach, look)| reach.or(*look))
-        .collect::<Option<_>>()?;
     let others_in_order = marks[..n - 1].windows(2).all(|pair| pair[0] <= pair[1]);
     let last_early = marks[n - 1] < marks[n - 2];
-    (marks.len() == n && others_in_order && last_early && marks[n - 2] <= traced.text.len())
-        .then_some(marks)
+    (others_in_order && last_early && marks[n - 2] <= traced.text.len()).then_some(marks)
 }
 
 /// `marks` (from [`reached_but_the_last`]) completed as [`prefix_marks`] does, with the
