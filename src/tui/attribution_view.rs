@@ -3,11 +3,14 @@
 
 use super::attribution::AttributionState;
 
-/// The prompt title's note on attribution: computing, not prefix-monotone, failed.
+/// The prompt title's note on attribution: computing (all of it, or the rest), not
+/// prefix-monotone, failed.
 pub fn title_note(state: AttributionState) -> &'static str {
     match state {
         AttributionState::Exact => "",
         AttributionState::Pending => " · attributing…",
+        AttributionState::OnScreen => " · attributing the rest…",
+        AttributionState::OnScreenOnly => " · exact on screen only",
         AttributionState::NotMonotone => " · not prefix-monotone",
         AttributionState::Failed => " · attribution failed",
     }
@@ -24,6 +27,6 @@ pub fn short_bytes(bytes: usize) -> String {
 }
 
 /// The message list's byte column for message `index`, when attributed.
-pub fn bytes_column(counts: Option<&[usize]>, index: usize) -> Option<String> {
-    counts?.get(index).map(|&b| short_bytes(b))
+pub fn bytes_column(counts: Option<&[Option<usize>]>, index: usize) -> Option<String> {
+    counts?.get(index).copied().flatten().map(short_bytes)
 }

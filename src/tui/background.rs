@@ -6,6 +6,7 @@ use chatplate_core::worker::{JobKind, Reply};
 
 use super::action::Effect;
 use super::app::App;
+use super::attribution::{InView, More};
 use super::fields::Row;
 
 impl App {
@@ -14,7 +15,11 @@ impl App {
     pub(super) fn receive_background(&mut self, reply: Reply, effects: &mut Vec<Effect>) -> bool {
         let shown = self.preview.generation;
         match reply.kind {
-            JobKind::Attribute => self.explanation.receive(reply, shown),
+            JobKind::Attribute => {
+                let changed = self.explanation.receive(reply, shown);
+                self.request_more_attribution();
+                changed
+            }
             JobKind::Open if self.awaits_side() => self.receive_side_opened(reply),
             JobKind::Open => self.receive_opened(reply, effects),
             JobKind::ScanCache => self.receive_cached(reply),
@@ -60,17 +65,61 @@ impl App {
     /// Asks for what the screen shows next and the worker has not answered: the
     /// selection's unused values and the template list's badges (cheap when known).
     pub(super) fn request_background(&mut self) {
+        self.request_more_attribution();
         self.request_values();
         self.request_badges();
         self.request_sides();
     }
 
-    /// After a render of the current session arrived: asks for its attribution.
+    /// After a render of the current session arrived: asks for its attribution, on
+    /// screen first.
     pub(super) fn request_attribution(&mut self) {
         let stale = self.is_stale();
-        if let Some((generation, job)) = self.explanation.request(&self.preview, stale) {
+        let in_view = self.in_view();
+        if let Some((generation, job)) = self.explanation.request(&self.preview, stale, in_view) {
             self.submit_job(generation, job);
         }
+    }
+
+    /// While the shown attribution is partial: asks again on screen first when the view
+    /// has moved past it, else for the whole attribution.
+    fn request_more_attribution(&mut self) {
+        if self.is_stale() {
+            return;
+        }
+        let in_view = self.in_view();
+        match self.explanation.request_more(&self.preview, in_view) {
+            Some(More::Ask(generation, job)) => self.submit_job(generation, job),
+            Some(More::Declined(reason)) => self.notify(reason),
+            None => {}
+        }
+    }
+
+    /// What the user is looking at: the message under the prompt cursor, else at the
+    /// top of a prompt view scrolled away from the selection (by the quick content
+    /// search), else the selected one.
+    fn in_view(&self) -> InView {
+        InView::new(self.message_in_view(), self.screen.height)
+    }
+
+    fn message_in_view(&self) -> usize {
+        let offset = self.prompt.cursor_offset(&self.preview).or_else(|| {
+            let line = self.prompt.top?;
+            self.preview.line_starts.get(line).copied()
+        });
+        let count = self.workspace.session.messages.len();
+        let selected = self.messages.selected.min(count.saturating_sub(1));
+        let Some(offset) = offset else {
+            return selected;
+        };
+        (0..count)
+            .rev()
+            .find(|&i| {
+                self.preview
+                    .span(i)
+                    .is_some_and(|span| span.start <= offset)
+            })
+            .unwrap_or(selected)
     }
 
     /// Turns token mode on or off; on, asks for the tokens of the shown prompt.

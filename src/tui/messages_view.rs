@@ -30,7 +30,7 @@ pub struct MessagesView<'a> {
     /// The session.
     pub session: &'a Session,
     /// Bytes each message produced (exact attribution), once known.
-    pub bytes: Option<Vec<usize>>,
+    pub bytes: Option<Vec<Option<usize>>>,
     /// Tokens message `index` produced (token mode).
     pub tokens_of: &'a dyn Fn(usize) -> Option<usize>,
     /// Whether message `index`'s text becomes a special token (token mode).

@@ -165,10 +165,11 @@ impl PromptPane {
             let top = self.view_top(view);
             preview.line_starts.get(top).copied().unwrap_or(0)
         });
-        let attributed = explanation.current(preview);
-        let Some(source) = attributed.and_then(|a| a.attribution.source_at(offset)) else {
+        let Some(source) = explanation.source_at(preview, offset) else {
             return ctx.warn(match explanation.state(preview) {
-                AttributionState::Failed => "attribution failed: see the prompt pane's title",
+                AttributionState::Failed | AttributionState::OnScreenOnly => {
+                    "attribution failed here: see the prompt pane's title"
+                }
                 _ => "attribution is still being computed: try again in a moment",
             });
         };

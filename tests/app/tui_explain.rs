@@ -48,7 +48,7 @@ fn the_highlight_is_the_exact_attribution() {
         "<|im_start|>user\nWhat's the weather in Paris?<|im_end|>\n"
     );
     let bytes = app.message_bytes().expect("attributed");
-    assert_eq!(bytes[1], highlighted.len());
+    assert_eq!(bytes[1], Some(highlighted.len()));
 }
 
 #[test]

@@ -3,16 +3,17 @@
 //! conversation, and 60-message conversations (with tool calls, and plain) on every corpus
 //! template, long enough that the prediction is what answers most prefixes; each also
 //! after an edit of its last message, reusing the first attribution (prefix outcomes
-//! and narrowed runs).
+//! and narrowed runs), and on screen first (`inspect/focus.rs`).
 
 use std::path::Path;
 
 use chatplate_core::corpus;
 use chatplate_core::inspect::{
-    attribute, attribute_by_prefixes, attribute_incremental, predicted_prefixes, Previous,
+    attribute, attribute_by_prefixes, attribute_focused, attribute_incremental, predicted_prefixes,
+    Attribution, Previous, Source,
 };
 use chatplate_core::session::{Session, TemplateRef};
-use chatplate_render::{CancelToken, CompiledTemplate, Conversation, Limits};
+use chatplate_render::{CancelToken, CompiledTemplate, Conversation, Limits, PreparedMessages};
 use serde_json::{json, Value as Json};
 
 use crate::common;
@@ -24,12 +25,15 @@ struct Tally {
     /// The traced render's looks were in order, and the raw prediction (before any
     /// check) was right for every prefix.
     predicted: usize,
-    /// Out of order: the prefixes were all rendered.
+    /// Out of order, or nothing written while the loop went through the messages: the
+    /// prefixes were all rendered.
     declined: usize,
     /// In order but wrong somewhere: the checks must have caught it.
     caught: Vec<String>,
     /// The attribution differs from the prefix-render method's.
     different: Vec<String>,
+    /// A focused attribution left prefixes out (see `compare_focused`).
+    partial: usize,
 }
 
 impl Tally {
@@ -54,6 +58,7 @@ impl Tally {
         if fast != reference {
             self.different.push(name.to_string());
         }
+        self.compare_focused(name, template, conversation, &prompt, &reference);
         self.compare_after_edit(name, template, conversation, &prompt, &fast);
     }
 
@@ -91,14 +96,64 @@ impl Tally {
         }
     }
 
+    /// On screen first (`inspect/focus.rs`), with five messages a third of the way in
+    /// in focus: either the whole attribution, or a partial one exact on the messages in
+    /// focus and never naming another producer than the reference does.
+    fn compare_focused(
+        &mut self,
+        name: &str,
+        template: &CompiledTemplate,
+        conversation: &Conversation,
+        prompt: &str,
+        reference: &Attribution,
+    ) {
+        let n = conversation.messages.len();
+        let focus = n / 3..(n / 3 + 5).min(n);
+        let prepared = PreparedMessages::new(conversation);
+        let cancel = CancelToken::new();
+        let focused = attribute_focused(
+            template,
+            conversation,
+            &prepared,
+            prompt,
+            None,
+            focus.clone(),
+            &cancel,
+        )
+        .unwrap();
+        if focused.partial.is_none() {
+            if focused != *reference {
+                self.different.push(format!("{name} (focused, whole)"));
+            }
+            return;
+        }
+        self.partial += 1;
+        let same_in_focus = focus
+            .clone()
+            .all(|i| focused.ranges_of(i) == reference.ranges_of(i));
+        let contradicts = focused.spans.iter().any(|span| {
+            !matches!(span.source, Source::Ambiguous { .. } | Source::Unattributed)
+                && span
+                    .range
+                    .clone()
+                    .any(|offset| reference.source_at(offset) != Some(span.source))
+        });
+        let covered = focused.partial.map(|p| p.focus);
+        if !same_in_focus || contradicts || covered != Some(focus) {
+            self.different.push(format!("{name} (focused, partial)"));
+        }
+    }
+
     fn report(&self, what: &str) {
         eprintln!(
             "{what}: {} attributed; every prefix predicted exactly {}, declined (looks \
-             out of order) {}, some prefix mispredicted (its kind rendered) {}",
+             out of order, or nothing written in the loop) {}, some prefix mispredicted (its kind rendered) {}; partial \
+             when focused {}",
             self.cases,
             self.predicted,
             self.declined,
             self.caught.len(),
+            self.partial,
         );
         assert!(
             self.different.is_empty(),
@@ -157,6 +212,10 @@ fn a_long_conversation_on_every_corpus_template_is_attributed_as_by_prefix_rende
     assert!(
         tally.predicted > 0,
         "the prediction answers for some templates"
+    );
+    assert!(
+        tally.partial > 0,
+        "some templates are attributed in part first"
     );
 }
 

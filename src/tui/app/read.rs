@@ -153,14 +153,15 @@ impl App {
         Some(ranges.first()?.start..ranges.last()?.end)
     }
 
-    /// Bytes each message produced exactly, when attributed.
-    pub fn message_bytes(&self) -> Option<Vec<usize>> {
-        self.attribution().map(|a| a.attribution.message_bytes())
+    /// Bytes each message produced exactly, per message, when attributed (`None` for a
+    /// message a partial attribution has not reached).
+    pub fn message_bytes(&self) -> Option<Vec<Option<usize>>> {
+        self.explanation.message_bytes(&self.preview)
     }
 
     /// The producer of prompt byte `offset`, when attributed.
     pub fn source_at(&self, offset: usize) -> Option<Source> {
-        self.attribution()?.attribution.source_at(offset)
+        self.explanation.source_at(&self.preview, offset)
     }
 
     /// The tokens of the shown prompt, in token mode, once they have arrived.
@@ -171,10 +172,7 @@ impl App {
     /// Tokens per message (wholly inside its bytes), for the message list: exact with
     /// attribution, else from the quick content search. Only rows on screen ask.
     pub fn message_tokens(&self, index: usize) -> Option<usize> {
-        let ranges = match self.attribution() {
-            Some(a) => a.attribution.ranges_of(index),
-            None => self.preview.span(index).cloned().into_iter().collect(),
-        };
+        let ranges = self.explanation.ranges(&self.preview, index);
         self.token_mode.count_in(&self.preview, &ranges)
     }
 

@@ -80,6 +80,15 @@ pub enum ToolsBlock {
     NotSeparable,
 }
 
+/// What a partial (on-screen-first) attribution covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Partial {
+    /// The messages in focus: exact.
+    pub focus: Range<usize>,
+    /// How many prefix renders the whole attribution would add.
+    pub left_out: usize,
+}
+
 /// Every byte of a prompt with its producer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Attribution {
@@ -89,8 +98,14 @@ pub struct Attribution {
     pub message_count: usize,
     /// Consecutive spans covering the whole prompt.
     pub spans: Vec<Span>,
-    /// `prefixes[k]`: what rendering the first `k` messages showed.
+    /// `prefixes[k]`: what rendering the first `k` messages showed (empty when
+    /// [`Attribution::partial`]: only some were rendered).
     pub prefixes: Vec<PrefixOutcome>,
+    /// For an on-screen-first attribution that rendered only the prefixes around some
+    /// messages (see [`crate::inspect::attribute_focused`]), which: their bytes are
+    /// exact, and the rest may be left as wider ambiguous runs than a whole attribution
+    /// leaves. `None` for a whole one.
+    pub partial: Option<Partial>,
     /// The tool definitions block.
     pub tools: ToolsBlock,
     /// How each ambiguous run was narrowed (reused by the next attribution after an
@@ -99,7 +114,8 @@ pub struct Attribution {
 }
 
 impl Attribution {
-    /// Whether every prefix of one or more messages rendered as a prefix of the prompt.
+    /// Whether every prefix of one or more messages rendered as a prefix of the prompt
+    /// (of a partial attribution: not known, and `true`).
     pub fn monotone(&self) -> bool {
         self.prefixes
             .iter()
@@ -220,11 +236,18 @@ pub(super) fn attribute_from(
             spans = carve(spans, range.clone());
         }
     }
+    let partial = shared.focus.partial();
+    // A partial attribution's outcomes are not one per prefix.
+    let prefixes = match partial {
+        Some(_) => Vec::new(),
+        None => outcomes.into_iter().map(|(_, o)| o).collect(),
+    };
     Ok(Attribution {
         prompt_len: prompt.len(),
         message_count: n,
         spans,
-        prefixes: outcomes.into_iter().map(|(_, o)| o).collect(),
+        prefixes,
+        partial,
         tools,
         narrowed,
     })

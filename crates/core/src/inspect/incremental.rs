@@ -8,11 +8,13 @@
 //! only the prefixes from `i` on: the last messages, the ones usually edited, are cheap.
 
 use super::attribution::{attribute_from, render_full, Attribution, Renders};
+use super::focus::Focus;
 use super::prefixes::{render_prefixes, PrefixOutcome, Shared};
 use super::refine::{Narrowing, Reuse};
 use super::text::common_prefix_len;
 use super::{Cancelled, InspectError};
 use std::borrow::Cow;
+use std::ops::Range;
 
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation, PreparedMessages};
 
@@ -64,7 +66,14 @@ pub fn attribute_rendered(
     previous: Option<Previous>,
     cancel: &CancelToken,
 ) -> Result<Attribution, InspectError> {
-    attribute_rendered_from(template, conversation, None, prompt, previous, cancel)
+    attribute_rendered_from(
+        template,
+        conversation,
+        None,
+        (prompt, Focus::everything()),
+        previous,
+        cancel,
+    )
 }
 
 /// [`attribute_rendered`] with `conversation`'s messages already converted (`prepared`,
@@ -82,7 +91,32 @@ pub fn attribute_prepared(
         template,
         conversation,
         Some(prepared),
-        prompt,
+        (prompt, Focus::everything()),
+        previous,
+        cancel,
+    )
+}
+
+/// [`attribute_prepared`] on screen first: where the prefixes cannot be predicted and
+/// would all be rendered, only those around the messages `focus` (the ones on screen)
+/// are, and the result is [`Attribution::partial`] (see `focus`); the whole attribution
+/// is then another call without a focus. Where they are predicted, the result is the
+/// whole attribution, as [`attribute_prepared`]'s.
+pub fn attribute_focused(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    prepared: &PreparedMessages,
+    prompt: &str,
+    previous: Option<Previous>,
+    focus: Range<usize>,
+    cancel: &CancelToken,
+) -> Result<Attribution, InspectError> {
+    let focus = Focus::on(focus, conversation.messages.len());
+    attribute_rendered_from(
+        template,
+        conversation,
+        Some(prepared),
+        (prompt, focus),
         previous,
         cancel,
     )
@@ -92,7 +126,7 @@ fn attribute_rendered_from(
     template: &CompiledTemplate,
     conversation: &Conversation,
     prepared: Option<&PreparedMessages>,
-    prompt: &str,
+    (prompt, focus): (&str, Focus),
     previous: Option<Previous>,
     cancel: &CancelToken,
 ) -> Result<Attribution, InspectError> {
@@ -120,7 +154,8 @@ fn attribute_rendered_from(
     let shared = &match prepared {
         Some(prepared) => Shared::with_prepared(Cow::Borrowed(prepared), prompt),
         None => Shared::new(conversation, prompt),
-    };
+    }
+    .focused(focus);
     // The render without tools does not depend on the prefix renders: on its own
     // thread, it takes no wall time after an edit (one prefix render runs meanwhile).
     let (outcomes, without_tools) = std::thread::scope(|scope| {

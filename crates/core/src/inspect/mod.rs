@@ -15,6 +15,7 @@ mod attribution;
 mod capabilities;
 mod content;
 mod dropped;
+mod focus;
 mod incremental;
 mod inputs;
 mod narrow_batch;
@@ -37,7 +38,8 @@ mod tools_block;
 mod training;
 mod variables;
 
-pub use attribution::{attribute, Attribution, Part, Source, Span, ToolsBlock};
+pub(crate) use attribution::render_full;
+pub use attribution::{attribute, Attribution, Part, Partial, Source, Span, ToolsBlock};
 pub use capabilities::{
     Capabilities, Decided, Entry, ReasoningFormat, RoleHandling, RoleSupport, SystemRole,
 };
@@ -47,8 +49,8 @@ pub use dropped::{
     FieldRef, PathStep, Verdict,
 };
 pub use incremental::{
-    attribute_by_prefixes, attribute_incremental, attribute_incremental_with_prompt,
-    attribute_prepared, attribute_rendered, Previous,
+    attribute_by_prefixes, attribute_focused, attribute_incremental,
+    attribute_incremental_with_prompt, attribute_prepared, attribute_rendered, Previous,
 };
 pub use one_render::predict as predicted_prefixes;
 pub use prefixes::PrefixOutcome;

@@ -54,6 +54,14 @@ pub fn predict(
     let Some(mut ends) = marks(template, conversation, &traced, cancel)? else {
         return Ok(None);
     };
+    // Nothing written while the loop went from the first message to the last: the
+    // template builds its prompt elsewhere (Reka Edge, in a namespace string, printed
+    // after the loop), and every prediction would be the same wrong length, which the
+    // checks would learn at the price of two renders per kind of prefix.
+    let n = conversation.messages.len();
+    if n > SHORT && ends[1] == ends[n - 1] {
+        return Ok(None);
+    }
     // P(k) ends where message k was reached; P(n) is the whole render.
     ends.remove(0);
     let agrees = common_prefix_len(&traced.text, prompt);
@@ -165,7 +173,8 @@ pub(crate) fn outcomes(
         return render_prefixes(template, conversation, shared, counts, cancel);
     }
     let Some(predicted) = predict(template, conversation, shared.prompt, cancel)? else {
-        return render_prefixes(template, conversation, shared, counts, cancel);
+        let bulk = shared.focus.bulk(counts);
+        return render_prefixes(template, conversation, shared, &bulk, cancel);
     };
     let kinds = kinds(conversation, counts);
     // The shortest prefixes, and the first and last of each kind.

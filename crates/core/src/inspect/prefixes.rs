@@ -20,6 +20,7 @@ use std::borrow::Cow;
 use std::ops::Range;
 use std::sync::Mutex;
 
+use super::focus::Focus;
 use super::text::common_prefix_len;
 use super::Cancelled;
 use chatplate_render::{
@@ -55,6 +56,8 @@ impl PrefixOutcome {
 /// milliseconds, and an attribution renders several times), and the longest prefix
 /// render made so far, which narrowing would otherwise render again.
 pub(crate) struct Shared<'a> {
+    /// Which prefixes are rendered in bulk (see `focus`).
+    pub focus: Focus,
     /// The prompt being explained.
     pub prompt: &'a str,
     /// The conversation's messages, converted (here, or by the app's worker for its
@@ -74,10 +77,16 @@ impl<'a> Shared<'a> {
     /// holds converted.
     pub(crate) fn with_prepared(prepared: Cow<'a, PreparedMessages>, prompt: &'a str) -> Self {
         Shared {
+            focus: Focus::everything(),
             prompt,
             prepared,
             longest: Mutex::new(None),
         }
+    }
+
+    /// These renders, rendering in bulk only the prefixes `focus` keeps.
+    pub(crate) fn focused(self, focus: Focus) -> Self {
+        Shared { focus, ..self }
     }
 
     /// `P(count)`, if it is the longest prefix rendered so far.

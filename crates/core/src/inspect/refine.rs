@@ -84,7 +84,7 @@ pub(crate) fn refine(
     let mut runs = Vec::new();
     for span in &spans {
         if let Source::Ambiguous { from, to } = span.source {
-            if reuse.get(&span.range, from, to).is_none() {
+            if shared.focus.covers(to) && reuse.get(&span.range, from, to).is_none() {
                 runs.push(Run {
                     range: span.range.clone(),
                     from,
@@ -115,6 +115,8 @@ pub(crate) fn refine(
     let mut narrowed = Vec::new();
     for span in spans {
         match span.source {
+            // Outside what a partial attribution rendered: left for the whole one.
+            Source::Ambiguous { to, .. } if !shared.focus.covers(to) => refined.push(span),
             Source::Ambiguous { from, to } => {
                 let split = match reuse.get(&span.range, from, to) {
                     Some(split) => split,

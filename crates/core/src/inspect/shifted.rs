@@ -69,6 +69,7 @@ pub(super) fn outcomes(
             }
         }
     }
+    let rest = shared.focus.bulk(&rest);
     all.extend(render_prefixes(
         template,
         conversation,

@@ -2,13 +2,16 @@
 //! [`crate::inspect`]), kept with what it was computed from so the next request after
 //! an edit re-renders only the prefixes the edit touched.
 
+use std::ops::Range;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::inspect::{
-    attribute_incremental_with_prompt, attribute_prepared, Attribution, InspectError, Previous,
+    attribute_focused, attribute_prepared, render_full, Attribution, InspectError, Previous,
 };
 use chatplate_render::{CancelToken, Conversation, PreparedMessages, RenderError, RenderErrorKind};
 
+use super::last_render::EarlierPrompt;
 use super::{Output, Template};
 
 /// An attribution with the conversation and prompt it explains.
@@ -20,16 +23,20 @@ pub struct Attributed {
     pub prompt: Arc<str>,
     /// Which part produced each byte.
     pub attribution: Attribution,
+    /// For a partial attribution, about how long the whole one would take: its
+    /// left-out prefix renders, each taken as half the prompt's render, on every core.
+    pub rest: Option<Duration>,
 }
 
 /// Attributes the worker's conversation (with its messages as the worker converted them
 /// for its renders), reusing `previous` when it comes from the same template, and the
-/// prompt when the latest render made it (`rendered`).
+/// prompt when the latest render made it (`rendered`); with a `focus`, on screen first
+/// (the result may be partial, see [`crate::inspect::attribute_focused`]).
 pub(super) fn attribute(
     template: &Arc<Template>,
     (conversation, prepared): (&Arc<Conversation>, &PreparedMessages),
     previous: Option<&Attributed>,
-    rendered: Option<Arc<str>>,
+    (rendered, focus): (Option<EarlierPrompt>, Option<Range<usize>>),
     token: &CancelToken,
 ) -> Result<Output, RenderError> {
     let compiled = template.compiled()?;
@@ -38,23 +45,43 @@ pub(super) fn attribute(
         prompt: &p.prompt,
         attribution: &p.attribution,
     });
-    let (attribution, prompt) = match rendered {
-        Some(prompt) => (
-            attribute_prepared(compiled, conversation, prepared, &prompt, previous, token),
-            prompt,
-        ),
+    let (prompt, took): (Arc<str>, Duration) = match rendered {
+        Some(rendered) => rendered,
         None => {
-            let (attribution, prompt) =
-                attribute_incremental_with_prompt(compiled, conversation, previous, token)
-                    .map_err(inspect_error)?;
-            (Ok(attribution), prompt.into())
+            let started = Instant::now();
+            let prompt = render_full(compiled, conversation, token).map_err(inspect_error)?;
+            (prompt.into(), started.elapsed())
         }
     };
+    let attribution = match focus {
+        Some(focus) => attribute_focused(
+            compiled,
+            conversation,
+            prepared,
+            &prompt,
+            previous,
+            focus,
+            token,
+        ),
+        None => attribute_prepared(compiled, conversation, prepared, &prompt, previous, token),
+    };
+    let attribution = attribution.map_err(inspect_error)?;
+    let rest = (attribution.partial.as_ref()).map(|p| rest_estimate(p.left_out, took));
     Ok(Output::Attributed(Arc::new(Attributed {
         conversation: Arc::clone(conversation),
         prompt,
-        attribution: attribution.map_err(inspect_error)?,
+        attribution,
+        rest,
     })))
+}
+
+/// About how long `left_out` prefix renders take on every core, one render of the whole
+/// prompt taking `took`: a prefix is half the prompt on average (a template whose work
+/// grows faster than its output takes less, so this errs long).
+fn rest_estimate(left_out: usize, took: Duration) -> Duration {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let renders = u32::try_from(left_out).unwrap_or(u32::MAX);
+    (took / 2).saturating_mul(renders) / u32::try_from(cores).unwrap_or(1)
 }
 
 /// An inspection failure as the worker reports errors.
@@ -95,6 +122,7 @@ mod tests {
             Job::Attribute {
                 template: Arc::clone(template),
                 previous: None,
+                focus: None,
             },
         );
     }
@@ -167,6 +195,41 @@ mod tests {
         let _ = worker.recv_timeout(PATIENCE).expect("the render");
         attribute(&worker, 3, &other);
         assert_eq!(&*attributed(&worker).prompt, "[m0][m1][m2][m3]");
+    }
+
+    #[test]
+    fn a_focused_attribution_of_an_untraceable_template_is_partial_then_whole() {
+        let worker = Worker::spawn(PATIENCE).unwrap();
+        // Built in a namespace string: the prefixes cannot be predicted.
+        let template = Template::new(
+            "{%- set ns = namespace(out='') -%}{%- for m in messages -%}\
+             {%- set ns.out = ns.out ~ '<' ~ m.content ~ '>' -%}{%- endfor -%}{{ ns.out }}",
+            Limits::default(),
+        );
+        worker.update(Update::all(conversation(200)));
+        let job = |focus| Job::Attribute {
+            template: Arc::clone(&template),
+            previous: None,
+            focus,
+        };
+        worker.submit(1, job(Some(100..110)));
+        let partial = attributed(&worker);
+        let covered = partial.attribution.partial.as_ref().expect("partial");
+        assert_eq!(covered.focus, 100..110);
+        assert!(partial.rest.is_some(), "the rest's cost is estimated");
+        let offset = "<m0>".len() * 10 + "<m10>".len() * 90;
+        assert_eq!(partial.attribution.ranges_of(100), vec![offset..offset + 6]);
+        assert!(
+            partial.attribution.ranges_of(150).is_empty(),
+            "not rendered yet"
+        );
+        worker.submit(1, job(None));
+        let whole = attributed(&worker);
+        assert_eq!((&whole.attribution.partial, whole.rest), (&None, None));
+        assert_eq!(
+            whole.attribution.ranges_of(150),
+            vec![offset + 300..offset + 306]
+        );
     }
 
     #[test]

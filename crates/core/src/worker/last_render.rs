@@ -28,12 +28,15 @@ pub(super) struct Started {
     at: Instant,
 }
 
+/// A prompt the latest render made, and how long that took (what one more render of
+/// this conversation is expected to cost).
+pub(super) type EarlierPrompt = (Arc<str>, Duration);
+
 /// What a job may take from the latest render instead of doing it again.
 #[derive(Debug, Default)]
 pub(super) struct Earlier {
-    /// The prompt, when the job would render exactly it, and how long rendering it took
-    /// (what one more render of this conversation is expected to cost).
-    pub(crate) prompt: Option<(Arc<str>, Duration)>,
+    /// The prompt, when the job would render exactly it.
+    pub(crate) prompt: Option<EarlierPrompt>,
     /// Where the messages were found (for a render).
     pub(crate) located: Option<Arc<Located>>,
 }

@@ -138,6 +138,10 @@ pub enum Job {
         template: Arc<Template>,
         /// An earlier result by the same template.
         previous: Option<Arc<inspection::Attributed>>,
+        /// The messages on screen: where the template's prefixes cannot be predicted,
+        /// only theirs are rendered, and the result may be partial (see
+        /// [`crate::inspect::attribute_focused`]); `None` for the whole attribution.
+        focus: Option<std::ops::Range<usize>>,
     },
     /// Resolve what the user typed in an open dialog ([`crate::target::open`]).
     Open {

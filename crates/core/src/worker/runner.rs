@@ -93,7 +93,11 @@ fn run(
                 prompt: prompt.into(),
             }))
         }
-        Job::Attribute { template, previous } => {
+        Job::Attribute {
+            template,
+            previous,
+            focus,
+        } => {
             // The one job that needs the whole conversation: built here, off the
             // dispatcher, and kept by the result for the next incremental attribution
             // (not when a render has already cancelled it: the copy takes milliseconds
@@ -106,7 +110,7 @@ fn run(
                 &template,
                 (&conversation, values),
                 previous.as_deref(),
-                rendered.map(|(prompt, _)| prompt),
+                (rendered, focus),
                 token,
             )
         }

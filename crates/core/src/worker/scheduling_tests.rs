@@ -21,6 +21,7 @@ fn attribute(worker: &Worker, generation: u64, template: &Arc<Template>) {
         Job::Attribute {
             template: Arc::clone(template),
             previous: None,
+            focus: None,
         },
     );
 }
