@@ -13,6 +13,9 @@
 //!   (no earlier one to reuse, the prompt rendered too), of 1,000 messages, for each dev
 //!   corpus template: the templates the traced render cannot predict show here as
 //!   hundreds of renders instead of a few.
+//! * `first_attribution_on_screen/<template>`: the same as the app asks for it, on screen
+//!   first (41 messages from the middle in focus, the prompt already rendered): the whole
+//!   attribution where the template's prefixes are predicted, else a partial one.
 
 use std::hint::black_box;
 use std::path::{Path, PathBuf};
@@ -20,11 +23,11 @@ use std::time::Duration;
 
 use chatplate_core::catalog;
 use chatplate_core::inspect::{
-    attribute, attribute_incremental, dropped_fields, inspect_template, message_span,
-    prefix_stability, source_at, Previous, ProbeSettings,
+    attribute, attribute_focused, attribute_incremental, dropped_fields, inspect_template,
+    message_span, prefix_stability, source_at, Previous, ProbeSettings,
 };
 use chatplate_core::session::Session;
-use chatplate_render::{CancelToken, CompiledTemplate, Conversation, Limits};
+use chatplate_render::{CancelToken, CompiledTemplate, Conversation, Limits, PreparedMessages};
 use criterion::{criterion_group, criterion_main, Criterion};
 use serde_json::{json, Map, Value as Json};
 
@@ -212,10 +215,53 @@ fn first_attribution_benches(c: &mut Criterion) {
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(1));
     let cancel = CancelToken::new();
+    for (stem, template, conversation) in first_attribution_cases() {
+        group.bench_function(&stem, |b| {
+            b.iter(|| attribute(&template, black_box(&conversation), &cancel).unwrap())
+        });
+    }
+    group.finish();
+}
+
+/// The app's first request: on screen first, the prompt already rendered (by the
+/// worker, to show it) and the messages converted, with 41 messages from the middle of
+/// the conversation in focus (a 120x40 terminal's list around its selection).
+fn on_screen_first_benches(c: &mut Criterion) {
+    let mut group = c.benchmark_group("first_attribution_on_screen");
+    group
+        .sample_size(10)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1));
+    let cancel = CancelToken::new();
+    for (stem, template, conversation) in first_attribution_cases() {
+        let prompt = template.render(&conversation).unwrap();
+        let prepared = PreparedMessages::new(&conversation);
+        group.bench_function(&stem, |b| {
+            b.iter(|| {
+                let focus = 480..521;
+                attribute_focused(
+                    &template,
+                    &conversation,
+                    &prepared,
+                    &prompt,
+                    None,
+                    focus,
+                    &cancel,
+                )
+                .unwrap()
+            })
+        });
+    }
+    group.finish();
+}
+
+/// Each dev corpus template with the 1,000-message conversation it renders: with tools
+/// where the template takes them, else plain turns, else without the system prompt some
+/// templates refuse.
+fn first_attribution_cases() -> Vec<(String, CompiledTemplate, Conversation)> {
+    let mut cases = Vec::new();
     for (stem, source, settings) in corpus_templates() {
         let template = CompiledTemplate::compile(&source, Limits::default()).unwrap();
-        // With tools where the template takes them, else plain turns, else without the
-        // system prompt some templates refuse.
         let Some(conversation) = [(true, true), (false, true), (false, false)]
             .into_iter()
             .map(|shape| long_conversation(1000, shape, &settings))
@@ -224,17 +270,16 @@ fn first_attribution_benches(c: &mut Criterion) {
             eprintln!("skipping first_attribution/{stem}: it rejects all three conversations");
             continue;
         };
-        group.bench_function(&stem, |b| {
-            b.iter(|| attribute(&template, black_box(&conversation), &cancel).unwrap())
-        });
+        cases.push((stem, template, conversation));
     }
-    group.finish();
+    cases
 }
 
 criterion_group!(
     benches,
     inspect_benches,
     conversation_benches,
-    first_attribution_benches
+    first_attribution_benches,
+    on_screen_first_benches
 );
 criterion_main!(benches);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes long sessions to open in the app when measuring it (issue 21): Llama 3.1,
-Qwen3, Gemma 4, gpt-oss and Nemotron Nano 2 (whose first attribution used to render
-every prefix) at 1,000 and 10,000 messages, the conversation of
+Qwen3, Gemma 4, gpt-oss, Nemotron Nano 2 (whose first attribution used to render
+every prefix) and Reka Edge (whose prefixes cannot be predicted: attributed on screen
+first) at 1,000 and 10,000 messages, the conversation of
 long_conversation.py (tool calls carry an empty content, which Qwen3 requires).
 
 No `expected` prompt: these are for the app, not goldens. They are large and are not
@@ -18,7 +19,7 @@ from long_conversation import CLOCK, TOOLS, conversation
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "conformance" / "dev" / "templates"
 STEMS = ["meta-llama-Llama-3.1-8B-Instruct", "Qwen-Qwen3-0.6B", "google-gemma-4-31B-it",
-         "openai-gpt-oss-120b", "NVIDIA-Nemotron-Nano-v2"]
+         "openai-gpt-oss-120b", "NVIDIA-Nemotron-Nano-v2", "Reka-Edge"]
 
 
 def main():

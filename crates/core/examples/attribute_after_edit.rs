@@ -9,14 +9,18 @@
 //! ```
 //!
 //! `MESSAGE` is the index of the edited message (default: the last), `N` the number of
-//! attributions (default 5), each timed on stderr. For the CPU time of one attribution,
+//! attributions (default 5), each timed on stderr. With `CHATPLATE_FOCUS=A..B` in the
+//! environment, the first attribution on screen first (`attribute_focused`, messages
+//! `A..B` in focus, as the app asks when it opens a session) is timed before it. For the CPU time of one attribution,
 //! run it under `/usr/bin/time` with two values of `N` and divide the difference by the
 //! difference in `N` (BENCHMARKS.md, "Attribution after an edit").
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use chatplate_core::inspect::{attribute_incremental_with_prompt, attribute_prepared, Previous};
+use chatplate_core::inspect::{
+    attribute_focused, attribute_incremental_with_prompt, attribute_prepared, Previous,
+};
 use chatplate_core::{catalog, Session, TemplateAccess};
 use chatplate_render::{CancelToken, CompiledTemplate, Limits, PreparedMessages};
 
@@ -43,6 +47,27 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let conversation = catalog::conversation_for(&session, &template)?;
     let compiled = CompiledTemplate::compile(&template.source, Limits::default())?;
     let cancel = CancelToken::new();
+    if let Ok(focus) = std::env::var("CHATPLATE_FOCUS") {
+        let (start, end) = focus.split_once("..").ok_or("CHATPLATE_FOCUS: A..B")?;
+        let focus = start.parse()?..end.parse()?;
+        let prompt = compiled.render(&conversation)?;
+        let prepared = PreparedMessages::new(&conversation);
+        let started = Instant::now();
+        let focused = attribute_focused(
+            &compiled,
+            &conversation,
+            &prepared,
+            &prompt,
+            None,
+            focus,
+            &cancel,
+        )?;
+        eprintln!(
+            "first attribution on screen first: {:?} (partial: {:?})",
+            started.elapsed(),
+            focused.partial
+        );
+    }
     let started = Instant::now();
     let (first, prompt) =
         attribute_incremental_with_prompt(&compiled, &conversation, None, &cancel)?;
