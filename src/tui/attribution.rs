@@ -103,7 +103,8 @@ pub enum AttributionState {
     Pending,
     /// Exact on screen; the rest is being computed.
     OnScreen,
-    /// Exact on screen; the rest failed (the error is in [`Explanation::error`]).
+    /// Exact on screen; the rest failed, or is not asked for because it would take too
+    /// long (why is in [`Explanation::error`]).
     OnScreenOnly,
     /// Exact, and the template is prefix-monotone.
     Exact,
@@ -207,8 +208,8 @@ impl Explanation {
             self.generation = 0;
             self.declined_told = false;
         }
-        self.template = Some(Arc::clone(&template));
-        Some(self.ask(generation, Some(in_view.focus(preview.spans.len()))))
+        let focus = Some(in_view.focus(preview.spans.len()));
+        Some(self.ask(template, generation, focus))
     }
 
     /// While the shown attribution is partial: the job that asks for more, with its
@@ -217,6 +218,7 @@ impl Explanation {
     /// unless that failed already or would take longer than [`WHOLE_BUDGET`] (then the
     /// reason, once, for the status line).
     pub fn request_more(&mut self, preview: &Preview, in_view: InView) -> Option<More> {
+        let template = self.template.clone()?;
         let shown = self.current(preview)?;
         let covered = shown.attribution.partial.as_ref()?.focus.clone();
         let rest = shown.rest;
@@ -225,7 +227,7 @@ impl Explanation {
         let seen = |on: &Range<usize>| in_view.within(on, count);
         let asked_focus = (self.asked.as_ref()).and_then(|a| a.focus.clone());
         if !seen(&covered) && !asked_focus.as_ref().is_some_and(seen) {
-            let (generation, job) = self.ask(generation, Some(in_view.focus(count)));
+            let (generation, job) = self.ask(template, generation, Some(in_view.focus(count)));
             return Some(More::Ask(generation, job));
         }
         if self.asked.is_some() || self.error.is_some() {
@@ -243,17 +245,21 @@ impl Explanation {
                     .then_some(More::Declined(reason))
             }
             _ => {
-                let (generation, job) = self.ask(generation, None);
+                let (generation, job) = self.ask(template, generation, None);
                 Some(More::Ask(generation, job))
             }
         }
     }
 
-    fn ask(&mut self, generation: u64, focus: Option<Range<usize>>) -> (u64, Job) {
-        let template = self
-            .template
-            .clone()
-            .expect("asked after a request named it");
+    /// The attribution job of `generation` by `template` (whose results are kept), noted
+    /// as on its way.
+    fn ask(
+        &mut self,
+        template: Arc<Template>,
+        generation: u64,
+        focus: Option<Range<usize>>,
+    ) -> (u64, Job) {
+        self.template = Some(Arc::clone(&template));
         self.asked = Some(Asked {
             generation,
             focus: focus.clone(),

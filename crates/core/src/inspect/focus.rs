@@ -82,9 +82,8 @@ impl Focus {
         Some(Partial { focus, left_out })
     }
 
-    /// Whether an ambiguous run that may be any part from `from` to `to` is one a
-    /// partial attribution narrows: one whose latest possible producer is in focus
-    /// (always, when nothing was left out). A template that prints the system prompt in
+    /// Whether an ambiguous run whose latest possible producer is `to` is one a partial
+    /// attribution narrows: one that ends in focus (always, when nothing was left out). A template that prints the system prompt in
     /// the last user turn (Mistral) leaves runs from message 1 to each user message;
     /// the others (a run from the messages before the focus to its first, or from its
     /// last to the end) span prefixes that were not rendered, and are left for the
