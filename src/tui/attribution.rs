@@ -2,7 +2,7 @@
 //!
 //! After every render of the current session the app asks the worker for an
 //! attribution ([`chatplate_core::worker::Job::Attribute`]), handing back the previous
-//! whole result so only the prefixes an edit touched are rendered again. The request
+//! result so only the prefixes an edit touched are rendered again. The request
 //! names the messages on screen: where the template's prefixes cannot be predicted from
 //! one traced render (and rendering them all is quadratic), the worker renders only
 //! theirs and answers with a partial attribution, exact on screen; the app then asks
@@ -70,7 +70,8 @@ const WHOLE_BUDGET: Duration = Duration::from_secs(10);
 #[derive(Debug, Default)]
 pub struct Explanation {
     /// The latest attribution received (possibly of an older prompt, possibly partial):
-    /// shown when its generation is the preview's.
+    /// shown when its generation is the preview's, and reused by the next request
+    /// either way (a partial one's prefix renders as much as a whole one's).
     pub attributed: Option<Arc<Attributed>>,
     /// The generation `attributed` answers.
     pub generation: u64,
@@ -78,8 +79,6 @@ pub struct Explanation {
     pub requested: u64,
     /// Why the attribution of the shown prompt failed, if it did.
     pub error: Option<String>,
-    /// The latest whole attribution: what the next request reuses.
-    whole: Option<Arc<Attributed>>,
     /// The attribution job on its way, if any.
     asked: Option<Asked>,
     /// The template `attributed` comes from (a result is reused only with it).
@@ -124,6 +123,12 @@ impl Explanation {
             && preview.error().is_none()
             && attributed.prompt.len() == preview.text().len();
         current.then_some(attributed)
+    }
+
+    /// Whether the shown prompt's attribution is partial (exact on screen only).
+    pub fn partial(&self, preview: &Preview) -> bool {
+        self.current(preview)
+            .is_some_and(|a| a.attribution.partial.is_some())
     }
 
     /// How far attribution of the shown prompt has got.
@@ -204,7 +209,6 @@ impl Explanation {
         let same = (self.template.as_ref()).is_some_and(|t| Arc::ptr_eq(t, &template));
         if !same {
             self.attributed = None;
-            self.whole = None;
             self.generation = 0;
             self.declined_told = false;
         }
@@ -264,7 +268,7 @@ impl Explanation {
             generation,
             focus: focus.clone(),
         });
-        let previous = self.whole.clone();
+        let previous = self.attributed.clone();
         (
             generation,
             Job::Attribute {
@@ -291,9 +295,6 @@ impl Explanation {
                     && (self.attributed.as_ref()).is_some_and(|a| a.attribution.partial.is_none());
                 if reply.generation < self.generation || (partial && whole_already) {
                     return false;
-                }
-                if !partial {
-                    self.whole = Some(Arc::clone(&attributed));
                 }
                 self.attributed = Some(attributed);
                 self.generation = reply.generation;

@@ -84,7 +84,8 @@ impl App {
     /// While the shown attribution is partial: asks again on screen first when the view
     /// has moved past it, else for the whole attribution.
     fn request_more_attribution(&mut self) {
-        if self.is_stale() {
+        // Runs after every action: finding the message in view scans the messages.
+        if self.is_stale() || !self.explanation.partial(&self.preview) {
             return;
         }
         let in_view = self.in_view();

@@ -9,8 +9,8 @@ use std::path::Path;
 
 use chatplate_core::corpus;
 use chatplate_core::inspect::{
-    attribute, attribute_by_prefixes, attribute_focused, attribute_incremental, predicted_prefixes,
-    Attribution, Previous, Source,
+    attribute, attribute_by_prefixes, attribute_focused, attribute_incremental, attribute_prepared,
+    predicted_prefixes, Attribution, Previous, Source,
 };
 use chatplate_core::session::{Session, TemplateRef};
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation, Limits, PreparedMessages};
@@ -98,7 +98,8 @@ impl Tally {
 
     /// On screen first (`inspect/focus.rs`), with five messages a third of the way in
     /// in focus: either the whole attribution, or a partial one exact on the messages in
-    /// focus and never naming another producer than the reference does.
+    /// focus and never naming another producer than the reference does, after which the
+    /// whole one reusing it equals the reference.
     fn compare_focused(
         &mut self,
         name: &str,
@@ -138,9 +139,27 @@ impl Tally {
                     .clone()
                     .any(|offset| reference.source_at(offset) != Some(span.source))
         });
-        let covered = focused.partial.map(|p| p.focus);
+        let covered = focused.partial.as_ref().map(|p| p.focus.clone());
         if !same_in_focus || contradicts || covered != Some(focus) {
             self.different.push(format!("{name} (focused, partial)"));
+        }
+        // The whole attribution asked next, reusing the partial one's renders.
+        let previous = Previous {
+            conversation,
+            prompt,
+            attribution: &focused,
+        };
+        let whole = attribute_prepared(
+            template,
+            conversation,
+            &prepared,
+            prompt,
+            Some(previous),
+            &cancel,
+        );
+        if whole.ok().as_ref() != Some(reference) {
+            self.different
+                .push(format!("{name} (whole, after a partial one)"));
         }
     }
 

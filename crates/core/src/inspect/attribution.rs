@@ -111,9 +111,24 @@ pub struct Attribution {
     /// How each ambiguous run was narrowed (reused by the next attribution after an
     /// edit).
     pub(crate) narrowed: Vec<super::refine::Narrowed>,
+    /// A partial attribution's prefix outcomes, `(k, outcome of P(k))` ascending in `k`
+    /// (a whole one's are [`Attribution::prefixes`]): reused by the next attribution
+    /// after an edit as a whole one's are.
+    pub(crate) known: Vec<(usize, PrefixOutcome)>,
 }
 
 impl Attribution {
+    /// What rendering `P(k)` showed, when this attribution rendered (or predicted) it.
+    pub(crate) fn prefix(&self, k: usize) -> Option<PrefixOutcome> {
+        match self.partial {
+            None => self.prefixes.get(k).copied(),
+            Some(_) => {
+                let found = self.known.binary_search_by_key(&k, |(count, _)| *count);
+                found.ok().map(|i| self.known[i].1)
+            }
+        }
+    }
+
     /// Whether every prefix of one or more messages rendered as a prefix of the prompt
     /// (of a partial attribution: not known, and `true`).
     pub fn monotone(&self) -> bool {
@@ -237,10 +252,10 @@ pub(super) fn attribute_from(
         }
     }
     let partial = shared.focus.partial();
-    // A partial attribution's outcomes are not one per prefix.
-    let prefixes = match partial {
-        Some(_) => Vec::new(),
-        None => outcomes.into_iter().map(|(_, o)| o).collect(),
+    // A partial attribution's outcomes are not one per prefix: kept by count.
+    let (prefixes, known) = match partial {
+        Some(_) => (Vec::new(), outcomes),
+        None => (outcomes.into_iter().map(|(_, o)| o).collect(), Vec::new()),
     };
     Ok(Attribution {
         prompt_len: prompt.len(),
@@ -250,6 +265,7 @@ pub(super) fn attribute_from(
         partial,
         tools,
         narrowed,
+        known,
     })
 }
 

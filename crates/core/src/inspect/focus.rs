@@ -101,7 +101,10 @@ impl Focus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::inspect::{attribute_by_prefixes, attribute_focused, Attribution, Source};
+    use crate::inspect::incremental::reusable;
+    use crate::inspect::{
+        attribute_by_prefixes, attribute_focused, attribute_prepared, Attribution, Previous, Source,
+    };
     use chatplate_render::{CancelToken, CompiledTemplate, Conversation, Limits, PreparedMessages};
     use serde_json::json;
 
@@ -147,15 +150,16 @@ mod tests {
         }
     }
 
+    /// The prompt is built in a namespace string, as Reka Edge's is: the traced render
+    /// cannot tell where each message's turn ends.
+    const UNTRACEABLE: &str = "{%- set ns = namespace(out='') -%}{%- for m in messages -%}\
+        {%- set ns.out = ns.out ~ '<' ~ m.role ~ '>' ~ m.content ~ '\n' -%}\
+        {%- endfor -%}{{ ns.out }}{% if add_generation_prompt %}<assistant>{% endif %}";
+
     #[test]
     fn an_untraceable_template_is_exact_in_focus_first() {
-        // The prompt is built in a namespace string, as Reka Edge's is: the traced
-        // render cannot tell where each message's turn ends.
-        let source = "{%- set ns = namespace(out='') -%}{%- for m in messages -%}\
-                      {%- set ns.out = ns.out ~ '<' ~ m.role ~ '>' ~ m.content ~ '\n' -%}\
-                      {%- endfor -%}{{ ns.out }}{% if add_generation_prompt %}<assistant>{% endif %}";
         let conversation = conversation(60);
-        let [partial, whole] = both(source, &conversation, 30..35);
+        let [partial, whole] = both(UNTRACEABLE, &conversation, 30..35);
         assert_eq!(
             partial.partial.as_ref().map(|p| p.focus.clone()),
             Some(30..35)
@@ -174,6 +178,69 @@ mod tests {
             whole.bytes_of(Source::GenerationPrompt)
         );
         never_contradicts(&partial, &whole);
+    }
+
+    #[test]
+    fn a_partial_attribution_is_reused_after_an_edit_as_a_whole_one_is() {
+        let template = CompiledTemplate::compile(UNTRACEABLE, Limits::default()).unwrap();
+        let cancel = CancelToken::new();
+        let before = conversation(60);
+        let old_prompt = template.render(&before).unwrap();
+        let prepared = PreparedMessages::new(&before);
+        let partial = attribute_focused(
+            &template,
+            &before,
+            &prepared,
+            &old_prompt,
+            None,
+            40..59,
+            &cancel,
+        )
+        .unwrap();
+        assert!(partial.partial.is_some());
+        let mut after = before.clone();
+        after.messages[59]["content"] = json!("edited");
+        let prompt = template.render(&after).unwrap();
+        let previous = Previous {
+            conversation: &before,
+            prompt: &old_prompt,
+            attribution: &partial,
+        };
+        // What the partial attribution rendered is reused, up to the edited message.
+        let reused = reusable(&previous, 59, 60, &prompt);
+        let known: Vec<usize> = (0..=60).filter(|&k| reused[k].is_some()).collect();
+        assert_eq!(
+            known,
+            [0, 1, 2, 3, 4]
+                .into_iter()
+                .chain(40..=59)
+                .collect::<Vec<_>>()
+        );
+        let prepared = PreparedMessages::new(&after);
+        let whole = attribute_by_prefixes(&template, &after, &cancel).unwrap();
+        let focused = attribute_focused(
+            &template,
+            &after,
+            &prepared,
+            &prompt,
+            Some(previous),
+            40..60,
+            &cancel,
+        )
+        .unwrap();
+        assert_eq!(focused.ranges_of(59), whole.ranges_of(59));
+        never_contradicts(&focused, &whole);
+        // The whole attribution from the partial one is the all-prefix method's.
+        let from_partial = attribute_prepared(
+            &template,
+            &after,
+            &prepared,
+            &prompt,
+            Some(previous),
+            &cancel,
+        )
+        .unwrap();
+        assert_eq!(from_partial, whole);
     }
 
     #[test]

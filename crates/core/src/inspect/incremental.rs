@@ -133,11 +133,22 @@ fn attribute_rendered_from(
     let n = conversation.messages.len();
     // Compared once (10,000 messages take a while), for the prefixes and the narrowings.
     let unchanged = previous.and_then(|previous| unchanged_messages(&previous, conversation));
-    let reused = match (previous, unchanged) {
+    let earlier = match (previous, unchanged) {
         (Some(previous), Some(unchanged)) => reusable(&previous, unchanged, n, prompt),
         _ => vec![None; n + 1],
     };
-    let reuse = match previous {
+    // A partial attribution's outcomes are reused only where the prefixes are rendered
+    // (the prediction declined): the prediction's checks pick the first and last prefix
+    // of each kind among those to explain, and a sparse set (a partial one's gaps) can
+    // leave out the prefix that shows a kind mispredicted (it did on Qwen3.5 and Step
+    // 3.5 in the corpus tests). Its narrowings are not reused either: it narrowed only
+    // the runs in focus, and the batch's checks depend on the runs batched.
+    let partial = previous.is_some_and(|p| p.attribution.partial.is_some());
+    let (reused, if_declined) = match partial {
+        true => (vec![None; n + 1], earlier),
+        false => (earlier, Vec::new()),
+    };
+    let reuse = match previous.filter(|_| !partial) {
         Some(previous) => Reuse {
             narrowed: &previous.attribution.narrowed,
             unchanged: unchanged.unwrap_or(0),
@@ -161,7 +172,13 @@ fn attribute_rendered_from(
     let (outcomes, without_tools) = std::thread::scope(|scope| {
         let without = scope
             .spawn(|| super::tools_block::without_tools(template, conversation, shared, cancel));
-        let outcomes = super::one_render::outcomes(template, conversation, shared, &counts, cancel);
+        let outcomes = super::one_render::outcomes_reusing(
+            template,
+            conversation,
+            shared,
+            (&counts, &if_declined),
+            cancel,
+        );
         let without = without
             .join()
             .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -227,7 +244,7 @@ pub(crate) fn reusable(
     let unchanged = common_prefix_len(previous.prompt, prompt);
     (0..=n)
         .map(|k| {
-            let outcome = *previous.attribution.prefixes.get(k)?;
+            let outcome = previous.attribution.prefix(k)?;
             (k <= same_messages && still_holds(outcome, unchanged)).then_some(outcome)
         })
         .collect()

@@ -162,6 +162,7 @@ fn with_last_rendered(
 /// The outcomes of `P(k)` for each of `counts`: predicted for the kinds of prefix
 /// where the prediction held on every prefix rendered to check it, rendered for the
 /// others (see the module docs).
+#[cfg(test)]
 pub(crate) fn outcomes(
     template: &CompiledTemplate,
     conversation: &Conversation,
@@ -169,12 +170,38 @@ pub(crate) fn outcomes(
     counts: &[usize],
     cancel: &CancelToken,
 ) -> Result<Vec<(usize, PrefixOutcome)>, Cancelled> {
-    if counts.len() < WORTH_PREDICTING {
-        return render_prefixes(template, conversation, shared, counts, cancel);
+    outcomes_reusing(template, conversation, shared, (counts, &[]), cancel)
+}
+
+/// [`outcomes`], taking `if_declined[k]` (when some) as `P(k)`'s outcome instead of
+/// rendering it where the prefixes are rendered rather than predicted (an earlier
+/// partial attribution's, see `incremental`).
+pub(crate) fn outcomes_reusing(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    shared: &Shared,
+    (counts, if_declined): (&[usize], &[Option<PrefixOutcome>]),
+    cancel: &CancelToken,
+) -> Result<Vec<(usize, PrefixOutcome)>, Cancelled> {
+    let known = |k: usize| if_declined.get(k).copied().flatten();
+    let missing: Vec<usize> = counts
+        .iter()
+        .copied()
+        .filter(|&k| known(k).is_none())
+        .collect();
+    // So few that rendering them is as cheap as predicting, and never worth leaving out.
+    if missing.len() < WORTH_PREDICTING {
+        let mut all = render_prefixes(template, conversation, shared, &missing, cancel)?;
+        all.extend(counts.iter().filter_map(|&k| known(k).map(|o| (k, o))));
+        all.sort_by_key(|(k, _)| *k);
+        return Ok(all);
     }
     let Some(predicted) = predict(template, conversation, shared.prompt, cancel)? else {
-        let bulk = shared.focus.bulk(counts);
-        return render_prefixes(template, conversation, shared, &bulk, cancel);
+        let bulk = shared.focus.bulk(&missing);
+        let mut all = render_prefixes(template, conversation, shared, &bulk, cancel)?;
+        all.extend(counts.iter().filter_map(|&k| known(k).map(|o| (k, o))));
+        all.sort_by_key(|(k, _)| *k);
+        return Ok(all);
     };
     let kinds = kinds(conversation, counts);
     // The shortest prefixes, and the first and last of each kind.
