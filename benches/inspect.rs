@@ -77,11 +77,7 @@ fn corpus_templates() -> Vec<(String, String, ProbeSettings)> {
 }
 
 fn inspect_benches(c: &mut Criterion) {
-    let mut group = c.benchmark_group("inspect");
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(1));
+    let mut group = quick_group(c, "inspect");
     for (stem, source, settings) in corpus_templates() {
         let template = CompiledTemplate::compile(&source, Limits::default()).unwrap();
         group.bench_function(&stem, |b| {
@@ -208,12 +204,21 @@ fn long_conversation(
     conversation
 }
 
-fn first_attribution_benches(c: &mut Criterion) {
-    let mut group = c.benchmark_group("first_attribution");
+/// A group of few, short samples: each iteration is many renders.
+fn quick_group<'a>(
+    c: &'a mut Criterion,
+    name: &str,
+) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
+    let mut group = c.benchmark_group(name);
     group
         .sample_size(10)
         .warm_up_time(Duration::from_millis(300))
         .measurement_time(Duration::from_secs(1));
+    group
+}
+
+fn first_attribution_benches(c: &mut Criterion) {
+    let mut group = quick_group(c, "first_attribution");
     let cancel = CancelToken::new();
     for (stem, template, conversation) in first_attribution_cases() {
         group.bench_function(&stem, |b| {
@@ -227,11 +232,7 @@ fn first_attribution_benches(c: &mut Criterion) {
 /// worker, to show it) and the messages converted, with 41 messages from the middle of
 /// the conversation in focus (a 120x40 terminal's list around its selection).
 fn on_screen_first_benches(c: &mut Criterion) {
-    let mut group = c.benchmark_group("first_attribution_on_screen");
-    group
-        .sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(1));
+    let mut group = quick_group(c, "first_attribution_on_screen");
     let cancel = CancelToken::new();
     for (stem, template, conversation) in first_attribution_cases() {
         let prompt = template.render(&conversation).unwrap();

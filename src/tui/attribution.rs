@@ -407,6 +407,17 @@ mod tests {
         }
     }
 
+    /// A worker holding `count` messages, and the preview of its render of them.
+    fn rendered(count: usize) -> (Worker, Preview) {
+        let worker = Worker::spawn(PATIENCE).unwrap();
+        let messages = (0..count).map(|i| json!({"role": "user", "content": format!("m{i}")}));
+        worker.update(Update::all(Conversation::new(messages.collect())));
+        let mut preview = Preview::new(UNTRACEABLE);
+        worker.submit(1, preview.render_job().unwrap());
+        assert!(preview.accept(worker.recv_timeout(PATIENCE).expect("the render")));
+        (worker, preview)
+    }
+
     fn focus(job: &Job) -> Option<Range<usize>> {
         match job {
             Job::Attribute { focus, .. } => focus.clone(),
@@ -416,12 +427,7 @@ mod tests {
 
     #[test]
     fn an_untraceable_template_is_exact_on_screen_first_then_whole() {
-        let worker = Worker::spawn(PATIENCE).unwrap();
-        let messages = (0..300).map(|i| json!({"role": "user", "content": format!("m{i}")}));
-        worker.update(Update::all(Conversation::new(messages.collect())));
-        let mut preview = Preview::new(UNTRACEABLE);
-        worker.submit(1, preview.render_job().unwrap());
-        assert!(preview.accept(worker.recv_timeout(PATIENCE).expect("the render")));
+        let (worker, preview) = rendered(300);
         let mut explanation = Explanation::default();
 
         let first = explanation
@@ -468,12 +474,7 @@ mod tests {
 
     #[test]
     fn a_whole_attribution_expected_to_take_too_long_is_not_asked_for() {
-        let worker = Worker::spawn(PATIENCE).unwrap();
-        let messages = (0..300).map(|i| json!({"role": "user", "content": format!("m{i}")}));
-        worker.update(Update::all(Conversation::new(messages.collect())));
-        let mut preview = Preview::new(UNTRACEABLE);
-        worker.submit(1, preview.render_job().unwrap());
-        assert!(preview.accept(worker.recv_timeout(PATIENCE).expect("the render")));
+        let (worker, preview) = rendered(300);
         let mut explanation = Explanation::default();
         let (generation, job) = explanation
             .request(&preview, false, InView::new(150, 40))
