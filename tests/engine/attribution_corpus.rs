@@ -2,8 +2,9 @@
 //! prefix-render method it replaces, on the conformance corpus: every case's
 //! conversation, and 60-message conversations (with tool calls, and plain) on every corpus
 //! template, long enough that the prediction is what answers most prefixes; each also
-//! after an edit of its last message, reusing the first attribution (prefix outcomes
-//! and narrowed runs), and on screen first (`inspect/focus.rs`).
+//! after an edit of its last message and of one in the middle, reusing the first
+//! attribution (prefix outcomes and narrowed runs), and on screen first
+//! (`inspect/focus.rs`).
 
 use std::path::Path;
 
@@ -62,8 +63,8 @@ impl Tally {
         self.compare_after_edit(name, template, conversation, &prompt, &fast);
     }
 
-    /// The last message's content edited: the attribution that reuses `before`'s
-    /// (prefix outcomes, narrowed runs) equals the all-prefix method's.
+    /// The last message's content edited, then one in the middle: the attribution that
+    /// reuses `before`'s (prefix outcomes, narrowed runs) equals the all-prefix method's.
     fn compare_after_edit(
         &mut self,
         name: &str,
@@ -72,8 +73,28 @@ impl Tally {
         prompt: &str,
         before: &chatplate_core::inspect::Attribution,
     ) {
+        let n = conversation.messages.len();
+        for (index, which) in [(n.wrapping_sub(1), "last"), (n / 2, "middle")] {
+            self.compare_after_editing(
+                name,
+                template,
+                (conversation, prompt, before),
+                index,
+                which,
+            );
+        }
+    }
+
+    fn compare_after_editing(
+        &mut self,
+        name: &str,
+        template: &CompiledTemplate,
+        (conversation, prompt, before): (&Conversation, &str, &Attribution),
+        index: usize,
+        which: &str,
+    ) {
         let mut edited = conversation.clone();
-        let Some(Json::Object(last)) = edited.messages.last_mut() else {
+        let Some(Json::Object(last)) = edited.messages.get_mut(index) else {
             return;
         };
         let Some(Json::String(content)) = last.get_mut("content") else {
@@ -92,7 +113,7 @@ impl Tally {
         let incremental = attribute_incremental(template, &edited, Some(previous), &cancel);
         if incremental.ok() != Some(reference) {
             self.different
-                .push(format!("{name} (after an edit of the last message)"));
+                .push(format!("{name} (after an edit of the {which} message)"));
         }
     }
 
