@@ -189,19 +189,19 @@ pub(crate) fn outcomes_reusing(
         .copied()
         .filter(|&k| known(k).is_none())
         .collect();
+    // The missing ones rendered (all, or those `bulk` keeps), with the known ones.
+    let rendered = |to_render: &[usize]| -> Result<Vec<(usize, PrefixOutcome)>, Cancelled> {
+        let mut all = render_prefixes(template, conversation, shared, to_render, cancel)?;
+        all.extend(counts.iter().filter_map(|&k| known(k).map(|o| (k, o))));
+        all.sort_by_key(|(k, _)| *k);
+        Ok(all)
+    };
     // So few that rendering them is as cheap as predicting, and never worth leaving out.
     if missing.len() < WORTH_PREDICTING {
-        let mut all = render_prefixes(template, conversation, shared, &missing, cancel)?;
-        all.extend(counts.iter().filter_map(|&k| known(k).map(|o| (k, o))));
-        all.sort_by_key(|(k, _)| *k);
-        return Ok(all);
+        return rendered(&missing);
     }
     let Some(predicted) = predict(template, conversation, shared.prompt, cancel)? else {
-        let bulk = shared.focus.bulk(&missing);
-        let mut all = render_prefixes(template, conversation, shared, &bulk, cancel)?;
-        all.extend(counts.iter().filter_map(|&k| known(k).map(|o| (k, o))));
-        all.sort_by_key(|(k, _)| *k);
-        return Ok(all);
+        return rendered(&shared.focus.bulk(&missing));
     };
     let kinds = kinds(conversation, counts);
     // The shortest prefixes, and the first and last of each kind.
