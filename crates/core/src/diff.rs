@@ -4,7 +4,12 @@
 //! up as a changed line.
 //!
 //! The diff itself is the `similar` crate's Myers diff (linear space, with a deadline),
-//! which replaced a hand-written quadratic LCS table.
+//! which replaced a hand-written quadratic LCS table. [`marked_diff`] prints it for a
+//! terminal, as `check` and the comparisons show it.
+
+mod marked;
+
+pub use marked::{marked_diff, prompt_head};
 
 use std::time::Duration;
 

@@ -9,10 +9,10 @@
 use chatplate_render::{GenerationSpan, Limits, RenderControl, TrackedRender};
 
 use crate::catalog::{self, TemplateSource};
-use crate::check::{compiled, RenderFailure};
+use crate::rendering::{compiled, RenderFailure};
 use crate::session::Session;
 
-/// Renders a session with its resolved template, as [`crate::check::render_with`] does,
+/// Renders a session with its resolved template, as [`crate::rendering::render_with`] does,
 /// recording the generation spans.
 pub fn render_tracked_with(
     session: &Session,

@@ -8,7 +8,7 @@
 //! per line on stdin and answering one [`Outcome`] per line on stdout, after a line
 //! that gives the fixture's render deadline once it is loaded (it grows with the
 //! conversation, so the parent waits for a long one accordingly). Each child
-//! compiles a template once and reuses it ([`super::compiled`]); the fixtures are handed
+//! compiles a template once and reuses it ([`crate::rendering::compiled`]); the fixtures are handed
 //! out in runs from the same folder, so that a template's fixtures mostly reach one
 //! child.
 
@@ -82,7 +82,7 @@ const MAX_BATCH: usize = 16;
 /// The work split into runs of consecutive fixtures from the same folder (at most
 /// [`MAX_BATCH`]): fixtures beside each other usually share a template (the corpus keeps
 /// one folder per template), and each child compiles a template only once
-/// ([`super::compiled`]), so a run costs one compile instead of one per child.
+/// ([`crate::rendering::compiled`]), so a run costs one compile instead of one per child.
 fn batches(fixtures: &[Fixture]) -> Vec<Range<usize>> {
     let mut batches: Vec<Range<usize>> = Vec::new();
     for (index, fixture) in fixtures.iter().enumerate() {

@@ -8,13 +8,9 @@
 
 mod child;
 pub mod ci_report;
-pub(crate) mod compiled;
-mod discover;
 mod drift;
 mod engines;
-pub mod excerpt;
 pub mod isolate;
-mod marks;
 mod pool;
 mod report;
 mod round_trip;
@@ -29,12 +25,14 @@ use crate::catalog::{self, CatalogError, Origin, TemplateAccess, TemplateSource}
 use crate::inspect::check_prefix_stable;
 use crate::session::{Expected, Session, TemplateRef};
 use crate::tokens::{self, expect::TokenCheckError};
-use chatplate_render::{render_with_deadline, Limits, RenderError};
+use chatplate_render::Limits;
 
-pub use discover::{collect_fixtures, is_fixture_shaped, Discovery, Fixture};
+// Public paths of the fixture and rendering items that moved below `check`, kept because
+// the command line and library users name them through `check`.
+pub use crate::fixture::{collect_fixtures, is_fixture_shaped, Discovery, Fixture};
+pub use crate::rendering::{error_excerpt, render_session, render_with, RenderFailure};
 pub use drift::{Drift, PreviousTemplate};
 pub use engines::{EngineCheck, EngineOutcome};
-pub use marks::{marked_diff, prompt_head};
 pub use pool::check_all;
 pub use report::{report, report_with};
 
@@ -185,79 +183,6 @@ pub struct CheckOptions {
     pub engines: EngineCheck,
 }
 
-/// Why a fixture did not render: its error, and the text it is described with.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RenderFailure {
-    /// The full description: the error, then a source excerpt.
-    pub description: String,
-    /// The stable form stored by `--bless` and the app's `E`: kind and message,
-    /// without position (so blessed fixtures survive a template's lines moving).
-    pub summary: String,
-    /// The Python exception, `Class: message`, when the render raised one.
-    pub exception: Option<String>,
-}
-
-impl RenderFailure {
-    pub(crate) fn load(message: String) -> Self {
-        let summary = first_line(&message).to_string();
-        RenderFailure {
-            description: message,
-            summary,
-            exception: None,
-        }
-    }
-
-    pub(crate) fn render(err: &RenderError, source: &str) -> Self {
-        RenderFailure {
-            description: describe_error(err, source),
-            summary: err.summary(),
-            exception: err.exception_line(),
-        }
-    }
-}
-
-/// Renders a session with its template, resolving relative paths from `session_dir`
-/// within what `access` allows.
-pub fn render_session(
-    session: &Session,
-    session_dir: &Path,
-    access: &TemplateAccess,
-    limits: Limits,
-) -> Result<String, RenderFailure> {
-    let template = catalog::resolve_for(session, session_dir, access)
-        .map_err(|e| RenderFailure::load(e.to_string()))?;
-    render_with(session, &template, limits)
-}
-
-/// Renders a session with an already resolved template (its special tokens included).
-pub fn render_with(
-    session: &Session,
-    template: &TemplateSource,
-    limits: Limits,
-) -> Result<String, RenderFailure> {
-    let conversation = catalog::conversation_for(session, template)
-        .map_err(|e| RenderFailure::load(e.to_string()))?;
-    compiled::shared(&template.source, limits)
-        .and_then(|compiled| render_with_deadline(&compiled, conversation, limits.deadline))
-        .map_err(|err| RenderFailure::render(&err, &template.source))
-}
-
-/// An error message with its template excerpt, as the CLI prints it. `source` is the
-/// template as the user wrote it.
-pub(crate) fn describe_error(err: &RenderError, source: &str) -> String {
-    match error_excerpt(err, source) {
-        Some(excerpt) => format!("{err}\n{excerpt}"),
-        None => err.to_string(),
-    }
-}
-
-/// The template lines around the error, laid out for an 80-column terminal (see
-/// [`excerpt::fit`]), when the error has a position.
-pub fn error_excerpt(err: &RenderError, source: &str) -> Option<String> {
-    let excerpt = err.excerpt(source, 2)?;
-    Some(excerpt::fit(&excerpt, excerpt::EXCERPT_COLUMNS))
-}
-
 /// Checks one fixture file.
 pub fn check_file(fixture: &Fixture, options: &CheckOptions) -> CaseResult {
     check_verdict(fixture, options, &mut |_| {}).at(&fixture.path)
@@ -286,7 +211,7 @@ pub(crate) fn check_verdict(
     };
     let mut session = match loaded {
         Ok(session) => session,
-        Err(err) if fixture.found_in_folder => match discover::not_a_fixture(path) {
+        Err(err) if fixture.found_in_folder => match crate::fixture::not_a_fixture(path) {
             Some(why) => return Verdict::of(Outcome::Skipped(why)),
             None => return Verdict::of(Outcome::Broken(err.to_string())),
         },
@@ -509,10 +434,6 @@ fn bless_file(
         Ok(()) => Outcome::Blessed,
         Err(err) => Outcome::Broken(err.to_string()),
     }
-}
-
-fn first_line(text: &str) -> &str {
-    text.lines().next().unwrap_or_default()
 }
 
 /// `Limits` carries a `Duration`; in the worker protocol it travels as milliseconds.

@@ -1,9 +1,10 @@
 //! How check results are shown: one block per failure, with the diff of
-//! [`super::marks`] (whitespace and changed characters made visible).
+//! [`crate::diff::marked_diff`] (whitespace and changed characters made visible).
 
 use chatplate_render::visible;
 
 use super::{CaseResult, Drift, Outcome};
+use crate::diff;
 
 /// A human-readable report for one case, its notes last. Everything that comes from the
 /// fixture or the template (error messages, paths, prompts) has its control characters
@@ -35,7 +36,7 @@ fn report_outcome(result: &CaseResult, outcome: &Outcome, color: bool) -> String
         Outcome::Mismatch { expected, actual } => {
             format!(
                 "FAIL {path}: prompt differs\n{}",
-                super::marks::marked_diff(expected, actual, color)
+                diff::marked_diff(expected, actual, color)
             )
         }
         Outcome::UnexpectedError(err) => {
@@ -46,7 +47,7 @@ fn report_outcome(result: &CaseResult, outcome: &Outcome, color: bool) -> String
         }
         Outcome::UnexpectedPrompt(got) => format!(
             "FAIL {path}: expected an error, got a prompt\n{}",
-            super::marks::prompt_head(got)
+            diff::prompt_head(got)
         ),
         Outcome::WrongError { expected, actual } => {
             format!(
@@ -88,7 +89,7 @@ fn report_outcome(result: &CaseResult, outcome: &Outcome, color: bool) -> String
             );
             if !expected.is_empty() || !actual.is_empty() {
                 report.push('\n');
-                report.push_str(&super::marks::marked_diff(expected, actual, color));
+                report.push_str(&diff::marked_diff(expected, actual, color));
             }
             report
         }
@@ -120,7 +121,7 @@ fn template_diff(drift: &Drift, color: bool) -> String {
     match &drift.previous {
         Ok(previous) => format!(
             "template diff (blessed -> now):\n{}",
-            super::marks::marked_diff(&previous.text, &drift.template, color)
+            diff::marked_diff(&previous.text, &drift.template, color)
         ),
         Err(_) => String::new(),
     }

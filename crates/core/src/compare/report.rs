@@ -10,7 +10,7 @@ use super::causes::{classify, Cause};
 use super::text::excerpt;
 use super::{first_difference, render, Engine, EngineSetup};
 use crate::catalog::{self, TemplateAccess};
-use crate::check::Fixture;
+use crate::fixture::Fixture;
 use crate::session::Session;
 use chatplate_render::visible;
 

@@ -5,7 +5,7 @@
 use chatplate_render::visible;
 
 use super::{first_difference, line_col};
-use crate::check::marked_diff;
+use crate::diff::marked_diff;
 
 /// Bytes of each prompt shown around the first difference.
 const EXCERPT_BYTES: usize = 30;

@@ -3,7 +3,7 @@
 //! of `^` under the changed characters of each replaced line. Spaces and tabs of changed
 //! lines are all made visible (`·`, `→`), so a whitespace-only change can be seen.
 
-use crate::diff::{diff_lines, inline_pieces, pairs, DiffLine};
+use super::{diff_lines, inline_pieces, pairs, DiffLine};
 use chatplate_render::visible::{self, visible_whitespace};
 
 /// Unchanged lines shown around each change.
