@@ -14,7 +14,7 @@ pub mod model;
 mod open;
 mod revision;
 mod template;
-mod tokens;
+pub(crate) mod tokens;
 
 use std::fs;
 use std::path::{Path, PathBuf};

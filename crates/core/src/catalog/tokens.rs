@@ -7,6 +7,9 @@
 //! other `*_token` key with a string (or `AddedToken`) value is a model-specific token
 //! (`image_token`, ...), and so is every entry of an `extra_special_tokens` object. A token
 //! is a string, or an `AddedToken` object whose `content` is the text.
+//!
+//! [`special_entries`] is the one reader of which keys name special tokens; the
+//! tokenizer's added tokens (`crate::tokens`) read their flags from the same entries.
 
 use std::path::Path;
 
@@ -57,22 +60,69 @@ pub(crate) fn from_config(
     Ok(from_object(&kwargs))
 }
 
-/// The tokens named by one object of tokenizer keyword arguments.
-pub(crate) fn from_object(kwargs: &Map<String, Json>) -> SpecialTokens {
-    let mut all: Vec<(String, String)> = NAMED
+/// Where in the tokenizer's keyword arguments a special token was named.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TokenSlot {
+    /// One of transformers' named tokens (`bos_token`, ...).
+    Named,
+    /// Any other `*_token` key (`image_token`, ...).
+    ModelSpecific,
+    /// An entry of `extra_special_tokens` (or `additional_special_tokens`).
+    Extra,
+}
+
+/// One special token as the keyword arguments name it, its value not yet read (the
+/// template and the tokenizer each take different values from it, as transformers does).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct TokenEntry<'a> {
+    /// The key, or `None` for an entry of an extra-token list.
+    pub(crate) key: Option<&'a str>,
+    /// Where it was named.
+    pub(crate) slot: TokenSlot,
+    /// Its value: a string, an `AddedToken` object, or anything a config holds.
+    pub(crate) value: &'a Json,
+}
+
+/// Every special token `kwargs` names, in transformers' order: the named tokens, the
+/// model-specific ones, then the extra ones. The one reader of special tokens: the
+/// template's variables ([`from_object`]) and the tokenizer's added tokens both start here.
+pub(crate) fn special_entries(kwargs: &Map<String, Json>) -> Vec<TokenEntry<'_>> {
+    let mut entries: Vec<TokenEntry> = NAMED
         .iter()
-        .filter_map(|key| Some((key.to_string(), token_text(kwargs.get(*key)?)?)))
+        .filter_map(|key| Some(entry(Some(key), TokenSlot::Named, kwargs.get(*key)?)))
         .collect();
-    for (key, value) in kwargs {
-        if key.ends_with("_token") && !NAMED.contains(&key.as_str()) {
-            all.extend(typed_token(value).map(|text| (key.clone(), text)));
-        }
+    let model_specific = kwargs
+        .iter()
+        .filter(|(key, _)| key.ends_with("_token") && !NAMED.contains(&key.as_str()));
+    entries.extend(
+        model_specific.map(|(key, value)| entry(Some(key), TokenSlot::ModelSpecific, value)),
+    );
+    match extra_tokens(kwargs) {
+        Some(Json::Array(list)) => entries.extend(
+            list.iter()
+                .map(|value| entry(None, TokenSlot::Extra, value)),
+        ),
+        Some(Json::Object(named)) => entries.extend(
+            named
+                .iter()
+                .map(|(key, value)| entry(Some(key), TokenSlot::Extra, value)),
+        ),
+        _ => {}
     }
-    if let Some(Json::Object(extra)) = extra_tokens(kwargs) {
-        for (key, value) in extra {
-            all.extend(token_text(value).map(|text| (key.clone(), text)));
-        }
-    }
+    entries
+}
+
+fn entry<'a>(key: Option<&'a str>, slot: TokenSlot, value: &'a Json) -> TokenEntry<'a> {
+    TokenEntry { key, slot, value }
+}
+
+/// The tokens named by one object of tokenizer keyword arguments, as the template sees
+/// them: the extra tokens of a list have no name, so only an object's count.
+pub(crate) fn from_object(kwargs: &Map<String, Json>) -> SpecialTokens {
+    let mut all: Vec<(String, String)> = special_entries(kwargs)
+        .into_iter()
+        .filter_map(|entry| Some((entry.key?.to_string(), template_text(&entry)?)))
+        .collect();
     let take = |all: &mut Vec<(String, String)>, key: &str| {
         let index = all.iter().position(|(k, _)| k == key)?;
         Some(all.remove(index).1)
@@ -83,6 +133,15 @@ pub(crate) fn from_object(kwargs: &Map<String, Json>) -> SpecialTokens {
         bos,
         eos,
         others: dedupe(all),
+    }
+}
+
+/// The text a template gets for one entry; a model-specific key counts only with a
+/// string or a serialized `AddedToken`.
+fn template_text(entry: &TokenEntry) -> Option<String> {
+    match entry.slot {
+        TokenSlot::ModelSpecific => typed_token(entry.value),
+        TokenSlot::Named | TokenSlot::Extra => token_text(entry.value),
     }
 }
 

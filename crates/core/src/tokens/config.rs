@@ -15,16 +15,7 @@
 
 use serde_json::{Map, Value as Json};
 
-/// The named special tokens transformers always knows, in its order.
-const NAMED_SPECIAL: [&str; 7] = [
-    "bos_token",
-    "eos_token",
-    "unk_token",
-    "sep_token",
-    "pad_token",
-    "cls_token",
-    "mask_token",
-];
+use crate::catalog::tokens::{special_entries, TokenSlot};
 
 /// One added token as a config describes it (the fields of `tokenizers.AddedToken`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -135,37 +126,19 @@ fn added_tokens(fields: &Map<String, Json>) -> Result<Vec<AddedTokenSpec>, Strin
 }
 
 /// The special tokens transformers adds when missing (a name that is already an added
-/// token keeps that token as it is); every one is special.
+/// token keeps that token as it is); every one is special. Model-specific names
+/// (`boi_token`, `image_token`, ...) count with string values only, as transformers
+/// collects them before it converts serialized AddedToken objects.
 fn special_tokens(fields: &Map<String, Json>) -> Vec<AddedTokenSpec> {
-    let as_special = |value: &Json| {
-        let mut token = AddedTokenSpec::from_json(value, true)?;
-        token.special = true;
-        Some(token)
-    };
-    let mut tokens: Vec<AddedTokenSpec> = NAMED_SPECIAL
-        .iter()
-        .filter_map(|name| fields.get(*name))
-        .filter_map(as_special)
-        .collect();
-    // Model-specific names (`boi_token`, `image_token`, ...): string values only, as
-    // transformers collects them before it converts serialized AddedToken objects.
-    let model_specific = fields
-        .iter()
-        .filter(|(key, value)| {
-            key.ends_with("_token") && !NAMED_SPECIAL.contains(&key.as_str()) && value.is_string()
+    special_entries(fields)
+        .into_iter()
+        .filter(|entry| entry.slot != TokenSlot::ModelSpecific || entry.value.is_string())
+        .filter_map(|entry| {
+            let mut token = AddedTokenSpec::from_json(entry.value, true)?;
+            token.special = true;
+            Some(token)
         })
-        .map(|(_, value)| value);
-    tokens.extend(model_specific.filter_map(as_special));
-    let extra = fields
-        .get("extra_special_tokens")
-        .filter(|v| !v.is_null())
-        .or_else(|| fields.get("additional_special_tokens"));
-    match extra {
-        Some(Json::Array(list)) => tokens.extend(list.iter().filter_map(as_special)),
-        Some(Json::Object(named)) => tokens.extend(named.values().filter_map(as_special)),
-        _ => {}
-    }
-    tokens
+        .collect()
 }
 
 #[cfg(test)]
