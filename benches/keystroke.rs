@@ -28,12 +28,12 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use chatplate::tui::action::Action;
+use chatplate::tui::app::action::Action;
 use chatplate::tui::app::App;
-use chatplate::tui::burst::Burst;
-use chatplate::tui::conversation::{add_tool_call, example_session};
+use chatplate::tui::files::workspace::Workspace;
+use chatplate::tui::panes::messages::burst::Burst;
+use chatplate::tui::panes::messages::conversation::{add_tool_call, example_session};
 use chatplate::tui::ui;
-use chatplate::tui::workspace::Workspace;
 use chatplate_core::catalog::{self, TemplateSource};
 use chatplate_core::inspect::{attribute_incremental, Previous};
 use chatplate_core::session::Message;

@@ -7,11 +7,11 @@ use ratatui::text::{Line, Span};
 use chatplate_core::catalog::{Origin, TemplateSource};
 use chatplate_core::session::Session;
 
-use super::action::{Action, MessageAction, PromptAction, TemplateAction};
-use super::fields::{Field, Row};
-use super::keymap::{self, Scope};
-use super::messages_pane::MessagesPane;
-use super::theme::Theme;
+use crate::tui::app::action::{Action, MessageAction, PromptAction, TemplateAction};
+use crate::tui::keymap::{self, Scope};
+use crate::tui::panes::messages::fields::{Field, Row};
+use crate::tui::panes::messages::MessagesPane;
+use crate::tui::terminal::theme::Theme;
 
 /// What decides which hints the footer shows.
 #[derive(Debug, Clone, Copy)]
@@ -34,12 +34,12 @@ pub struct FooterView<'a> {
     pub theme: Theme,
 }
 
-/// Whether the hint for `action` means anything right now.
+/// Whether the hint for `app::action` means anything right now.
 fn applies(view: &FooterView, action: &Action) -> bool {
     let session = view.session;
     let field = view.messages.current_field(session);
     let row = view.messages.row(session);
-    let selected = super::fields::message(session, row);
+    let selected = crate::tui::panes::messages::fields::message(session, row);
     match action {
         Action::Message(MessageAction::CycleContentKind) => {
             field == Some(Field::Content) || !view.messages.in_fields
@@ -57,7 +57,8 @@ fn applies(view: &FooterView, action: &Action) -> bool {
             selected.is_some_and(|m| m.role() != "system")
         }
         Action::Message(MessageAction::AddToolResult) => {
-            super::conversation::tool_result(session, view.messages.selected).is_some()
+            crate::tui::panes::messages::conversation::tool_result(session, view.messages.selected)
+                .is_some()
         }
         Action::Message(
             MessageAction::Delete | MessageAction::CycleRole | MessageAction::EditContent,

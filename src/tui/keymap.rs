@@ -3,11 +3,11 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use super::action::{
+use crate::tui::app::action::{
     Action, CopyTarget, DialogAction, Direction, EditorAction, MessageAction, Pane, PromptAction,
     Step, TemplateAction,
 };
-use super::comparison::CompareAction;
+use crate::tui::compare::CompareAction;
 
 /// Where a binding applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

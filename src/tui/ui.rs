@@ -14,16 +14,19 @@ use ratatui::Frame;
 
 use chatplate_core::session::Expected;
 
-use super::action::Pane;
-use super::app::App;
-use super::footer::FooterView;
-use super::messages_view::truncate;
-use super::messages_view::MessagesView;
-use super::prompt_view::PromptView;
-use super::screen::Screen;
-use super::templates_view::TemplatesView;
-use super::workspace::FileProblem;
-use super::{dialog_view, messages_view, prompt_view, templates_view};
+use crate::tui::app::action::Pane;
+use crate::tui::app::screen::Screen;
+use crate::tui::app::App;
+use crate::tui::files::workspace::FileProblem;
+use crate::tui::footer::FooterView;
+use crate::tui::panes::messages::view::truncate;
+use crate::tui::panes::messages::view::MessagesView;
+use crate::tui::panes::prompt::view::PromptView;
+use crate::tui::panes::templates::view::TemplatesView;
+use crate::tui::{
+    dialogs::view as dialog_view, panes::messages::view as messages_view,
+    panes::prompt::view as prompt_view, panes::templates::view as templates_view,
+};
 
 /// Where everything goes for a screen size.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,7 +41,7 @@ pub struct Areas {
     pub footer: Rect,
 }
 
-/// The layout for `screen`.
+/// The layout for `app::screen`.
 pub fn areas(screen: &Screen) -> Areas {
     let area = Rect::new(0, 0, screen.width, screen.height);
     let chrome = if screen.height >= 10 { 1 } else { 0 };
@@ -82,7 +85,7 @@ fn width_of(pane: Pane, count: usize) -> Constraint {
     }
 }
 
-/// Text rows inside `pane` (borders excluded); 0 when it is not shown.
+/// Text rows inside `app::pane` (borders excluded); 0 when it is not shown.
 pub fn pane_height(screen: &Screen, pane: Pane) -> usize {
     areas(screen)
         .panes
@@ -106,15 +109,18 @@ pub fn draw(frame: &mut Frame, app: &App) {
         match pane {
             Pane::Templates => templates_view::draw(frame, *rect, templates_view(app), focused),
             Pane::Messages => draw_messages(frame, *rect, app, focused),
-            Pane::Prompt => match super::compare_view::view(app) {
-                Some(view) => super::compare_view::draw(frame, *rect, &view, focused),
+            Pane::Prompt => match crate::tui::compare::view::view(app) {
+                Some(view) => crate::tui::compare::view::draw(frame, *rect, &view, focused),
                 None => prompt_view::draw(frame, *rect, &prompt_view(app), focused),
             },
         }
     }
     frame.render_widget(Paragraph::new(status_line(app)), areas.status);
     frame.render_widget(
-        Paragraph::new(super::footer::line(&footer_view(app), areas.footer.width)),
+        Paragraph::new(crate::tui::footer::line(
+            &footer_view(app),
+            areas.footer.width,
+        )),
         areas.footer,
     );
     if let Some(overlay) = &app.overlay {
@@ -139,12 +145,12 @@ fn draw_messages(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
         unused: &unused,
         tokens: app.shown_tokens(),
         needs: match app.messages.row(&app.workspace.session) {
-            super::fields::Row::Message(index) => {
+            crate::tui::panes::messages::fields::Row::Message(index) => {
                 let mut needs = app.needs(index);
                 needs.extend(app.round_trip_note(index));
                 needs
             }
-            super::fields::Row::Settings => Vec::new(),
+            crate::tui::panes::messages::fields::Row::Settings => Vec::new(),
         },
         notes: (app.unchecked_note(app.messages.row(&app.workspace.session)))
             .into_iter()
@@ -168,7 +174,8 @@ fn footer_view(app: &App) -> FooterView<'_> {
 }
 
 fn prompt_view(app: &App) -> PromptView<'_> {
-    let mut notes = super::attribution_view::title_note(app.attribution_state()).to_string();
+    let mut notes =
+        crate::tui::jobs::attribution_view::title_note(app.attribution_state()).to_string();
     notes.push_str(&app.token_note());
     PromptView {
         pane: &app.prompt,

@@ -5,10 +5,10 @@
 
 use std::path::PathBuf;
 
-use chatplate::tui::new_session::open_new;
+use chatplate::tui::files::new_session::open_new;
 use chatplate::tui::TuiOptions;
 
-fn new_on(target: Option<&str>) -> anyhow::Result<chatplate::tui::startup::Opened> {
+fn new_on(target: Option<&str>) -> anyhow::Result<chatplate::tui::files::startup::Opened> {
     open_new(&TuiOptions {
         file: target.map(PathBuf::from),
         ..TuiOptions::default()

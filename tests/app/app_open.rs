@@ -5,7 +5,7 @@
 
 use std::path::PathBuf;
 
-use chatplate::tui::startup::open;
+use chatplate::tui::files::startup::open;
 use chatplate::tui::TuiOptions;
 
 fn fixture(path: &str) -> PathBuf {
@@ -14,7 +14,7 @@ fn fixture(path: &str) -> PathBuf {
         .join(path)
 }
 
-fn opened(path: &str, name: Option<&str>) -> chatplate::tui::startup::Opened {
+fn opened(path: &str, name: Option<&str>) -> chatplate::tui::files::startup::Opened {
     open(&TuiOptions {
         file: Some(fixture(path)),
         template_name: name.map(String::from),

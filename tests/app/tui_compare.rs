@@ -6,9 +6,9 @@
 #![cfg(feature = "tui")]
 
 use crate::{common, tui_support};
-use chatplate::tui::action::{Action, Direction, MessageAction, Pane, Step, TemplateAction};
+use chatplate::tui::app::action::{Action, Direction, MessageAction, Pane, Step, TemplateAction};
 use chatplate::tui::app::App;
-use chatplate::tui::comparison::{CompareAction, Shown};
+use chatplate::tui::compare::{CompareAction, Shown};
 use chatplate_core::compare::EngineSetup;
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;
@@ -271,10 +271,12 @@ fn the_expected_side_follows_e() {
 /// Without the session's template an engine has nothing to render: its side says why.
 #[test]
 fn an_engine_side_without_the_sessions_template_says_why() {
-    use chatplate::tui::workspace::Workspace;
+    use chatplate::tui::files::workspace::Workspace;
     let dir = tempfile::tempdir().unwrap();
     let template = chatplate_core::catalog::default_template();
-    let session = chatplate::tui::conversation::example_session(template.reference(dir.path()));
+    let session = chatplate::tui::panes::messages::conversation::example_session(
+        template.reference(dir.path()),
+    );
     let mut workspace = Workspace::new(session, None, template, dir.path().to_path_buf());
     workspace.template_missing("template not found: gone.jinja".into());
     let mut app = App::new(workspace, chatplate_core::catalog::bundled());

@@ -8,9 +8,9 @@
 use std::path::Path;
 
 use crate::{hf_support, llama_support, tui_support};
-use chatplate::tui::action::{Action, Pane};
+use chatplate::tui::app::action::{Action, Pane};
 use chatplate::tui::app::App;
-use chatplate::tui::comparison::Shown;
+use chatplate::tui::compare::Shown;
 use chatplate_core::session::Session;
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;

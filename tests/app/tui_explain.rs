@@ -6,10 +6,10 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::action::{Action, Direction, MessageAction, Pane, PromptAction, Step};
+use chatplate::tui::app::action::{Action, Direction, MessageAction, Pane, PromptAction, Step};
 use chatplate::tui::app::App;
-use chatplate::tui::attribution::AttributionState;
-use chatplate::tui::fields::{Field, Row};
+use chatplate::tui::jobs::attribution::AttributionState;
+use chatplate::tui::panes::messages::fields::{Field, Row};
 use chatplate_core::catalog::{Origin, TemplateSource};
 use chatplate_core::inspect::Source;
 use crossterm::event::KeyCode;

@@ -7,12 +7,12 @@ use crate::tui_support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use chatplate::tui::action::{Action, DialogAction, MessageAction, Step};
+use chatplate::tui::app::action::{Action, DialogAction, MessageAction, Step};
+use chatplate::tui::app::driver::{self, apply, press};
 use chatplate::tui::app::App;
-use chatplate::tui::dialog::{Confirm, Overlay};
-use chatplate::tui::disk::recovery_path;
-use chatplate::tui::driver::{self, apply, press};
-use chatplate::tui::startup::open;
+use chatplate::tui::dialogs::{Confirm, Overlay};
+use chatplate::tui::files::disk::recovery_path;
+use chatplate::tui::files::startup::open;
 use chatplate::tui::TuiOptions;
 use chatplate_core::session::{Session, TemplateRef};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};

@@ -4,8 +4,8 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::action::{Action, Pane};
-use chatplate::tui::dialog::Overlay;
+use chatplate::tui::app::action::{Action, Pane};
+use chatplate::tui::dialogs::Overlay;
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;
 use tui_support::{example_app, key, screen, type_text};

@@ -5,9 +5,9 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::action::{Action, Pane};
+use chatplate::tui::app::action::{Action, Pane};
 use chatplate::tui::app::App;
-use chatplate::tui::info_view::InfoState;
+use chatplate::tui::panes::templates::info::InfoState;
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;
 use tui_support::{example_app, key, screen};

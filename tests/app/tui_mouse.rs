@@ -5,8 +5,8 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::action::{Action, Direction, Pane};
-use chatplate::tui::mouse::{MouseInput, MouseKind};
+use chatplate::tui::app::action::{Action, Direction, Pane};
+use chatplate::tui::terminal::mouse::{MouseInput, MouseKind};
 use tui_support::example_app;
 
 fn at(kind: MouseKind, column: u16, row: u16) -> Action {

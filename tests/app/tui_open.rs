@@ -7,10 +7,10 @@
 use crate::tui_support;
 use std::path::PathBuf;
 
-use chatplate::tui::action::{Action, DialogAction, MessageAction, Pane, Step};
+use chatplate::tui::app::action::{Action, DialogAction, MessageAction, Pane, Step};
+use chatplate::tui::app::driver;
 use chatplate::tui::app::App;
-use chatplate::tui::dialog::Overlay;
-use chatplate::tui::driver;
+use chatplate::tui::dialogs::Overlay;
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;
 use tui_support::{ctrl, example_app, key, screen, type_text};

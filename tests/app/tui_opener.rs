@@ -5,9 +5,9 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::action::Effect;
-use chatplate::tui::dialog::Overlay;
-use chatplate::tui::disk::{Done, Job};
+use chatplate::tui::app::action::Effect;
+use chatplate::tui::dialogs::Overlay;
+use chatplate::tui::files::disk::{Done, Job};
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;
 use tui_support::{ctrl, example_app, key, screen, type_text};
@@ -70,7 +70,7 @@ fn tab_completes_the_path_and_an_exact_or_absolute_text_opens_as_typed() {
         panic!("closed")
     };
     assert_eq!(
-        chatplate::tui::opener::target(input),
+        chatplate::tui::dialogs::opener::target(input),
         "sessions/gemma-3-tools.json"
     );
     app.handle_key(key(KeyCode::Esc));
@@ -79,5 +79,8 @@ fn tab_completes_the_path_and_an_exact_or_absolute_text_opens_as_typed() {
     let Some(Overlay::Input(input)) = app.overlay() else {
         panic!("closed")
     };
-    assert_eq!(chatplate::tui::opener::target(input), "/nowhere/gem");
+    assert_eq!(
+        chatplate::tui::dialogs::opener::target(input),
+        "/nowhere/gem"
+    );
 }

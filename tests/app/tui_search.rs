@@ -5,9 +5,9 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::action::{Action, Pane};
-use chatplate::tui::dialog::Overlay;
-use chatplate::tui::driver;
+use chatplate::tui::app::action::{Action, Pane};
+use chatplate::tui::app::driver;
+use chatplate::tui::dialogs::Overlay;
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;
 use tui_support::{ctrl, example_app, key, screen, type_text};

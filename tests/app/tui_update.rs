@@ -3,12 +3,12 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::action::{
+use chatplate::tui::app::action::{
     Action, CopyTarget, DialogAction, Direction, Effect, MessageAction, Pane, PromptAction, Step,
 };
-use chatplate::tui::dialog::{Confirm, Overlay};
-use chatplate::tui::driver::{self, apply, press};
-use chatplate::tui::fields::Field;
+use chatplate::tui::app::driver::{self, apply, press};
+use chatplate::tui::dialogs::{Confirm, Overlay};
+use chatplate::tui::panes::messages::fields::Field;
 use chatplate_core::catalog::{Origin, TemplateSource};
 use chatplate_core::session::{Expected, Session};
 use chatplate_render::RenderErrorKind;
@@ -46,7 +46,9 @@ fn add_move_and_delete_messages() {
         "a new message opens its content editor"
     );
     assert!(app.workspace().dirty);
-    app.update(Action::Editor(chatplate::tui::action::EditorAction::Close));
+    app.update(Action::Editor(
+        chatplate::tui::app::action::EditorAction::Close,
+    ));
     app.update(msg(MessageAction::Move(Direction::Up)));
     assert_eq!(app.messages().selected, 1);
     assert_eq!(app.workspace().session.messages[1].0["content"], json!(""));
@@ -339,7 +341,7 @@ fn a_deleted_template_file_stays_flagged() {
 
 #[test]
 fn tokenizer_config_brings_bos_and_eos() {
-    use chatplate::tui::startup::open;
+    use chatplate::tui::files::startup::open;
     use chatplate::tui::TuiOptions;
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("tokenizer_config.json");
@@ -427,7 +429,7 @@ fn the_workers_copy_of_the_conversation_follows_every_kind_of_edit() {
 
 /// The app as `chatplate TEMPLATE` opens it.
 fn app_on_template(template: &std::path::Path) -> chatplate::tui::app::App {
-    use chatplate::tui::startup::{open, Opened};
+    use chatplate::tui::files::startup::{open, Opened};
     let options = chatplate::tui::TuiOptions {
         file: Some(template.to_path_buf()),
         ..chatplate::tui::TuiOptions::default()

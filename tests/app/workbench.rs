@@ -5,11 +5,11 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::action::{
+use chatplate::tui::app::action::{
     Action, DialogAction, Direction, MessageAction, Pane, PromptAction, Step, TemplateAction,
 };
 use chatplate::tui::app::App;
-use chatplate::tui::dialog::Overlay;
+use chatplate::tui::dialogs::Overlay;
 use chatplate::tui::keymap::Scope;
 use chatplate_core::session::{Expected, Message, Session};
 use crossterm::event::KeyCode;

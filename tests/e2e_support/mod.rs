@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver};
 use std::time::{Duration, Instant};
 
-use chatplate::tui::conversation::example_session;
+use chatplate::tui::panes::messages::conversation::example_session;
 use chatplate_core::catalog;
 use portable_pty::{native_pty_system, Child, CommandBuilder, MasterPty, PtyPair, PtySize};
 

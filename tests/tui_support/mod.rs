@@ -5,12 +5,12 @@
 
 use std::path::Path;
 
-use chatplate::tui::action::Action;
+use chatplate::tui::app::action::Action;
+use chatplate::tui::app::driver;
 use chatplate::tui::app::App;
-use chatplate::tui::conversation::example_session;
-use chatplate::tui::driver;
+use chatplate::tui::files::workspace::Workspace;
+use chatplate::tui::panes::messages::conversation::example_session;
 use chatplate::tui::ui;
-use chatplate::tui::workspace::Workspace;
 use chatplate_core::catalog;
 use chatplate_core::session::Session;
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
@@ -39,7 +39,7 @@ pub fn app_for(session: Session, dir: &Path) -> App {
 /// An app on the session saved at `file` (opened as the app opens it), sessions going to
 /// `sessions`.
 pub fn app_on_file(file: &Path, sessions: &Path) -> App {
-    let (workspace, _) = chatplate::tui::startup::open_session(file, sessions).unwrap();
+    let (workspace, _) = chatplate::tui::files::startup::open_session(file, sessions).unwrap();
     let mut app = App::new(workspace, catalog::bundled());
     start(&mut app);
     app.settle();

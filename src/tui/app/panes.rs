@@ -2,11 +2,11 @@
 //! ([`Requests`]) once their handler returns.
 
 use super::App;
-use crate::tui::action::{Effect, Pane};
-use crate::tui::messages_pane::{Editor, MessagesPane};
-use crate::tui::pane::{PaneContext, Requests};
-use crate::tui::prompt_pane::{PromptFacts, PromptPane};
-use crate::tui::templates_pane::TemplatesPane;
+use crate::tui::app::action::{Effect, Pane};
+use crate::tui::app::pane::{PaneContext, Requests};
+use crate::tui::panes::messages::{Editor, MessagesPane};
+use crate::tui::panes::prompt::{PromptFacts, PromptPane};
+use crate::tui::panes::templates::TemplatesPane;
 
 impl App {
     /// Runs `handle` on the templates pane with its context, then what it asked for.

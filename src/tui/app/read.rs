@@ -12,18 +12,18 @@ use chatplate_core::worker::inspection::Attributed;
 use chatplate_core::worker::tokenizing::TokenizedPrompt;
 
 use super::App;
-use crate::tui::action::Pane;
-use crate::tui::attribution::{AttributionState, Explanation};
-use crate::tui::dialog::Overlay;
-use crate::tui::editor::FieldEditor;
-use crate::tui::fields::{Field, Row};
-use crate::tui::messages_pane::MessagesPane;
-use crate::tui::preview::Preview;
-use crate::tui::prompt_pane::PromptPane;
-use crate::tui::screen::{Screen, Status};
-use crate::tui::templates_pane::TemplatesPane;
-use crate::tui::theme::Theme;
-use crate::tui::workspace::Workspace;
+use crate::tui::app::action::Pane;
+use crate::tui::app::preview::Preview;
+use crate::tui::app::screen::{Screen, Status};
+use crate::tui::dialogs::Overlay;
+use crate::tui::files::workspace::Workspace;
+use crate::tui::jobs::attribution::{AttributionState, Explanation};
+use crate::tui::panes::messages::editor::FieldEditor;
+use crate::tui::panes::messages::fields::{Field, Row};
+use crate::tui::panes::messages::MessagesPane;
+use crate::tui::panes::prompt::PromptPane;
+use crate::tui::panes::templates::TemplatesPane;
+use crate::tui::terminal::theme::Theme;
 
 impl App {
     /// The session and its files.
@@ -81,7 +81,7 @@ impl App {
         self.theme
     }
 
-    /// Draws with `theme` from now on (the config file's palette, `NO_COLOR`).
+    /// Draws with `terminal::theme` from now on (the config file's palette, `NO_COLOR`).
     pub fn set_theme(&mut self, theme: Theme) {
         self.theme = theme;
     }
@@ -185,7 +185,7 @@ impl App {
     /// Whether message `index`'s content becomes a special token the model receives
     /// (token mode, once the tokens of the shown prompt have arrived).
     pub fn injected(&self, index: usize) -> bool {
-        crate::tui::injection_view::injected(self.shown_tokens(), index)
+        crate::tui::panes::prompt::injection::injected(self.shown_tokens(), index)
     }
 
     /// Why `field` of `row` is marked "not used by this template", if it is: `Some("")`

@@ -6,7 +6,7 @@ use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::style::Color;
 
 use super::{from_text, parse_chord};
-use crate::tui::action::{Action, MessageAction};
+use crate::tui::app::action::{Action, MessageAction};
 use crate::tui::keymap::{Chord, Scope};
 
 fn load(text: &str) -> super::Settings {

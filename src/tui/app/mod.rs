@@ -1,0 +1,325 @@
+//! The app state and its single entry point for change, [`App::update`].
+//!
+//! State is grouped per pane; `update` dispatches each [`Action`] to the handler of the
+//! pane it concerns (in that pane's module). A change to the session only marks the
+//! render as wanted; the event loop sends one request to the render worker per batch of
+//! input (see [`crate::tui::app::rendering`]), so neither `update` nor drawing waits on the engine.
+
+pub mod action;
+pub mod driver;
+pub mod pane;
+pub mod preview;
+pub mod rendering;
+pub mod screen;
+
+use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
+
+use chatplate_core::catalog::TemplateSource;
+use chatplate_render::RenderError;
+
+use crate::tui::app::action::{Action, Effect, Message, Pane, PromptAction};
+use crate::tui::app::preview::Preview;
+use crate::tui::app::rendering::{Deferred, Pending};
+use crate::tui::app::screen::{Screen, Status};
+use crate::tui::dialogs::open::Opening;
+use crate::tui::dialogs::Overlay;
+use crate::tui::files::workspace::Workspace;
+use crate::tui::jobs::attribution::Explanation;
+use crate::tui::keymap::{self, Scope};
+use crate::tui::panes::messages::editor::FieldEditor;
+use crate::tui::panes::messages::MessagesPane;
+use crate::tui::panes::prompt::PromptPane;
+use crate::tui::panes::templates::TemplatesPane;
+use crate::tui::terminal::theme::Theme;
+use chatplate_core::worker::Worker;
+
+mod panes;
+mod read;
+
+/// The whole app. Its state changes only through [`App::update`]; tests and views read
+/// it through the accessors in `app/read.rs`.
+#[derive(Debug)]
+pub struct App {
+    /// The session and its files.
+    pub(in crate::tui) workspace: Workspace,
+    /// The cached render.
+    pub(in crate::tui) preview: Preview,
+    /// The open field editor, if any.
+    pub(in crate::tui) editor: Option<FieldEditor>,
+    /// Exact attribution of the prompt (from the worker).
+    pub(in crate::tui) explanation: Explanation,
+    /// Template pane state.
+    pub(in crate::tui) templates: TemplatesPane,
+    /// Message pane state.
+    pub(in crate::tui) messages: MessagesPane,
+    /// Prompt pane state.
+    pub(in crate::tui) prompt: PromptPane,
+    /// The dialog on top, if any.
+    pub(in crate::tui) overlay: Option<Overlay>,
+    /// Focus and size.
+    pub(in crate::tui) screen: Screen,
+    /// The status line.
+    pub(in crate::tui) status: Option<Status>,
+    /// Colours or modifiers only.
+    pub(in crate::tui) theme: Theme,
+    /// The periodic file work's bookkeeping.
+    pub(in crate::tui) chores: crate::tui::files::Chores,
+    /// The render worker and what the app is waiting for from it.
+    pub(in crate::tui) pending: Pending,
+    /// Token mode in the prompt pane (tokens from the worker).
+    pub(in crate::tui) token_mode: crate::tui::panes::prompt::tokens::TokenMode,
+    /// What the open dialog opened or is waiting for.
+    pub(in crate::tui) opening: Opening,
+    /// Undo / redo of list edits, go-to and find in the message list.
+    pub(in crate::tui) workbench: crate::tui::workbench::Workbench,
+    /// Values the template ignores (from the worker).
+    pub(in crate::tui) ignored: crate::tui::jobs::ignored::IgnoredValues,
+    /// The compare view and the template preview (from the worker).
+    pub(in crate::tui) sides: crate::tui::compare::Sides,
+    /// The assistant messages' round trips (from the worker).
+    pub(in crate::tui) round_trips: crate::tui::jobs::round_trips::RoundTripBadges,
+    /// Where the `{% generation %}` blocks land in the prompt (from the worker).
+    pub(in crate::tui) generation_marks: crate::tui::jobs::generation_marks::GenerationMarksState,
+}
+
+impl App {
+    /// An app on `files::workspace`, with `catalog` in the template pane and a render worker of
+    /// its own. Its first [`App::tick`] looks for a recovery file an earlier run left, to
+    /// offer to restore it.
+    ///
+    /// # Panics
+    /// When the operating system refuses to start the worker thread; the terminal app
+    /// uses [`App::with_worker`] to report that as an error instead.
+    pub fn new(workspace: Workspace, catalog: Vec<TemplateSource>) -> Self {
+        let worker = Worker::spawn(crate::tui::app::preview::app_limits().deadline)
+            .expect("start the render worker thread");
+        Self::with_worker(workspace, catalog, worker)
+    }
+
+    /// Like [`App::new`], with a worker started by the caller.
+    pub fn with_worker(workspace: Workspace, catalog: Vec<TemplateSource>, worker: Worker) -> Self {
+        let mut app = App {
+            preview: preview_for(&workspace),
+            templates: TemplatesPane::new(catalog, current_template(&workspace)),
+            workspace,
+            messages: MessagesPane::default(),
+            editor: None,
+            prompt: PromptPane::default(),
+            overlay: None,
+            screen: Screen {
+                focus: Pane::Messages,
+                left: Pane::Messages,
+                width: 80,
+                height: 24,
+                zoom: false,
+            },
+            status: None,
+            theme: Theme::colored(),
+            chores: Default::default(),
+            pending: Pending::new(worker),
+            explanation: Explanation::default(),
+            token_mode: Default::default(),
+            opening: Opening::default(),
+            workbench: Default::default(),
+            ignored: Default::default(),
+            sides: Default::default(),
+            round_trips: Default::default(),
+            generation_marks: Default::default(),
+        };
+        app.invalidate();
+        app
+    }
+
+    /// The scope the keymap uses right now.
+    pub fn scope(&self) -> Scope {
+        match (&self.overlay, self.screen.focus) {
+            (Some(overlay), _) => overlay.scope(),
+            (None, Pane::Templates) if self.templates.filtering => Scope::Filter,
+            (None, Pane::Templates) => Scope::Templates,
+            (None, Pane::Prompt) => Scope::Prompt,
+            (None, Pane::Messages) if self.editor.is_some() => Scope::Editor,
+            (None, Pane::Messages) if self.messages.in_fields => Scope::Fields,
+            (None, Pane::Messages) => Scope::Messages,
+        }
+    }
+
+    /// Resolves a key through the keymap and applies it.
+    ///
+    /// `Esc` and a key that arrive in one read (fast typing, a slow link) reach the app
+    /// as Alt+key. When the key without Alt is a command here (Ctrl+S after closing the
+    /// editor), it is taken as the two keys; Alt+letter in the editor stays text editing.
+    pub fn handle_key(&mut self, event: KeyEvent) -> Option<Effect> {
+        if let Some(key) = keymap::split_escape(self.scope(), &event) {
+            let escape = KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE);
+            if let Some(effect) = self.handle_key(escape) {
+                return Some(effect);
+            }
+            return self.handle_key(key);
+        }
+        let action = keymap::resolve(self.scope(), &event)?;
+        self.update(action)
+    }
+
+    /// Applies one action, or what came of file work; returns work that needs the
+    /// terminal or the disk.
+    pub fn update(&mut self, message: impl Into<Message>) -> Option<Effect> {
+        match message.into() {
+            Message::Action(action) => self.act(action),
+            Message::Disk(done) => self.take_in(done),
+        }
+    }
+
+    fn act(&mut self, action: Action) -> Option<Effect> {
+        if !matches!(action, Action::Resize(..)) {
+            self.status = None;
+        }
+        match action {
+            Action::FocusNext => self.cycle_focus(1),
+            Action::FocusPrev => self.cycle_focus(Pane::ALL.len() - 1),
+            Action::Focus(pane) => self.focus(pane),
+            Action::Help => {
+                let from = self.scope();
+                self.overlay = Some(Overlay::help(from));
+            }
+            Action::Zoom => self.screen.zoom = !self.screen.zoom,
+            Action::Quit => return self.request_quit(),
+            Action::Save => return self.save(None),
+            Action::OpenPicker => return self.open_picker(),
+            Action::NewSession => return self.new_session(),
+            Action::OpenTarget => return self.ask_open(),
+            Action::AddTool => self.ask_tool(),
+            Action::PasteOutput => self.ask_paste(),
+            Action::Mouse(input) => return self.mouse(input),
+            Action::SaveAs => self.ask_save_as(),
+            Action::SaveExpected => return self.when_current(Deferred::Expected),
+            Action::ExternalEdit => {
+                return self.in_messages(|pane, ctx, editor| pane.external_edit(ctx, editor));
+            }
+            Action::ExternalEdited(text) => {
+                return self.in_messages(|_, ctx, editor| {
+                    MessagesPane::external_edited(&text, ctx, editor);
+                    None
+                });
+            }
+            Action::Paste(text) => return self.paste(&text),
+            Action::Resize(width, height) => {
+                (self.screen.width, self.screen.height) = (width, height)
+            }
+            Action::Message(action) => return self.update_messages_recorded(action),
+            Action::Editor(action) => {
+                let effect = self.in_messages(|pane, ctx, editor| {
+                    pane.handle_editor(action, ctx, editor);
+                    None
+                });
+                self.editor_closed();
+                return effect;
+            }
+            Action::Prompt(PromptAction::ToggleTokens) => self.toggle_tokens(),
+            Action::Compare(action) => self.compare(action),
+            Action::Prompt(action) => {
+                if self.compare_took(action) {
+                    return None;
+                }
+                return self.in_prompt(|pane, ctx, facts| pane.handle(action, ctx, facts));
+            }
+            Action::Template(action) => {
+                let effect = self.in_templates(|pane, ctx| pane.handle(action.clone(), ctx));
+                self.request_info();
+                self.follow_template_cursor(&action);
+                return effect;
+            }
+            Action::Dialog(action) => return self.update_dialog(action),
+        }
+        None
+    }
+
+    fn cycle_focus(&mut self, by: usize) {
+        let index = Pane::ALL
+            .iter()
+            .position(|p| *p == self.screen.focus)
+            .unwrap_or(0);
+        self.focus(Pane::ALL[(index + by) % Pane::ALL.len()]);
+    }
+
+    pub(in crate::tui) fn focus(&mut self, pane: Pane) {
+        if pane == Pane::Templates && self.screen.focus != Pane::Templates {
+            self.templates.came_from = self.screen.focus;
+        }
+        self.screen.focus = pane;
+        if pane != Pane::Prompt {
+            self.screen.left = pane;
+        }
+        self.focus_left_templates();
+    }
+
+    /// Sets an informational status message.
+    pub fn notify(&mut self, text: impl Into<String>) {
+        self.status = Some(Status {
+            text: text.into(),
+            error: false,
+        });
+    }
+
+    /// Sets an error status message.
+    pub fn warn(&mut self, text: impl Into<String>) {
+        self.status = Some(Status {
+            text: text.into(),
+            error: true,
+        });
+    }
+
+    /// After any change to the session: mark it dirty and ask for a new render.
+    pub fn edited(&mut self) {
+        self.workspace.touch();
+        self.rechoose_for_tools();
+        self.invalidate();
+    }
+
+    /// Uses a (new or reloaded) template.
+    pub fn use_template(&mut self, template: TemplateSource) {
+        self.preview = Preview::new(&template.source);
+        self.templates.remember(&template);
+        self.workspace.set_template(template);
+        self.invalidate();
+    }
+
+    fn paste(&mut self, text: &str) -> Option<Effect> {
+        // Terminals send pasted line breaks as CR (what the Enter key sends).
+        let text = &text.replace("\r\n", "\n").replace('\r', "\n");
+        let scope = self.scope();
+        match (&mut self.overlay, scope) {
+            (Some(overlay), _) => overlay.paste(text),
+            (None, Scope::Editor) => {
+                return self.in_messages(|_, ctx, editor| {
+                    MessagesPane::paste(text, ctx, editor);
+                    None
+                });
+            }
+            (None, Scope::Filter) => self.templates.filter_paste(text),
+            _ => {}
+        }
+        None
+    }
+
+    /// The session file's name with a `*` when there are unsaved changes.
+    pub fn title(&self) -> String {
+        let star = if self.workspace.dirty { "*" } else { "" };
+        format!("{}{star}", self.workspace.name())
+    }
+}
+
+/// The preview for a workspace: its template, or the missing-template error.
+pub(in crate::tui) fn preview_for(workspace: &Workspace) -> Preview {
+    match &workspace.missing_template {
+        Some(why) => Preview::unavailable(RenderError::input(why.clone())),
+        None => Preview::new(&workspace.template.source),
+    }
+}
+
+/// The template to select in the template pane (none while it is missing).
+pub(in crate::tui) fn current_template(workspace: &Workspace) -> Option<&TemplateSource> {
+    workspace
+        .missing_template
+        .is_none()
+        .then_some(&workspace.template)
+}

@@ -1,0 +1,139 @@
+//! The narrow context a pane's action handler gets instead of the whole app.
+//!
+//! A pane owns its state and handles its own actions (`TemplatesPane::handle`, ...). What
+//! it may touch besides its own state is here: the session to read and change, the shown
+//! render and the screen to read, and the status line. What only the app can do (render
+//! again, switch templates, move the focus, open a dialog, wait for the current render)
+//! the pane asks for; the app carries the [`Requests`] out once the handler returns.
+
+use chatplate_core::catalog::TemplateSource;
+
+use crate::tui::app::action::Pane;
+use crate::tui::app::preview::Preview;
+use crate::tui::app::rendering::Deferred;
+use crate::tui::app::screen::{Screen, Status};
+use crate::tui::dialogs::Overlay;
+use crate::tui::files::workspace::Workspace;
+
+/// What a pane's handler sees of the app.
+#[derive(Debug)]
+pub struct PaneContext<'a> {
+    /// The session and its files.
+    pub workspace: &'a mut Workspace,
+    /// The shown render (or error).
+    pub preview: &'a Preview,
+    /// Focus and terminal size.
+    pub screen: Screen,
+    status: &'a mut Option<Status>,
+    requests: Requests,
+}
+
+/// What a pane asked the app to do.
+#[derive(Debug, Default)]
+pub struct Requests {
+    /// Use this template for the session.
+    pub template: Option<TemplateSource>,
+    /// The session changed in a way the list edits did not record: mark it unsaved.
+    pub touched: bool,
+    /// The session changed: mark it unsaved and render it again.
+    pub edited: bool,
+    /// Only this message changed, in place (the cheap render path for typing).
+    pub message_edited: Option<usize>,
+    /// The prompt view goes back to following the selected message.
+    pub follow: bool,
+    /// The field editor opened: keys go to the messages pane.
+    pub focus_editor: bool,
+    /// Select this message in the message list.
+    pub select_message: Option<usize>,
+    /// Move the focus here.
+    pub focus: Option<Pane>,
+    /// Open this dialog.
+    pub overlay: Option<Overlay>,
+    /// Run this once the shown render is current.
+    pub deferred: Option<Deferred>,
+}
+
+impl<'a> PaneContext<'a> {
+    /// A context on the app's parts.
+    pub fn new(
+        workspace: &'a mut Workspace,
+        preview: &'a Preview,
+        screen: Screen,
+        status: &'a mut Option<Status>,
+    ) -> Self {
+        PaneContext {
+            workspace,
+            preview,
+            screen,
+            status,
+            requests: Requests::default(),
+        }
+    }
+
+    /// Shows `text` in the status line.
+    pub fn notify(&mut self, text: impl Into<String>) {
+        *self.status = Some(Status {
+            text: text.into(),
+            error: false,
+        });
+    }
+
+    /// Shows `text` in the status line as an error.
+    pub fn warn(&mut self, text: impl Into<String>) {
+        *self.status = Some(Status {
+            text: text.into(),
+            error: true,
+        });
+    }
+
+    /// Asks for `template` to be used for the session (an unsaved change).
+    pub fn use_template(&mut self, template: TemplateSource) {
+        self.requests.template = Some(template);
+        self.requests.touched = true;
+    }
+
+    /// Asks for the session, changed, to be marked unsaved and rendered again.
+    pub fn edited(&mut self) {
+        self.requests.edited = true;
+    }
+
+    /// Asks for message `index`, changed in place, to be rendered again.
+    pub fn message_edited(&mut self, index: usize) {
+        self.requests.message_edited = Some(index);
+    }
+
+    /// Asks for the prompt view to follow the selected message again.
+    pub fn follow_selection(&mut self) {
+        self.requests.follow = true;
+    }
+
+    /// Asks for the keys to go to the field editor that just opened.
+    pub fn focus_editor(&mut self) {
+        self.requests.focus_editor = true;
+    }
+
+    /// Asks for message `index` to be selected in the message list.
+    pub fn select_message(&mut self, index: usize) {
+        self.requests.select_message = Some(index);
+    }
+
+    /// Asks for the focus to move to `app::pane`.
+    pub fn focus(&mut self, pane: Pane) {
+        self.requests.focus = Some(pane);
+    }
+
+    /// Asks for `overlay` to open.
+    pub fn open(&mut self, overlay: Overlay) {
+        self.requests.overlay = Some(overlay);
+    }
+
+    /// Asks for `app::action` to run once the shown render is current.
+    pub fn when_current(&mut self, action: Deferred) {
+        self.requests.deferred = Some(action);
+    }
+
+    /// What the pane asked for.
+    pub fn into_requests(self) -> Requests {
+        self.requests
+    }
+}

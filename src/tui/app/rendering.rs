@@ -1,0 +1,296 @@
+//! The app's side of the render worker: generations, one request per batch of input,
+//! replies taken in, and actions that wait for an up-to-date render.
+//!
+//! Every change to the session or template bumps the app's generation and records what
+//! changed; [`App::request_render`] (called once per batch of input by the event loop)
+//! sends the worker that change (one edited message, or everything) and one job. Replies
+//! update the [`Preview`](crate::tui::app::preview::Preview); a prompt older than the current
+//! generation is shown as stale until the newer one arrives.
+
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
+
+use serde_json::Value as Json;
+
+use chatplate_core::session::{Expected, Session};
+use chatplate_core::worker::{Job, JobKind, MessageUpdate, Reply, Update, Worker};
+use chatplate_render::RenderError;
+
+use crate::tui::app::action::{CopyTarget, Effect};
+use crate::tui::app::App;
+use crate::tui::dialogs::{Confirm, Overlay};
+
+/// An action that needs the render of what the user sees, not an older one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deferred {
+    /// Take the render as the expected outcome.
+    Expected,
+    /// Copy part of the prompt.
+    Copy(CopyTarget),
+    /// Scroll the diff to its first difference.
+    FirstDifference,
+}
+
+/// The worker and what the app is waiting for from it.
+#[derive(Debug)]
+pub struct Pending {
+    worker: Worker,
+    /// The generation of the current session and template.
+    generation: u64,
+    /// A change happened since the last request.
+    wanted: bool,
+    /// What the worker's copy of the conversation lacks.
+    changes: Changes,
+    /// An action that needs a render at least as new as this generation.
+    deferred: Option<(u64, Deferred)>,
+}
+
+impl Pending {
+    /// Nothing wanted yet.
+    pub fn new(worker: Worker) -> Self {
+        Pending {
+            worker,
+            generation: 0,
+            wanted: false,
+            changes: Changes::everything(),
+            deferred: None,
+        }
+    }
+}
+
+/// What changed since the worker's conversation was last brought up to date.
+#[derive(Debug, Clone, Default)]
+struct Changes {
+    /// Anything but the messages (or unknown: send everything).
+    settings: bool,
+    /// The message list itself.
+    all_messages: bool,
+    /// Single messages edited in place.
+    messages: BTreeSet<usize>,
+    /// The message count the worker has.
+    count: usize,
+}
+
+impl Changes {
+    fn everything() -> Self {
+        Changes {
+            settings: true,
+            all_messages: true,
+            ..Changes::default()
+        }
+    }
+
+    /// The update that brings the worker level with `session`. Message conversion is
+    /// `Session::conversation`'s, one message at a time.
+    fn update(&self, session: &mut Session) -> Result<Update, RenderError> {
+        let settings = if self.settings {
+            // The settings alone: the messages are set aside, not copied.
+            let messages = std::mem::take(&mut session.messages);
+            let settings = session.conversation();
+            session.messages = messages;
+            Some(settings.map_err(|err| RenderError::input(err.to_string()))?)
+        } else {
+            None
+        };
+        let message = |m: &chatplate_core::session::Message| Json::Object(m.0.clone());
+        let messages = if self.all_messages || session.messages.len() != self.count {
+            MessageUpdate::All(session.messages.iter().map(message).collect())
+        } else if self.messages.is_empty() {
+            MessageUpdate::Unchanged
+        } else {
+            let changed = self.messages.iter();
+            MessageUpdate::Some(
+                changed
+                    .filter_map(|&i| Some((i, message(session.messages.get(i)?))))
+                    .collect(),
+            )
+        };
+        Ok(Update { settings, messages })
+    }
+}
+
+impl App {
+    /// The session or template changed: the shown render is out of date.
+    pub fn invalidate(&mut self) {
+        self.pending.changes.settings = true;
+        self.pending.changes.all_messages = true;
+        self.outdated();
+    }
+
+    /// Only message `index` changed (in place): the cheap path for typing.
+    pub fn invalidate_message(&mut self, index: usize) {
+        self.pending.changes.messages.insert(index);
+        self.outdated();
+    }
+
+    fn outdated(&mut self) {
+        self.pending.generation += 1;
+        self.pending.wanted = true;
+        self.messages.clamp(&self.workspace.session);
+    }
+
+    /// The generation of the current session and template.
+    pub fn generation(&self) -> u64 {
+        self.pending.generation
+    }
+
+    /// Whether the shown prompt is older than the session.
+    pub fn is_stale(&self) -> bool {
+        self.preview.generation < self.pending.generation
+    }
+
+    /// Sends one render request for everything changed since the last one.
+    pub fn request_render(&mut self) {
+        if !std::mem::take(&mut self.pending.wanted) {
+            self.request_background();
+            return;
+        }
+        let generation = self.pending.generation;
+        let update = self.pending.changes.update(&mut self.workspace.session);
+        let job = update.and_then(|update| Ok((update, self.preview.render_job()?)));
+        match job {
+            Ok((update, job)) => {
+                self.pending.changes = Changes {
+                    count: self.workspace.session.messages.len(),
+                    ..Changes::default()
+                };
+                self.pending.worker.update(update);
+                self.pending.worker.submit(generation, job);
+            }
+            // Nothing sent: the changes stay recorded for the next request.
+            Err(err) => {
+                self.preview.fail(generation, err);
+                self.prompt.after_render(&self.preview);
+                self.request_sides();
+            }
+        }
+    }
+
+    /// Calls `wake` from the worker whenever a reply is ready to [`App::collect`].
+    pub fn set_waker(&self, wake: impl Fn() + Send + 'static) {
+        self.pending.worker.set_waker(wake);
+    }
+
+    /// Takes in every reply that is ready. Returns whether the screen changed and any
+    /// effect a deferred action produced.
+    pub fn collect(&mut self) -> (bool, Vec<Effect>) {
+        let mut changed = false;
+        let mut effects = Vec::new();
+        while let Some(reply) = self.pending.worker.try_recv() {
+            changed |= self.receive(reply, &mut effects);
+        }
+        (changed, effects)
+    }
+
+    /// Waits until the shown render is current. For tests and benchmarks; the event loop
+    /// never waits.
+    pub fn settle(&mut self) -> Vec<Effect> {
+        self.request_render();
+        let mut effects = Vec::new();
+        let patience = Instant::now() + Duration::from_secs(120);
+        while (self.is_stale() || self.background_pending()) && Instant::now() < patience {
+            if let Some(reply) = self.pending.worker.recv_timeout(Duration::from_secs(1)) {
+                self.receive(reply, &mut effects);
+            }
+        }
+        effects
+    }
+
+    fn receive(&mut self, reply: Reply, effects: &mut Vec<Effect>) -> bool {
+        if reply.kind != JobKind::Render {
+            return self.receive_background(reply, effects);
+        }
+        let changed = self.preview.accept(reply);
+        if changed {
+            self.prompt.after_render(&self.preview);
+            effects.extend(self.run_deferred());
+            // The preview or compare view first: it is what the user looks at.
+            self.request_sides();
+            self.request_attribution();
+            self.request_tokens();
+            self.request_round_trips();
+            self.request_generation_marks();
+            self.request_background();
+        }
+        changed
+    }
+
+    /// Queues a background job (inspection, tokenizing) on the worker.
+    pub(in crate::tui) fn submit_job(&self, generation: u64, job: Job) {
+        self.pending.worker.submit(generation, job);
+    }
+
+    /// Runs `app::action` now when the shown render is current, else once a render at least
+    /// as new as the current session arrives (the status line says so).
+    pub(in crate::tui) fn when_current(&mut self, action: Deferred) -> Option<Effect> {
+        if !self.is_stale() {
+            return self.run(action);
+        }
+        self.pending.deferred = Some((self.pending.generation, action));
+        if action != Deferred::FirstDifference {
+            self.notify("waiting for the render in progress…");
+        }
+        None
+    }
+
+    fn run(&mut self, action: Deferred) -> Option<Effect> {
+        match action {
+            Deferred::Expected => {
+                self.take_expected();
+                None
+            }
+            Deferred::Copy(target) => {
+                let extent = self.selected_extent();
+                match self.prompt.copy(target, &self.preview, extent) {
+                    Ok(effect) => Some(effect),
+                    Err(why) => {
+                        self.warn(why);
+                        None
+                    }
+                }
+            }
+            Deferred::FirstDifference => {
+                let expected = self.workspace.session.expected.as_ref();
+                self.prompt.top = Some(self.prompt.first_change_row(expected, &self.preview));
+                None
+            }
+        }
+    }
+
+    fn run_deferred(&mut self) -> Option<Effect> {
+        let ready = self
+            .pending
+            .deferred
+            .as_ref()
+            .is_some_and(|(generation, _)| self.preview.generation >= *generation);
+        if !ready {
+            return None;
+        }
+        let (_, action) = self.pending.deferred.take()?;
+        self.run(action)
+    }
+
+    /// Stores the shown render (or error) as the session's expected outcome.
+    pub(in crate::tui) fn take_expected(&mut self) {
+        let expected = match &self.preview.output {
+            Ok(prompt) => Expected::Prompt(prompt.to_string()),
+            Err(err) => Expected::Error(err.summary()),
+        };
+        let what = match expected {
+            Expected::Prompt(_) => "prompt",
+            Expected::Error(_) | Expected::Exception(_) => "error",
+        };
+        self.workspace.session.expected = Some(expected);
+        self.workspace.touch();
+        self.notify(format!("expected {what} set from the current render"));
+        // The usual next step, offered (a dialog already open, e.g. one this deferred
+        // action waited behind, is left alone). An untitled session goes straight to
+        // its name (Esc: not now), rather than asking first and then for the name.
+        if self.overlay.is_none() {
+            self.overlay = Some(match self.workspace.path {
+                Some(_) => Overlay::Confirm(Confirm::SaveExpected),
+                None => Overlay::save_as(&self.workspace.sessions_dir, false),
+            });
+        }
+    }
+}

@@ -1,0 +1,28 @@
+//! What the app shows besides the panes' own state: which pane has the focus, the
+//! terminal's size, and the status line's message.
+
+use crate::tui::app::action::Pane;
+
+/// Focus and terminal size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Screen {
+    /// The pane that gets the keys.
+    pub focus: Pane,
+    /// The pane shown beside the prompt when only two fit.
+    pub left: Pane,
+    /// Terminal width.
+    pub width: u16,
+    /// Terminal height.
+    pub height: u16,
+    /// The focused pane alone on the whole screen.
+    pub zoom: bool,
+}
+
+/// A one-line message in the status bar.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Status {
+    /// The text.
+    pub text: String,
+    /// Shown as an error.
+    pub error: bool,
+}

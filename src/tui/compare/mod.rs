@@ -1,0 +1,439 @@
+//! The other side of the prompt pane: what the session's render is set beside (another
+//! engine, another template, the fixture's `expected`), its answer from the worker, and
+//! the rows the compare view draws (a unified diff, the preview's own lines, or both
+//! sides aligned).
+//!
+//! Two sides can exist at once: the compare view the user picked, and the live preview
+//! of the template under the Templates pane's cursor, which takes the prompt pane while
+//! it lasts. Only the shown one asks the worker (two would cancel each other's jobs).
+
+pub mod counterpart;
+pub mod source;
+pub mod template_preview;
+pub mod view;
+
+use std::sync::Arc;
+
+use chatplate_core::catalog::TemplateSource;
+use chatplate_core::compare::{Engine, EngineSetup};
+use chatplate_core::diff::DiffLine;
+use chatplate_core::session::{Expected, Session};
+use chatplate_core::worker::comparing::{Compared, Counterpart};
+use chatplate_core::worker::Template;
+
+use crate::tui::app::action::Direction;
+use crate::tui::app::preview::app_limits;
+
+/// Intents for the compare view and the template preview.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareAction {
+    /// Compare with the next engine or the expected prompt (then off again).
+    CycleSide,
+    /// Compare with the template under the Templates pane's cursor.
+    WithTemplate,
+    /// Ask for a side to compare with: any template source, `@REV`, or a llama-server.
+    AskSource,
+    /// Close the compare view.
+    Close,
+}
+
+/// What the session's render is compared with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SideChoice {
+    /// Another engine, on the session's template.
+    Engine(Engine),
+    /// chatplate's renderer on another template.
+    Template(Box<TemplateSource>),
+    /// The fixture's expected prompt.
+    Expected,
+    /// A template typed in (any source) or a revision of the session's model.
+    Source {
+        /// Its short name (`template NAME`, `revision REV`).
+        label: String,
+        /// Where it came from (`HF cache acme/chat@v1 2222222 (...)`).
+        source: String,
+        /// The template.
+        template: Box<TemplateSource>,
+    },
+    /// A llama-server (`llama.cpp`) at this URL, on the session's template.
+    Server(String),
+}
+
+/// The sides `C` steps through, in order (then off).
+pub const CYCLE: [SideChoice; 4] = [
+    SideChoice::Engine(Engine::MiniJinja),
+    SideChoice::Engine(Engine::HfJinja),
+    SideChoice::Engine(Engine::Python),
+    SideChoice::Expected,
+];
+
+impl SideChoice {
+    /// Its name in titles and headers.
+    pub fn label(&self) -> String {
+        match self {
+            SideChoice::Engine(engine) => engine.name().to_string(),
+            SideChoice::Template(template) => template.name.clone(),
+            SideChoice::Expected => "expected".to_string(),
+            SideChoice::Source { label, .. } => label.clone(),
+            SideChoice::Server(_) => Engine::LlamaCpp.name().to_string(),
+        }
+    }
+
+    /// Where it came from, when the header names that rather than the engine's version.
+    pub fn source(&self) -> Option<&str> {
+        match self {
+            SideChoice::Source { source, .. } => Some(source),
+            SideChoice::Server(url) => Some(url),
+            _ => None,
+        }
+    }
+
+    /// Whether it renders the session's own template (an engine or a server).
+    pub fn renders_own_template(&self) -> bool {
+        matches!(self, SideChoice::Engine(_) | SideChoice::Server(_))
+    }
+}
+
+/// What the worker last said about a side.
+#[derive(Debug, Clone)]
+pub enum Shown {
+    /// Nothing yet.
+    Waiting,
+    /// The other render and its diff from the session's.
+    Answer(Arc<Compared>),
+    /// The job itself failed (timed out, crashed).
+    Failed(String),
+}
+
+/// One side: its choice, its answer and the view's scroll position.
+#[derive(Debug, Clone)]
+pub struct OtherSide {
+    /// What it is.
+    pub choice: SideChoice,
+    /// Its last answer.
+    pub shown: Shown,
+    /// The session generation `shown` answers (0: none).
+    pub answered: u64,
+    /// The request in flight: its id and the session generation it was asked for.
+    pub asked: Option<(u64, u64)>,
+    /// First row shown.
+    pub top: usize,
+    /// The difference `]` / `[` last jumped to (0-based), until the view scrolls.
+    pub current: Option<usize>,
+    /// Another template, compiled on the worker once.
+    template: Option<Arc<Template>>,
+}
+
+impl OtherSide {
+    /// A side with nothing rendered yet.
+    pub fn new(choice: SideChoice) -> Self {
+        let template = match &choice {
+            SideChoice::Template(source)
+            | SideChoice::Source {
+                template: source, ..
+            } => Some(Template::new(&source.source, app_limits())),
+            _ => None,
+        };
+        OtherSide {
+            choice,
+            shown: Shown::Waiting,
+            answered: 0,
+            asked: None,
+            top: 0,
+            current: None,
+            template,
+        }
+    }
+
+    /// The answer, when there is one.
+    pub fn answer(&self) -> Option<&Compared> {
+        match &self.shown {
+            Shown::Answer(answer) => Some(answer),
+            _ => None,
+        }
+    }
+
+    /// Whether it must be asked again for the session at `generation`: it answers an
+    /// older one, or the expected prompt changed since.
+    pub fn outdated(&self, generation: u64, session: &Session) -> bool {
+        if self.answered < generation {
+            return true;
+        }
+        match (&self.choice, self.answer()) {
+            (SideChoice::Expected, Some(answer)) => *answer.other != *expected_text(session),
+            _ => false,
+        }
+    }
+
+    /// What renders it on the worker; engines render the session's template `source`.
+    pub fn counterpart(
+        &self,
+        source: &str,
+        session: &Session,
+        setup: &Arc<EngineSetup>,
+    ) -> Counterpart {
+        match (&self.choice, &self.template) {
+            (_, Some(template)) => Counterpart::Template(Arc::clone(template)),
+            (SideChoice::Expected, _) => Counterpart::Text {
+                text: expected_text(session).into(),
+                error: expected_error(session),
+            },
+            (SideChoice::Engine(engine), _) => Counterpart::Engine {
+                engine: *engine,
+                source: source.into(),
+                setup: Arc::clone(setup),
+            },
+            (SideChoice::Server(url), _) => Counterpart::Engine {
+                engine: Engine::LlamaCpp,
+                source: source.into(),
+                setup: Arc::new(with_server(setup, url)),
+            },
+            (
+                SideChoice::Template(other)
+                | SideChoice::Source {
+                    template: other, ..
+                },
+                None,
+            ) => Counterpart::Template(Template::new(&other.source, app_limits())),
+        }
+    }
+}
+
+/// `setup` with the llama-server at `url`.
+fn with_server(setup: &EngineSetup, url: &str) -> EngineSetup {
+    let mut setup = setup.clone();
+    setup.llama_server = Some(url.to_string());
+    setup
+}
+
+/// The expected prompt's text (empty when there is none or it is an error).
+fn expected_text(session: &Session) -> &str {
+    match &session.expected {
+        Some(Expected::Prompt(text)) => text,
+        _ => "",
+    }
+}
+
+/// Why the expected side has no prompt, if it has none.
+fn expected_error(session: &Session) -> Option<String> {
+    match &session.expected {
+        Some(Expected::Prompt(_)) => None,
+        Some(Expected::Error(text)) => Some(format!("expected an error containing {text:?}")),
+        Some(Expected::Exception(text)) => Some(format!("expected the exception {text:?}")),
+        None => Some("no expected prompt yet (press E to take it from the render)".into()),
+    }
+}
+
+/// The compare view and the template preview, and the ids of their requests.
+#[derive(Debug)]
+pub struct Sides {
+    /// The template under the Templates pane's cursor, while it is not the session's.
+    pub preview: Option<OtherSide>,
+    /// The side the user picked.
+    pub compare: Option<OtherSide>,
+    /// Where the external engines are, and their bounds.
+    pub setup: Arc<EngineSetup>,
+    /// A typed side the worker is opening.
+    pub typed: Option<crate::tui::compare::source::TypedSide>,
+    last_id: u64,
+}
+
+impl Default for Sides {
+    fn default() -> Self {
+        Sides {
+            preview: None,
+            compare: None,
+            setup: Arc::new(EngineSetup::default()),
+            typed: None,
+            last_id: 0,
+        }
+    }
+}
+
+impl Sides {
+    /// The side the prompt pane shows: the preview while there is one.
+    pub fn shown(&self) -> Option<&OtherSide> {
+        self.preview.as_ref().or(self.compare.as_ref())
+    }
+
+    /// The shown side, to change.
+    pub fn shown_mut(&mut self) -> Option<&mut OtherSide> {
+        self.preview.as_mut().or(self.compare.as_mut())
+    }
+
+    /// A fresh request id.
+    pub fn next_id(&mut self) -> u64 {
+        self.last_id += 1;
+        self.last_id
+    }
+
+    /// The side whose request `id` is, if it still waits for it.
+    pub fn asking(&mut self, id: u64) -> Option<&mut OtherSide> {
+        let asked = |side: &&mut OtherSide| side.asked.is_some_and(|(asked, _)| asked == id);
+        self.preview
+            .as_mut()
+            .filter(asked)
+            .or(self.compare.as_mut().filter(asked))
+    }
+
+    /// Whether an answer for the shown side is still on its way.
+    pub fn pending(&self) -> bool {
+        self.typed.is_some() || self.shown().is_some_and(|side| side.asked.is_some())
+    }
+}
+
+/// A row of the compare view: a line of the diff on the session's side, the other
+/// side, or both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Row {
+    /// The diff line shown on the session's side (or the only one, unified).
+    pub left: Option<usize>,
+    /// The diff line shown on the other side, beside it.
+    pub right: Option<usize>,
+    /// Whether the row is part of a difference.
+    pub changed: bool,
+}
+
+/// How the rows are laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// One column: removed and added lines in turn.
+    Unified,
+    /// One column: the other side's lines only, its changes marked (the preview).
+    OtherOnly,
+    /// Two columns: the session's lines beside the other side's, changes aligned.
+    SideBySide,
+}
+
+/// The rows for `lines` in `layout`.
+pub fn rows(lines: &[DiffLine], layout: Layout) -> Vec<Row> {
+    let one = |index: usize| Row {
+        left: Some(index),
+        right: None,
+        changed: lines[index].is_change(),
+    };
+    match layout {
+        Layout::Unified => (0..lines.len()).map(one).collect(),
+        Layout::OtherOnly => (0..lines.len())
+            .filter(|&i| !matches!(lines[i], DiffLine::Removed(_)))
+            .map(one)
+            .collect(),
+        Layout::SideBySide => side_by_side(lines),
+    }
+}
+
+/// Same lines on both sides; in a run of changes, the removed lines beside the added.
+fn side_by_side(lines: &[DiffLine]) -> Vec<Row> {
+    let mut out = Vec::new();
+    let mut index = 0;
+    while index < lines.len() {
+        if !lines[index].is_change() {
+            out.push(Row {
+                left: Some(index),
+                right: Some(index),
+                changed: false,
+            });
+            index += 1;
+            continue;
+        }
+        let end = (index..lines.len())
+            .find(|&i| !lines[i].is_change())
+            .unwrap_or(lines.len());
+        let removed: Vec<usize> = (index..end)
+            .filter(|&i| matches!(lines[i], DiffLine::Removed(_)))
+            .collect();
+        let added: Vec<usize> = (index..end)
+            .filter(|&i| matches!(lines[i], DiffLine::Added(_)))
+            .collect();
+        for row in 0..removed.len().max(added.len()) {
+            out.push(Row {
+                left: removed.get(row).copied(),
+                right: added.get(row).copied(),
+                changed: true,
+            });
+        }
+        index = end;
+    }
+    out
+}
+
+/// Rows where a difference starts.
+pub fn difference_starts(rows: &[Row]) -> Vec<usize> {
+    (0..rows.len())
+        .filter(|&r| rows[r].changed && (r == 0 || !rows[r - 1].changed))
+        .collect()
+}
+
+/// The next (or previous) difference: after the `current` one, else from the view's
+/// `top`. Returns the first row to show and the difference's 0-based number; `None`
+/// when there is no more in that direction.
+pub fn next_difference(
+    rows: &[Row],
+    top: usize,
+    current: Option<usize>,
+    direction: Direction,
+) -> Option<(usize, usize)> {
+    let starts = difference_starts(rows);
+    // A difference is shown two rows below the top, with context above it.
+    let target = |row: usize| row.saturating_sub(2);
+    let found = match (direction, current) {
+        (Direction::Down, Some(current)) => Some(current + 1),
+        (Direction::Up, Some(current)) => current.checked_sub(1),
+        (Direction::Down, None) => starts.iter().position(|&s| target(s) >= top),
+        (Direction::Up, None) => starts.iter().rposition(|&s| target(s) < top),
+    }
+    .filter(|&found| found < starts.len())?;
+    Some((target(starts[found]), found))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use chatplate_core::diff::diff_lines;
+
+    #[test]
+    fn side_by_side_aligns_a_run_of_changes() {
+        let lines = diff_lines("a\nb\nc\nd\n", "a\nB\nX\nd\n");
+        let rows = rows(&lines, Layout::SideBySide);
+        assert_eq!(rows.len(), 4, "a, b|B, c|X, d: {rows:?}");
+        assert!(rows[1].changed && rows[1].left.is_some() && rows[1].right.is_some());
+        assert_eq!(difference_starts(&rows), vec![1]);
+    }
+
+    #[test]
+    fn the_preview_drops_the_sessions_lines_and_unified_keeps_both() {
+        let lines = diff_lines("a\nb\n", "a\nc\n");
+        assert_eq!(rows(&lines, Layout::OtherOnly).len(), 2);
+        assert_eq!(rows(&lines, Layout::Unified).len(), 3);
+    }
+
+    #[test]
+    fn next_difference_steps_both_ways_and_stops_at_the_ends() {
+        let old: String = (0..30).map(|i| format!("{i}\n")).collect();
+        let new = old.replace("10\n", "ten\n").replace("20\n", "twenty\n");
+        let lines = diff_lines(&old, &new);
+        let rows = rows(&lines, Layout::SideBySide);
+        assert_eq!(
+            next_difference(&rows, 0, None, Direction::Down),
+            Some((8, 0))
+        );
+        assert_eq!(
+            next_difference(&rows, 8, Some(0), Direction::Down),
+            Some((18, 1))
+        );
+        assert_eq!(next_difference(&rows, 18, Some(1), Direction::Down), None);
+        assert_eq!(
+            next_difference(&rows, 18, Some(1), Direction::Up),
+            Some((8, 0))
+        );
+        // After scrolling (no current difference), from the view's top.
+        assert_eq!(
+            next_difference(&rows, 12, None, Direction::Down),
+            Some((18, 1))
+        );
+        assert_eq!(
+            next_difference(&rows, 12, None, Direction::Up),
+            Some((8, 0))
+        );
+    }
+}

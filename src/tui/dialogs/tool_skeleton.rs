@@ -1,0 +1,159 @@
+//! Adding a tool definition without typing its JSON schema (most of the typing in a
+//! fixture): `+` in the Messages pane asks for `NAME PARAM description...`, which
+//! becomes a function tool with one required string parameter, or for the path of a
+//! JSON file of tools (a list, `{"tools": [...]}` as in a request body, or one tool),
+//! read as file work. The tools are added to the session's, as one undo step.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value as Json};
+
+use chatplate_core::files::{self, MAX_REQUEST_BYTES};
+
+use crate::tui::app::action::Effect;
+use crate::tui::app::App;
+use crate::tui::dialogs::{InputDialog, InputKind, Overlay};
+use crate::tui::files::disk::Job;
+
+/// A function tool from `NAME PARAM description...`: the parameter is a required
+/// string; the description may be left out.
+pub fn skeleton(text: &str) -> Result<Json, String> {
+    let mut words = text.split_whitespace();
+    let (Some(name), Some(param)) = (words.next(), words.next()) else {
+        return Err(
+            "type NAME PARAM description (e.g. get_weather city Current \
+                    weather), or the path of a .json file"
+                .into(),
+        );
+    };
+    let description = words.collect::<Vec<_>>().join(" ");
+    Ok(json!({
+        "type": "function",
+        "function": {
+            "name": name,
+            "description": description,
+            "parameters": {
+                "type": "object",
+                "properties": {param: {"type": "string"}},
+                "required": [param],
+            },
+        },
+    }))
+}
+
+/// The tools a JSON document holds: a list of tools, an object with a `tools` list (a
+/// request body), or one tool (an object with `type` or `function`).
+pub fn tools_in(json: Json) -> Result<Vec<Json>, String> {
+    match json {
+        Json::Array(tools) => Ok(tools),
+        Json::Object(mut object) => match object.remove("tools") {
+            Some(Json::Array(tools)) => Ok(tools),
+            Some(_) => Err("its \"tools\" is not a list".into()),
+            None if object.contains_key("type") || object.contains_key("function") => {
+                Ok(vec![Json::Object(object)])
+            }
+            None => Err("not a tool, a list of tools or an object with \"tools\"".into()),
+        },
+        _ => Err("not a tool, a list of tools or an object with \"tools\"".into()),
+    }
+}
+
+/// Reads the tools in a JSON file (file work, off the update path).
+pub(in crate::tui) fn read_tools(path: &Path) -> Result<Vec<Json>, String> {
+    let text = files::read_text(path, MAX_REQUEST_BYTES).map_err(|err| err.to_string())?;
+    let json: Json = serde_json::from_str(&text)
+        .map_err(|err| format!("line {} column {}: {err}", err.line(), err.column()))?;
+    tools_in(json)
+}
+
+impl App {
+    /// Asks for the tool to add.
+    pub(in crate::tui) fn ask_tool(&mut self) {
+        self.overlay = Some(Overlay::Input(InputDialog::new(InputKind::Tool, "")));
+    }
+
+    /// The answer: a `.json` path is read as file work; anything else is a skeleton
+    /// (asked again, with why, when it is not one).
+    pub(in crate::tui) fn add_tool_from(&mut self, text: &str) -> Option<Effect> {
+        let text = text.trim();
+        if text.ends_with(".json") {
+            return Some(Effect::Disk(Job::ReadTools(PathBuf::from(text))));
+        }
+        match skeleton(text) {
+            Ok(tool) => self.add_tools(vec![tool], "added tool"),
+            Err(why) => {
+                self.overlay = Some(Overlay::Input(InputDialog::new(InputKind::Tool, text)));
+                self.warn(why);
+            }
+        }
+        None
+    }
+
+    /// The file's tools arrived (or why not).
+    pub(in crate::tui) fn tools_read(&mut self, path: &Path, result: Result<Vec<Json>, String>) {
+        match result {
+            Ok(tools) => {
+                let from = format!("from {}", path.display());
+                self.add_tools(tools, &format!("added tools {from}:"));
+            }
+            Err(why) => self.warn(format!("no tools added from {}: {why}", path.display())),
+        }
+    }
+
+    /// Appends `tools` to the session's, as one undo step.
+    fn add_tools(&mut self, tools: Vec<Json>, what: &str) {
+        let names: Vec<String> = (tools.iter())
+            .map(|t| {
+                let name = t.pointer("/function/name").or_else(|| t.get("name"));
+                name.and_then(Json::as_str).unwrap_or("?").to_string()
+            })
+            .collect();
+        let selected = self.messages.selected;
+        self.begin_step();
+        self.in_messages(|_, ctx, _| {
+            ctx.workspace
+                .session
+                .tools
+                .get_or_insert_with(Vec::new)
+                .extend(tools);
+            ctx.edited();
+            None
+        });
+        self.end_step(selected);
+        self.notify(format!("{what} {}", names.join(", ")));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_skeleton_has_one_required_string_parameter() {
+        let tool = skeleton("get_weather city Current weather for a city").unwrap();
+        assert_eq!(tool["function"]["name"], "get_weather");
+        assert_eq!(
+            tool["function"]["description"],
+            "Current weather for a city"
+        );
+        let parameters = &tool["function"]["parameters"];
+        assert_eq!(parameters["properties"]["city"], json!({"type": "string"}));
+        assert_eq!(parameters["required"], json!(["city"]));
+        assert!(skeleton("get_weather").is_err());
+    }
+
+    #[test]
+    fn a_file_may_hold_a_list_a_request_body_or_one_tool() {
+        let tool = json!({"type": "function", "function": {"name": "f"}});
+        assert_eq!(tools_in(json!([tool])).unwrap().len(), 1);
+        assert_eq!(
+            tools_in(json!({"model": "m", "tools": [tool, tool]}))
+                .unwrap()
+                .len(),
+            2
+        );
+        assert_eq!(tools_in(tool.clone()).unwrap(), [tool]);
+        assert!(tools_in(json!({"messages": []})).is_err());
+        assert!(tools_in(json!("x")).is_err());
+    }
+}
