@@ -1,12 +1,11 @@
-//! A small, bounded HTTP/1.1 client over `std::net` for the `llama.cpp` engine: plain
-//! `http://` to a llama-server the user runs (usually on localhost or through an SSH
-//! tunnel), one request per connection (`Connection: close`). Every request has one
-//! deadline for connecting, writing and reading, and the response is cut at a size cap,
-//! so a stuck or hostile server cannot hold chatplate or fill its memory.
+//! The `llama.cpp` engine's HTTP requests, through `ureq` (the Hub client's HTTP crate):
+//! plain `http://` to a llama-server the user runs (usually on localhost or through an SSH
+//! tunnel). Every request has one deadline for connecting, writing and reading, and the
+//! response body is cut at a size cap, so a stuck or hostile server cannot hold chatplate
+//! or fill its memory. Redirects are not followed and proxies from the environment are not
+//! used: the URL the user named is the server asked.
 
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A server's address, from an `http://host:port[/base]` URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,7 +49,12 @@ impl Endpoint {
         })
     }
 
-    /// The `Host` header's value.
+    /// The URL of `path` on this server.
+    fn url(&self, path: &str) -> String {
+        format!("http://{}{}{path}", self.authority(), self.base)
+    }
+
+    /// `host:port`, the host in brackets when it is an IPv6 address.
     fn authority(&self) -> String {
         if self.host.contains(':') {
             format!("[{}]:{}", self.host, self.port)
@@ -95,153 +99,76 @@ pub(super) fn request(
     body: Option<&[u8]>,
     limits: Limits,
 ) -> Result<Response, HttpError> {
-    let deadline = Instant::now() + limits.timeout;
-    let mut stream = connect(endpoint, deadline)?;
-    let mut head = format!(
-        "{method} {}{path} HTTP/1.1\r\nHost: {}\r\nConnection: close\r\nAccept: application/json\r\n",
-        endpoint.base,
-        endpoint.authority()
-    );
-    if let Some(body) = body {
-        head.push_str("Content-Type: application/json\r\n");
-        head.push_str(&format!("Content-Length: {}\r\n", body.len()));
-    }
-    head.push_str("\r\n");
-    let mut bytes = head.into_bytes();
-    bytes.extend_from_slice(body.unwrap_or_default());
-    stream
-        .set_write_timeout(Some(remaining(deadline)?))
-        .map_err(io_error)?;
-    stream.write_all(&bytes).map_err(io_error)?;
-    let raw = read_bounded(&mut stream, deadline, limits.max_response)?;
-    parse_response(&raw)
-}
-
-fn connect(endpoint: &Endpoint, deadline: Instant) -> Result<TcpStream, HttpError> {
-    let addresses: Vec<SocketAddr> = (endpoint.host.as_str(), endpoint.port)
-        .to_socket_addrs()
-        .map_err(|err| HttpError::Unreachable(format!("cannot resolve {}: {err}", endpoint.host)))?
-        .collect();
-    let mut last = None;
-    for address in addresses {
-        match TcpStream::connect_timeout(&address, remaining(deadline)?) {
-            Ok(stream) => return Ok(stream),
-            Err(err) if err.kind() == std::io::ErrorKind::TimedOut => {
-                return Err(HttpError::TimedOut)
-            }
-            Err(err) => last = Some(err),
-        }
-    }
-    Err(HttpError::Unreachable(match last {
-        Some(err) => err.to_string(),
-        None => format!("{} has no address", endpoint.host),
-    }))
-}
-
-fn remaining(deadline: Instant) -> Result<Duration, HttpError> {
-    let left = deadline.saturating_duration_since(Instant::now());
-    if left.is_zero() {
-        Err(HttpError::TimedOut)
-    } else {
-        Ok(left)
-    }
-}
-
-fn io_error(err: std::io::Error) -> HttpError {
-    match err.kind() {
-        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock => HttpError::TimedOut,
-        _ => HttpError::Protocol(err.to_string()),
-    }
-}
-
-/// Reads until the server closes (we asked it to), keeping at most `cap` bytes.
-fn read_bounded(
-    stream: &mut TcpStream,
-    deadline: Instant,
-    cap: usize,
-) -> Result<Vec<u8>, HttpError> {
-    let mut kept = Vec::new();
-    let mut buffer = [0u8; 64 * 1024];
-    loop {
-        stream
-            .set_read_timeout(Some(remaining(deadline)?))
-            .map_err(io_error)?;
-        let n = stream.read(&mut buffer).map_err(io_error)?;
-        if n == 0 {
-            return Ok(kept);
-        }
-        if kept.len() + n > cap {
-            return Err(HttpError::TooLarge(cap));
-        }
-        kept.extend_from_slice(&buffer[..n]);
-    }
-}
-
-/// The status and body of a whole response (`Content-Length`, chunked, or to the end).
-fn parse_response(raw: &[u8]) -> Result<Response, HttpError> {
-    let bad = |what: &str| HttpError::Protocol(format!("not an HTTP response: {what}"));
-    let end = raw
-        .windows(4)
-        .position(|w| w == b"\r\n\r\n")
-        .ok_or_else(|| bad("no end of headers"))?;
-    let head = std::str::from_utf8(&raw[..end]).map_err(|_| bad("headers are not text"))?;
-    let mut lines = head.split("\r\n");
-    let status = lines
-        .next()
-        .and_then(|line| line.strip_prefix("HTTP/1."))
-        .and_then(|line| line.get(2..5))
-        .and_then(|code| code.parse::<u16>().ok())
-        .ok_or_else(|| bad("no status line"))?;
-    let mut chunked = false;
-    let mut length = None;
-    for line in lines {
-        let Some((name, value)) = line.split_once(':') else {
-            continue;
-        };
-        let value = value.trim();
-        if name.eq_ignore_ascii_case("transfer-encoding") {
-            chunked = value.eq_ignore_ascii_case("chunked");
-        } else if name.eq_ignore_ascii_case("content-length") {
-            length = Some(
-                value
-                    .parse::<usize>()
-                    .map_err(|_| bad("bad Content-Length"))?,
-            );
-        }
-    }
-    let rest = &raw[end + 4..];
-    let body = if chunked {
-        dechunk(rest).ok_or_else(|| bad("bad chunked body"))?
-    } else if let Some(length) = length {
-        rest.get(..length)
-            .ok_or_else(|| bad("the body is shorter than its Content-Length"))?
-            .to_vec()
-    } else {
-        rest.to_vec()
+    let agent = agent(limits.timeout);
+    let url = endpoint.url(path);
+    let answer = match (method, body) {
+        ("POST", Some(body)) => agent
+            .post(&url)
+            .header("Accept", "application/json")
+            .header("Content-Type", "application/json")
+            .send(body),
+        _ => agent.get(&url).header("Accept", "application/json").call(),
     };
+    let mut answer = answer.map_err(|err| http_error(err, endpoint, limits))?;
+    let status = answer.status().as_u16();
+    let body = answer
+        .body_mut()
+        .with_config()
+        .limit(limits.max_response as u64)
+        .read_to_vec()
+        .map_err(|err| http_error(err, endpoint, limits))?;
     Ok(Response { status, body })
 }
 
-/// The body of a `Transfer-Encoding: chunked` message.
-fn dechunk(mut rest: &[u8]) -> Option<Vec<u8>> {
-    let mut body = Vec::new();
-    loop {
-        let line_end = rest.windows(2).position(|w| w == b"\r\n")?;
-        let size_text = std::str::from_utf8(&rest[..line_end]).ok()?;
-        let size_text = size_text.split(';').next()?.trim();
-        let size = usize::from_str_radix(size_text, 16).ok()?;
-        rest = &rest[line_end + 2..];
-        if size == 0 {
-            return Some(body);
+/// A client for one render's requests: statuses are answers (llama-server words its
+/// errors in the body), `timeout` bounds each whole request, nothing is redirected and
+/// no proxy stands between chatplate and the server.
+fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .proxy(None)
+        .timeout_global(Some(timeout))
+        .user_agent(concat!("chatplate/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .into()
+}
+
+/// `ureq`'s error in the terms the engine reports.
+fn http_error(err: ureq::Error, endpoint: &Endpoint, limits: Limits) -> HttpError {
+    match err {
+        ureq::Error::Timeout(_) => HttpError::TimedOut,
+        ureq::Error::BodyExceedsLimit(_) => HttpError::TooLarge(limits.max_response),
+        ureq::Error::HostNotFound => {
+            HttpError::Unreachable(format!("cannot resolve {}", endpoint.host))
         }
-        body.extend_from_slice(rest.get(..size)?);
-        rest = rest.get(size + 2..)?;
+        ureq::Error::ConnectionFailed => {
+            HttpError::Unreachable(format!("cannot connect to {}", endpoint.authority()))
+        }
+        ureq::Error::Io(err) => io_error(err),
+        other => HttpError::Protocol(other.to_string()),
+    }
+}
+
+/// An I/O error: nothing listening is unreachable (the server is not running), a
+/// timeout is the deadline, anything else a broken exchange.
+fn io_error(err: std::io::Error) -> HttpError {
+    use std::io::ErrorKind;
+    match err.kind() {
+        ErrorKind::TimedOut | ErrorKind::WouldBlock => HttpError::TimedOut,
+        ErrorKind::ConnectionRefused
+        | ErrorKind::AddrNotAvailable
+        | ErrorKind::HostUnreachable
+        | ErrorKind::NetworkUnreachable => HttpError::Unreachable(err.to_string()),
+        _ => HttpError::Protocol(err.to_string()),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::io::{Read, Write};
+    use std::time::Instant;
 
     #[test]
     fn urls_give_host_port_and_base() {
@@ -302,9 +229,17 @@ mod tests {
 
     #[test]
     fn responses_are_read_by_length_chunks_or_to_the_end() {
-        let sized = parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiXX").unwrap();
+        let limits = Limits {
+            timeout: Duration::from_secs(5),
+            max_response: 1024,
+        };
+        let answer = |raw: &[u8]| {
+            let endpoint = listener(Some(raw.to_vec()));
+            request(&endpoint, "GET", "/props", None, limits)
+        };
+        let sized = answer(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiXX").unwrap();
         assert_eq!((sized.status, sized.body.as_slice()), (200, &b"hi"[..]));
-        let chunked = parse_response(
+        let chunked = answer(
             b"HTTP/1.1 400 Bad\r\nTransfer-Encoding: chunked\r\n\r\n3;x\r\nabc\r\n2\r\nde\r\n0\r\n\r\n",
         )
         .unwrap();
@@ -312,9 +247,26 @@ mod tests {
             (chunked.status, chunked.body.as_slice()),
             (400, &b"abcde"[..])
         );
-        let open = parse_response(b"HTTP/1.0 500 E\r\n\r\nall").unwrap();
+        let open = answer(b"HTTP/1.0 500 E\r\n\r\nall").unwrap();
         assert_eq!(open.body, b"all");
-        assert!(parse_response(b"SSH-2.0-OpenSSH\r\n\r\n").is_err());
-        assert!(parse_response(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nhi").is_err());
+        assert!(answer(b"SSH-2.0-OpenSSH\r\n\r\n").is_err());
+    }
+
+    #[test]
+    fn nothing_listening_is_unreachable() {
+        let port = {
+            let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            listener.local_addr().unwrap().port()
+        };
+        let endpoint = Endpoint::parse(&format!("http://127.0.0.1:{port}")).unwrap();
+        let limits = Limits {
+            timeout: Duration::from_secs(5),
+            max_response: 1024,
+        };
+        let result = request(&endpoint, "GET", "/props", None, limits);
+        assert!(
+            matches!(result, Err(HttpError::Unreachable(_))),
+            "{result:?}"
+        );
     }
 }
