@@ -58,6 +58,12 @@
 //!
 //! Without it ([`is_metered`] says which) steps, output size, recursion and the deadline
 //! still hold, and the byte limit is not checked.
+//!
+//! # Features
+//!
+//! * `mimalloc` (off by default): [`MeteredAllocator`] counts on top of mimalloc instead
+//!   of the system allocator (faster for MiniJinja's many small allocations, but a C
+//!   library to compile). The chatplate binary turns it on.
 
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]

@@ -1,7 +1,8 @@
 //! Counting the memory a render holds, so the byte budget covers everything the
 //! template makes MiniJinja allocate, not only what chatplate's own filters charge.
 //!
-//! [`MeteredAllocator`] wraps mimalloc and keeps, per thread, the bytes
+//! [`MeteredAllocator`] wraps mimalloc (feature `mimalloc`; the system allocator
+//! without it) and keeps, per thread, the bytes
 //! allocated minus the bytes freed on that thread. A render runs on one thread, so the
 //! growth of that number during the render is what the template holds; the render's
 //! checkpoints (every loop item, every `{{ }}`, every chatplate filter) compare it with
@@ -24,11 +25,17 @@ use std::alloc::{GlobalAlloc, Layout};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
-use mimalloc::MiMalloc;
+/// The allocator underneath: mimalloc when the binary asks for it (feature `mimalloc`),
+/// else the system's, so a library user of the renderer compiles no C.
+#[cfg(feature = "mimalloc")]
+use mimalloc::MiMalloc as Inner;
+#[cfg(not(feature = "mimalloc"))]
+use std::alloc::System as Inner;
 
-/// mimalloc, counting live bytes per thread (see the module docs). mimalloc rather
-/// than the system allocator: MiniJinja's parser and VM make many small allocations,
-/// which it serves faster than glibc's malloc (BENCHMARKS.md, "The allocator").
+/// mimalloc (feature `mimalloc`) or the system allocator, counting live bytes per thread
+/// (see the module docs). mimalloc where it can: MiniJinja's parser and VM make many
+/// small allocations, which it serves faster than glibc's malloc (BENCHMARKS.md, "The
+/// allocator").
 ///
 /// ```ignore
 /// #[global_allocator]
@@ -71,17 +78,17 @@ pub(crate) const STOPPED_AT_CAP: u8 = u8::MAX;
 unsafe impl GlobalAlloc for MeteredAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         grow(layout.size());
-        MiMalloc.alloc(layout)
+        Inner.alloc(layout)
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
         grow(layout.size());
-        MiMalloc.alloc_zeroed(layout)
+        Inner.alloc_zeroed(layout)
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         shrink(layout.size());
-        MiMalloc.dealloc(ptr, layout)
+        Inner.dealloc(ptr, layout)
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
@@ -90,7 +97,7 @@ unsafe impl GlobalAlloc for MeteredAllocator {
         } else {
             shrink(layout.size() - new_size);
         }
-        MiMalloc.realloc(ptr, layout, new_size)
+        Inner.realloc(ptr, layout, new_size)
     }
 }
 
@@ -195,8 +202,18 @@ pub(super) fn unwatch_this_thread() {
         })
         .unwrap_or(0);
     if held > RETURN_ABOVE_BYTES {
-        // SAFETY: a plain call into mimalloc, which is this process's allocator; it
-        // only frees what no one holds.
-        unsafe { libmimalloc_sys::mi_collect(true) };
+        return_freed_memory();
     }
 }
+
+/// Hands freed pages back to the system now.
+#[cfg(feature = "mimalloc")]
+fn return_freed_memory() {
+    // SAFETY: a plain call into mimalloc, which is this process's allocator; it only
+    // frees what no one holds.
+    unsafe { libmimalloc_sys::mi_collect(true) };
+}
+
+/// The system allocator returns freed memory on its own terms: nothing to ask.
+#[cfg(not(feature = "mimalloc"))]
+fn return_freed_memory() {}
