@@ -45,7 +45,7 @@ pub(super) fn run(args: &BenchArgs) -> Result<i32> {
             .map_err(|err| anyhow::anyhow!("{}: {err}", name.display()))?;
         let compile_time = started.elapsed();
         // Each render bounded as `render` bounds it (the deadline grows with the input).
-        let control = RenderControl::default().with_deadline(limits.deadline);
+        let control = RenderControl::default();
         // Shared, so each render's thread builds the template values itself, as `check`
         // and `render` have it (a borrowed conversation is converted by the caller).
         let conversation = Arc::new(conversation);

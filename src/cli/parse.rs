@@ -139,7 +139,7 @@ fn from_session(path: &Path, args: &ParseArgs) -> Result<Inputs> {
         Some(_) => String::new(),
         None => {
             let limits = args.limits.limits();
-            let control = RenderControl::default().with_deadline(limits.deadline);
+            let control = RenderControl::default();
             CompiledTemplate::compile(&template.source, limits)
                 .and_then(|compiled| compiled.render_controlled(&conversation, &control))
                 .map_err(|err| anyhow::anyhow!("rendering the session's prompt: {err}"))?

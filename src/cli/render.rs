@@ -76,7 +76,7 @@ pub(super) fn run(args: RenderArgs) -> Result<i32> {
     };
     let source = &template.source;
     let limits = args.limits.limits();
-    let control = RenderControl::default().with_deadline(limits.deadline);
+    let control = RenderControl::default();
     let rendered = CompiledTemplate::compile(source, limits)
         .and_then(|compiled| compiled.render_controlled(conversation, &control));
     match rendered {

@@ -21,7 +21,7 @@ pub fn render_tracked_with(
 ) -> Result<TrackedRender, RenderFailure> {
     let conversation = catalog::conversation_for(session, template)
         .map_err(|e| RenderFailure::load(e.to_string()))?;
-    let control = RenderControl::default().with_deadline(limits.deadline);
+    let control = RenderControl::default();
     compiled::shared(&template.source, limits)
         .and_then(|compiled| compiled.render_tracked(conversation, &control))
         .map_err(|err| RenderFailure::render(&err, &template.source))

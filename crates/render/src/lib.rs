@@ -319,12 +319,14 @@ impl CompiledTemplate {
         conversation: impl Into<ConversationInput<'a>>,
         cancel: &CancelToken,
     ) -> Result<String, RenderError> {
-        self.render_controlled(conversation, &RenderControl::new(cancel.clone()))
+        let control = RenderControl::new(cancel.clone()).without_deadline();
+        self.render_controlled(conversation, &control)
     }
 
     /// Renders on a thread of its own, and returns as soon as the render finishes, is
-    /// cancelled, runs past the control's deadline (grown for the conversation:
-    /// [`Limits::deadline_for`]) or goes over its byte budget. A
+    /// cancelled, runs past its deadline (the template's [`Limits::deadline`] unless the
+    /// control names another, grown for the conversation: [`Limits::deadline_for`]) or
+    /// goes over its byte budget. A
     /// stopped render stops at its next checkpoint (every loop item, every `{{ }}`,
     /// every filter or method call) and frees its memory; see [`watchdog`].
     ///
@@ -432,7 +434,8 @@ impl CompiledTemplate {
         add_generation_prompt: bool,
         cancel: &CancelToken,
     ) -> Result<String, RenderError> {
-        let control = RenderControl::new(cancel.clone());
+        // The inspector bounds all its renders together, through the token.
+        let control = RenderControl::new(cancel.clone()).without_deadline();
         self.render_values_controlled(conversation, messages, add_generation_prompt, &control)
     }
 

@@ -119,7 +119,7 @@ impl CompiledTemplate {
                 },
             )
             .collect();
-        let mut control = RenderControl::new(cancel.clone());
+        let mut control = RenderControl::new(cancel.clone()).without_deadline();
         control.written = Some(written);
         let text = self.render_values_controlled(
             conversation,

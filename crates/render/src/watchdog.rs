@@ -154,7 +154,7 @@ pub(super) fn run_recording_on_own_thread(
 ) -> Result<(String, Vec<super::generation::RawSpan>), RenderError> {
     // The deadline grows with the input; fixed now, for both sides.
     let deadline = control
-        .deadline
+        .base_deadline(&template.limits())
         .and_then(|base| Deadline::start(template.limits().with_deadline(base), items));
     let shared = Arc::new(Shared::new(deadline));
     if let Some(written) = &control.written {

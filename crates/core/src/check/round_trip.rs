@@ -46,7 +46,7 @@ fn round_trip(
     let conversation = catalog::conversation_for(session, template).map_err(|e| e.to_string())?;
     let compiled =
         CompiledTemplate::compile(&template.source, limits).map_err(|e| e.to_string())?;
-    let control = RenderControl::default().with_deadline(limits.deadline);
+    let control = RenderControl::default();
     Ok(
         match check_round_trip(&compiled, &conversation, &parser, &control) {
             Ok(()) => Outcome::Pass,

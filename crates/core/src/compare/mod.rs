@@ -184,7 +184,8 @@ fn reference(
     conversation: &Conversation,
     limits: Limits,
 ) -> Result<String, EngineError> {
-    let control = RenderControl::default().with_deadline(limits.deadline);
+    // The compiled template keeps `limits`, its deadline included.
+    let control = RenderControl::default();
     CompiledTemplate::compile(template, limits)
         .and_then(|compiled| compiled.render_controlled(conversation, &control))
         .map_err(|err| EngineError::Render(err.to_string()))

@@ -229,7 +229,8 @@ impl<'a> Prober<'a> {
         &self,
         probe: &Probe,
     ) -> Result<Result<chatplate_render::TrackedRender, RenderError>, Cancelled> {
-        let control = chatplate_render::RenderControl::new(self.cancel.clone());
+        // The inspection's own deadline bounds every probe, through the token.
+        let control = chatplate_render::RenderControl::new(self.cancel.clone()).without_deadline();
         match self
             .template
             .render_tracked(self.conversation(probe), &control)

@@ -29,7 +29,7 @@ pub(super) fn mark(
     if !compiled.has_generation_tag() {
         return Ok(Output::GenerationMarks(Arc::default()));
     }
-    let control = RenderControl::new(cancel.clone()).with_deadline(compiled.limits().deadline);
+    let control = RenderControl::new(cancel.clone());
     let tracked = compiled.render_tracked(conversation.conversation(), &control)?;
     let chars = tracked.spans.iter().map(|span| span.start..span.end);
     let spans = merged(byte_ranges(&tracked.prompt, chars));

@@ -46,7 +46,7 @@ pub(super) fn check(
         Err(err) => return Ok(problem(format!("invalid response_template: {err}"))),
     };
     let compiled = template.compiled()?;
-    let control = RenderControl::new(cancel.clone()).with_deadline(compiled.limits().deadline);
+    let control = RenderControl::new(cancel.clone());
     let conversation = conversation.conversation();
     let each = parse::round_trip_each(compiled, &conversation, &parser, &control);
     // A cancelled check says nothing about the messages: report it as cancelled.

@@ -41,8 +41,7 @@ pub(super) fn compute(
     let compiled = template.compiled().ok()?;
     let tracked = match compiled.has_generation_tag() {
         true => {
-            let control =
-                RenderControl::new(cancel.clone()).with_deadline(compiled.limits().deadline);
+            let control = RenderControl::new(cancel.clone());
             compiled.render_tracked(conversation, &control).ok()?
         }
         false => TrackedRender::untracked(prompt.to_string()),
