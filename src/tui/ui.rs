@@ -186,10 +186,10 @@ fn prompt_view(app: &App) -> PromptView<'_> {
         anchor: app.prompt_anchor(),
         selected: app.selected_ranges(),
         cursor: app.cursor_range(),
-        token_mode: app.token_mode.enabled,
+        token_mode: app.jobs.token_mode.enabled,
         tokens: app.shown_tokens().map(|t| &t.tokenized),
         // Token mode marks trained tokens; character mode the generation blocks.
-        trained: match app.token_mode.enabled {
+        trained: match app.jobs.token_mode.enabled {
             true => (app.shown_tokens().and_then(|t| t.mask.as_ref()))
                 .map_or(&[], |mask| mask.trained.as_slice()),
             false => app.generation_spans(),

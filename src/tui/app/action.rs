@@ -5,6 +5,7 @@
 //! an external editor) or the disk comes back out of `update` as an [`Effect`]; what came
 //! of file work goes back in as a [`Message`].
 
+use chatplate_core::worker::Reply;
 use ratatui_textarea::Input;
 
 use crate::tui::files::disk::{Done, Job};
@@ -267,14 +268,22 @@ pub enum Action {
     Dialog(DialogAction),
 }
 
-/// What [`crate::tui::app::App::update`] applies: an intent, or what came of file work
-/// the event loop did for one.
+/// What [`crate::tui::app::App::update`] applies: an intent, what came of file work
+/// the event loop did for one, or the render worker's answer.
 #[derive(Debug)]
 pub enum Message {
     /// What the user asked for.
     Action(Action),
     /// The outcome of an [`Effect::Disk`].
     Disk(Done),
+    /// A render or a background job's answer from the worker.
+    Worker(Reply),
+}
+
+impl From<Reply> for Message {
+    fn from(reply: Reply) -> Self {
+        Message::Worker(reply)
+    }
 }
 
 impl From<Action> for Message {

@@ -24,7 +24,7 @@ use crate::tui::app::screen::{Screen, Status};
 use crate::tui::dialogs::open::Opening;
 use crate::tui::dialogs::Overlay;
 use crate::tui::files::workspace::Workspace;
-use crate::tui::jobs::attribution::Explanation;
+use crate::tui::jobs::Jobs;
 use crate::tui::keymap::{self, Scope};
 use crate::tui::panes::messages::editor::FieldEditor;
 use crate::tui::panes::messages::MessagesPane;
@@ -46,8 +46,6 @@ pub struct App {
     pub(in crate::tui) preview: Preview,
     /// The open field editor, if any.
     pub(in crate::tui) editor: Option<FieldEditor>,
-    /// Exact attribution of the prompt (from the worker).
-    pub(in crate::tui) explanation: Explanation,
     /// Template pane state.
     pub(in crate::tui) templates: TemplatesPane,
     /// Message pane state.
@@ -66,20 +64,16 @@ pub struct App {
     pub(in crate::tui) chores: crate::tui::files::Chores,
     /// The render worker and what the app is waiting for from it.
     pub(in crate::tui) pending: Pending,
-    /// Token mode in the prompt pane (tokens from the worker).
-    pub(in crate::tui) token_mode: crate::tui::panes::prompt::tokens::TokenMode,
     /// What the open dialog opened or is waiting for.
     pub(in crate::tui) opening: Opening,
     /// Undo / redo of list edits, go-to and find in the message list.
     pub(in crate::tui) workbench: crate::tui::workbench::Workbench,
-    /// Values the template ignores (from the worker).
-    pub(in crate::tui) ignored: crate::tui::jobs::ignored::IgnoredValues,
+    /// The background jobs' states (from the worker).
+    pub(in crate::tui) jobs: Jobs,
+    /// A worker reply changed what is shown since the last [`App::collect`].
+    pub(in crate::tui) redraw: bool,
     /// The compare view and the template preview (from the worker).
     pub(in crate::tui) sides: crate::tui::compare::Sides,
-    /// The assistant messages' round trips (from the worker).
-    pub(in crate::tui) round_trips: crate::tui::jobs::round_trips::RoundTripBadges,
-    /// Where the `{% generation %}` blocks land in the prompt (from the worker).
-    pub(in crate::tui) generation_marks: crate::tui::jobs::generation_marks::GenerationMarksState,
 }
 
 impl App {
@@ -117,14 +111,11 @@ impl App {
             theme: Theme::colored(),
             chores: Default::default(),
             pending: Pending::new(worker),
-            explanation: Explanation::default(),
-            token_mode: Default::default(),
             opening: Opening::default(),
             workbench: Default::default(),
-            ignored: Default::default(),
+            jobs: Jobs::default(),
+            redraw: false,
             sides: Default::default(),
-            round_trips: Default::default(),
-            generation_marks: Default::default(),
         };
         app.invalidate();
         app
@@ -166,6 +157,7 @@ impl App {
         match message.into() {
             Message::Action(action) => self.act(action),
             Message::Disk(done) => self.take_in(done),
+            Message::Worker(reply) => self.receive(reply),
         }
     }
 
@@ -214,7 +206,10 @@ impl App {
                 self.editor_closed();
                 return effect;
             }
-            Action::Prompt(PromptAction::ToggleTokens) => self.toggle_tokens(),
+            Action::Prompt(PromptAction::ToggleTokens) => {
+                self.jobs.token_mode.toggle();
+                self.ask_jobs(false);
+            }
             Action::Compare(action) => self.compare(action),
             Action::Prompt(action) => {
                 if self.compare_took(action) {
@@ -224,7 +219,7 @@ impl App {
             }
             Action::Template(action) => {
                 let effect = self.in_templates(|pane, ctx| pane.handle(action.clone(), ctx));
-                self.request_info();
+                self.ask_jobs(false);
                 self.follow_template_cursor(&action);
                 return effect;
             }

@@ -50,8 +50,8 @@ impl App {
     ) -> Option<Effect> {
         let facts = PromptFacts {
             anchor: self.prompt_anchor(),
-            tokens: &self.token_mode,
-            explanation: &self.explanation,
+            tokens: &self.jobs.token_mode,
+            explanation: &self.jobs.explanation,
         };
         let mut ctx = PaneContext::new(
             &mut self.workspace,

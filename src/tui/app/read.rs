@@ -43,7 +43,7 @@ impl App {
 
     /// Exact attribution of the shown prompt, as far as it has arrived.
     pub fn explanation(&self) -> &Explanation {
-        &self.explanation
+        &self.jobs.explanation
     }
 
     /// The template list, its filter and the source view.
@@ -127,23 +127,25 @@ impl App {
         if self.screen.focus != Pane::Prompt {
             return None;
         }
-        self.prompt.cursor_range(&self.preview, &self.token_mode)
+        self.prompt
+            .cursor_range(&self.preview, &self.jobs.token_mode)
     }
 
     /// The attribution of the shown prompt, when it has arrived.
     pub fn attribution(&self) -> Option<&Attributed> {
-        self.explanation.current(&self.preview)
+        self.jobs.explanation.current(&self.preview)
     }
 
     /// How far attribution of the shown prompt has got.
     pub fn attribution_state(&self) -> AttributionState {
-        self.explanation.state(&self.preview)
+        self.jobs.explanation.state(&self.preview)
     }
 
     /// The prompt byte ranges the selected message produced: exact when attributed,
     /// else the quick search's guess.
     pub fn selected_ranges(&self) -> Vec<Range<usize>> {
-        self.explanation
+        self.jobs
+            .explanation
             .ranges(&self.preview, self.messages.selected)
     }
 
@@ -156,30 +158,32 @@ impl App {
     /// Bytes each message produced exactly, per message, when attributed (`None` for a
     /// message a partial attribution has not reached).
     pub fn message_bytes(&self) -> Option<Vec<Option<usize>>> {
-        self.explanation.message_bytes(&self.preview)
+        self.jobs.explanation.message_bytes(&self.preview)
     }
 
     /// The producer of prompt byte `offset`, when attributed.
     pub fn source_at(&self, offset: usize) -> Option<Source> {
-        self.explanation.source_at(&self.preview, offset)
+        self.jobs.explanation.source_at(&self.preview, offset)
     }
 
     /// The tokens of the shown prompt, in token mode, once they have arrived.
     pub fn shown_tokens(&self) -> Option<&TokenizedPrompt> {
-        self.token_mode.shown(&self.preview)
+        self.jobs.token_mode.shown(&self.preview)
     }
 
     /// Tokens per message (wholly inside its bytes), for the message list: exact with
     /// attribution, else from the quick content search. Only rows on screen ask.
     pub fn message_tokens(&self, index: usize) -> Option<usize> {
-        let ranges = self.explanation.ranges(&self.preview, index);
-        self.token_mode.count_in(&self.preview, &ranges)
+        let ranges = self.jobs.explanation.ranges(&self.preview, index);
+        self.jobs.token_mode.count_in(&self.preview, &ranges)
     }
 
     /// The prompt title's token note: the total and the token under the cursor, or
     /// what the mode is waiting for.
     pub fn token_note(&self) -> String {
-        self.token_mode.note(&self.preview, self.cursor_offset())
+        self.jobs
+            .token_mode
+            .note(&self.preview, self.cursor_offset())
     }
 
     /// Whether message `index`'s content becomes a special token the model receives
@@ -192,16 +196,39 @@ impl App {
     /// when the whole value is unused, else which parts of it (`"part 2"`, `"x, y"`).
     pub fn unused_note(&self, row: Row, field: Field) -> Option<String> {
         let session = &self.workspace.session;
-        self.ignored.note(session, self.generation(), row, field)
+        self.jobs
+            .ignored
+            .note(session, self.generation(), row, field)
     }
 
     /// Why some values of `row` carry no "not used" mark: not checked, renders are slow.
     pub fn unchecked_note(&self, row: Row) -> Option<String> {
-        self.ignored.unchecked_note(self.generation(), row)
+        self.jobs.ignored.unchecked_note(self.generation(), row)
     }
 
     /// Whether the verdicts on the selection's unused values are still on their way.
     pub fn values_pending(&self) -> bool {
-        self.ignored.pending()
+        self.jobs.ignored.pending()
+    }
+
+    /// Whether assistant message `index` survives its round trip (`None`: no badge).
+    pub fn round_trip_of(&self, index: usize) -> Option<bool> {
+        self.jobs.round_trips.of(index)
+    }
+
+    /// The failed round trip of message `index`, for its detail.
+    pub fn round_trip_note(&self, index: usize) -> Vec<String> {
+        self.jobs.round_trips.note(index)
+    }
+
+    /// The byte ranges of the shown prompt inside `{% generation %}` blocks.
+    pub fn generation_spans(&self) -> &[std::ops::Range<usize>] {
+        self.jobs.generation_marks.spans(&self.preview)
+    }
+
+    /// What to change in message `index` for the session's template.
+    pub fn needs(&self, index: usize) -> Vec<String> {
+        let badges = &self.templates.badges;
+        crate::tui::panes::messages::needs::needs(&self.workspace, badges, index)
     }
 }

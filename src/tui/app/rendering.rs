@@ -16,9 +16,10 @@ use chatplate_core::session::{Expected, Session};
 use chatplate_core::worker::{Job, JobKind, MessageUpdate, Reply, Update, Worker};
 use chatplate_render::RenderError;
 
-use crate::tui::app::action::{CopyTarget, Effect};
+use crate::tui::app::action::{CopyTarget, Effect, Message};
 use crate::tui::app::App;
 use crate::tui::dialogs::{Confirm, Overlay};
+use crate::tui::jobs::{JobView, Said};
 
 /// An action that needs the render of what the user sees, not an older one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -109,6 +110,22 @@ impl Changes {
     }
 }
 
+/// What the background jobs read of `$app`: its fields lent one by one, so the jobs
+/// themselves can be borrowed mutably beside it.
+macro_rules! job_view {
+    ($app:ident) => {
+        JobView {
+            preview: &$app.preview,
+            workspace: &$app.workspace,
+            generation: $app.pending.generation,
+            screen: $app.screen,
+            row: $app.messages.row(&$app.workspace.session),
+            selected: $app.messages.selected,
+            prompt: &$app.prompt,
+        }
+    };
+}
+
 impl App {
     /// The session or template changed: the shown render is out of date.
     pub fn invalidate(&mut self) {
@@ -142,7 +159,7 @@ impl App {
     /// Sends one render request for everything changed since the last one.
     pub fn request_render(&mut self) {
         if !std::mem::take(&mut self.pending.wanted) {
-            self.request_background();
+            self.ask_jobs(false);
             return;
         }
         let generation = self.pending.generation;
@@ -171,15 +188,14 @@ impl App {
         self.pending.worker.set_waker(wake);
     }
 
-    /// Takes in every reply that is ready. Returns whether the screen changed and any
-    /// effect a deferred action produced.
+    /// Takes in every reply that is ready, each through [`App::update`]. Returns
+    /// whether the screen changed and the file work the replies led to.
     pub fn collect(&mut self) -> (bool, Vec<Effect>) {
-        let mut changed = false;
         let mut effects = Vec::new();
         while let Some(reply) = self.pending.worker.try_recv() {
-            changed |= self.receive(reply, &mut effects);
+            effects.extend(self.update(Message::Worker(reply)));
         }
-        (changed, effects)
+        (std::mem::take(&mut self.redraw), effects)
     }
 
     /// Waits until the shown render is current. For tests and benchmarks; the event loop
@@ -190,29 +206,95 @@ impl App {
         let patience = Instant::now() + Duration::from_secs(120);
         while (self.is_stale() || self.background_pending()) && Instant::now() < patience {
             if let Some(reply) = self.pending.worker.recv_timeout(Duration::from_secs(1)) {
-                self.receive(reply, &mut effects);
+                effects.extend(self.update(Message::Worker(reply)));
             }
         }
         effects
     }
 
-    fn receive(&mut self, reply: Reply, effects: &mut Vec<Effect>) -> bool {
+    /// Applies a worker reply: a render, or a background job's answer.
+    pub(super) fn receive(&mut self, reply: Reply) -> Option<Effect> {
         if reply.kind != JobKind::Render {
-            return self.receive_background(reply, effects);
+            return self.receive_background(reply);
         }
         let changed = self.preview.accept(reply);
-        if changed {
-            self.prompt.after_render(&self.preview);
-            effects.extend(self.run_deferred());
-            // The preview or compare view first: it is what the user looks at.
-            self.request_sides();
-            self.request_attribution();
-            self.request_tokens();
-            self.request_round_trips();
-            self.request_generation_marks();
-            self.request_background();
+        self.redraw |= changed;
+        if !changed {
+            return None;
         }
+        self.prompt.after_render(&self.preview);
+        let effect = self.run_deferred();
+        self.ask_jobs(true);
+        effect
+    }
+
+    /// Hands a background answer to the job that takes it, then asks every job what it
+    /// wants next.
+    fn receive_background(&mut self, reply: Reply) -> Option<Effect> {
+        let mut effects = Vec::new();
+        let changed = match reply.kind {
+            JobKind::Open if self.awaits_side() => self.receive_side_opened(reply),
+            JobKind::Open => self.receive_opened(reply, &mut effects),
+            JobKind::ScanCache => self.receive_cached(reply),
+            JobKind::Compare => self.receive_compared(reply),
+            JobKind::Parse => self.receive_pasted(reply),
+            _ => self.receive_job(reply),
+        };
+        self.redraw |= changed;
+        self.ask_jobs(false);
+        effects.into_iter().next()
+    }
+
+    /// Hands `reply` to the background job of [`Jobs`](crate::tui::jobs::Jobs) or the
+    /// templates pane that takes it.
+    fn receive_job(&mut self, reply: Reply) -> bool {
+        let view = job_view!(self);
+        let mut said = Said::default();
+        let mut jobs = self.jobs.each();
+        jobs.push(&mut self.templates);
+        let changed = match jobs.into_iter().find(|job| job.takes(&reply, &view)) {
+            Some(job) => job.receive(reply, &view, &mut said),
+            None => false,
+        };
+        self.status = said.status.or(self.status.take());
         changed
+    }
+
+    /// Asks every background job what it wants (after a new render, what it wants of
+    /// that render first) and submits it; the other side of a comparison first, since
+    /// it is what the user looks at.
+    pub(in crate::tui) fn ask_jobs(&mut self, after_render: bool) {
+        if after_render {
+            self.request_sides();
+        }
+        let view = job_view!(self);
+        let mut said = Said::default();
+        let mut asked = Vec::new();
+        let mut jobs = self.jobs.each();
+        jobs.push(&mut self.templates);
+        if after_render {
+            asked.extend(
+                jobs.iter_mut()
+                    .filter_map(|j| j.after_render(&view, &mut said)),
+            );
+        }
+        asked.extend(jobs.iter_mut().filter_map(|j| j.request(&view, &mut said)));
+        for (id, job) in asked {
+            self.pending.worker.submit(id, job);
+        }
+        self.status = said.status.or(self.status.take());
+        self.request_sides();
+    }
+
+    /// Whether a background result for the shown render is still on its way.
+    pub fn background_pending(&self) -> bool {
+        let view = job_view!(self);
+        let mut jobs = self.jobs.each_ref();
+        jobs.push(&self.templates);
+        jobs.iter().any(|job| job.pending(&view))
+            || self.open_pending()
+            || self.sides.pending()
+            || self.paste_pending()
     }
 
     /// Queues a background job (inspection, tokenizing) on the worker.

@@ -24,6 +24,9 @@ use chatplate_core::worker::{Job, Output, Reply, Template};
 use chatplate_render::{RenderError, RenderErrorKind};
 
 use crate::tui::app::preview::Preview;
+use chatplate_core::worker::JobKind;
+
+use crate::tui::jobs::{Background, JobView, Said};
 
 /// What the user is looking at: a message, and how many either side of it are on screen
 /// (the message list keeps the selection centred).
@@ -374,6 +377,39 @@ pub fn describe(source: Source) -> String {
             part(to)
         ),
         Source::Unattributed => "nothing exactly (the prefix renders contradict)".into(),
+    }
+}
+
+impl Background for Explanation {
+    fn takes(&self, reply: &Reply, _view: &JobView) -> bool {
+        reply.kind == JobKind::Attribute
+    }
+
+    fn after_render(&mut self, view: &JobView, _said: &mut Said) -> Option<(u64, Job)> {
+        Explanation::request(self, view.preview, view.stale(), view.in_view())
+    }
+
+    /// While the shown attribution is partial: more of it.
+    fn request(&mut self, view: &JobView, said: &mut Said) -> Option<(u64, Job)> {
+        // Asked after every action: finding the message in view scans the messages.
+        if view.stale() || !self.partial(view.preview) {
+            return None;
+        }
+        match self.request_more(view.preview, view.in_view())? {
+            More::Ask(generation, job) => Some((generation, job)),
+            More::Declined(reason) => {
+                said.notify(reason);
+                None
+            }
+        }
+    }
+
+    fn receive(&mut self, reply: Reply, view: &JobView, _said: &mut Said) -> bool {
+        Explanation::receive(self, reply, view.preview.generation)
+    }
+
+    fn pending(&self, view: &JobView) -> bool {
+        Explanation::pending(self, view.preview.generation)
     }
 }
 

@@ -7,11 +7,11 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use chatplate_core::worker::generation_marks::GenerationMarks;
-use chatplate_core::worker::{Job, Output, Reply};
+use chatplate_core::worker::{Job, JobKind, Output, Reply};
 
-use crate::tui::app::App;
+use crate::tui::app::preview::Preview;
+use crate::tui::jobs::{Background, JobView, Said};
 
-/// The marks of the latest answer, and the request on its way.
 #[derive(Debug, Default)]
 pub struct GenerationMarksState {
     /// The generation last asked for.
@@ -20,49 +20,49 @@ pub struct GenerationMarksState {
     shown: Option<(u64, Arc<GenerationMarks>)>,
 }
 
-impl App {
-    /// After a render arrived: asks where its generation blocks are.
-    pub(in crate::tui) fn request_generation_marks(&mut self) {
-        let generation = self.preview.generation;
-        let marks = &self.generation_marks;
-        if self.is_stale() || marks.asked == Some(generation) {
-            return;
-        }
-        let Some(template) = self.preview.template() else {
-            return;
-        };
-        self.generation_marks.asked = Some(generation);
-        self.submit_job(generation, Job::GenerationMarks { template });
+impl Background for GenerationMarksState {
+    fn takes(&self, reply: &Reply, _view: &JobView) -> bool {
+        reply.kind == JobKind::GenerationMarks
     }
 
-    /// The worker's answer; a cancelled one is asked for again after the next render.
-    pub(in crate::tui) fn receive_generation_marks(&mut self, reply: Reply) -> bool {
-        if self.generation_marks.asked != Some(reply.generation) {
+    /// After each render of the current session: where its blocks land.
+    fn after_render(&mut self, view: &JobView, _said: &mut Said) -> Option<(u64, Job)> {
+        let generation = view.preview.generation;
+        if view.stale() || self.asked == Some(generation) {
+            return None;
+        }
+        let template = view.preview.template()?;
+        self.asked = Some(generation);
+        Some((generation, Job::GenerationMarks { template }))
+    }
+
+    fn receive(&mut self, reply: Reply, _view: &JobView, _said: &mut Said) -> bool {
+        if self.asked != Some(reply.generation) {
             return false;
         }
         match reply.result {
             Ok(Output::GenerationMarks(marks)) => {
-                self.generation_marks.shown = Some((reply.generation, marks));
+                self.shown = Some((reply.generation, marks));
                 true
             }
             _ => {
-                self.generation_marks.asked = None;
+                self.asked = None;
                 false
             }
         }
     }
 
-    /// Whether the marks for the shown render are on their way.
-    pub(in crate::tui) fn generation_marks_pending(&self) -> bool {
-        let marks = &self.generation_marks;
-        let answered = marks.shown.as_ref().map(|(generation, _)| *generation);
-        marks.asked == Some(self.preview.generation) && answered != marks.asked
+    fn pending(&self, view: &JobView) -> bool {
+        let answered = self.shown.as_ref().map(|(generation, _)| *generation);
+        self.asked == Some(view.preview.generation) && answered != self.asked
     }
+}
 
-    /// The shown prompt's bytes inside generation blocks (empty until they are known
-    /// for exactly this prompt).
-    pub fn generation_spans(&self) -> &[Range<usize>] {
-        match (&self.generation_marks.shown, &self.preview.output) {
+impl GenerationMarksState {
+    /// The byte ranges of the shown prompt inside `{% generation %}` blocks (none until
+    /// the marks of this very prompt arrived).
+    pub fn spans<'a>(&'a self, preview: &Preview) -> &'a [Range<usize>] {
+        match (&self.shown, &preview.output) {
             (Some((_, marks)), Ok(prompt)) if *marks.prompt == **prompt => &marks.spans,
             _ => &[],
         }

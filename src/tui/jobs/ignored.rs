@@ -22,6 +22,9 @@ use chatplate_render::RenderErrorKind;
 
 use crate::tui::app::preview::Preview;
 use crate::tui::panes::messages::fields::{Field, Row};
+use chatplate_core::worker::JobKind;
+
+use crate::tui::jobs::{Background, JobView, Said};
 
 /// The app's verdicts on unused values.
 #[derive(Debug, Default)]
@@ -232,6 +235,29 @@ fn settings_note(unused: &[&FieldRef], field: Field) -> Option<String> {
         })
         .collect();
     (!names.is_empty()).then(|| names.join(", "))
+}
+
+impl Background for IgnoredValues {
+    fn takes(&self, reply: &Reply, _view: &JobView) -> bool {
+        reply.kind == JobKind::Values
+    }
+
+    /// The selection's values, once the shown render is current and not an error.
+    fn request(&mut self, view: &JobView, _said: &mut Said) -> Option<(u64, Job)> {
+        let message = match view.row {
+            Row::Message(index) => Some(index),
+            Row::Settings => None,
+        };
+        IgnoredValues::request(self, view.preview, view.generation, message)
+    }
+
+    fn receive(&mut self, reply: Reply, view: &JobView, _said: &mut Said) -> bool {
+        IgnoredValues::receive(self, reply, view.generation).unwrap_or(false)
+    }
+
+    fn pending(&self, _view: &JobView) -> bool {
+        IgnoredValues::pending(self)
+    }
 }
 
 #[cfg(test)]

@@ -1,6 +1,12 @@
-//! The app's side of the render worker's background jobs (attribution, tokens, value
-//! probes, capabilities, badges, opening): each state owns its bookkeeping and hands out
-//! jobs; here they are submitted, and replies routed back to the state each belongs to.
+//! Work the render worker does in the background for what the screen shows:
+//! attribution, tokens, values the template ignores, round trips, generation spans, the
+//! Templates pane's answers, the other side of a comparison. Each is a state that
+//! implements [`Background`]; the app core asks every one of them what it wants after a
+//! render and after each batch of input, and hands each worker reply to the one that
+//! takes it (`Message::Worker`, applied by `App::update`).
+//!
+//! A new background job is a file with its state and its `Background` impl, plus one
+//! line in [`jobs!`] below.
 
 pub mod attribution;
 pub mod attribution_view;
@@ -8,189 +14,144 @@ pub mod generation_marks;
 pub mod ignored;
 pub mod round_trips;
 
-use chatplate_core::worker::{JobKind, Reply};
+use chatplate_core::worker::{Job, Reply};
 
 use crate::tui::app::action::Effect;
-use crate::tui::app::App;
-use crate::tui::jobs::attribution::{InView, More};
+use crate::tui::app::preview::Preview;
+use crate::tui::app::screen::{Screen, Status};
+use crate::tui::files::workspace::Workspace;
+use crate::tui::jobs::attribution::InView;
 use crate::tui::panes::messages::fields::Row;
+use crate::tui::panes::prompt::PromptPane;
 
-impl App {
-    /// Takes a background reply in; returns whether anything shown changed. File work
-    /// a reply leads to (opening a session) goes to `effects`.
-    pub(in crate::tui) fn receive_background(
-        &mut self,
-        reply: Reply,
-        effects: &mut Vec<Effect>,
-    ) -> bool {
-        let shown = self.preview.generation;
-        match reply.kind {
-            JobKind::Attribute => {
-                let changed = self.explanation.receive(reply, shown);
-                self.request_more_attribution();
-                changed
-            }
-            JobKind::Open if self.awaits_side() => self.receive_side_opened(reply),
-            JobKind::Open => self.receive_opened(reply, effects),
-            JobKind::ScanCache => self.receive_cached(reply),
-            JobKind::Tokenize => self.receive_tokens(reply, shown),
-            JobKind::Capabilities => self.templates.info.receive(reply),
-            JobKind::Values => self.receive_values(reply),
-            JobKind::Badges => self.receive_badges(reply),
-            JobKind::Compare => self.receive_compared(reply),
-            JobKind::Parse => self.receive_pasted(reply),
-            JobKind::RoundTrips => self.receive_round_trips(reply),
-            JobKind::GenerationMarks => self.receive_generation_marks(reply),
-            JobKind::Render => false,
-        }
+/// A view fed by the render worker: what it asks for and how it takes the answer in.
+pub trait Background {
+    /// Whether `reply` is an answer to one of its jobs.
+    fn takes(&self, reply: &Reply, view: &JobView) -> bool;
+
+    /// A new render of the session arrived: the job to ask for it, with its id.
+    fn after_render(&mut self, _view: &JobView, _said: &mut Said) -> Option<(u64, Job)> {
+        None
     }
 
-    /// Takes tokens in; a new reason why there are none (no tokenizer, a bad file) also
-    /// goes to the status line, which has the width the prompt pane's title lacks.
-    fn receive_tokens(&mut self, reply: Reply, shown: u64) -> bool {
-        let before = self.token_mode.error.clone();
-        let changed = self.token_mode.receive(reply, shown);
-        match &self.token_mode.error {
-            Some(error) if before.as_ref() != Some(error) => self.warn(error.clone()),
-            _ => {}
-        }
-        changed
+    /// Asked after every batch of input and every reply: a job it still wants.
+    fn request(&mut self, _view: &JobView, _said: &mut Said) -> Option<(u64, Job)> {
+        None
     }
 
-    /// Whether a background result for the shown render is still on its way.
-    pub fn background_pending(&self) -> bool {
-        let shown = self.preview.generation;
-        self.explanation.pending(shown)
-            || self.open_pending()
-            || self.token_mode.pending(shown)
-            || self.templates.info.pending()
-            || self.ignored.pending()
-            || self.templates.badges.pending()
-            || self.sides.pending()
-            || self.paste_pending()
-            || self.round_trips_pending()
-            || self.generation_marks_pending()
-    }
+    /// Takes an answer in; returns whether anything shown changed.
+    fn receive(&mut self, reply: Reply, view: &JobView, said: &mut Said) -> bool;
 
-    /// Asks for what the screen shows next and the worker has not answered: the
-    /// selection's unused values and the template list's badges (cheap when known).
-    pub(in crate::tui) fn request_background(&mut self) {
-        self.request_more_attribution();
-        self.request_values();
-        self.request_badges();
-        self.request_sides();
-    }
+    /// Whether an answer for what is shown is still on its way (tests wait for it).
+    fn pending(&self, view: &JobView) -> bool;
+}
 
-    /// After a render of the current session arrived: asks for its attribution, on
-    /// screen first.
-    pub(in crate::tui) fn request_attribution(&mut self) {
-        let stale = self.is_stale();
-        let in_view = self.in_view();
-        if let Some((generation, job)) = self.explanation.request(&self.preview, stale, in_view) {
-            self.submit_job(generation, job);
-        }
-    }
+/// What a background job reads of the app.
+#[derive(Debug, Clone, Copy)]
+pub struct JobView<'a> {
+    /// The shown render.
+    pub preview: &'a Preview,
+    /// The session and its files.
+    pub workspace: &'a Workspace,
+    /// The generation of the current session (newer than the shown render's while a
+    /// render is on its way).
+    pub generation: u64,
+    /// Focus and terminal size.
+    pub screen: Screen,
+    /// The selected row of the message list.
+    pub row: Row,
+    /// The selected message's index in the list (the list's cursor).
+    pub selected: usize,
+    /// The prompt pane (where its cursor and scroll are).
+    pub prompt: &'a PromptPane,
+}
 
-    /// While the shown attribution is partial: asks again on screen first when the view
-    /// has moved past it, else for the whole attribution.
-    fn request_more_attribution(&mut self) {
-        // Runs after every action: finding the message in view scans the messages.
-        if self.is_stale() || !self.explanation.partial(&self.preview) {
-            return;
-        }
-        let in_view = self.in_view();
-        match self.explanation.request_more(&self.preview, in_view) {
-            Some(More::Ask(generation, job)) => self.submit_job(generation, job),
-            Some(More::Declined(reason)) => self.notify(reason),
-            None => {}
-        }
+impl JobView<'_> {
+    /// Whether the shown prompt is older than the session.
+    pub fn stale(&self) -> bool {
+        self.preview.generation < self.generation
     }
 
     /// What the user is looking at: the message under the prompt cursor, else at the
-    /// top of a prompt view scrolled away from the selection (by the quick content
-    /// search), else the selected one.
-    fn in_view(&self) -> InView {
+    /// top of a prompt view scrolled away from the selection, else the selected one.
+    pub fn in_view(&self) -> InView {
         InView::new(self.message_in_view(), self.screen.height)
     }
 
     fn message_in_view(&self) -> usize {
-        let offset = self.prompt.cursor_offset(&self.preview).or_else(|| {
+        let preview = self.preview;
+        let offset = self.prompt.cursor_offset(preview).or_else(|| {
             let line = self.prompt.top?;
-            self.preview.line_starts.get(line).copied()
+            preview.line_starts.get(line).copied()
         });
         let count = self.workspace.session.messages.len();
-        let selected = self.messages.selected.min(count.saturating_sub(1));
+        let selected = self.selected.min(count.saturating_sub(1));
         let Some(offset) = offset else {
             return selected;
         };
         (0..count)
             .rev()
-            .find(|&i| {
-                self.preview
-                    .span(i)
-                    .is_some_and(|span| span.start <= offset)
-            })
+            .find(|&i| preview.span(i).is_some_and(|span| span.start <= offset))
             .unwrap_or(selected)
     }
+}
 
-    /// Turns token mode on or off; on, asks for the tokens of the shown prompt.
-    pub(in crate::tui) fn toggle_tokens(&mut self) {
-        self.token_mode.toggle();
-        self.request_tokens();
+/// What a job says besides changing its own state: a status line message, file work.
+#[derive(Debug, Default)]
+pub struct Said {
+    /// The status line's new message.
+    pub status: Option<Status>,
+    /// File work for the event loop (opening what an answer named).
+    pub effect: Option<Effect>,
+}
+
+impl Said {
+    /// Shows `text` in the status line.
+    pub fn notify(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        self.status = Some(Status { text, error: false });
     }
 
-    /// After a render of the current session arrived: asks for its tokens (token mode).
-    pub(in crate::tui) fn request_tokens(&mut self) {
-        let stale = self.is_stale();
-        let choice = || crate::tui::panes::prompt::tokens::tokenizer_choice(&self.workspace);
-        if let Some((generation, job)) = self.token_mode.request(&self.preview, stale, choice) {
-            self.submit_job(generation, job);
+    /// Shows `text` in the status line as an error.
+    pub fn warn(&mut self, text: impl Into<String>) {
+        let text = text.into();
+        self.status = Some(Status { text, error: true });
+    }
+}
+
+/// Declares [`Jobs`], the one struct of the background jobs' states, in the order the
+/// worker is asked.
+macro_rules! jobs {
+    ($($(#[$doc:meta])* $field:ident: $state:ty,)*) => {
+        /// The background jobs' states.
+        #[derive(Debug, Default)]
+        pub struct Jobs {
+            $($(#[$doc])* pub $field: $state,)*
         }
-    }
 
-    /// Asks which values of the selected message and of the settings the template
-    /// ignores, once the shown render is current and not an error.
-    fn request_values(&mut self) {
-        let message = match self.messages.row(&self.workspace.session) {
-            Row::Message(index) => Some(index),
-            Row::Settings => None,
-        };
-        let generation = self.generation();
-        if let Some((id, job)) = self.ignored.request(&self.preview, generation, message) {
-            self.submit_job(id, job);
+        impl Jobs {
+            /// Every job, in the order they ask the worker.
+            pub fn each(&mut self) -> Vec<&mut dyn Background> {
+                vec![$(&mut self.$field),*]
+            }
+
+            /// Every job, read only.
+            pub fn each_ref(&self) -> Vec<&dyn Background> {
+                vec![$(&self.$field),*]
+            }
         }
-    }
+    };
+}
 
-    fn receive_values(&mut self, reply: Reply) -> bool {
-        let Some(shown) = self.ignored.receive(reply, self.generation()) else {
-            return false;
-        };
-        self.request_values();
-        shown
-    }
-
-    /// With the info view open, asks about the selected template unless its answers are
-    /// cached or on their way.
-    pub(in crate::tui) fn request_info(&mut self) {
-        if let Some((generation, job)) = self.templates.info_job() {
-            self.submit_job(generation, job);
-        }
-    }
-
-    /// Asks for the badges of the next template in the list's window that has none.
-    fn request_badges(&mut self) {
-        // The session's own template first: the conversation's warnings need it.
-        let own = self.templates.badges.job_for(&self.workspace.template);
-        if let Some((id, job)) = own.or_else(|| self.templates.badge_job(&self.screen)) {
-            self.submit_job(id, job);
-        }
-    }
-
-    fn receive_badges(&mut self, reply: Reply) -> bool {
-        let Some(changed) = self.templates.badges.receive(reply) else {
-            return false;
-        };
-        self.request_badges();
-        changed
-    }
+jobs! {
+    /// Which message produced which prompt bytes.
+    explanation: attribution::Explanation,
+    /// Token mode's tokens.
+    token_mode: crate::tui::panes::prompt::tokens::TokenMode,
+    /// The assistant messages' round trips.
+    round_trips: round_trips::RoundTripBadges,
+    /// Where the `{% generation %}` blocks land in the prompt.
+    generation_marks: generation_marks::GenerationMarksState,
+    /// Values the template ignores.
+    ignored: ignored::IgnoredValues,
 }

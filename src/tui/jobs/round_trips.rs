@@ -9,11 +9,10 @@ use chatplate_core::catalog::Origin;
 use chatplate_core::diff::{diff_lines, DiffLine};
 use chatplate_core::worker::parsing::SchemaLookup;
 use chatplate_core::worker::round_trips::RoundTrips;
-use chatplate_core::worker::{Job, Output, Reply};
+use chatplate_core::worker::{Job, JobKind, Output, Reply};
 
-use crate::tui::app::App;
+use crate::tui::jobs::{Background, JobView, Said};
 
-/// The badges of the shown render, and the request on its way.
 #[derive(Debug, Default)]
 pub struct RoundTripBadges {
     /// The generation last asked for.
@@ -28,20 +27,21 @@ pub const PASSED: &str = "✓";
 /// The mark of one that does not.
 pub const FAILED: &str = "✗";
 
-impl App {
-    /// After a render arrived: asks for the badges when the session may have a schema
-    /// (its own, or its model folder's).
-    pub(in crate::tui) fn request_round_trips(&mut self) {
-        let generation = self.preview.generation;
-        let workspace = &self.workspace;
+impl Background for RoundTripBadges {
+    fn takes(&self, reply: &Reply, _view: &JobView) -> bool {
+        reply.kind == JobKind::RoundTrips
+    }
+
+    /// After each render, when the session may have a schema: the round trips.
+    fn after_render(&mut self, view: &JobView, _said: &mut Said) -> Option<(u64, Job)> {
+        let generation = view.preview.generation;
+        let workspace = view.workspace;
         let may_have = workspace.session.response_template.is_some()
             || matches!(workspace.template.origin, Origin::Model(_));
-        if !may_have || self.is_stale() || self.round_trips.asked == Some(generation) {
-            return;
+        if !may_have || view.stale() || self.asked == Some(generation) {
+            return None;
         }
-        let Some(template) = self.preview.template() else {
-            return;
-        };
+        let template = view.preview.template()?;
         let dir = workspace.session_dir();
         let lookup = Box::new(SchemaLookup {
             session: workspace.session.clone(),
@@ -49,48 +49,42 @@ impl App {
             dir,
             template: crate::tui::app::current_template(workspace).cloned(),
         });
-        self.round_trips.asked = Some(generation);
-        self.submit_job(generation, Job::RoundTrips { template, lookup });
+        self.asked = Some(generation);
+        Some((generation, Job::RoundTrips { template, lookup }))
     }
 
-    /// The worker's answer; a cancelled one is asked for again after the next render.
-    pub(in crate::tui) fn receive_round_trips(&mut self, reply: Reply) -> bool {
-        if self.round_trips.asked != Some(reply.generation) {
+    fn receive(&mut self, reply: Reply, _view: &JobView, _said: &mut Said) -> bool {
+        if self.asked != Some(reply.generation) {
             return false;
         }
         match reply.result {
             Ok(Output::RoundTrips(trips)) => {
-                self.round_trips.shown = Some((reply.generation, trips));
+                self.shown = Some((reply.generation, trips));
                 true
             }
             _ => {
-                self.round_trips.asked = None;
+                self.asked = None;
                 false
             }
         }
     }
 
-    /// Whether badges for the shown render are on their way.
-    pub(in crate::tui) fn round_trips_pending(&self) -> bool {
-        let asked = self.round_trips.asked;
-        let answered = self
-            .round_trips
-            .shown
-            .as_ref()
-            .map(|(generation, _)| *generation);
-        asked == Some(self.preview.generation) && answered != asked
+    fn pending(&self, view: &JobView) -> bool {
+        let answered = self.shown.as_ref().map(|(generation, _)| *generation);
+        self.asked == Some(view.preview.generation) && answered != self.asked
     }
+}
 
-    /// Message `index`'s badge: `Some(true)` when it parses back into itself.
-    pub fn round_trip_of(&self, index: usize) -> Option<bool> {
-        let (_, shown) = self.round_trips.shown.as_ref()?;
+impl RoundTripBadges {
+    /// Whether assistant message `index` survives its round trip (`None`: no badge).
+    pub fn of(&self, index: usize) -> Option<bool> {
+        let (_, shown) = self.shown.as_ref()?;
         shown.messages.get(&index).map(Option::is_none)
     }
 
-    /// Why message `index` does not parse back, with the difference, for its detail
-    /// (one warning: the detail marks each with ⚠).
-    pub fn round_trip_note(&self, index: usize) -> Vec<String> {
-        let Some((_, shown)) = self.round_trips.shown.as_ref() else {
+    /// The failed round trip of message `index`, in one line, for its detail.
+    pub fn note(&self, index: usize) -> Vec<String> {
+        let Some((_, shown)) = self.shown.as_ref() else {
             return Vec::new();
         };
         let Some(Some(failure)) = shown.messages.get(&index) else {

@@ -10,8 +10,9 @@ use serde_json::Value as Json;
 use chatplate_core::session::Message;
 use chatplate_core::worker::capabilities::TemplateInfo;
 
-use crate::tui::app::App;
+use crate::tui::files::workspace::Workspace;
 use crate::tui::panes::messages::fields::tool_calls;
+use crate::tui::panes::templates::badges::TemplateBadges;
 
 /// The probe answer `key`, when the probes decided it.
 fn flag(info: &TemplateInfo, key: &str) -> Option<bool> {
@@ -72,21 +73,18 @@ pub fn warnings(message: &Message, info: &TemplateInfo) -> Vec<String> {
     found
 }
 
-impl App {
-    /// What to change in message `index` for the session's template (empty until the
-    /// template's probe answers arrived, and while the template is missing).
-    pub fn needs(&self, index: usize) -> Vec<String> {
-        // A missing template's placeholder is an empty source: its probe answers
-        // ("no system role", ...) say nothing about the template the session names.
-        if self.workspace.missing_label().is_some() {
-            return Vec::new();
-        }
-        let badges = &self.templates.badges;
-        let info = badges.info(&self.workspace.template.source);
-        match (info, self.workspace.session.messages.get(index)) {
-            (Some(info), Some(message)) => warnings(message, info),
-            _ => Vec::new(),
-        }
+/// What to change in message `index` of `workspace` for its template (empty until the
+/// template's probe answers arrived in `badges`, and while the template is missing).
+pub fn needs(workspace: &Workspace, badges: &TemplateBadges, index: usize) -> Vec<String> {
+    // A missing template's placeholder is an empty source: its probe answers
+    // ("no system role", ...) say nothing about the template the session names.
+    if workspace.missing_label().is_some() {
+        return Vec::new();
+    }
+    let info = badges.info(&workspace.template.source);
+    match (info, workspace.session.messages.get(index)) {
+        (Some(info), Some(message)) => warnings(message, info),
+        _ => Vec::new(),
     }
 }
 

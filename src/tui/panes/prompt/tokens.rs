@@ -18,6 +18,9 @@ use chatplate_render::{RenderError, RenderErrorKind};
 use crate::tui::app::action::Direction;
 use crate::tui::app::preview::Preview;
 use crate::tui::files::workspace::Workspace;
+use chatplate_core::worker::JobKind;
+
+use crate::tui::jobs::{Background, JobView, Said};
 
 /// The app's token mode state.
 #[derive(Debug, Default)]
@@ -205,4 +208,32 @@ fn cursor_token(shown: &TokenizedPrompt, offset: usize) -> Option<String> {
 /// The first line of an error, for a title.
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or_default()
+}
+
+impl Background for TokenMode {
+    fn takes(&self, reply: &Reply, _view: &JobView) -> bool {
+        reply.kind == JobKind::Tokenize
+    }
+
+    /// In token mode, once a render of the current session arrived: its tokens.
+    fn request(&mut self, view: &JobView, _said: &mut Said) -> Option<(u64, Job)> {
+        let choice = || tokenizer_choice(view.workspace);
+        TokenMode::request(self, view.preview, view.stale(), choice)
+    }
+
+    /// A new reason why there are no tokens (no tokenizer, a bad file) also goes to the
+    /// status line, which has the width the prompt pane's title lacks.
+    fn receive(&mut self, reply: Reply, view: &JobView, said: &mut Said) -> bool {
+        let before = self.error.clone();
+        let changed = TokenMode::receive(self, reply, view.preview.generation);
+        match &self.error {
+            Some(error) if before.as_ref() != Some(error) => said.warn(error.clone()),
+            _ => {}
+        }
+        changed
+    }
+
+    fn pending(&self, view: &JobView) -> bool {
+        TokenMode::pending(self, view.preview.generation)
+    }
 }

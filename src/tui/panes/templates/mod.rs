@@ -3,6 +3,7 @@
 //! render error highlighted, or its capabilities. This module holds the pane's state
 //! and its action handler; `panes::templates::view` draws it.
 
+mod answers;
 pub mod badges;
 pub mod info;
 pub mod origin;
