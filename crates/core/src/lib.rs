@@ -66,3 +66,8 @@ pub mod target;
 pub mod tokens;
 pub mod training;
 pub mod worker;
+
+/// The Rust examples of `docs/library.md`, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/library.md")]
+pub struct LibraryDocs;
