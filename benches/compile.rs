@@ -6,7 +6,7 @@
 //! is quadratic in an operator chain's length) a synthetic template that grows 1x, 2x,
 //! 4x and 8x (more statements and a longer operator chain, with every kind of
 //! expression the source rewrite touches): a linear pass takes twice the time for twice
-//! the template (issue 13: the pass used to rescan each subtree per node).
+//! the template (the pass used to rescan each subtree per node).
 
 use std::hint::black_box;
 use std::path::Path;

@@ -5,7 +5,7 @@
 //! it is measured at 1,000 and 10,000 messages on the default template, and at 1,000 on
 //! Gemma 4 when the corpus is present.
 //!
-//! `keystroke_to_result/*` and `ui_thread/*` (issue 13) cover the corpus' Llama 3.1,
+//! `keystroke_to_result/*` and `ui_thread/*` cover the corpus' Llama 3.1,
 //! Qwen3 and Gemma 4 templates at 1,000 and 10,000 messages: a typed character until
 //! its render is shown (the worker's whole job: the update, converting the edited
 //! message, the render, locating the messages) and the UI thread's own part of it.
@@ -17,7 +17,7 @@
 //! `keystroke_to_frame_10000_messages/*` is the UI thread's part of a keystroke (the key,
 //! the update, one render request, replies taken in, the echoed 120x40 frame) on every
 //! dev template of the conformance corpus at 10,000 messages; the worker renders
-//! meanwhile. The 16 ms frame budget applies to it.
+//! meanwhile. The frame budget (BENCHMARKS.md) applies to it.
 //!
 //! A filter on the command line (`cargo bench --bench keystroke -- worker_parts`) also
 //! skips setting up the sections it does not name (see [`wanted`]).
@@ -234,7 +234,7 @@ fn bench_to_result(c: &mut Criterion, name: &str, mut app: App) {
     group.finish();
 }
 
-/// Where the worker's time for one keystroke goes at 10,000 messages (issue 13): the
+/// Where the worker's time for one keystroke goes at 10,000 messages: the
 /// render of the already-converted messages, converting the edited message, locating
 /// the messages in the prompt, line starts, a copy of the whole conversation, and the
 /// incremental attribution that follows every render.

@@ -1,11 +1,11 @@
 //! Engine speed: template compilation and full renders of a 1,000-message conversation.
 //!
 //! * `llama-3.1-1000`: `tests/fixtures/bench/llama-3.1-1000.json` (the conformance
-//!   corpus' Llama 3.1 template; needs `../shared`). transformers 5.23.0 renders the same
-//!   input in about 7 ms (`scripts/make_bench_fixture.py` measures it).
+//!   corpus' Llama 3.1 template; needs `../shared`). `scripts/make_bench_fixture.py`
+//!   measures transformers 5.23.0 on the same input (figures in BENCHMARKS.md).
 //! * `bundled-default-1000`: the bundled default template on a generated conversation,
 //!   always available.
-//! * `slice_index/{inline,lazy}/{2000,8000}` (issue 13): a loop indexing a slice where
+//! * `slice_index/{inline,lazy}/{2000,8000}`: a loop indexing a slice where
 //!   it is written, `messages[1:][i]`, which the source rewrite makes O(1) per index;
 //!   `lazy` is the same loop with the slice behind a conditional, which the rewrite does
 //!   not touch, so it still walks MiniJinja's lazy slice: what `inline` cost before.

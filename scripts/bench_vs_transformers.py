@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""chatplate side by side with transformers 5.23 and plain jinja2 (issue 13).
+"""chatplate side by side with transformers 5.23 and plain jinja2.
 
 For Llama-3.1, Qwen3, gpt-oss, DeepSeek-V3.1 and Gemma-4 from the conformance corpus,
 at 10, 100, 1,000 and 10,000 messages (conversations generated here, written under
@@ -28,8 +28,8 @@ optional columns `pip install minijinja` and `bash scripts/fetch_hf_jinja.sh` wi
     python3 scripts/bench_vs_transformers.py [--rounds 5] [--sizes 10,100,1000,10000] [--skip Gemma-4:10000]
 
 It prints a Markdown table (also written to target/bench-vs-transformers/results.md).
-Not part of CI: a full run takes several minutes (transformers needs about 2.4 s for
-one Gemma-4 render at 1,000 messages and minutes at 10,000; cases whose single
+Not part of CI: a full run takes minutes (transformers needs seconds for one Gemma-4
+render at 1,000 messages and minutes at 10,000; cases whose single
 Python render exceeds --slow seconds get one round only on the Python side).
 """
 import argparse

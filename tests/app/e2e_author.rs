@@ -1,9 +1,9 @@
-//! End to end, the authoring goal of issues 11 and 20: from `chatplate --new TEMPLATE`,
+//! End to end, the authoring goal: from `chatplate --new TEMPLATE`,
 //! build the fixture "system; user; assistant with two parallel tool calls (object and
 //! string arguments); two tool results; final answer; two tools; add_generation_prompt;
 //! enable_thinking = false" with the keys docs/keys.md documents, save it with its
 //! expected prompt, and let `chatplate check` pass it. Command keys are counted (typed
-//! text is not): 25, issue 20's goal (29 before `t` opened the arguments editor, `a`
+//! text is not): 25, the goal (29 before `t` opened the arguments editor, `a`
 //! worked from the settings fields, `--new` started with add_generation_prompt on and
 //! `E` on an untitled session asked for the name without a `y` first).
 

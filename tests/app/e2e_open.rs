@@ -1,6 +1,6 @@
 //! End to end: the real binary in a pseudo-terminal opens a model folder and a `.gguf`
 //! through `Ctrl+P` while it runs (no restart), and reports a missing path and a broken
-//! GGUF without changing anything (issue 8).
+//! GGUF without changing anything.
 
 #![cfg(feature = "tui")]
 #![cfg(unix)]
@@ -111,7 +111,7 @@ fn a_hub_download_that_hangs_never_holds_the_renders() {
     // download is what the worker would be running if it ran downloads itself.
     tui.pump(std::time::Duration::from_secs(1));
     // While the download waits, an edit still renders (before, the worker ran the
-    // download itself and renders waited for the Hub's 60 s timeout).
+    // download itself and renders waited for the Hub's timeout).
     tui.send("\x1b[Be"); // Down, edit the user message
     tui.wait_for("the editor", |s| s.contains("#2 user"));
     tui.send(" while-the-hub-waits");

@@ -147,7 +147,7 @@ fn an_idle_app_uses_no_cpu() {
     }
     let used = cpu_ticks(tui.pid()) - before;
     // The input thread wakes ten times a second to see whether to pause; crossterm's
-    // own wait spun through the last millisecond of each (about 5 ticks in 5 s).
+    // own wait spun through the last millisecond of each.
     assert!(
         used <= 2,
         "an idle app used {used} clock ticks of CPU in 5 s"

@@ -1,5 +1,5 @@
 //! Exact attribution in the app: the selected-message highlight, `Enter` on a prompt
-//! line, per-message byte counts and the not-prefix-monotone note (issue 9), as
+//! line, per-message byte counts and the not-prefix-monotone note, as
 //! update tests and snapshots at 80x24 and 120x40; and the "not used by this template"
 //! marks on values the template ignores.
 
@@ -146,7 +146,7 @@ fn snapshot_not_monotone_120x40() {
     assert_snapshot!("explain_not_monotone_120x40", screen(&mut app, 120, 40));
 }
 
-/// Values the template ignores (issue 9): the example session's tool result id and a
+/// Values the template ignores: the example session's tool result id and a
 /// variable no template reads are marked in the fields and the settings.
 #[test]
 fn ignored_values_are_marked_in_the_fields() {

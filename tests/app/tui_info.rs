@@ -1,4 +1,4 @@
-//! The templates pane's info view (issue 9): `i` shows the selected template's
+//! The templates pane's info view: `i` shows the selected template's
 //! capabilities, probed on the worker, "computing…" until they arrive, cached per
 //! template; as update tests and snapshots at 80x24 and 120x40.
 

@@ -1,4 +1,4 @@
-//! New, save-as and open-anything in the running app (issue 8): the open dialog takes a
+//! New, save-as and open-anything in the running app: the open dialog takes a
 //! model folder, a `.gguf`, a session, and reports bad input; a model's templates join
 //! the picker with their origin, and `tool_use` follows the conversation's tools.
 

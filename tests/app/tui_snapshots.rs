@@ -208,7 +208,7 @@ fn tokens_and_the_selected_message_are_styled() {
     assert!(buffer[(x, y)].modifier.contains(Modifier::BOLD));
 }
 
-/// Capability badges beside each template (issue 9), at both sizes.
+/// Capability badges beside each template, at both sizes.
 #[test]
 fn templates_pane_badges() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,4 +1,4 @@
-//! Token mode in the prompt pane (issue 10), with a tiny tokenizer the test builds: the
+//! Token mode in the prompt pane, with a tiny tokenizer the test builds: the
 //! title's total and token under the cursor, tokens per message, specials as the
 //! tokenizer says, the cursor moving by tokens, a session without a tokenizer, and the
 //! injection warning on user text that becomes a special token.
@@ -156,7 +156,7 @@ fn without_a_tokenizer_the_title_says_why() {
     assert!(!screen(&mut app, 120, 40).contains("tokens:"));
 }
 
-/// Injection (issue 10): a user message whose text becomes `<|im_end|>` is flagged in
+/// Injection: a user message whose text becomes `<|im_end|>` is flagged in
 /// the list, counted in the title and explained under its fields.
 #[test]
 fn injected_special_tokens_are_flagged_and_explained() {

@@ -1,4 +1,4 @@
-//! The workbench actions (issue 11): paging, go to, find, undo / redo of list edits,
+//! The workbench actions: paging, go to, find, undo / redo of list edits,
 //! content states, zoom, the template filter behind `/`, help order and scrolling, the
 //! diff's change keys, and snapshots of the new views at 80x24 and 120x40.
 

@@ -1,6 +1,6 @@
-//! The deadline grows with the conversation on every command (issue 18, "Limits that do
-//! not hold"): a long conversation gets its extended deadline in `render`, `check` (in
-//! its child processes) and `bench`, and a timeout names the deadline applied.
+//! The deadline grows with the conversation on every command: a long conversation gets
+//! its extended deadline in `render`, `check` (in its child processes) and `bench`, and a
+//! timeout names the deadline applied.
 //!
 //! No test here asserts that something is fast. A render cannot be stopped before its
 //! deadline however loaded the machine is, so "it was not stopped" and "it ran at least

@@ -1,4 +1,4 @@
-//! Hostile files and input against the real binary (issue 18, "Files and input"): a
+//! Hostile files and input against the real binary: a
 //! fixture's tokenizer path, oversized request bodies and tokenizers, duplicate keys in a
 //! request body, links out of the Hugging Face cache. Each test failed before its fix.
 //! Every run has a time limit, so a hang (a FIFO) is a failure rather than a stuck test.
@@ -59,7 +59,7 @@ fn fixture(dir: &Path, extra: Json) {
     write(&dir.join("f.json"), &session.to_string());
 }
 
-// Item 1: a fixture's tokenizer path read any file (the CI environment), a FIFO hung.
+// A fixture's tokenizer path read any file (the CI environment), a FIFO hung.
 #[cfg(feature = "tokens")]
 #[test]
 fn a_fixtures_tokenizer_path_follows_the_template_path_rules() {
@@ -112,7 +112,7 @@ fn a_fixtures_tokenizer_path_follows_the_template_path_rules() {
     );
 }
 
-// Item 1: only regular files, and a cap (a sparse 70 MB file stands for a huge one).
+// Only regular files, and a cap (a sparse 70 MB file stands for a huge one).
 #[cfg(feature = "tokens")]
 #[test]
 fn a_tokenizer_that_is_a_fifo_or_too_large_is_refused_without_reading_it() {
@@ -153,7 +153,7 @@ fn large_body(path: &Path, size: usize) {
     write(path, &text);
 }
 
-// Item 2: a request body had only the session cap (256 MiB, about 2 GB once parsed).
+// A request body had only the session cap (256 MiB, about 2 GB once parsed).
 #[test]
 fn a_request_body_over_its_cap_is_refused_before_it_is_parsed() {
     let dir = tempfile::tempdir().unwrap();
@@ -176,7 +176,7 @@ fn a_request_body_over_its_cap_is_refused_before_it_is_parsed() {
     assert_eq!(small.code(), Some(0), "{}", small.stderr);
 }
 
-// Item 5: a second `messages` list silently replaced the first.
+// A second `messages` list silently replaced the first.
 #[test]
 fn a_request_body_with_a_key_written_twice_is_refused_with_its_position() {
     let dir = tempfile::tempdir().unwrap();
@@ -197,7 +197,7 @@ fn a_request_body_with_a_key_written_twice_is_refused_with_its_position() {
     }
 }
 
-// Item 5: a snapshot file linking out of the Hugging Face cache was followed.
+// A snapshot file linking out of the Hugging Face cache was followed.
 #[test]
 fn a_link_out_of_the_huggingface_cache_is_not_followed() {
     let dir = tempfile::tempdir().unwrap();
@@ -279,7 +279,7 @@ fn gguf(path: &Path, name: &str, templates: &[(&str, &str)]) {
     std::fs::write(path, out).unwrap();
 }
 
-// Item 3: names from a GGUF file reached the terminal as they were.
+// Names from a GGUF file reached the terminal as they were.
 #[test]
 fn gguf_template_names_are_printed_escaped() {
     let dir = tempfile::tempdir().unwrap();
@@ -300,7 +300,7 @@ fn gguf_template_names_are_printed_escaped() {
     );
 }
 
-// Item 3: names of cached models and of their templates.
+// Names of cached models and of their templates.
 #[test]
 fn cached_model_and_template_names_are_printed_escaped() {
     let dir = tempfile::tempdir().unwrap();
@@ -324,7 +324,7 @@ fn cached_model_and_template_names_are_printed_escaped() {
     assert!(!listed.stdout.contains("acme/odd"), "{}", listed.stdout);
 }
 
-// Item 3: `import` echoed the body's model and keys.
+// `import` echoed the body's model and keys.
 #[test]
 fn import_prints_the_bodys_model_and_keys_escaped() {
     let dir = tempfile::tempdir().unwrap();
@@ -375,7 +375,7 @@ fn run_into_closed_pipe(args: &[&str], dir: &Path, cache: &Path) -> Run {
     }
 }
 
-// Item 4: `tokens ... | head` (and others) panicked in println! on the closed pipe.
+// `tokens ... | head` (and others) panicked in println! on the closed pipe.
 #[test]
 fn every_command_that_prints_ends_quietly_when_its_reader_goes_away() {
     let dir = tempfile::tempdir().unwrap();

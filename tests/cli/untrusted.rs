@@ -1,4 +1,4 @@
-//! Strangers' fixtures and templates against the real binary (issue 7): one test per
+//! Strangers' fixtures and templates against the real binary: one test per
 //! item, each of which failed (a panic, an abort, a hang, a lost result, a leaked
 //! file, a refused conversation) before the fix.
 //!
@@ -73,7 +73,7 @@ fn assert_clean_failure(run: &Run, what: &str) {
     assert!(!run.stderr.contains("panicked"), "{what}: {}", run.stderr);
 }
 
-// Item 1: a fixture that crashed the checker took its batch's results with it.
+// A fixture that crashed the checker took its batch's results with it.
 #[test]
 fn item_1_every_fixture_is_counted_even_when_one_crashes_the_checker() {
     let dir = tempfile::tempdir().unwrap();
@@ -98,7 +98,7 @@ fn item_1_every_fixture_is_counted_even_when_one_crashes_the_checker() {
     assert!(run.stdout.contains("FAIL ./broken.json"), "{}", run.stdout);
 }
 
-// Item 2: nothing to check is a failure; JSON that is not a fixture is skipped.
+// Nothing to check is a failure; JSON that is not a fixture is skipped.
 #[test]
 fn item_2_no_fixtures_fails_and_non_fixtures_are_skipped() {
     let empty = tempfile::tempdir().unwrap();
@@ -123,7 +123,7 @@ fn item_2_no_fixtures_fails_and_non_fixtures_are_skipped() {
     );
 }
 
-// Item 3: panics in source preparation and string methods.
+// Panics in source preparation and string methods.
 #[test]
 fn item_3_no_panic_on_a_one_percent_tag_or_rsplit() {
     assert_clean_failure(&render_template("{%}{% raw %}x{% endraw %}"), "{%}");
@@ -133,7 +133,7 @@ fn item_3_no_panic_on_a_one_percent_tag_or_rsplit() {
     assert_clean_failure(&render_template("{{ 'a b'.rsplit(1) }}"), "rsplit(1)");
 }
 
-// Item 4: template-controlled sizes aborted the process.
+// Template-controlled sizes aborted the process.
 #[test]
 fn item_4_template_sizes_end_in_an_error_not_an_abort() {
     for source in [
@@ -149,7 +149,7 @@ fn item_4_template_sizes_end_in_an_error_not_an_abort() {
     }
 }
 
-// Item 5: stack overflows aborted the process.
+// Stack overflows aborted the process.
 #[test]
 fn item_5_cycles_deep_nesting_and_long_chains_do_not_overflow_the_stack() {
     for source in [
@@ -177,7 +177,7 @@ fn item_5_cycles_deep_nesting_and_long_chains_do_not_overflow_the_stack() {
     );
 }
 
-// Item 6: bench counts aborted or panicked.
+// Bench counts aborted or panicked.
 #[test]
 fn item_6_bench_iterations_are_validated() {
     let dir = tempfile::tempdir().unwrap();
@@ -195,7 +195,7 @@ fn item_6_bench_iterations_are_validated() {
     }
 }
 
-// Item 7: a fixture could print any file (the CI environment, /etc/passwd).
+// A fixture could print any file (the CI environment, /etc/passwd).
 #[test]
 fn item_7_template_paths_stay_inside_the_tree_being_checked() {
     let outside = tempfile::tempdir().unwrap();
@@ -258,7 +258,7 @@ fn item_7_template_paths_stay_inside_the_tree_being_checked() {
     assert!(run.stdout.contains("1 passed, 0 failed"), "{}", run.stdout);
 }
 
-// Item 8: special files and link cycles.
+// Special files and link cycles.
 #[test]
 fn item_8_only_regular_files_are_read_and_link_cycles_end() {
     let dir = tempfile::tempdir().unwrap();
@@ -303,7 +303,7 @@ fn item_8_only_regular_files_are_read_and_link_cycles_end() {
     );
 }
 
-// Item 9: timed-out renders kept running (and holding memory) until they finished.
+// Timed-out renders kept running (and holding memory) until they finished.
 #[test]
 fn item_9_slow_fixtures_stop_at_their_deadline() {
     let dir = tempfile::tempdir().unwrap();
@@ -329,7 +329,7 @@ fn item_9_slow_fixtures_stop_at_their_deadline() {
     assert!(started.elapsed() < Duration::from_secs(100));
 }
 
-// Item 10: single renders reached gigabytes.
+// Single renders reached gigabytes.
 #[test]
 fn item_10_the_byte_budget_stops_big_allocations() {
     for source in [
@@ -343,7 +343,7 @@ fn item_10_the_byte_budget_stops_big_allocations() {
     }
 }
 
-// Item 11: real conversations were called endless loops.
+// Real conversations were called endless loops.
 #[test]
 fn item_11_long_quadratic_conversations_render() {
     let dir = tempfile::tempdir().unwrap();
@@ -371,7 +371,7 @@ fn item_11_long_quadratic_conversations_render() {
     );
 }
 
-// Item 12: escape sequences and huge values reached the terminal.
+// Escape sequences and huge values reached the terminal.
 #[test]
 fn item_12_control_characters_are_escaped_and_long_values_cut() {
     let run = render_template("{{ raise_exception('\x1b]0;owned\x07\x1b[31mred') }}");
@@ -435,7 +435,7 @@ fn item_12_control_characters_are_escaped_and_long_values_cut() {
     );
 }
 
-// Item 13: --bless rewrote numbers and duplicate keys lost a value silently.
+// --bless rewrote numbers and duplicate keys lost a value silently.
 #[test]
 fn item_13_numbers_survive_bless_and_duplicate_keys_are_refused() {
     let dir = tempfile::tempdir().unwrap();
@@ -469,7 +469,7 @@ fn item_13_numbers_survive_bless_and_duplicate_keys_are_refused() {
     );
 }
 
-// Item 14: --bless stored the error position, the app only the message.
+// --bless stored the error position, the app only the message.
 #[test]
 fn item_14_bless_stores_the_error_without_its_position() {
     let dir = tempfile::tempdir().unwrap();
@@ -489,7 +489,7 @@ fn item_14_bless_stores_the_error_without_its_position() {
     );
 }
 
-// Item 15: load errors without a position, or in serde's words.
+// Load errors without a position, or in serde's words.
 #[test]
 fn item_15_load_errors_have_positions_and_plain_words() {
     let dir = tempfile::tempdir().unwrap();
@@ -532,7 +532,7 @@ fn item_15_load_errors_have_positions_and_plain_words() {
     );
 }
 
-// Item 16: a closed pipe printed "Broken pipe"; one bad config dropped a folder.
+// A closed pipe printed "Broken pipe"; one bad config dropped a folder.
 #[test]
 fn item_16_closed_pipes_end_quietly_and_good_templates_are_kept() {
     let dir = tempfile::tempdir().unwrap();
@@ -580,7 +580,7 @@ fn item_16_closed_pipes_end_quietly_and_good_templates_are_kept() {
     );
 }
 
-// Item 17: debug() printed the engine's state; helpers were callable.
+// `debug()` printed the engine's state; helpers were callable.
 #[test]
 fn item_17_templates_see_only_transformers_environment() {
     assert_clean_failure(&render_template("{{ debug() }}"), "debug()");
@@ -590,7 +590,7 @@ fn item_17_templates_see_only_transformers_environment() {
     );
 }
 
-// Item 18: the rewrites use MiniJinja's unstable parser API.
+// The rewrites use MiniJinja's unstable parser API.
 #[test]
 fn item_18_minijinja_is_pinned_and_install_is_locked() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -606,7 +606,7 @@ fn item_18_minijinja_is_pinned_and_install_is_locked() {
     );
 }
 
-// Item 1, the isolation itself: a checking child that aborts or dies on a fixture costs
+// The isolation itself: a checking child that aborts or dies on a fixture costs
 // only that fixture; a new child takes the rest, and every fixture is counted.
 #[test]
 fn item_1_a_crashing_checker_child_fails_only_its_fixture() {

@@ -1,4 +1,4 @@
-//! A stopped render really stops (issue 7, item 9; issue 18): after its deadline or its
+//! A stopped render really stops: after its deadline or its
 //! cancellation the caller gets an answer at once, and the render thread ends at its
 //! next checkpoint instead of running on, and frees its memory, also in the app's
 //! render worker.
@@ -107,7 +107,7 @@ fn a_stopped_render_frees_its_memory() {
     );
 }
 
-/// Issue 18: a render the app's worker had stopped at its deadline kept running and
+/// A render the app's worker had stopped at its deadline kept running and
 /// allocating: `sum` copied its lists in one call without a checkpoint, and grew past
 /// 871 MB against the 256 MiB limit until the memory meter parked its thread for good.
 #[cfg(target_os = "linux")]
