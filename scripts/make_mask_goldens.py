@@ -18,7 +18,8 @@ at character 0, ending in token 0, empty, nested, adjacent, in a macro, in a dis
 whitespace control around the tags, non-ASCII text).
 
 `bos_token` and `eos_token` are passed explicitly, so the prompt is the same for every
-tokenizer. Writes tests/fixtures/masks/goldens.json (tests/engine/masks.rs reads it).
+tokenizer. Writes tests/fixtures/masks/goldens.json (crates/core/tests/conformance/masks.rs
+reads it).
 
 Usage: python3 scripts/make_mask_goldens.py [--check] [TOKENIZER_DIR ...]
 With --check nothing is written: exit 1 when the committed goldens differ from what

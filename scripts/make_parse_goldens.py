@@ -3,8 +3,9 @@
 realistic model outputs, for the `response_template` schemas transformers ships
 (transformers/cli/serving/utils.py), those TRL ships (trl/chat_template_utils.py, read
 from a downloaded wheel: --trl DIR, where DIR holds trl/chat_template_utils.py), and ours
-for the bundled templates' formats (tests/data/parse/schemas/). tests/engine/parse_goldens.rs
-runs chatplate's parser over every case and compares.
+for the bundled templates' formats (tests/data/parse/schemas/).
+crates/core/tests/conformance/parse_goldens.rs runs chatplate's parser over every case and
+compares.
 
 Each case: schema id, prefix, response, tools (`true` for the shared TOOLS, a list of
 its own, or `false`) and `expected`, which is the

@@ -1,13 +1,24 @@
 //! Running the real `chatplate` binary as a user does, for the CLI tests.
+//!
+//! Only the root package's tests have the binary: the engine crates' tests, which share
+//! `tests/common`, compile this module without it and never call it.
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Output, Stdio};
 use std::time::{Duration, Instant};
 
+/// The `chatplate` binary Cargo built for the root package's tests.
+fn chatplate_exe() -> &'static str {
+    let Some(exe) = option_env!("CARGO_BIN_EXE_chatplate") else {
+        panic!("only the root package's tests run chatplate");
+    };
+    exe
+}
+
 /// The binary with `args`, run in `dir`.
 pub fn command(args: &[&str], dir: &Path) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_chatplate"));
+    let mut command = Command::new(chatplate_exe());
     command.args(args).current_dir(dir);
     command
 }
@@ -69,7 +80,7 @@ impl Run {
 pub fn binary_under_test() -> PathBuf {
     std::env::var_os("CHATPLATE_TEST_BIN")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_chatplate")))
+        .unwrap_or_else(|| PathBuf::from(chatplate_exe()))
 }
 
 /// Runs `command` (standard input empty, output captured) and kills it after `limit`: a

@@ -1,11 +1,26 @@
-//! Helpers shared by the integration tests (each test file uses some of them).
+//! Helpers shared by the integration tests (each test file uses some of them): the root
+//! package's (`tests/`) and the engine crates' (`crates/*/tests`, which include this
+//! folder by path).
 
 #![allow(dead_code)]
 
 pub mod binary;
 pub mod fuzzing;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// The repository's root folder (the workspace's, where `sessions/`, `tests/fixtures/`
+/// and `target/` are): the root package's folder, two levels above an engine crate's.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .ancestors()
+        .find(|dir| {
+            std::fs::read_to_string(dir.join("Cargo.toml"))
+                .is_ok_and(|manifest| manifest.contains("[workspace]"))
+        })
+        .expect("the workspace's Cargo.toml above the package")
+        .to_path_buf()
+}
 
 /// Says that `test` is skipped for want of data or a reference the checkout lacks, or,
 /// under `CI=true`, fails it: CI installs everything, so a missing piece there is a
@@ -22,9 +37,7 @@ pub fn skip_unless_ci(test: &str, reason: &str) {
 pub fn corpus_dir(test: &str) -> Option<PathBuf> {
     let dir = std::env::var_os("CHATPLATE_CORPUS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/dev")
-        });
+        .unwrap_or_else(|| repo().join("../shared/conformance/dev"));
     if dir.join("MANIFEST.json").exists() {
         return Some(dir);
     }

@@ -74,7 +74,7 @@ pub const REAL: [&str; 5] = ["qwen3", "llama3_1", "gemma3", "deepseek_v3", "gpto
 pub fn real_tokenizer(name: &str, test: &str) -> Option<PathBuf> {
     let cache = std::env::var_os("CHATPLATE_TOKENIZERS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/tokenizers"));
+        .unwrap_or_else(|| crate::common::repo().join("target/tokenizers"));
     let folder = cache.join(name);
     if folder.join("tokenizer.json").is_file() {
         return Some(folder);

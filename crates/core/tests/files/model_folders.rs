@@ -11,8 +11,10 @@ use chatplate_core::catalog::{self, CatalogError, Origin, TemplateSet};
 use chatplate_core::check::{check_all, collect_fixtures, report, CheckOptions};
 use chatplate_core::session::TemplateRef;
 
+use crate::common;
+
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
+    common::repo().join("tests/fixtures")
 }
 
 fn model(name: &str) -> PathBuf {

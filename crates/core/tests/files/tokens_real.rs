@@ -97,8 +97,7 @@ fn llama_bench_prompt_has_transformers_token_count() {
     else {
         return;
     };
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/bench/llama-3.1-1000.json");
+    let path = common::repo().join("tests/fixtures/bench/llama-3.1-1000.json");
     let session = Session::load(&path).unwrap();
     let access = chatplate_core::catalog::TemplateAccess::Anywhere;
     let prompt = render_session(

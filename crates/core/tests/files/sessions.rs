@@ -8,8 +8,10 @@ use chatplate_core::catalog;
 use chatplate_core::check::{check_all, collect_fixtures, report, CheckOptions};
 use chatplate_core::session::{Session, TemplateRef};
 
+use crate::common;
+
 fn sessions_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("sessions")
+    common::repo().join("sessions")
 }
 
 #[test]

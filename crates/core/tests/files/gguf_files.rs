@@ -10,8 +10,10 @@ use chatplate_core::catalog::{self, CatalogError, Origin};
 use chatplate_core::gguf::GgufError;
 use gguf_support::python_with_gguf;
 
+use crate::common;
+
 fn fixtures() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/gguf")
+    common::repo().join("tests/fixtures/gguf")
 }
 
 /// A one-line summary of what chatplate reads from a GGUF (or the error).
@@ -173,7 +175,7 @@ fn the_gguf_package_writes_files_that_read_the_same() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("scripts/make_gguf_fixtures.py");
+    let script = common::repo().join("scripts/make_gguf_fixtures.py");
     let status = std::process::Command::new(python)
         .arg(script)
         .arg(dir.path())

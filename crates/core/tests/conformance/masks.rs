@@ -3,7 +3,7 @@
 //! equal transformers' `generation_indices` (always run), and the token masks equal its
 //! `assistant_masks` on the five real tokenizers (skipped without them, failing under CI).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use chatplate_core::tokens::{assistant_mask, ModelTokenizer, TokenizerFiles};
 use chatplate_render::{CompiledTemplate, Conversation, GenerationSpan, Limits, RenderControl};
@@ -15,7 +15,7 @@ use crate::tokens_support::real_tokenizer;
 const TOKENIZERS: [&str; 5] = ["qwen3", "llama3_1", "gemma3", "deepseek_v3", "gptoss"];
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/masks")
+    common::repo().join("tests/fixtures/masks")
 }
 
 fn goldens() -> Vec<Json> {

@@ -17,7 +17,7 @@ use chatplate_render::Limits;
 fn long_quadratic_conversations_match_transformers() {
     let dir = std::env::var_os("CHATPLATE_LONG_GOLDENS")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/long-goldens"));
+        .unwrap_or_else(|| crate::common::repo().join("target/long-goldens"));
     let fixtures = collect_fixtures(std::slice::from_ref(&dir)).fixtures;
     if fixtures.len() < 2 {
         crate::common::skip_unless_ci(

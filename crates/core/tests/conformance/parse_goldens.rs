@@ -6,7 +6,7 @@
 use chatplate_core::parse::parse_with_spec;
 use serde_json::Value;
 
-const GOLDENS: &str = include_str!("../data/parse/goldens.json");
+const GOLDENS: &str = include_str!("../../../../tests/data/parse/goldens.json");
 
 /// The outcome as the goldens write it: the message, or `{"error": {...}}`.
 fn outcome(case: &Value, goldens: &Value) -> Value {

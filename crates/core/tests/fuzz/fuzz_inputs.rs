@@ -18,7 +18,9 @@ use chatplate_core::session::Session;
 use chatplate_core::TemplateAccess;
 use chatplate_render::thread_live_bytes;
 use proptest::prelude::*;
-use serde_json::{json, Value as Json};
+#[cfg(feature = "tokens")]
+use serde_json::json;
+use serde_json::Value as Json;
 
 /// How an input ended: read (0) or refused with an error (1).
 const ENDS: [&str; 4] = ["read", "refused", "-", "-"];
@@ -27,11 +29,11 @@ use crate::fuzz::{config, last_input, mutation, odd_value, small_limits, Budget}
 
 /// GGUF files written by llama.cpp's own `gguf` package (see `gguf_files.rs`).
 const GGUF_SEEDS: &[&[u8]] = &[
-    include_bytes!("../fixtures/gguf/chat.gguf"),
-    include_bytes!("../fixtures/gguf/named.gguf"),
-    include_bytes!("../fixtures/gguf/big-endian.gguf"),
-    include_bytes!("../fixtures/gguf/no-template.gguf"),
-    include_bytes!("../fixtures/gguf/bad-token-id.gguf"),
+    include_bytes!("../../../../tests/fixtures/gguf/chat.gguf"),
+    include_bytes!("../../../../tests/fixtures/gguf/named.gguf"),
+    include_bytes!("../../../../tests/fixtures/gguf/big-endian.gguf"),
+    include_bytes!("../../../../tests/fixtures/gguf/no-template.gguf"),
+    include_bytes!("../../../../tests/fixtures/gguf/bad-token-id.gguf"),
 ];
 
 /// One change to a GGUF file's bytes.
@@ -181,9 +183,9 @@ fn tokenizer_config() -> impl Strategy<Value = Json> {
 
 /// Request bodies as vLLM, SGLang and llama.cpp's server log them.
 const REQUEST_SEEDS: &[&str] = &[
-    include_str!("../fixtures/requests/vllm-tools.json"),
-    include_str!("../fixtures/requests/sglang-continue.json"),
-    include_str!("../fixtures/requests/llamacpp-parts.json"),
+    include_str!("../../../../tests/fixtures/requests/vllm-tools.json"),
+    include_str!("../../../../tests/fixtures/requests/sglang-continue.json"),
+    include_str!("../../../../tests/fixtures/requests/llamacpp-parts.json"),
 ];
 
 /// Where odd values go in a request body.

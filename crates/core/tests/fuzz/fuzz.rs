@@ -6,7 +6,7 @@
 //! Bounded for CI: `CHATPLATE_FUZZ_CASES` inputs per target (default 200) and at most
 //! `CHATPLATE_FUZZ_SECONDS` seconds each (default 60; once spent, the remaining cases
 //! pass without running). A long run: `CHATPLATE_FUZZ_CASES=100000
-//! CHATPLATE_FUZZ_SECONDS=36000 cargo test --release --test engine fuzz -- --nocapture`.
+//! CHATPLATE_FUZZ_SECONDS=36000 cargo test --release -p chatplate-core --test fuzz -- --nocapture`.
 //! Under CI (`CI` set) every target runs with a fixed seed; `CHATPLATE_FUZZ_SEED` picks
 //! another anywhere. `fuzz_inputs` fuzzes the files chatplate reads (GGUF headers,
 //! tokenizers, request bodies) with the same bounds.
@@ -453,9 +453,9 @@ pub(crate) fn odd_value() -> impl Strategy<Value = serde_json::Value> {
 
 /// Real sessions to mutate.
 const SEEDS: &[&str] = &[
-    include_str!("../../sessions/example.json"),
-    include_str!("../../sessions/gemma-3-tools.json"),
-    include_str!("../../sessions/chatml-with-headers-tools.function-role-error.json"),
+    include_str!("../../../../sessions/example.json"),
+    include_str!("../../../../sessions/gemma-3-tools.json"),
+    include_str!("../../../../sessions/chatml-with-headers-tools.function-role-error.json"),
     r#"{"version": 1, "template": {"source": "{% for m in messages %}{{ m.content }}{% endfor %}"},
         "messages": [{"role": "user", "content": "hi", "n": 1}], "variables": {"a": [1]},
         "continue_final_message": "content", "clock": "2026-01-15T00:00:00",

@@ -35,7 +35,7 @@ fn python_style(err: &chatplate_render::RenderError) -> String {
 
 #[test]
 fn every_python_compat_case_matches_transformers() {
-    let text = include_str!("../python_compat/cases.json");
+    let text = include_str!("../../../../tests/python_compat/cases.json");
     let cases: Vec<Json> = serde_json::from_str(text).expect("cases.json parses");
     let mut failures = Vec::new();
     for case in &cases {
