@@ -22,6 +22,7 @@ mod inspect_training;
 mod limits;
 mod output;
 mod parse;
+mod remedy;
 mod render;
 mod session_input;
 mod stdin;
@@ -127,6 +128,8 @@ enum Command {
 
 /// Runs the parsed command line; the exit code is the returned value.
 pub fn run(cli: Cli) -> Result<i32> {
+    // Before anything renders: the engine's messages name this front end's flags.
+    remedy::install();
     match cli.command {
         None if cli.file.as_deref().is_some_and(stdin::is_stdin) => anyhow::bail!(
             "the app reads its keys from the terminal, so it cannot open standard input \

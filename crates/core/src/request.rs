@@ -8,6 +8,7 @@
 
 mod body;
 
+use chatplate_render::remedy::{means, Knob};
 use serde_json::{Map, Value as Json};
 
 pub use body::{looks_like_request, may_be_request, parse_body, BodyError};
@@ -143,7 +144,7 @@ fn messages(
     if string_arguments > 0 {
         notes.push(match parse_arguments {
             true => format!("{string_arguments} tool-call arguments parsed from JSON strings into objects, as vLLM does"),
-            false => format!("{string_arguments} tool-call arguments are JSON strings, kept as written (vLLM parses them into objects before rendering; import with --parse-arguments to do the same)"),
+            false => format!("{string_arguments} tool-call arguments are JSON strings, kept as written (vLLM parses them into objects before rendering; import with {} to do the same)", means(Knob::ParseArguments)),
         });
     }
     Ok(out)
@@ -258,7 +259,7 @@ fn template(
     }
     notes.push(match model {
         "" => format!("no model and no chat_template in the body: using the bundled {DEFAULT_TEMPLATE}"),
-        _ => format!("{model} is not a model in the local Hugging Face cache: using the bundled {DEFAULT_TEMPLATE} (choose one with --template)"),
+        _ => format!("{model} is not a model in the local Hugging Face cache: using the bundled {DEFAULT_TEMPLATE} (choose one with {})", means(Knob::Template)),
     });
     TemplateRef::Bundled(DEFAULT_TEMPLATE.into())
 }

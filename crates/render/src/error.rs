@@ -68,6 +68,9 @@ pub struct RenderError {
     pub message: String,
     /// Where in the template, when known.
     pub position: Option<SourcePosition>,
+    /// The bound a [`RenderErrorKind::Limit`] or [`RenderErrorKind::Timeout`] error hit,
+    /// with its values, when it is one of [`Limits`](crate::Limits)' bounds.
+    pub bound: Option<crate::Bound>,
 }
 
 impl std::error::Error for RenderError {}
@@ -90,6 +93,7 @@ impl RenderError {
             exception: None,
             message: message.into(),
             position: None,
+            bound: None,
         }
     }
 
@@ -116,6 +120,15 @@ impl RenderError {
         Self::new(kind, message)
     }
 
+    /// One of [`Limits`](crate::Limits)' bounds was exceeded: the error carries it, and
+    /// its message ([`crate::Bound::message`]).
+    pub fn bounded(kind: RenderErrorKind, bound: crate::Bound) -> Self {
+        RenderError {
+            bound: Some(bound),
+            ..Self::new(kind, bound.message())
+        }
+    }
+
     /// A syntax error Jinja2 reports at byte `offset` of `source`.
     pub(super) fn syntax(message: String, source: &str, offset: usize) -> Self {
         RenderError {
@@ -123,6 +136,7 @@ impl RenderError {
             exception: Some("TemplateSyntaxError"),
             message,
             position: position_at(source, offset),
+            bound: None,
         }
     }
 
@@ -234,6 +248,7 @@ impl RenderError {
             // control characters escaped, and cut when huge.
             message: crate::visible::message(&message),
             position: position_of(err, source, to_original),
+            bound: None,
         }
     }
 

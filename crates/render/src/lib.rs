@@ -113,6 +113,7 @@ mod pyjson;
 mod pyrepr;
 mod pystr;
 mod pytype;
+pub mod remedy;
 pub(crate) mod rewrite;
 mod scalars;
 mod scope;
@@ -148,7 +149,7 @@ pub use conversation::{
 };
 pub use error::{RenderError, RenderErrorKind, SourcePosition};
 pub use generation::{has_generation_tag, GenerationSpan, TrackedRender};
-pub use limits::{Limits, STEPS_PER_ITEM_PAIR};
+pub use limits::{Bound, Limits, STEPS_PER_ITEM_PAIR};
 pub use memory::{
     is_metered, reset_thread_peak, thread_live_bytes, thread_peak_bytes, MeteredAllocator,
 };
@@ -601,20 +602,26 @@ impl CompiledTemplate {
             return self.stopped(stop, shared, items);
         }
         let limits = &self.inner.limits;
-        let hint = match err.kind() {
-            minijinja::ErrorKind::OutOfFuel => Some(limits.steps_exceeded(items)),
-            minijinja::ErrorKind::WriteFailure => Some(limits.output_exceeded()),
-            _ if err.to_string().contains("recursion limit") => Some(limits.recursion_exceeded()),
+        let bound = match err.kind() {
+            minijinja::ErrorKind::OutOfFuel => Some(limits.steps_bound(items)),
+            minijinja::ErrorKind::WriteFailure => Some(Bound::Output {
+                max: limits.max_output_bytes,
+            }),
+            _ if err.to_string().contains("recursion limit") => Some(Bound::Recursion {
+                depth: limits.recursion,
+            }),
             _ => None,
         };
         let inner = &self.inner;
-        map_error(
+        let hint = bound.map(|bound| bound.message());
+        let mapped = map_error(
             err,
             &inner.source,
             &inner.prepared,
             &inner.rewritten,
             hint.as_deref(),
-        )
+        );
+        RenderError { bound, ..mapped }
     }
 
     /// The error for a render stopped from outside the template's logic.
@@ -625,12 +632,11 @@ impl CompiledTemplate {
             Stop::Deadline => {
                 // The bound this render was given, which the caller's base set.
                 let applied = shared.deadline().map_or(*limits, |d| d.limits);
-                RenderError::limit(RenderErrorKind::Timeout, applied.deadline_exceeded(items))
+                RenderError::bounded(RenderErrorKind::Timeout, applied.deadline_bound(items))
             }
-            Stop::Memory => RenderError::limit(
-                RenderErrorKind::Limit,
-                limits.memory_exceeded(shared.memory()),
-            ),
+            Stop::Memory => {
+                RenderError::bounded(RenderErrorKind::Limit, limits.memory_bound(shared.memory()))
+            }
         }
     }
 

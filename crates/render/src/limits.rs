@@ -5,9 +5,13 @@
 //! real templates are quadratic in the number of messages (for each message they scan
 //! the others: google-gemma-4 takes about 4.4 M steps for 1,000 messages,
 //! openai-gpt-oss about 28.5 M for 10,000), so the budget grows with the square of the
-//! input. Every limit error names the limit, its value and the flag that raises it.
+//! input. Every limit error carries the bound it hit with its values ([`Bound`]), and
+//! its message names the limit, its value and how to raise it (worded by the front end,
+//! see [`crate::remedy`]).
 
 use std::time::Duration;
+
+use crate::remedy::{means, Knob};
 
 /// Bounds on what an untrusted template may do in one render. More bounds may be added:
 /// start from [`Limits::default`] and change what you need with the `with_` methods.
@@ -87,37 +91,40 @@ impl Limits {
             .saturating_add(STEPS_PER_ITEM_PAIR.saturating_mul(items.saturating_mul(items)))
     }
 
+    /// The bound hit by a render of `items` input items that used up its step budget.
+    pub fn steps_bound(&self, items: usize) -> Bound {
+        Bound::Steps {
+            budget: self.step_budget(items),
+            items,
+            base: self.fuel,
+        }
+    }
+
     /// The message for a render that used up its step budget.
     pub fn steps_exceeded(&self, items: usize) -> String {
-        format!(
-            "the template ran more than {} steps, its step budget for {} input items \
-             ({} + {STEPS_PER_ITEM_PAIR} × items²); if the conversation is real, raise \
-             the base budget with --fuel",
-            group(self.step_budget(items)),
-            group(items as u64),
-            group(self.fuel),
-        )
+        self.steps_bound(items).message()
     }
 
     /// The message for a prompt larger than [`Limits::max_output_bytes`].
     pub fn output_exceeded(&self) -> String {
-        format!(
-            "the prompt grew beyond {} (the output limit; raise it with --max-output)",
-            bytes(self.max_output_bytes)
-        )
+        Bound::Output {
+            max: self.max_output_bytes,
+        }
+        .message()
+    }
+
+    /// The bound hit by a render that needed `needed` bytes (0: unknown) past
+    /// [`Limits::max_memory_bytes`].
+    pub fn memory_bound(&self, needed: usize) -> Bound {
+        Bound::Memory {
+            max: self.max_memory_bytes,
+            needed,
+        }
     }
 
     /// The message for a render that held more than [`Limits::max_memory_bytes`].
     pub fn memory_exceeded(&self, needed: usize) -> String {
-        let needed = match needed {
-            0 => String::new(),
-            n => format!(" (it asked for {})", bytes(n)),
-        };
-        format!(
-            "the template needed more than {} of memory{needed} (the memory limit; raise \
-             it with --max-memory)",
-            bytes(self.max_memory_bytes)
-        )
+        self.memory_bound(needed).message()
     }
 
     /// How much longer than [`Limits::deadline`] a render of `items` input items may
@@ -135,34 +142,154 @@ impl Limits {
         self.deadline.saturating_add(self.deadline_extension(items))
     }
 
+    /// The bound hit by a render of `items` input items that ran past
+    /// [`Limits::deadline_for`] them.
+    pub fn deadline_bound(&self, items: usize) -> Bound {
+        Bound::Deadline {
+            applied: self.deadline_for(items),
+            items,
+            base: self.deadline,
+        }
+    }
+
     /// The message for a render of `items` input items that ran past
     /// [`Limits::deadline_for`] them.
     pub fn deadline_exceeded(&self, items: usize) -> String {
-        let extension = self.deadline_extension(items);
-        if extension < Duration::from_millis(100) {
-            return format!(
-                "the template did not finish within {} s and was stopped (the deadline; \
-                 raise it with --deadline)",
-                seconds(self.deadline_for(items))
-            );
-        }
-        format!(
-            "the template did not finish within {} s and was stopped, its deadline for {} \
-             input items ({} s + {MICROS_PER_ITEM_PAIR} µs × items²); raise the base with \
-             --deadline",
-            seconds(self.deadline_for(items)),
-            group(items as u64),
-            seconds(self.deadline),
-        )
+        self.deadline_bound(items).message()
     }
 
     /// The message for recursion deeper than [`Limits::recursion`].
     pub fn recursion_exceeded(&self) -> String {
-        format!(
-            "the template recursed deeper than {} levels (the recursion limit)",
-            self.recursion
-        )
+        Bound::Recursion {
+            depth: self.recursion,
+        }
+        .message()
     }
+}
+
+/// A bound a render hit, with its values: what a front end needs to say how to raise
+/// it. More bounds may be added.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Bound {
+    /// The step budget ([`Limits::step_budget`]).
+    Steps {
+        /// The budget for this render.
+        budget: u64,
+        /// Its input items (messages, tools and documents).
+        items: usize,
+        /// The base budget ([`Limits::fuel`]).
+        base: u64,
+    },
+    /// The largest prompt ([`Limits::max_output_bytes`]).
+    Output {
+        /// The limit, in bytes.
+        max: usize,
+    },
+    /// The memory budget ([`Limits::max_memory_bytes`]).
+    Memory {
+        /// The limit, in bytes.
+        max: usize,
+        /// What the failed request asked for, in bytes (0: not known).
+        needed: usize,
+    },
+    /// The wall-clock bound ([`Limits::deadline_for`]).
+    Deadline {
+        /// The bound this render had.
+        applied: Duration,
+        /// Its input items.
+        items: usize,
+        /// The base bound ([`Limits::deadline`]).
+        base: Duration,
+    },
+    /// The recursion depth ([`Limits::recursion`]).
+    Recursion {
+        /// The deepest allowed.
+        depth: usize,
+    },
+}
+
+impl Bound {
+    /// The setting that raises this bound, if there is one to name.
+    pub fn knob(&self) -> Option<Knob> {
+        match self {
+            Bound::Steps { .. } => Some(Knob::Fuel),
+            Bound::Output { .. } => Some(Knob::MaxOutput),
+            Bound::Memory { .. } => Some(Knob::MaxMemory),
+            Bound::Deadline { .. } => Some(Knob::Deadline),
+            Bound::Recursion { .. } => None,
+        }
+    }
+
+    /// The message: the limit, its value, and how to raise it ([`crate::remedy::means`]).
+    pub fn message(&self) -> String {
+        match *self {
+            Bound::Steps {
+                budget,
+                items,
+                base,
+            } => steps_message(budget, items, base),
+            Bound::Output { max } => format!(
+                "the prompt grew beyond {} (the output limit; raise it with {})",
+                bytes(max),
+                means(Knob::MaxOutput)
+            ),
+            Bound::Memory { max, needed } => memory_message(max, needed),
+            Bound::Deadline {
+                applied,
+                items,
+                base,
+            } => deadline_message(applied, items, base),
+            Bound::Recursion { depth } => {
+                format!("the template recursed deeper than {depth} levels (the recursion limit)")
+            }
+        }
+    }
+}
+
+fn steps_message(budget: u64, items: usize, base: u64) -> String {
+    format!(
+        "the template ran more than {} steps, its step budget for {} input items \
+         ({} + {STEPS_PER_ITEM_PAIR} × items²); if the conversation is real, raise \
+         the base budget with {}",
+        group(budget),
+        group(items as u64),
+        group(base),
+        means(Knob::Fuel)
+    )
+}
+
+fn memory_message(max: usize, needed: usize) -> String {
+    let needed = match needed {
+        0 => String::new(),
+        n => format!(" (it asked for {})", bytes(n)),
+    };
+    format!(
+        "the template needed more than {} of memory{needed} (the memory limit; raise \
+         it with {})",
+        bytes(max),
+        means(Knob::MaxMemory)
+    )
+}
+
+fn deadline_message(applied: Duration, items: usize, base: Duration) -> String {
+    if applied.saturating_sub(base) < Duration::from_millis(100) {
+        return format!(
+            "the template did not finish within {} s and was stopped (the deadline; \
+             raise it with {})",
+            seconds(applied),
+            means(Knob::Deadline)
+        );
+    }
+    format!(
+        "the template did not finish within {} s and was stopped, its deadline for {} \
+         input items ({} s + {MICROS_PER_ITEM_PAIR} µs × items²); raise the base with \
+         {}",
+        seconds(applied),
+        group(items as u64),
+        seconds(base),
+        means(Knob::Deadline)
+    )
 }
 
 /// `1234567` as `1,234,567`.

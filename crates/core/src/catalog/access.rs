@@ -50,7 +50,7 @@ impl NamedFile {
 
 /// A path a session names that leads outside the folders it may read from.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{} path {} leads outside {}: a session's {} must be inside the session's folder (for `check`, the folder checked) or an allowed template root; allow {} with --template-root or in the config file's \"template_roots\"", .what.noun(), chatplate_render::visible::quoted(.path), roots_text(.allowed), .what.noun(), folder_text(.folder))]
+#[error("{} path {} leads outside {}: a session's {} must be inside the session's folder (for `check`, the folder checked) or an allowed template root; allow {} with {}", .what.noun(), chatplate_render::visible::quoted(.path), roots_text(.allowed), .what.noun(), folder_text(.folder), chatplate_render::remedy::means(chatplate_render::remedy::Knob::TemplateRoot))]
 pub struct OutsideError {
     /// What the path names.
     pub what: NamedFile,

@@ -2,6 +2,7 @@
 //! exist), each `tokenizer.chat_template.<name>`, and bos/eos as llama.cpp hands them to
 //! the template (the token texts of `bos_token_id`/`eos_token_id`).
 
+use chatplate_render::remedy::{means, Knob};
 use std::path::Path;
 
 use super::{open_file, CatalogError, Origin, TemplateMetadata, TemplateSet, TemplateSource};
@@ -31,7 +32,7 @@ pub(super) fn load(path: &Path) -> Result<TemplateSet, CatalogError> {
     if entries.is_empty() {
         return Err(CatalogError::Config {
             path: path.to_path_buf(),
-            message: "no tokenizer.chat_template in this GGUF's metadata (llama.cpp would fall back to ChatML; choose a template with --template)".into(),
+            message: format!("no tokenizer.chat_template in this GGUF's metadata (llama.cpp would fall back to ChatML; choose a template with {})", means(Knob::Template)),
         });
     }
     Ok(TemplateSet {

@@ -6,6 +6,7 @@
 //! old text can still be found, shows the template's own diff. Only the Hugging Face
 //! cache keeps old texts: the other snapshots of the same model, and its blobs.
 
+use chatplate_render::remedy::{means, Knob};
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -88,8 +89,9 @@ pub(crate) fn attach(drift: Option<Drift>, outcome: Outcome, notes: &mut Vec<Str
     };
     if !outcome.failed() {
         notes.push(format!(
-            "{}; the prompt is the same (--bless records the new one)",
-            drift.summary()
+            "{}; the prompt is the same ({} records the new one)",
+            drift.summary(),
+            means(Knob::Bless)
         ));
         return outcome;
     }

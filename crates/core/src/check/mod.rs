@@ -25,6 +25,7 @@ use crate::catalog::{self, CatalogError, Origin, TemplateAccess, TemplateSource}
 use crate::inspect::check_prefix_stable;
 use crate::session::{Expected, Session, TemplateRef};
 use crate::tokens::{self, expect::TokenCheckError};
+use chatplate_render::remedy::{means, Knob};
 use chatplate_render::Limits;
 
 // Public paths of the fixture and rendering items that moved below `check`, kept because
@@ -221,8 +222,11 @@ pub(crate) fn check_verdict(
         render_deadline(&session, &options.limits).saturating_add(options.engines.time_needed()),
     );
     if options.bless && fixture.text.is_some() {
-        let why = "--bless rewrites fixture files; this fixture is not one (standard input)";
-        return Verdict::of(Outcome::Broken(why.into()));
+        let why = format!(
+            "{} rewrites fixture files; this fixture is not one (standard input)",
+            means(Knob::Bless)
+        );
+        return Verdict::of(Outcome::Broken(why));
     }
     let dir = fixture.dir();
     let mut roots = vec![fixture.root.clone()];
@@ -314,10 +318,11 @@ pub(crate) fn template_drift(reference: &TemplateRef, template: &TemplateSource)
     let current = cached_commit(template)?;
     (current != recorded).then(|| {
         format!(
-            "the cached template changed under this fixture: {id}@{} was commit {} when recorded, the cache now resolves it to {} (--bless records the new one)",
+            "the cached template changed under this fixture: {id}@{} was commit {} when recorded, the cache now resolves it to {} ({} records the new one)",
             revision.as_deref().unwrap_or(catalog::hf_cache::DEFAULT_REVISION),
             catalog::short(recorded),
-            catalog::short(current)
+            catalog::short(current),
+            means(Knob::Bless)
         )
     })
 }

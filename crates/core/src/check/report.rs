@@ -1,6 +1,7 @@
 //! How check results are shown: one block per failure, with the diff of
 //! [`crate::diff::marked_diff`] (whitespace and changed characters made visible).
 
+use chatplate_render::remedy::{means, Knob};
 use chatplate_render::visible;
 
 use super::{CaseResult, Drift, Outcome};
@@ -64,7 +65,10 @@ fn report_outcome(result: &CaseResult, outcome: &Outcome, color: bool) -> String
             )
         }
         Outcome::NoExpectation => {
-            format!("FAIL {path}: no \"expected\" (run with --bless to record it)")
+            format!(
+                "FAIL {path}: no \"expected\" (run with {} to record it)",
+                means(Knob::Bless)
+            )
         }
         // A session error names the file itself (`FILE:LINE:COL: ...`): not twice.
         Outcome::Broken(err) if err.starts_with(&format!("{}:", result.path.display())) => {

@@ -3,6 +3,7 @@
 //! on stdin and answers with one on stdout. It runs an untrusted template, so it is
 //! bounded: killed after [`Bounds::timeout`], and its output cut at [`Bounds::max_output`].
 
+use chatplate_render::remedy::{means, Knob};
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -41,9 +42,15 @@ impl Bounds {
     }
 }
 
-const PYTHON_HOW: &str =
-    "install transformers in a Python environment (`pip install transformers`) \
-     and name its interpreter with --python PATH or CHATPLATE_PYTHON";
+/// How to make the `transformers` engine available.
+fn python_how() -> String {
+    format!(
+        "install transformers in a Python environment (`pip install transformers`) \
+         and name its interpreter with {} PATH or CHATPLATE_PYTHON",
+        means(Knob::Python)
+    )
+}
+
 const NODE_HOW: &str =
     "install Node.js and @huggingface/jinja (`npm install @huggingface/jinja`), \
      where Node finds it: a node_modules folder above the working directory, or NODE_PATH";
@@ -57,14 +64,19 @@ pub(super) fn render(
 ) -> EngineRender {
     let (program, flag, script, how) = match engine {
         Engine::Python => match &setup.python {
-            Some(python) => (python.as_path(), "-c", scripts::PYTHON, PYTHON_HOW),
-            None => return missing(engine, "no Python interpreter named".into(), PYTHON_HOW),
+            Some(python) => (python.as_path(), "-c", scripts::PYTHON, python_how()),
+            None => return missing(engine, "no Python interpreter named".into(), python_how()),
         },
-        _ => (setup.node.as_path(), "-e", scripts::HF_JINJA, NODE_HOW),
+        _ => (
+            setup.node.as_path(),
+            "-e",
+            scripts::HF_JINJA,
+            NODE_HOW.to_string(),
+        ),
     };
     let input = input_document(template, conversation).to_string();
     match run(program, &[flag, script], input.as_bytes(), setup.bounds) {
-        Ok(stdout) => answer(engine, &stdout, how),
+        Ok(stdout) => answer(engine, &stdout, &how),
         Err(RunError::Spawn(err)) => missing(
             engine,
             format!("cannot run {}: {err}", program.display()),
@@ -80,7 +92,7 @@ pub(super) fn render(
     }
 }
 
-fn missing(engine: Engine, reason: String, how: &'static str) -> EngineRender {
+fn missing(engine: Engine, reason: String, how: String) -> EngineRender {
     EngineRender {
         engine,
         version: "not installed".into(),
@@ -95,7 +107,7 @@ fn missing(engine: Engine, reason: String, how: &'static str) -> EngineRender {
 }
 
 /// The child's JSON answer: `{"prompt"|"error", "version"}` or `{"missing"}`.
-fn answer(engine: Engine, stdout: &[u8], how: &'static str) -> EngineRender {
+fn answer(engine: Engine, stdout: &[u8], how: &str) -> EngineRender {
     let Ok(Json::Object(fields)) = serde_json::from_slice::<Json>(stdout) else {
         let text = String::from_utf8_lossy(stdout);
         let failure = EngineError::Failed(format!("unexpected output: {}", text.trim()));
@@ -109,7 +121,7 @@ fn answer(engine: Engine, stdout: &[u8], how: &'static str) -> EngineRender {
     };
     let text = |key: &str| fields.get(key).and_then(Json::as_str).map(str::to_string);
     if let Some(reason) = text("missing") {
-        return missing(engine, reason, how);
+        return missing(engine, reason, how.to_string());
     }
     let result = match (text("prompt"), text("error")) {
         (Some(prompt), _) => Ok(prompt),

@@ -11,6 +11,7 @@
 //! variables and its `documents` go there. The fixed clock cannot be sent: llama.cpp's
 //! `strftime_now` reads the server's clock.
 
+use chatplate_render::remedy::{means, Knob};
 use chatplate_render::{effective_messages, Conversation};
 use serde_json::{json, Map, Value as Json};
 use sha2::{Digest, Sha256};
@@ -18,10 +19,16 @@ use sha2::{Digest, Sha256};
 use super::http::{self, Endpoint, HttpError, Response};
 use super::{Engine, EngineError, EngineRender, EngineSetup};
 
-const HOW: &str = "start one with the session's template, e.g. \
-    `llama-server -m MODEL.gguf --chat-template-file TEMPLATE.jinja --port 8080` \
-    (scripts/build_llama_server.sh builds it from source), \
-    and name it with --engine http://127.0.0.1:8080";
+/// How to start a llama-server for the engine (its flags are llama-server's own).
+fn how() -> String {
+    format!(
+        "start one with the session's template, e.g. \
+         `llama-server -m MODEL.gguf --chat-template-file TEMPLATE.jinja --port 8080` \
+         (scripts/build_llama_server.sh builds it from source), \
+         and name it with {} http://127.0.0.1:8080",
+        means(Knob::LlamaServer)
+    )
+}
 
 /// Checks a llama-server URL as `--engine` takes it (`http://host[:port][/base]`).
 pub fn check_server_url(url: &str) -> Result<(), String> {
@@ -100,7 +107,7 @@ fn not_available(reason: String) -> EngineError {
     EngineError::NotInstalled {
         engine: Engine::LlamaCpp.name(),
         reason,
-        how: HOW,
+        how: how(),
     }
 }
 

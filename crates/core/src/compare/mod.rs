@@ -119,7 +119,7 @@ pub enum EngineError {
         /// What was missing.
         reason: String,
         /// How to install it.
-        how: &'static str,
+        how: String,
     },
     /// The template failed (or the input was refused) in that engine.
     #[error("{0}")]

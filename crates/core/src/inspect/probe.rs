@@ -6,6 +6,7 @@
 //! `raise_exception` are remembered, so the report can list which inputs a template
 //! refuses.
 
+use chatplate_render::remedy::{means, Knob};
 use std::cell::RefCell;
 
 use jiff::civil::DateTime;
@@ -190,8 +191,9 @@ impl<'a> Prober<'a> {
             return Ok((renders, Decided::new(true, plain.describe(), observed)));
         }
         let observed = format!(
-            "{} (most answers below are \"no\": pass the variables it needs with --var)",
-            failure_text(&error)
+            "{} (most answers below are \"no\": pass the variables it needs with {})",
+            failure_text(&error),
+            means(Knob::Variable)
         );
         let renders = Decided::new(false, plain.describe(), observed);
         let no_list = Decided::new(false, listed.describe(), "it fails with tools=[] too");

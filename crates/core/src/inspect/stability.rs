@@ -13,6 +13,7 @@
 //! After a reply with tool calls the next message is a tool result, after any other
 //! reply a user message.
 
+use chatplate_render::remedy::{means, Knob};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::Duration;
 
@@ -248,8 +249,9 @@ pub fn check_prefix_stable(
         InspectError::Cancelled(_) => format!(
             "prefix stability could not be checked: its renders did not finish within {:.1} s \
              ({STABILITY_RENDERS} × the deadline for the grown conversation; raise the base \
-             with --deadline)",
-            allowed.as_secs_f64()
+             with {})",
+            allowed.as_secs_f64(),
+            means(Knob::Deadline)
         ),
         other => format!("prefix stability could not be checked: {other}"),
     })?;
