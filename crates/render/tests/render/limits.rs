@@ -184,7 +184,7 @@ fn the_byte_budget_bounds_what_a_render_holds() {
     let err = template.render(&conversation()).unwrap_err();
     assert_eq!(err.kind, RenderErrorKind::Limit, "{err}");
     assert!(
-        err.message.contains("16 MiB") && err.message.contains("--max-memory"),
+        err.message.contains("16 MiB") && err.message.contains("Limits::max_memory_bytes"),
         "{err}"
     );
     let peak = thread_peak_bytes();
@@ -202,7 +202,10 @@ fn big_single_allocations_never_happen() {
         let template = CompiledTemplate::compile(source, Limits::default()).unwrap();
         reset_thread_peak();
         let err = template.render(&conversation()).unwrap_err();
-        assert!(err.message.contains("--max-memory"), "{source}: {err}");
+        assert!(
+            err.message.contains("Limits::max_memory_bytes"),
+            "{source}: {err}"
+        );
         assert!(
             thread_peak_bytes() < 16 << 20,
             "{source}: {}",
@@ -252,7 +255,10 @@ fn splitting_escaping_and_dumping_a_big_string_are_charged_before_they_grow() {
         reset_thread_peak();
         let err = template.render(&conversation()).unwrap_err();
         assert_eq!(err.kind, RenderErrorKind::Limit, "{source}: {err}");
-        assert!(err.message.contains("--max-memory"), "{source}: {err}");
+        assert!(
+            err.message.contains("Limits::max_memory_bytes"),
+            "{source}: {err}"
+        );
         // Near the budget (the input itself is copied once when it is made), not at a
         // multiple of it.
         let peak = thread_peak_bytes();
@@ -324,7 +330,7 @@ fn the_step_budget_grows_with_the_conversation() {
 }
 
 #[test]
-fn every_limit_error_names_its_limit_value_and_flag() {
+fn every_limit_error_names_its_limit_value_and_setting() {
     let small = Limits::default()
         .with_fuel(10_000)
         .with_max_output_bytes(1000)
@@ -333,20 +339,24 @@ fn every_limit_error_names_its_limit_value_and_flag() {
         (
             "{% for i in range(100000) %}{% endfor %}",
             "10,010 steps",
-            "--fuel",
+            "Limits::fuel",
         ),
         (
             "{% for i in range(1000) %}0123456789{% endfor %}",
             "1,000 bytes",
-            "--max-output",
+            "Limits::max_output_bytes",
         ),
-        ("{{ 'x'|center(10**7) }}", "1 MiB", "--max-memory"),
+        (
+            "{{ 'x'|center(10**7) }}",
+            "1 MiB",
+            "Limits::max_memory_bytes",
+        ),
     ];
-    for (source, value, flag) in cases {
+    for (source, value, setting) in cases {
         let err = render_with(source, small).unwrap_err();
         assert_eq!(err.kind, RenderErrorKind::Limit, "{source}");
         assert!(
-            err.message.contains(value) && err.message.contains(flag),
+            err.message.contains(value) && err.message.contains(setting),
             "{err}"
         );
         assert!(!err.message.contains("endless loop"), "{err}");
