@@ -56,7 +56,7 @@ fn the_cli_fetches_with_progress_and_never_prints_the_token() {
     assert_eq!(hub.paths().len(), before);
 }
 
-// Issue 18: Hub file names reached the terminal as they were, in the progress lines and
+// Hub file names reached the terminal as they were, in the progress lines and
 // in the listing.
 #[test]
 fn the_cli_prints_hub_file_names_escaped() {

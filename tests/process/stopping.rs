@@ -47,7 +47,10 @@ fn a_timed_out_or_cancelled_render_stops_and_its_thread_ends() {
         .render_controlled(conversation(), &control)
         .unwrap_err();
     assert_eq!(err.kind, RenderErrorKind::Timeout);
-    assert!(err.message.contains("--deadline"), "{err}");
+    assert!(
+        matches!(err.bound, Some(chatplate_render::Bound::Deadline { .. })),
+        "{err}"
+    );
 
     let cancel = CancelToken::new();
     let canceller = cancel.clone();

@@ -5,7 +5,7 @@
 //! expression's can start early), so an expression's extent is the union of its own span
 //! and its sub-expressions' extents, widened to take in parentheses the parser consumed.
 //! Computed naively, every node rescans its whole subtree and the text under it, so a
-//! chain of `n` operators costs `n²` (issue 13). Here each extent is computed once per
+//! chain of `n` operators costs `n²`. Here each extent is computed once per
 //! node ([`Extents`] remembers them by node) and the parenthesis balance of a range is
 //! put together from its sub-expressions' balances plus the text between them, so each
 //! byte of the template is scanned a bounded number of times.

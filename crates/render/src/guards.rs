@@ -12,8 +12,8 @@
 //!
 //! Once the flag is set the loop still walks every remaining item, evaluating the
 //! condition and doing nothing else. Gemma 4 runs such a search back through the
-//! conversation for every message, which makes its template quadratic: about 10 s for
-//! one render of 10,000 messages, nearly all of it in iterations that do nothing.
+//! conversation for every message, which makes its template quadratic, nearly all of
+//! it in iterations that do nothing.
 //!
 //! The rewrite gives that `if` an `{% else %}{% break %}`; the mirror image, a loop
 //! whose `if` does nothing while a `stopped` flag is set (`{% if stopped %}{% elif

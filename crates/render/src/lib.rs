@@ -177,8 +177,8 @@ use scope::{Scope, Shared, Stop};
 const TEMPLATE_NAME: &str = "chat_template";
 
 /// Deepest expression nesting compiled (see [`CompiledTemplate::compile`]). MiniJinja's
-/// compile time grows faster than the square of an operator chain's length (a
-/// 10,000-term `~` chain takes about 2 s), so this also bounds compile time.
+/// compile time grows faster than the square of an operator chain's length, so this
+/// also bounds compile time (BENCHMARKS.md, compile).
 pub const MAX_EXPRESSION_DEPTH: usize = 12_000;
 
 /// A chat template compiled into its own sandboxed environment. Cloning is cheap (the

@@ -35,8 +35,8 @@ pub struct Limits {
 /// Extra steps per pair of input items (messages, tools, documents).
 pub const STEPS_PER_ITEM_PAIR: u64 = 10;
 
-/// Extra render time per pair of input items, in microseconds: quadratic templates
-/// take about 0.35 µs (gemma-4, 2,000 messages: 1.4 s) per pair on the 2-core machine.
+/// Extra render time per pair of input items, in microseconds: a few times what the
+/// quadratic templates of the corpus take per pair (BENCHMARKS.md).
 pub(crate) const MICROS_PER_ITEM_PAIR: u64 = 1;
 
 impl Default for Limits {

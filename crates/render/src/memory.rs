@@ -37,9 +37,10 @@ use std::alloc::System as Inner;
 /// small allocations, which it serves faster than glibc's malloc (BENCHMARKS.md, "The
 /// allocator").
 ///
-/// ```ignore
+/// ```
 /// #[global_allocator]
-/// static ALLOCATOR: chatplate::render::MeteredAllocator = chatplate::render::MeteredAllocator;
+/// static ALLOCATOR: chatplate_render::MeteredAllocator = chatplate_render::MeteredAllocator;
+/// # fn main() {}
 /// ```
 pub struct MeteredAllocator;
 

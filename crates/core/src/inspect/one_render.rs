@@ -17,7 +17,7 @@
 //! all rendered). A template that takes the final message off the list and writes it
 //! after its loop (NVIDIA's Nemotron Nano 2) reaches every message in order but that
 //! one: where its loop ended, the end of `P(n - 1)`, is then taken from one real render.
-//! The tests in `tests/engine/attribution_corpus.rs` show the result equal to the
+//! The tests in `crates/core/tests/inspect/attribution_corpus.rs` show the result equal to the
 //! prefix-render method's on every case of the conformance corpus.
 
 use std::collections::BTreeMap;

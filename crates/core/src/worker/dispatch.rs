@@ -39,11 +39,10 @@ pub(super) enum Command {
 /// How long after a render is asked for, and again after it is done, the background
 /// work that follows the conversation waits to start: while keys come faster than this,
 /// each render would cancel the previous one's attribution part-way, and that work
-/// competes with the render for the cores (about 1.5 ms of a 10,000-message keystroke).
-/// Counting from the render's end too keeps a render longer than this (Gemma 4 at
-/// 10,000 messages takes 90 ms) from being followed at once by an attribution that the
-/// next key then has to push aside: 10 ms of that keystroke. Once typing pauses, it
-/// starts.
+/// competes with the render for the cores. Counting from the render's end too keeps a
+/// render longer than this from being followed at once by an attribution that the next
+/// key then has to push aside. Once typing pauses, it starts (BENCHMARKS.md has the
+/// keystroke figures).
 const SETTLE: Duration = Duration::from_millis(60);
 
 /// How many times a render's deadline a background job (many renders) may take.

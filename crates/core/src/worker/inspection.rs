@@ -236,8 +236,8 @@ mod tests {
     fn a_render_request_cancels_a_running_attribution() {
         let worker = Worker::spawn(PATIENCE).unwrap();
         // Cubic per prefix: attributing 400 messages takes minutes. The limits are lifted
-        // so the step budget cannot end the job first (it did, within the 200 ms below, in
-        // an optimised build), which would make this a race instead of a cancellation.
+        // so the step budget cannot end the job first (it did, within the wait below, in an
+        // optimised build), which would make this a race instead of a cancellation.
         let unbounded = Limits::default()
             .with_fuel(u64::MAX / 4)
             .with_deadline(Duration::from_secs(3600));

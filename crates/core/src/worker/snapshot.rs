@@ -2,8 +2,8 @@
 //!
 //! A running job (and a finished attribution, which the caller keeps to reuse) holds
 //! the conversation it answers. When the next edit arrived while one was held, the
-//! whole conversation was copied before the edit could be applied (`Arc::make_mut`):
-//! 3.5–11 ms at 10,000 messages, on the way to the next render. Here each message is
+//! whole conversation was copied before the edit could be applied (`Arc::make_mut`),
+//! on the way to the next render. Here each message is
 //! shared on its own (`Arc<Json>`): an edit copies the list of pointers, never the
 //! messages, and the one job that needs a whole [`Conversation`] (attribution) builds
 //! it on its own thread, in the background.

@@ -182,7 +182,7 @@ fn a_runaway_render_times_out_and_blocks_only_its_template() {
     assert_eq!(prompt(&reply), "ok z");
 }
 
-// Issue 18: a stopped render's thread ran on after its runner had answered, so the
+// A stopped render's thread ran on after its runner had answered, so the
 // worker no longer counted it and started the template again beside it.
 #[test]
 fn a_stopped_render_counts_as_running_until_its_thread_ends() {
@@ -197,7 +197,7 @@ fn a_stopped_render_counts_as_running_until_its_thread_ends() {
     let timed_out = next(&worker);
     assert_eq!(timed_out.result.unwrap_err().kind, RenderErrorKind::Timeout);
     // A runner that did not wait for its render thread would have answered by now (it
-    // looks at its token every 10 ms) and been forgotten.
+    // looks at its token often) and been forgotten.
     std::thread::sleep(Duration::from_millis(300));
     // Its runner waits for the render thread, so the template is not started again
     // beside it: the request is refused until the stopped render has ended.

@@ -1,5 +1,5 @@
 //! Real templates that are quadratic in the number of messages render long
-//! conversations exactly as transformers does (issue 7, item 11): google-gemma-4 at
+//! conversations exactly as transformers does: google-gemma-4 at
 //! 2,000 messages and openai-gpt-oss at 10,000, with the default step budget and byte
 //! budget (only the deadline is raised: this test build is unoptimised).
 //!

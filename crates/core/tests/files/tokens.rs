@@ -126,7 +126,7 @@ fn malformed_files_are_errors_not_panics() {
     assert!(err.to_string().contains("added_tokens_decoder"), "{err}");
 }
 
-// Issue 18 (found by fuzz_inputs): the tokenizers crate panicked on these files.
+// Found by fuzz_inputs: the tokenizers crate panicked on these files.
 #[test]
 fn files_the_tokenizers_crate_panics_on_are_errors() {
     let (dir, _) = tiny(&Json::Null);

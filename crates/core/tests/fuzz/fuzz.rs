@@ -1,4 +1,4 @@
-//! Fuzzing on the stable toolchain (issue 7): templates built from grammar fragments
+//! Fuzzing on the stable toolchain: templates built from grammar fragments
 //! (tags, filters, methods, template-chosen widths, nesting) and fixtures made by
 //! mutating real sessions. The property: no panic, no abort, no hang, memory bounded;
 //! every input ends in a clear error or a render.

@@ -1,4 +1,4 @@
-//! Fuzzing the files chatplate reads besides fixtures and templates (issue 18): GGUF
+//! Fuzzing the files chatplate reads besides fixtures and templates: GGUF
 //! headers, `tokenizer.json` with its config, and request bodies, each made by mutating
 //! real ones (bytes, and odd values at the places that matter). The property: no panic,
 //! no hang, memory bounded; every input ends in a value or a clear error.

@@ -1,6 +1,6 @@
 //! Untrusted templates: every attack ends with a clear error (or a correct render),
 //! never a panic, an abort, a hang, unbounded memory or a read of a file the template
-//! was not given. Each group names the item of issue 7 it covers.
+//! was not given.
 //!
 //! This test binary counts allocations like the chatplate binary does, so the byte
 //! budget sees everything a render allocates.
@@ -34,7 +34,7 @@ fn error_of(source: &str) -> RenderError {
     err
 }
 
-// Item 3: inputs that panicked.
+// Inputs that panicked.
 
 #[test]
 fn a_tag_made_of_one_percent_sign_is_a_syntax_error() {
@@ -62,7 +62,7 @@ fn rsplit_without_a_separator_splits_on_whitespace() {
         .contains("empty separator"));
 }
 
-// Item 4: template-controlled sizes are charged before allocating.
+// Template-controlled sizes are charged before allocating.
 
 #[test]
 fn template_chosen_widths_and_counts_are_refused_before_allocating() {
@@ -123,7 +123,7 @@ fn a_lazily_doubled_list_is_refused_before_it_is_collected() {
     assert_eq!(err.kind, RenderErrorKind::Limit, "{err}");
 }
 
-// Item 5: recursion ends in an error, not a stack overflow.
+// Recursion ends in an error, not a stack overflow.
 
 #[test]
 fn a_namespace_cannot_contain_itself() {
@@ -170,7 +170,7 @@ fn long_operator_chains_compile_or_fail_cleanly() {
     assert!(err.message.contains("nested 200,001 levels deep"), "{err}");
 }
 
-// Item 10: a byte budget, separate from the step budget.
+// A byte budget, separate from the step budget.
 
 #[test]
 fn the_byte_budget_bounds_what_a_render_holds() {
@@ -226,7 +226,7 @@ fn big_single_allocations_never_happen() {
     assert!(thread_peak_bytes() < 128 << 20, "{}", thread_peak_bytes());
 }
 
-// Issue 18: one call turned a big string into a list or a longer string without a
+// One call turned a big string into a list or a longer string without a
 // checkpoint, reaching about 1 GB (split, rsplit, splitlines, escape, tojson) against the
 // 256 MiB budget before the limit noticed.
 
@@ -276,7 +276,7 @@ fn splitting_escaping_and_dumping_a_big_string_are_charged_before_they_grow() {
     );
 }
 
-// Issue 18: filters that build a list in one call grew it past the limit before the
+// Filters that build a list in one call grew it past the limit before the
 // next checkpoint; `sum(start=[])` copied the whole list again for every item, and a
 // stopped render went on doing so.
 
@@ -309,7 +309,7 @@ fn lists_built_in_one_call_are_charged_as_they_grow() {
     assert_eq!(render_with(many, limits).unwrap(), "20000");
 }
 
-// Item 11: real conversations fit; every limit says how to raise it.
+// Real conversations fit; every limit says how to raise it.
 
 #[test]
 fn the_step_budget_grows_with_the_conversation() {
@@ -366,7 +366,7 @@ fn every_limit_error_names_its_limit_value_and_setting() {
     assert!(err.message.contains("200 levels"), "{err}");
 }
 
-// Item 17: only what transformers' environment has.
+// Only what transformers' environment has.
 
 #[test]
 fn templates_see_neither_debug_nor_chatplate_helpers() {
