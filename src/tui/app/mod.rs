@@ -24,6 +24,7 @@ use crate::tui::app::screen::{Screen, Status};
 use crate::tui::dialogs::open::Opening;
 use crate::tui::dialogs::Overlay;
 use crate::tui::files::workspace::Workspace;
+use crate::tui::files::FileRequest;
 use crate::tui::jobs::Jobs;
 use crate::tui::keymap::{self, Scope};
 use crate::tui::panes::messages::editor::FieldEditor;
@@ -60,8 +61,8 @@ pub struct App {
     pub(in crate::tui) status: Option<Status>,
     /// Colours or modifiers only.
     pub(in crate::tui) theme: Theme,
-    /// The periodic file work's bookkeeping.
-    pub(in crate::tui) chores: crate::tui::files::Chores,
+    /// Saving, opening, the recovery autosave and the template watch.
+    pub(in crate::tui) file_work: crate::tui::files::FileWork,
     /// The render worker and what the app is waiting for from it.
     pub(in crate::tui) pending: Pending,
     /// What the open dialog opened or is waiting for.
@@ -109,7 +110,7 @@ impl App {
             },
             status: None,
             theme: Theme::colored(),
-            chores: Default::default(),
+            file_work: Default::default(),
             pending: Pending::new(worker),
             opening: Opening::default(),
             workbench: Default::default(),
@@ -174,7 +175,7 @@ impl App {
                 self.overlay = Some(Overlay::help(from));
             }
             Action::Zoom => self.screen.zoom = !self.screen.zoom,
-            Action::Quit => return self.request_quit(),
+            Action::Quit => return self.file(FileRequest::Quit),
             Action::Save => return self.save(None),
             Action::OpenPicker => return self.open_picker(),
             Action::NewSession => return self.new_session(),
@@ -197,13 +198,14 @@ impl App {
             Action::Resize(width, height) => {
                 (self.screen.width, self.screen.height) = (width, height)
             }
-            Action::Message(action) => return self.update_messages_recorded(action),
+            Action::Message(action) => return self.in_messages_recorded(action),
             Action::Editor(action) => {
                 let effect = self.in_messages(|pane, ctx, editor| {
                     pane.handle_editor(action, ctx, editor);
                     None
                 });
-                self.editor_closed();
+                let editing = self.editor.is_some();
+                (self.workbench).editor_closed(editing, &mut self.workspace.session);
                 return effect;
             }
             Action::Prompt(PromptAction::ToggleTokens) => {

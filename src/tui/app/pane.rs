@@ -1,6 +1,7 @@
 //! The narrow context a pane's action handler gets instead of the whole app.
 //!
-//! A pane owns its state and handles its own actions (`TemplatesPane::handle`, ...). What
+//! A pane owns its state and handles its own actions (`TemplatesPane::handle`, ...); so
+//! do the components beside the panes (the workbench, the file work). What
 //! it may touch besides its own state is here: the session to read and change, the shown
 //! render and the screen to read, and the status line. What only the app can do (render
 //! again, switch templates, move the focus, open a dialog, wait for the current render)
@@ -51,6 +52,16 @@ pub struct Requests {
     pub overlay: Option<Overlay>,
     /// Run this once the shown render is current.
     pub deferred: Option<Deferred>,
+    /// Replace the session and everything shown of it with this one (opened, restored,
+    /// imported).
+    pub load: Option<Box<Workspace>>,
+    /// The model whose named templates were open no longer applies.
+    pub forget_template_set: bool,
+    /// The session's template file changed on disk and the workspace took it in: show it.
+    pub reloaded: Option<TemplateSource>,
+    /// A status line shown once the rest is done, so that what carrying it out says
+    /// does not cover it.
+    pub report: Option<Status>,
 }
 
 impl<'a> PaneContext<'a> {
@@ -130,6 +141,34 @@ impl<'a> PaneContext<'a> {
     /// Asks for `app::action` to run once the shown render is current.
     pub fn when_current(&mut self, action: Deferred) {
         self.requests.deferred = Some(action);
+    }
+
+    /// Asks for `workspace` to replace the session.
+    pub fn load(&mut self, workspace: Workspace) {
+        self.requests.load = Some(Box::new(workspace));
+    }
+
+    /// Asks for the open model's named templates to be forgotten.
+    pub fn forget_template_set(&mut self) {
+        self.requests.forget_template_set = true;
+    }
+
+    /// Asks for `template`, reloaded from disk into the workspace, to be shown.
+    pub fn reloaded(&mut self, template: TemplateSource) {
+        self.requests.reloaded = Some(template);
+    }
+
+    /// Shows `text` in the status line once the requests are carried out.
+    pub fn report(&mut self, text: impl Into<String>) {
+        self.requests.report = Some(Status {
+            text: text.into(),
+            error: false,
+        });
+    }
+
+    /// Whether the status line shows an error.
+    pub fn showing_error(&self) -> bool {
+        self.status.as_ref().is_some_and(|s| s.error)
     }
 
     /// What the pane asked for.

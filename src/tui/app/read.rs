@@ -1,9 +1,12 @@
 //! Reading the app's state, for the views and tests: its parts, and what combines
 //! several of them (the shown render, the selection, the worker's attribution, tokens
 //! and value probes), computed on demand so it can never disagree with its parts. Also
-//! the few changes made from outside the keys.
+//! the few changes made from outside the keys (loading a session, saving, the periodic
+//! file work).
 
 use std::ops::Range;
+use std::path::PathBuf;
+use std::time::Instant;
 
 use chatplate_core::catalog::TemplateSource;
 use chatplate_core::inspect::Source;
@@ -11,12 +14,15 @@ use chatplate_core::session::Session;
 use chatplate_core::worker::inspection::Attributed;
 use chatplate_core::worker::tokenizing::TokenizedPrompt;
 
-use super::App;
+use super::{current_template, preview_for, App};
+use crate::tui::app::action::Effect;
 use crate::tui::app::action::Pane;
 use crate::tui::app::preview::Preview;
 use crate::tui::app::screen::{Screen, Status};
 use crate::tui::dialogs::Overlay;
+use crate::tui::files::disk::Job;
 use crate::tui::files::workspace::Workspace;
+use crate::tui::files::{FileRequest, FileWork};
 use crate::tui::jobs::attribution::{AttributionState, Explanation};
 use crate::tui::panes::messages::editor::FieldEditor;
 use crate::tui::panes::messages::fields::{Field, Row};
@@ -230,5 +236,47 @@ impl App {
     pub fn needs(&self, index: usize) -> Vec<String> {
         let badges = &self.templates.badges;
         crate::tui::panes::messages::needs::needs(&self.workspace, badges, index)
+    }
+
+    /// Replaces the workspace (after opening or restoring a session).
+    pub fn load(&mut self, workspace: Workspace) {
+        self.preview = preview_for(&workspace);
+        if let Some(template) = current_template(&workspace) {
+            self.templates.remember(template);
+        }
+        self.workspace = workspace;
+        // Steps recorded in the old session would splice its messages into this one.
+        self.workbench.forget_history();
+        self.editor = None;
+        self.messages = MessagesPane::default();
+        self.prompt.new_session();
+        self.invalidate();
+    }
+
+    /// Saves to `path` (or the current file); asks for a name the first time. The event
+    /// loop writes the file unless another program changed it since it was read, which
+    /// brings up the question of what to do.
+    pub fn save(&mut self, path: Option<PathBuf>) -> Option<Effect> {
+        self.file(FileRequest::Save {
+            path,
+            then_quit: false,
+        })
+    }
+
+    /// File work that is due at `now` (see [`FileWork::tick`]).
+    pub fn tick(&mut self, now: Instant) -> Vec<Job> {
+        let dialog_open = self.overlay.is_some();
+        (self.file_work).tick(now, &mut self.workspace, dialog_open)
+    }
+
+    /// When [`App::tick`] next has work to do.
+    pub fn next_tick(&self, now: Instant) -> Instant {
+        self.file_work.next_tick(now, &self.workspace)
+    }
+
+    /// The recovery file's job when the app is ending abnormally (`None`: nothing
+    /// unsaved); see [`crate::tui::app::driver::emergency_save`].
+    pub fn emergency_job(&mut self) -> Option<Job> {
+        FileWork::emergency_job(&mut self.workspace)
     }
 }

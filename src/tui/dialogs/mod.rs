@@ -18,6 +18,7 @@ use crate::tui::app::action::{DialogAction, Effect};
 use crate::tui::app::App;
 use crate::tui::files::disk::{Job, Outside, Outsider, Save};
 use crate::tui::files::recovery::Found;
+use crate::tui::files::FileRequest;
 use crate::tui::keymap::Scope;
 
 /// A yes / no / cancel question.
@@ -203,7 +204,12 @@ impl App {
                 self.notify(format!("kept {path}; it is offered again next time"));
             }
             (_, DialogAction::Cancel) => {}
-            (Confirm::Quit, DialogAction::Accept) => return self.save_then(None, true),
+            (Confirm::Quit, DialogAction::Accept) => {
+                return self.file(FileRequest::Save {
+                    path: None,
+                    then_quit: true,
+                })
+            }
             (Confirm::Quit, DialogAction::Discard) => {
                 return Some(match self.workspace.discard_recovery() {
                     Some(removal) => Effect::Disk(Job::DiscardAndQuit(removal)),
@@ -223,14 +229,18 @@ impl App {
                 return Some(Effect::Disk(Job::DiscardFound { removal, lookup }));
             }
             (Confirm::OpenDiscard(path), DialogAction::Accept | DialogAction::Discard) => {
-                return self.open_session(path, true);
+                let discard = true;
+                return self.file(FileRequest::Open { path, discard });
             }
             (Confirm::SaveExpected, DialogAction::Accept) => return self.save(None),
             (Confirm::SaveExpected, DialogAction::Discard) => {}
-            (Confirm::Changed, DialogAction::Overwrite) => return self.overwrite(),
+            (Confirm::Changed, DialogAction::Overwrite) => {
+                return self.file(FileRequest::Overwrite)
+            }
             (Confirm::Changed, DialogAction::Reload) => {
                 let path = self.workspace.path.clone()?;
-                return self.open_session(path, true);
+                let discard = true;
+                return self.file(FileRequest::Open { path, discard });
             }
             (Confirm::Changed, DialogAction::SaveAs) => {
                 self.overlay = Some(Overlay::save_as(&self.workspace.sessions_dir, false));
@@ -290,7 +300,12 @@ impl App {
     fn submit(&mut self, input: InputDialog) -> Option<Effect> {
         match input.kind {
             InputKind::SavePath { then_quit } => return self.save_to(&input.text, then_quit),
-            InputKind::Role => self.set_role_recorded(&input.text),
+            InputKind::Role => self.as_one_step(|app| {
+                app.in_messages(|pane, ctx, _| {
+                    pane.set_role(ctx, &input.text);
+                    None
+                });
+            }),
             InputKind::Search => {
                 let term = input.text;
                 return self.in_prompt(|pane, ctx, _| {
@@ -302,11 +317,13 @@ impl App {
                 let target = opener::target(&input).to_string();
                 self.open_target(&target)
             }
-            InputKind::GoTo => self.go_to(&input.text),
+            InputKind::GoTo => {
+                self.in_workbench(|bench, ctx, list| bench.go_to(&input.text, ctx, list))
+            }
             InputKind::Tool => return self.add_tool_from(&input.text),
             InputKind::CompareWith => self.compare_source(&input.text),
             InputKind::FindMessage => {
-                self.find_from_origin(&input);
+                self.in_workbench(|bench, ctx, list| bench.find_from_origin(&input, ctx, list));
             }
         }
         None
@@ -324,7 +341,7 @@ impl App {
         if path.extension().is_none_or(|e| e != "json") {
             path.set_extension("json");
         }
-        self.save_as(path, then_quit)
+        self.file(FileRequest::SaveAs { path, then_quit })
     }
 
     fn picker_action(&mut self, mut picker: Picker, action: DialogAction) -> Option<Effect> {
@@ -350,6 +367,7 @@ impl App {
             self.overlay = Some(Overlay::Confirm(Confirm::OpenDiscard(path)));
             return None;
         }
-        self.open_session(path, false)
+        let discard = false;
+        self.file(FileRequest::Open { path, discard })
     }
 }

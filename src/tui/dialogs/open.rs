@@ -141,7 +141,10 @@ impl App {
             _ if self.workspace.dirty => {
                 self.warn("unsaved changes: save (Ctrl+S) before opening another session")
             }
-            Opened::Session(path) => return self.open_session(path, false),
+            Opened::Session(path) => {
+                let discard = false;
+                return self.file(crate::tui::files::FileRequest::Open { path, discard });
+            }
             Opened::Request { path, imported } => {
                 let sessions_dir = self.workspace.sessions_dir.clone();
                 return Some(Effect::Disk(disk::Job::Import {

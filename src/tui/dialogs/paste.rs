@@ -125,13 +125,14 @@ impl App {
         let Json::Object(fields) = message else {
             return;
         };
-        let selected = self.messages.selected;
-        self.begin_step();
-        let at = self.workspace.session.messages.len();
-        self.workspace.session.messages.push(Message(fields));
-        self.edited();
-        self.end_step(selected);
-        self.select_message(at);
+        let at = self.as_one_step(|app| {
+            let at = app.workspace.session.messages.len();
+            app.workspace.session.messages.push(Message(fields));
+            app.edited();
+            at
+        });
+        self.messages.select_row(at);
+        self.prompt.follow();
         self.notify(format!("added message {} from the pasted output", at + 1));
     }
 }

@@ -108,18 +108,17 @@ impl App {
                 name.and_then(Json::as_str).unwrap_or("?").to_string()
             })
             .collect();
-        let selected = self.messages.selected;
-        self.begin_step();
-        self.in_messages(|_, ctx, _| {
-            ctx.workspace
-                .session
-                .tools
-                .get_or_insert_with(Vec::new)
-                .extend(tools);
-            ctx.edited();
-            None
+        self.as_one_step(|app| {
+            app.in_messages(|_, ctx, _| {
+                ctx.workspace
+                    .session
+                    .tools
+                    .get_or_insert_with(Vec::new)
+                    .extend(tools);
+                ctx.edited();
+                None
+            })
         });
-        self.end_step(selected);
         self.notify(format!("{what} {}", names.join(", ")));
     }
 }

@@ -4,16 +4,26 @@
 //! `terminal::mouse_select`); the wheel moves the list under the pointer (messages, templates) or scrolls
 //! the prompt, three lines a notch. While the app has the mouse, most terminals still
 //! select text with Shift held.
+//!
+//! The mouse changes nothing itself: [`request`] reads a [`PointerView`] of what is on
+//! screen and says what the event asks for ([`MouseRequest`]); the app applies it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use crossterm::event::{MouseButton, MouseEvent, MouseEventKind};
 use ratatui::layout::Rect;
 
+use chatplate_core::session::Session;
+
 use crate::tui::app::action::TemplateAction;
-use crate::tui::app::action::{Action, Direction, Effect, MessageAction, Pane, PromptAction, Step};
-use crate::tui::app::App;
+use crate::tui::app::action::{Action, Direction, MessageAction, Pane, PromptAction, Step};
+use crate::tui::app::preview::Preview;
+use crate::tui::app::screen::Screen;
 use crate::tui::panes::messages::view::window_start;
+use crate::tui::panes::messages::MessagesPane;
+use crate::tui::panes::prompt::PromptPane;
+use crate::tui::panes::templates::TemplatesPane;
+use crate::tui::terminal::mouse_select;
 
 /// Whether the terminal's mouse is captured (set from the config before the terminal is
 /// taken over).
@@ -74,65 +84,112 @@ fn inside(rect: Rect, column: u16, row: u16) -> bool {
     column >= rect.x && column < rect.right() && row >= rect.y && row < rect.bottom()
 }
 
-impl App {
-    /// A click or a wheel turn; ignored while a dialog is open (it has the keyboard).
-    pub(in crate::tui) fn mouse(&mut self, input: MouseInput) -> Option<Effect> {
-        if self.overlay.is_some() || self.editor.is_some() {
-            return None;
-        }
-        let areas = crate::tui::ui::areas(&self.screen);
-        let (pane, rect) = areas
-            .panes
-            .iter()
-            .copied()
-            .find(|(_, rect)| inside(*rect, input.column, input.row))?;
-        match input.kind {
-            MouseKind::Click => {
-                self.update(Action::Focus(pane));
-                match pane {
-                    Pane::Messages => {
-                        self.click_message_row(rect, input.row);
-                        None
-                    }
-                    Pane::Templates => self.click_template_row(rect, input.row),
-                    Pane::Prompt => self.click_prompt(rect, input.column, input.row),
-                }
-            }
-            MouseKind::Wheel(direction) => {
-                let step = Step::Line(direction);
-                let action = match pane {
-                    Pane::Messages if !self.messages.in_fields => {
-                        Action::Message(MessageAction::Select(step))
-                    }
-                    Pane::Messages => return None,
-                    Pane::Templates => Action::Template(TemplateAction::Select(step)),
-                    Pane::Prompt => Action::Prompt(PromptAction::Scroll(step)),
-                };
-                (0..NOTCH).find_map(|_| self.update(action.clone()))
-            }
-        }
-    }
+/// What a click or a wheel turn depends on, read only.
+#[derive(Debug, Clone, Copy)]
+pub struct PointerView<'a> {
+    /// Focus and terminal size (where the panes are).
+    pub screen: Screen,
+    /// The session (how many rows the message list has).
+    pub session: &'a Session,
+    /// The message list's selection.
+    pub messages: &'a MessagesPane,
+    /// The template list.
+    pub templates: &'a TemplatesPane,
+    /// The prompt pane's scroll and toggles.
+    pub prompt: &'a PromptPane,
+    /// The shown render.
+    pub preview: &'a Preview,
+    /// The prompt byte the view follows (see `App::prompt_anchor`).
+    pub anchor: Option<usize>,
+}
 
-    /// Selects the message list row at screen `row` of the pane at `rect` (the list is
-    /// the top part of the pane, as `panes::messages::view` draws it).
-    fn click_message_row(&mut self, rect: Rect, row: u16) {
-        let top = rect.y + 1;
-        let inner_height = rect.height.saturating_sub(2);
-        let list_height = usize::from((inner_height / 2).max(3));
-        let Some(offset) = usize::from(row).checked_sub(usize::from(top)) else {
-            return;
+/// What a mouse event asks the app to do.
+#[derive(Debug, Clone, PartialEq)]
+pub enum MouseRequest {
+    /// Focus `pane`, then select what the click hit there, if anything.
+    Click {
+        /// The pane clicked.
+        pane: Pane,
+        /// What in it.
+        hit: Option<Hit>,
+    },
+    /// Apply `action` `lines` times (a wheel notch).
+    Wheel {
+        /// One line's move.
+        action: Action,
+        /// How many.
+        lines: usize,
+    },
+}
+
+/// What a click hit inside a pane.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hit {
+    /// Row `usize` of the message list (a message, or the settings row after the last).
+    MessageRow(usize),
+    /// A row of the template list: the cursor goes to `cursor` (when given), then takes
+    /// `step` through the pane's own Select, so the preview, the info view and the source
+    /// follow it as they do for `j` / `k`.
+    TemplateRow {
+        /// Where the cursor goes first.
+        cursor: Option<usize>,
+        /// The step that lands on the row.
+        step: Step,
+    },
+    /// Prompt byte `offset`: the message that produced it is selected, and the view stays
+    /// at line `top` (jumping to the source would re-centre it).
+    PromptByte {
+        /// The clicked byte.
+        offset: usize,
+        /// The first line in view when it was clicked.
+        top: usize,
+    },
+}
+
+/// What `input` asks for, on the screen `view` shows; `None` outside the panes, and for
+/// the wheel over the field list.
+pub fn request(input: MouseInput, view: &PointerView) -> Option<MouseRequest> {
+    let areas = crate::tui::ui::areas(&view.screen);
+    let (pane, rect) = areas
+        .panes
+        .iter()
+        .copied()
+        .find(|(_, rect)| inside(*rect, input.column, input.row))?;
+    let MouseKind::Wheel(direction) = input.kind else {
+        let hit = match pane {
+            Pane::Messages => message_row(view, rect, input.row),
+            Pane::Templates => mouse_select::template_row(view, rect, input.row),
+            Pane::Prompt => mouse_select::prompt_byte(view, rect, input.column, input.row),
         };
-        if offset >= list_height {
-            return;
-        }
-        let rows = self.workspace.session.messages.len() + 1;
-        let start = window_start(self.messages.selected, rows, list_height);
-        let index = start + offset;
-        if index < rows {
-            self.messages.in_fields = false;
-            self.select_message(index);
-        }
+        return Some(MouseRequest::Click { pane, hit });
+    };
+    let step = Step::Line(direction);
+    let action = match pane {
+        Pane::Messages if !view.messages.in_fields => Action::Message(MessageAction::Select(step)),
+        Pane::Messages => return None,
+        Pane::Templates => Action::Template(TemplateAction::Select(step)),
+        Pane::Prompt => Action::Prompt(PromptAction::Scroll(step)),
+    };
+    Some(MouseRequest::Wheel {
+        action,
+        lines: NOTCH,
+    })
+}
+
+/// The message list row at screen `row` of the pane at `rect` (the list is the top part
+/// of the pane, as `panes::messages::view` draws it).
+fn message_row(view: &PointerView, rect: Rect, row: u16) -> Option<Hit> {
+    let top = rect.y + 1;
+    let inner_height = rect.height.saturating_sub(2);
+    let list_height = usize::from((inner_height / 2).max(3));
+    let offset = usize::from(row).checked_sub(usize::from(top))?;
+    if offset >= list_height {
+        return None;
     }
+    let rows = view.session.messages.len() + 1;
+    let start = window_start(view.messages.selected, rows, list_height);
+    let index = start + offset;
+    (index < rows).then_some(Hit::MessageRow(index))
 }
 
 #[cfg(test)]

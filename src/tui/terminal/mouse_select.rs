@@ -5,68 +5,54 @@
 
 use ratatui::layout::Rect;
 
-use crate::tui::app::action::{Action, Direction, Effect, PromptAction, Step, TemplateAction};
-use crate::tui::app::App;
+use crate::tui::app::action::{Direction, Step};
 use crate::tui::panes::prompt::click::{self as prompt_click, Layout};
 use crate::tui::panes::templates::view::{list_area, list_layout, ListRow};
+use crate::tui::terminal::mouse::{Hit, PointerView};
 
-impl App {
-    /// Selects the template drawn at screen `row` of the Templates pane at `rect`.
-    pub(in crate::tui) fn click_template_row(&mut self, rect: Rect, row: u16) -> Option<Effect> {
-        let area = list_area(&self.templates, rect);
-        let line = usize::from(row.checked_sub(area.y)?);
-        let layout = list_layout(&self.templates, usize::from(area.height));
-        let (ListRow::Entry(target) | ListRow::Heading(target)) = *layout.get(line)?;
-        let last = self.templates.visible().len().checked_sub(1)?;
-        // The last step goes through the pane's own Select, so the preview, the info
-        // view and the source follow the cursor as they do for `j` / `k`.
-        let step = match target {
-            0 => Step::First,
-            t if t == last => Step::Last,
-            t => {
-                self.templates.cursor = t - 1;
-                Step::Line(Direction::Down)
-            }
-        };
-        self.update(Action::Template(TemplateAction::Select(step)))
-    }
+/// The template drawn at screen `row` of the Templates pane at `rect`.
+pub(in crate::tui) fn template_row(view: &PointerView, rect: Rect, row: u16) -> Option<Hit> {
+    let templates = view.templates;
+    let area = list_area(templates, rect);
+    let line = usize::from(row.checked_sub(area.y)?);
+    let layout = list_layout(templates, usize::from(area.height));
+    let (ListRow::Entry(target) | ListRow::Heading(target)) = *layout.get(line)?;
+    let last = templates.visible().len().checked_sub(1)?;
+    let (cursor, step) = match target {
+        0 => (None, Step::First),
+        t if t == last => (None, Step::Last),
+        t => (Some(t - 1), Step::Line(Direction::Down)),
+    };
+    Some(Hit::TemplateRow { cursor, step })
+}
 
-    /// Selects the message that produced the prompt byte drawn at the clicked cell.
-    pub(in crate::tui) fn click_prompt(
-        &mut self,
-        rect: Rect,
-        column: u16,
-        row: u16,
-    ) -> Option<Effect> {
-        if self.prompt.diff || self.preview.error().is_some() {
-            return None;
-        }
-        let inner = Rect {
-            x: rect.x + 1,
-            y: rect.y + 1,
-            width: rect.width.saturating_sub(2),
-            height: rect.height.saturating_sub(2),
-        };
-        let top = (self.prompt).top_line(
-            &self.preview,
-            self.prompt_anchor(),
-            usize::from(inner.height),
-        );
-        let layout = Layout {
-            inner: Rect {
-                height: inner.height - u16::from(self.prompt.search.is_some()).min(inner.height),
-                ..inner
-            },
-            top,
-            numbers: self.prompt.numbers,
-            whitespace: self.prompt.whitespace,
-        };
-        let offset = prompt_click::offset_at(&self.preview, &layout, column, row)?;
-        self.prompt.cursor.offset = Some(offset);
-        let effect = self.update(Action::Prompt(PromptAction::JumpToSource));
-        // Jumping re-centres the view on the message; a click keeps what was clicked in
-        // place.
-        self.prompt.top = Some(top);
-        effect
+/// The prompt byte drawn at the clicked cell of the Prompt pane at `rect`.
+pub(in crate::tui) fn prompt_byte(
+    view: &PointerView,
+    rect: Rect,
+    column: u16,
+    row: u16,
+) -> Option<Hit> {
+    let prompt = view.prompt;
+    if prompt.diff || view.preview.error().is_some() {
+        return None;
     }
+    let inner = Rect {
+        x: rect.x + 1,
+        y: rect.y + 1,
+        width: rect.width.saturating_sub(2),
+        height: rect.height.saturating_sub(2),
+    };
+    let top = prompt.top_line(view.preview, view.anchor, usize::from(inner.height));
+    let layout = Layout {
+        inner: Rect {
+            height: inner.height - u16::from(prompt.search.is_some()).min(inner.height),
+            ..inner
+        },
+        top,
+        numbers: prompt.numbers,
+        whitespace: prompt.whitespace,
+    };
+    let offset = prompt_click::offset_at(view.preview, &layout, column, row)?;
+    Some(Hit::PromptByte { offset, top })
 }

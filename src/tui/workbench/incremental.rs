@@ -4,36 +4,31 @@
 //! title counts the matches. Enter keeps the place found (`n` / `N` go on from there);
 //! Esc goes back: to the message the find started from, or to no search in the prompt.
 
-use crate::tui::app::action::Effect;
-use crate::tui::app::App;
-use crate::tui::dialogs::{InputDialog, InputKind};
-use crate::tui::workbench::message_matches;
+use crate::tui::app::pane::PaneContext;
+use crate::tui::dialogs::InputDialog;
+use crate::tui::panes::messages::MessagesPane;
+use crate::tui::panes::prompt::PromptPane;
+use crate::tui::workbench::{message_matches, select, Workbench};
 
-impl App {
-    /// After each change to an input's text: searches again when the input is a find or
-    /// a search, and counts the matches for its title.
-    pub(in crate::tui) fn search_as_typed(&mut self, input: &mut InputDialog) {
-        input.matches = match input.kind {
-            InputKind::FindMessage => self.find_from_origin(input),
-            InputKind::Search => self.search_prompt(&input.text),
-            InputKind::Open => return self.refresh_choices(input),
-            _ => return,
-        };
-    }
-
+impl Workbench {
     /// Finds `input`'s text from the message the find started at (not from the match
     /// the previous keystroke selected, so typing more narrows rather than moves on);
     /// the number of matching messages, `None` for no text.
-    pub(in crate::tui) fn find_from_origin(&mut self, input: &InputDialog) -> Option<usize> {
-        let last = self.workspace.session.messages.len();
-        self.select_message(input.origin.min(last));
+    pub fn find_from_origin(
+        &mut self,
+        input: &InputDialog,
+        ctx: &mut PaneContext,
+        list: &mut MessagesPane,
+    ) -> Option<usize> {
+        let last = ctx.workspace.session.messages.len();
+        select(input.origin.min(last), ctx, list);
         if input.text.is_empty() {
-            self.workbench.find = None;
+            self.find = None;
             return None;
         }
-        self.find_message(&input.text);
+        self.find_message(&input.text, ctx, list);
         let needle = input.text.to_lowercase();
-        let messages = &self.workspace.session.messages;
+        let messages = &ctx.workspace.session.messages;
         Some(
             messages
                 .iter()
@@ -42,37 +37,27 @@ impl App {
         )
     }
 
-    /// Searches the shown prompt for `term` and scrolls to its first match; the number
-    /// of matches, `None` (and no search) for no text.
-    fn search_prompt(&mut self, term: &str) -> Option<usize> {
-        let term = term.to_string();
-        let mut count = None;
-        self.in_prompt(|pane, ctx, _| {
-            if term.is_empty() {
-                pane.search = None;
-            } else {
-                pane.start_search(term, ctx);
-                count = pane.search.as_ref().map(|s| s.matches.len());
-            }
-            None
-        });
-        count
+    /// Esc in the find input after it found something: back to where it started, with
+    /// nothing to find.
+    pub fn cancel_find(
+        &mut self,
+        input: &InputDialog,
+        ctx: &mut PaneContext,
+        list: &mut MessagesPane,
+    ) {
+        self.find = None;
+        let last = ctx.workspace.session.messages.len();
+        select(input.origin.min(last), ctx, list);
     }
+}
 
-    /// Esc in an input: a find goes back to where it started, a prompt search is
-    /// cleared; other inputs just close.
-    pub(in crate::tui) fn cancel_search(&mut self, input: &InputDialog) -> Option<Effect> {
-        match input.kind {
-            InputKind::FindMessage if input.matches.is_some() => {
-                self.workbench.find = None;
-                let last = self.workspace.session.messages.len();
-                self.select_message(input.origin.min(last));
-            }
-            InputKind::Search => {
-                self.search_prompt("");
-            }
-            _ => {}
-        }
-        None
+/// Searches the shown prompt for `term` and scrolls to its first match; the number of
+/// matches, `None` (and no search) for no text.
+pub fn search_prompt(pane: &mut PromptPane, term: &str, ctx: &mut PaneContext) -> Option<usize> {
+    if term.is_empty() {
+        pane.search = None;
+        return None;
     }
+    pane.start_search(term.to_string(), ctx);
+    pane.search.as_ref().map(|s| s.matches.len())
 }

@@ -2,6 +2,10 @@
 //! duplicate, role, tool calls, a whole field-editor visit), going to message N, finding
 //! messages by text, and the three states of `content` (text, `null`, absent), which
 //! templates tell apart with `is defined` / `is none`.
+//!
+//! [`Workbench`] owns the history and the find text. The app lends it a [`PaneContext`]
+//! and the message list it works on; what only the app can do (render again, follow the
+//! selection in the prompt, open the go-to or find input) it asks for there.
 
 pub mod history;
 pub mod incremental;
@@ -10,10 +14,13 @@ use serde_json::Value as Json;
 
 use chatplate_core::session::Message;
 
-use crate::tui::app::action::{Direction, Effect, MessageAction};
-use crate::tui::app::App;
+use chatplate_core::session::Session;
+
+use crate::tui::app::action::{Direction, MessageAction};
+use crate::tui::app::pane::PaneContext;
 use crate::tui::dialogs::{InputDialog, InputKind, Overlay};
 use crate::tui::panes::messages::fields::{self, Field, Row};
+use crate::tui::panes::messages::MessagesPane;
 use crate::tui::workbench::history::History;
 
 /// Undo history, the last find text, and the row selected when an editor visit began.
@@ -110,217 +117,219 @@ pub(in crate::tui) fn message_matches(msg: &Message, needle: &str) -> bool {
     has(msg.role()) || content || calls || name
 }
 
-impl App {
-    /// Marks the current state as where the next undo step starts.
-    pub(in crate::tui) fn begin_step(&mut self) {
-        self.workbench.history.sync(&mut self.workspace.session);
-    }
-
-    /// Records what changed since [`App::begin_step`] as one undo step that selects
-    /// `selected` again.
-    pub(in crate::tui) fn end_step(&mut self, selected: usize) {
-        let history = &mut self.workbench.history;
-        history.record(&mut self.workspace.session, selected);
-    }
-
-    /// Message-pane actions, recording the ones that change the conversation.
-    pub(in crate::tui) fn update_messages_recorded(
-        &mut self,
-        action: MessageAction,
-    ) -> Option<Effect> {
-        let selected = self.messages.selected;
-        let recorded = changes_conversation(action) && self.workbench.editor_visit.is_none();
-        if recorded {
-            self.begin_step();
-        }
-        let effect = match action {
+impl Workbench {
+    /// Whether `action` is one of the workbench's own (the rest are the list's).
+    pub fn owns(action: MessageAction) -> bool {
+        matches!(
+            action,
             MessageAction::Undo
-            | MessageAction::Redo
-            | MessageAction::StartGoTo
-            | MessageAction::StartFind
-            | MessageAction::FindNext(_)
-            | MessageAction::CycleContentKind => {
-                self.update_workbench(action);
-                None
-            }
-            _ => self.in_messages(|pane, ctx, editor| {
-                pane.handle(action, ctx, editor);
-                None
-            }),
-        };
-        if self.editor.is_some() && self.workbench.editor_visit.is_none() {
+                | MessageAction::Redo
+                | MessageAction::StartGoTo
+                | MessageAction::StartFind
+                | MessageAction::FindNext(_)
+                | MessageAction::CycleContentKind
+        )
+    }
+
+    /// Marks the current state as where the next undo step starts.
+    pub fn begin_step(&mut self, session: &mut Session) {
+        self.history.sync(session);
+    }
+
+    /// Records what changed since [`Workbench::begin_step`] as one undo step that
+    /// selects `selected` again.
+    pub fn end_step(&mut self, session: &mut Session, selected: usize) {
+        self.history.record(session, selected);
+    }
+
+    /// Before a message action: starts an undo step when `action` can change the
+    /// conversation outside an editor visit; whether it did.
+    pub fn before(&mut self, action: MessageAction, session: &mut Session) -> bool {
+        let recorded = changes_conversation(action) && self.editor_visit.is_none();
+        if recorded {
+            self.begin_step(session);
+        }
+        recorded
+    }
+
+    /// After a message action that began at row `selected` ([`Workbench::before`] said
+    /// `recorded`): records the step, or, when the action opened the field editor,
+    /// waits for it to close.
+    pub fn after(&mut self, recorded: bool, selected: usize, editing: bool, session: &mut Session) {
+        if editing && self.editor_visit.is_none() {
             // An editor opened (edit, add, tool result): the action and the visit are one
             // undo step, recorded when the editor closes.
             if !recorded {
-                self.begin_step();
+                self.begin_step(session);
             }
-            self.workbench.editor_visit = Some(selected);
+            self.editor_visit = Some(selected);
         } else if recorded {
-            self.end_step(selected);
+            self.end_step(session, selected);
         }
-        effect
     }
 
-    /// Sets the selected message's role from the role dialog, as one undo step.
-    pub(in crate::tui) fn set_role_recorded(&mut self, role: &str) {
-        let selected = self.messages.selected;
-        self.begin_step();
-        self.in_messages(|pane, ctx, _| {
-            pane.set_role(ctx, role);
-            None
-        });
-        self.end_step(selected);
-    }
-
-    /// After the field editor closed: the visit becomes one undo step if it changed
-    /// anything.
-    pub(in crate::tui) fn editor_closed(&mut self) {
-        if self.editor.is_some() {
+    /// After an editor action: the visit becomes one undo step, if it changed anything,
+    /// once the editor is closed.
+    pub fn editor_closed(&mut self, editing: bool, session: &mut Session) {
+        if editing {
             return;
         }
-        if let Some(selected) = self.workbench.editor_visit.take() {
-            self.end_step(selected);
+        if let Some(selected) = self.editor_visit.take() {
+            self.end_step(session, selected);
         }
     }
 
-    /// The actions this module owns.
-    fn update_workbench(&mut self, action: MessageAction) {
+    /// The actions [`Workbench::owns`].
+    pub fn handle(
+        &mut self,
+        action: MessageAction,
+        ctx: &mut PaneContext,
+        list: &mut MessagesPane,
+    ) {
         match action {
-            MessageAction::Undo => self.undo_list(),
-            MessageAction::Redo => self.redo_list(),
-            MessageAction::StartGoTo => self.ask(InputKind::GoTo),
-            MessageAction::StartFind => self.ask(InputKind::FindMessage),
-            MessageAction::FindNext(direction) => self.find_next(direction),
-            MessageAction::CycleContentKind => self.cycle_content_kind(),
+            MessageAction::Undo => self.travel(true, ctx, list),
+            MessageAction::Redo => self.travel(false, ctx, list),
+            MessageAction::StartGoTo => ask(InputKind::GoTo, ctx, list),
+            MessageAction::StartFind => ask(InputKind::FindMessage, ctx, list),
+            MessageAction::FindNext(direction) => self.find_next(direction, ctx, list),
+            MessageAction::CycleContentKind => self.cycle_content_kind(ctx, list),
             _ => {}
         }
     }
 
-    fn ask(&mut self, kind: InputKind) {
-        let mut input = InputDialog::new(kind, "");
-        input.origin = self.messages.selected;
-        self.overlay = Some(Overlay::Input(input));
-    }
-
-    fn undo_list(&mut self) {
-        self.travel_list(true);
-    }
-
-    fn redo_list(&mut self) {
-        self.travel_list(false);
-    }
-
     /// Undo (`back`) or redo one list step.
-    fn travel_list(&mut self, back: bool) {
-        self.begin_step();
-        let (session, selected) = (&mut self.workspace.session, self.messages.selected);
-        let history = &mut self.workbench.history;
-        let row = if back {
-            history.undo(session, selected)
-        } else {
-            history.redo(session, selected)
+    fn travel(&mut self, back: bool, ctx: &mut PaneContext, list: &mut MessagesPane) {
+        let session = &mut ctx.workspace.session;
+        self.begin_step(session);
+        let row = match back {
+            true => self.history.undo(session, list.selected),
+            false => self.history.redo(session, list.selected),
         };
-        match (row, back) {
-            (Some(row), true) => self.restored(row, "undone (U or Ctrl+Y redoes)"),
-            (Some(row), false) => self.restored(row, "redone"),
-            (None, true) => self.warn("nothing to undo"),
-            (None, false) => self.warn("nothing to redo"),
-        }
-    }
-
-    fn restored(&mut self, row: usize, note: &str) {
-        self.messages.selected = row;
-        self.messages.clamp(&self.workspace.session);
-        self.prompt.follow();
-        self.edited();
-        self.notify(note);
+        let Some(row) = row else {
+            return ctx.warn(if back {
+                "nothing to undo"
+            } else {
+                "nothing to redo"
+            });
+        };
+        list.selected = row;
+        list.clamp(&ctx.workspace.session);
+        ctx.follow_selection();
+        ctx.edited();
+        ctx.report(if back {
+            "undone (U or Ctrl+Y redoes)"
+        } else {
+            "redone"
+        });
     }
 
     /// Selects message `text` (1-based), from the go-to dialog.
-    pub fn go_to(&mut self, text: &str) {
-        let count = self.workspace.session.messages.len();
+    pub fn go_to(&mut self, text: &str, ctx: &mut PaneContext, list: &mut MessagesPane) {
+        let count = ctx.workspace.session.messages.len();
         match text.trim().parse::<usize>() {
             Ok(n) if (1..=count).contains(&n) => {
-                self.select_message(n - 1);
-                self.notify(format!("message {n} of {count}"));
+                select(n - 1, ctx, list);
+                ctx.notify(format!("message {n} of {count}"));
             }
-            _ => self.warn(format!("no message {:?} (1 to {count})", text.trim())),
+            _ => ctx.warn(format!("no message {:?} (1 to {count})", text.trim())),
         }
-    }
-
-    pub(in crate::tui) fn select_message(&mut self, index: usize) {
-        self.messages.selected = index;
-        self.messages.in_fields = false;
-        self.messages.field = 0;
-        self.prompt.follow();
     }
 
     /// Finds the next message containing `text`, from the find dialog.
-    pub fn find_message(&mut self, text: &str) {
-        self.workbench.find = Some(text.to_string()).filter(|t| !t.is_empty());
-        self.find_next(Direction::Down);
+    pub fn find_message(&mut self, text: &str, ctx: &mut PaneContext, list: &mut MessagesPane) {
+        self.find = Some(text.to_string()).filter(|t| !t.is_empty());
+        self.find_next(Direction::Down, ctx, list);
     }
 
-    fn find_next(&mut self, direction: Direction) {
-        let Some(needle) = self.workbench.find.as_ref().map(|t| t.to_lowercase()) else {
-            return self.warn("nothing to find: press / first");
+    fn find_next(&mut self, direction: Direction, ctx: &mut PaneContext, list: &mut MessagesPane) {
+        let Some(needle) = self.find.as_ref().map(|t| t.to_lowercase()) else {
+            return ctx.warn("nothing to find: press / first");
         };
-        let messages = &self.workspace.session.messages;
-        let count = messages.len();
-        let start = self.messages.selected.min(count);
-        let order: Vec<usize> = match direction {
-            Direction::Down => (1..=count).map(|k| (start + k) % (count + 1)).collect(),
-            Direction::Up => (1..=count)
-                .map(|k| (start + count + 1 - k) % (count + 1))
-                .collect(),
+        let messages = &ctx.workspace.session.messages;
+        let Some(index) = next_match(messages, list.selected, direction, &needle) else {
+            return ctx.warn(format!("no message contains {needle:?}"));
         };
-        let found = order
-            .into_iter()
-            .filter(|&i| i < count)
-            .find(|&i| message_matches(&messages[i], &needle));
-        match found {
-            Some(index) => {
-                let total = messages
-                    .iter()
-                    .filter(|m| message_matches(m, &needle))
-                    .count();
-                self.select_message(index);
-                self.notify(format!(
-                    "message {} matches {needle:?} ({total} in all; n / N for more)",
-                    index + 1
-                ));
-            }
-            None => self.warn(format!("no message contains {needle:?}")),
-        }
+        let total = messages
+            .iter()
+            .filter(|m| message_matches(m, &needle))
+            .count();
+        select(index, ctx, list);
+        ctx.notify(format!(
+            "message {} matches {needle:?} ({total} in all; n / N for more)",
+            index + 1
+        ));
     }
 
     /// Content: text or `""` → `null` → no `content` key → `""` (undo brings text back).
-    fn cycle_content_kind(&mut self) {
-        let Row::Message(index) = self.messages.row(&self.workspace.session) else {
-            return self.warn("select a message first (this is the settings row)");
+    fn cycle_content_kind(&mut self, ctx: &mut PaneContext, list: &mut MessagesPane) {
+        let Row::Message(index) = list.row(&ctx.workspace.session) else {
+            return ctx.warn("select a message first (this is the settings row)");
         };
-        self.begin_step();
-        let msg = &mut self.workspace.session.messages[index];
-        let next = match ContentState::of(msg) {
-            ContentState::Text | ContentState::Empty => Some(Json::Null),
-            ContentState::Null => None,
-            ContentState::Missing => Some(Json::from("")),
-        };
-        let label = match &next {
-            Some(Json::Null) => "content is null (defined, none)",
-            Some(_) => "content is \"\" (defined, empty)",
-            None => "no content key (undefined)",
-        };
-        match next {
-            Some(value) => msg.0.insert("content".into(), value),
-            None => msg.0.shift_remove("content"),
-        };
-        self.end_step(self.messages.selected);
-        self.edited();
-        self.notify(format!("{label}; u undoes"));
-        if self.messages.in_fields {
-            let list = fields::fields(&self.workspace.session, Row::Message(index));
-            self.messages.field = list.iter().position(|f| *f == Field::Content).unwrap_or(0);
+        self.begin_step(&mut ctx.workspace.session);
+        let label = cycle_content(&mut ctx.workspace.session.messages[index]);
+        self.end_step(&mut ctx.workspace.session, list.selected);
+        ctx.edited();
+        ctx.report(format!("{label}; u undoes"));
+        if list.in_fields {
+            let fields = fields::fields(&ctx.workspace.session, Row::Message(index));
+            list.field = fields
+                .iter()
+                .position(|f| *f == Field::Content)
+                .unwrap_or(0);
         }
     }
+}
+
+/// Opens the go-to or find input, remembering the row it starts from.
+fn ask(kind: InputKind, ctx: &mut PaneContext, list: &MessagesPane) {
+    let mut input = InputDialog::new(kind, "");
+    input.origin = list.selected;
+    ctx.open(Overlay::Input(input));
+}
+
+/// Selects message `index` in the list and has the prompt follow it.
+pub(in crate::tui) fn select(index: usize, ctx: &mut PaneContext, list: &mut MessagesPane) {
+    list.select_row(index);
+    ctx.follow_selection();
+}
+
+/// The first message after `start` (before it, going up) that matches `needle`, going
+/// round the list's end.
+fn next_match(
+    messages: &[Message],
+    start: usize,
+    direction: Direction,
+    needle: &str,
+) -> Option<usize> {
+    let count = messages.len();
+    let start = start.min(count);
+    let order: Vec<usize> = match direction {
+        Direction::Down => (1..=count).map(|k| (start + k) % (count + 1)).collect(),
+        Direction::Up => (1..=count)
+            .map(|k| (start + count + 1 - k) % (count + 1))
+            .collect(),
+    };
+    order
+        .into_iter()
+        .filter(|&i| i < count)
+        .find(|&i| message_matches(&messages[i], needle))
+}
+
+/// Moves `msg`'s content to its next state; what it is now, in words.
+fn cycle_content(msg: &mut Message) -> &'static str {
+    let next = match ContentState::of(msg) {
+        ContentState::Text | ContentState::Empty => Some(Json::Null),
+        ContentState::Null => None,
+        ContentState::Missing => Some(Json::from("")),
+    };
+    let label = match &next {
+        Some(Json::Null) => "content is null (defined, none)",
+        Some(_) => "content is \"\" (defined, empty)",
+        None => "no content key (undefined)",
+    };
+    match next {
+        Some(value) => msg.0.insert("content".into(), value),
+        None => msg.0.shift_remove("content"),
+    };
+    label
 }

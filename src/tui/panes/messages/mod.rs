@@ -53,6 +53,14 @@ impl MessagesPane {
             .copied()
     }
 
+    /// Selects row `index` of the message list, out of the field list, on its first
+    /// field.
+    pub fn select_row(&mut self, index: usize) {
+        self.selected = index;
+        self.in_fields = false;
+        self.field = 0;
+    }
+
     /// Keeps the selection inside the list after it shrank.
     pub fn clamp(&mut self, session: &Session) {
         self.selected = self.selected.min(session.messages.len());
