@@ -214,6 +214,7 @@ impl App {
             Done::NewSession(workspace) => self.new_session_made(*workspace),
             Done::ToolsRead { path, result } => self.tools_read(&path, result),
             Done::Openable(files) => self.openable_listed(files),
+            Done::Folder { typed, entries } => self.folder_listed(typed, entries),
             Done::SessionChecked { path, meta, stamp } => {
                 if self.workspace.session_checked(&path, meta, stamp) && self.overlay.is_none() {
                     self.overlay = Some(Overlay::Confirm(Confirm::Changed));
