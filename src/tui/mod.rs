@@ -15,6 +15,7 @@ pub mod files;
 pub mod footer;
 pub mod jobs;
 pub mod keymap;
+pub mod matcher;
 pub mod panes;
 pub mod terminal;
 pub mod ui;

@@ -7,7 +7,7 @@
 use crate::tui_support;
 use chatplate::tui::app::action::Effect;
 use chatplate::tui::dialogs::Overlay;
-use chatplate::tui::files::disk::{Done, Job};
+use chatplate::tui::files::disk::{perform, Done, Job};
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;
 use tui_support::{ctrl, example_app, key, screen, type_text};
@@ -83,4 +83,47 @@ fn tab_completes_the_path_and_an_exact_or_absolute_text_opens_as_typed() {
         chatplate::tui::dialogs::opener::target(input),
         "/nowhere/gem"
     );
+}
+
+fn choices(app: &chatplate::tui::app::App) -> Vec<String> {
+    match app.overlay() {
+        Some(Overlay::Input(input)) => input.choices.clone(),
+        other => panic!("no input: {other:?}"),
+    }
+}
+
+#[test]
+fn a_typed_folder_is_listed_as_file_work_and_tab_completes_in_it() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("models")).unwrap();
+    std::fs::write(dir.path().join("m_chat.jinja"), "").unwrap();
+    std::fs::write(dir.path().join("m_chat.json"), "{}").unwrap();
+    let mut app = example_app(dir.path());
+    app.handle_key(ctrl('p'));
+    let folder = format!("{}/", dir.path().display());
+    type_text(&mut app, folder.trim_end_matches('/'));
+    let effect = app.handle_key(key(KeyCode::Char('/')));
+    let Some(Effect::Disk(job @ Job::ListFolder(_))) = effect else {
+        panic!("the folder typed is listed as file work: {effect:?}")
+    };
+    app.update(perform(job).expect("a listing"));
+    assert_eq!(
+        choices(&app),
+        ["m_chat.jinja", "m_chat.json", "models/"].map(|n| format!("{folder}{n}"))
+    );
+    type_text(&mut app, "m_");
+    assert_eq!(
+        choices(&app),
+        ["m_chat.json", "m_chat.jinja"].map(|n| format!("{folder}{n}"))
+    );
+    app.handle_key(key(KeyCode::Tab));
+    assert_eq!(text(&app), format!("{folder}m_chat.j"), "the common start");
+    app.handle_key(key(KeyCode::Tab));
+    assert_eq!(
+        text(&app),
+        format!("{folder}m_chat.json"),
+        "then the selection"
+    );
+    let effect = app.handle_key(key(KeyCode::Char('x')));
+    assert!(effect.is_none(), "the same folder is not listed again");
 }

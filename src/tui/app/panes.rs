@@ -118,6 +118,7 @@ impl App {
             Done::NewSession(workspace) => self.new_session_made(*workspace),
             Done::ToolsRead { path, result } => self.tools_read(&path, result),
             Done::Openable(files) => self.openable_listed(files),
+            Done::Folder { typed, entries } => self.folder_listed(typed, entries),
             done => return self.in_files(|files, ctx, open| files.take_in(done, ctx, open)),
         }
         None

@@ -10,6 +10,7 @@ use ratatui::Frame;
 use crate::tui::app::action::{Action, Direction, Step};
 use crate::tui::dialogs::view::dialog_box;
 use crate::tui::keymap::{self, Scope};
+use crate::tui::matcher;
 use crate::tui::panes::templates::badges;
 use crate::tui::terminal::theme::Theme;
 use unicode_width::UnicodeWidthStr;
@@ -54,16 +55,14 @@ impl HelpRow {
         }
     }
 
-    /// Whether every word of `filter` (lower-case) occurs in the keys or description.
-    fn matches(&self, words: &[&str]) -> bool {
+    /// What the filter matches: the keys, the description and the footer hint.
+    fn filter_text(&self) -> Option<String> {
         let hint = match self {
             HelpRow::Binding(.., hint) => hint,
             _ => "",
         };
-        self.text().is_some_and(|(keys, help)| {
-            let text = format!("{keys} {help} {hint}").to_lowercase();
-            words.iter().all(|word| text.contains(word))
-        })
+        let (keys, help) = self.text()?;
+        Some(format!("{keys} {help} {hint}"))
     }
 }
 
@@ -115,25 +114,37 @@ pub fn rows(from: Scope) -> Vec<HelpRow> {
     rows
 }
 
-/// The rows shown for `filter`: those whose keys or description hold every word typed,
-/// under their headings (a heading with no row left goes too).
+/// The rows shown for `filter`: those whose keys, description or hint hold every word
+/// typed, ranked by the shared matcher (`tui::matcher`, words as substrings: the rows
+/// are prose), best first under their headings (the sections keep their order; a
+/// heading with no row left goes too).
 pub fn shown_rows(from: Scope, filter: &str) -> Vec<HelpRow> {
-    let filter = filter.to_lowercase();
-    let words: Vec<&str> = filter.split_whitespace().collect();
-    if words.is_empty() {
-        return rows(from);
+    let all = rows(from);
+    if filter.trim().is_empty() {
+        return all;
+    }
+    // Each row that has text, with the heading above it.
+    let (mut under, mut texts) = (Vec::new(), Vec::new());
+    let mut heading = 0;
+    for (i, row) in all.iter().enumerate() {
+        match row.filter_text() {
+            Some(text) => {
+                under.push((heading, i));
+                texts.push(text);
+            }
+            None => heading = i,
+        }
     }
     let mut shown = Vec::new();
-    let mut heading = None;
-    for row in rows(from) {
-        match row {
-            HelpRow::Heading(_) => heading = Some(row),
-            row if row.matches(&words) => {
-                shown.extend(heading.take());
-                shown.push(row);
-            }
-            _ => {}
+    let mut last = None;
+    let ranked = matcher::rank_exact(filter, &texts);
+    for k in matcher::in_sections(ranked, texts.len(), |k| under[k].0) {
+        let (heading, row) = under[k];
+        if last != Some(heading) {
+            shown.push(all[heading].clone());
+            last = Some(heading);
         }
+        shown.push(all[row].clone());
     }
     shown
 }

@@ -1,5 +1,5 @@
 //! The help overlay's keys: typing filters the rows (every word must occur in a row's
-//! keys or description), the arrows select a row, Enter runs the selected key's command
+//! keys or description; the shared matcher ranks them, see `help::shown_rows`), the arrows select a row, Enter runs the selected key's command
 //! as if its key had been pressed where the help was opened (in another pane's rows,
 //! that pane is focused first), Esc clears the filter and then closes. `?` on an empty
 //! filter closes too, as it opened the help.

@@ -5,6 +5,7 @@ pub mod help;
 pub mod help_keys;
 pub mod open;
 pub mod opener;
+pub mod opener_paths;
 pub mod paste;
 pub mod paste_view;
 pub mod picker_filter;
@@ -283,7 +284,7 @@ impl App {
             }
             DialogAction::Complete if input.kind == InputKind::Open => {
                 let selected = input.choices.get(input.origin).map(String::as_str);
-                let candidates = self.opener_candidates();
+                let candidates = self.opener_candidates(&input.text);
                 if let Some(text) = opener::complete(&input.text, &candidates, selected) {
                     input.text = text;
                     self.refresh_choices(&mut input);
@@ -293,8 +294,11 @@ impl App {
             DialogAction::Cancel => return self.cancel_search(&input),
             _ => {}
         }
+        let listing = (input.kind == InputKind::Open)
+            .then(|| self.list_typed_folder(&input.text))
+            .flatten();
         self.overlay = Some(Overlay::Input(input));
-        None
+        listing
     }
 
     fn submit(&mut self, input: InputDialog) -> Option<Effect> {
@@ -314,7 +318,7 @@ impl App {
                 });
             }
             InputKind::Open => {
-                let target = opener::target(&input).to_string();
+                let target = opener_paths::expand_home(opener::target(&input));
                 self.open_target(&target)
             }
             InputKind::GoTo => {

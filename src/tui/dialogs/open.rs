@@ -33,6 +33,8 @@ pub struct Opening {
     pub files: Vec<String>,
     /// What was opened in this run, oldest first.
     pub recent: Vec<String>,
+    /// The folder a typed path names and its entries (see `dialogs::opener_paths`).
+    pub folder: crate::tui::dialogs::opener_paths::Folder,
 }
 
 /// "could not open TEXT: WHY", without TEXT twice when WHY already starts with it (most
@@ -75,6 +77,8 @@ impl App {
     /// the opener's matches (see `dialogs::opener`).
     pub(in crate::tui) fn ask_open(&mut self) -> Option<Effect> {
         let mut input = InputDialog::new(InputKind::Open, "");
+        // A folder may have changed since it was listed: list it again when typed.
+        self.opening.folder = Default::default();
         self.refresh_choices(&mut input);
         self.overlay = Some(Overlay::Input(input));
         Some(Effect::Disk(disk::Job::ListOpenable(PathBuf::from("."))))

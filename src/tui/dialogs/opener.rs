@@ -1,19 +1,24 @@
-//! The opener (`Ctrl+P`) as a fuzzy finder: what was typed is matched, as a
-//! subsequence, against the files below the working directory that can be opened
+//! The opener (`Ctrl+P`) as a fuzzy finder: what was typed is ranked by the shared
+//! matcher (`tui::matcher`: words in any order, each a subsequence) against the files below the working directory that can be opened
 //! (sessions and request bodies `.json`, templates `.jinja`, `.gguf`, model folders),
 //! the templates of the `--templates` folders, the model ids of the Hugging Face cache
 //! and what was opened earlier in this run. The files are listed as file work when the
 //! opener opens (bounded: [`MAX_FILES`] entries, [`MAX_DEPTH`] folders deep, dot-folders,
 //! `target` and `node_modules` left out). The arrows pick a match, `Tab` completes the
 //! typed path (the matches' common start, else the selected match), `Enter` opens the
-//! selected match, or the text as typed when nothing matches.
+//! selected match, or the text as typed when nothing matches. Text starting with `./`,
+//! `../`, `~/` or `/` completes paths instead (see `dialogs::opener_paths`).
 
 use std::path::{Path, PathBuf};
 
 use chatplate_core::catalog::{ModelPlace, Origin};
 
+use crate::tui::app::action::Effect;
 use crate::tui::app::App;
+use crate::tui::dialogs::opener_paths::{self, Folder};
 use crate::tui::dialogs::{InputDialog, InputKind, Overlay};
+use crate::tui::files::disk;
+use crate::tui::matcher;
 
 /// The most files listed below the working directory.
 pub const MAX_FILES: usize = 5_000;
@@ -86,40 +91,12 @@ fn is_model_folder(dir: &Path) -> bool {
     .any(|file| dir.join(file).is_file())
 }
 
-/// How well `query` matches `candidate`: `None` unless every character of the query
-/// occurs in it in order (ignoring case); lower is better: characters skipped between
-/// matches, then the candidate's length.
-pub fn score(query: &str, candidate: &str) -> Option<(usize, usize)> {
-    let mut chars = candidate.chars().map(|c| c.to_ascii_lowercase());
-    let mut gaps = 0;
-    let mut started = false;
-    for wanted in query.chars().map(|c| c.to_ascii_lowercase()) {
-        let mut skipped = 0;
-        loop {
-            let c = chars.next()?;
-            if c == wanted {
-                break;
-            }
-            skipped += 1;
-        }
-        if started {
-            gaps += skipped;
-        }
-        started = true;
-    }
-    Some((gaps, candidate.len()))
-}
-
-/// The candidates matching `query`, best first (all of them, in order, for no query).
+/// The candidates matching `query` with the shared matcher (see `tui::matcher`), best
+/// first (all of them, in order, for no query).
 pub fn matches<'a>(query: &str, candidates: &'a [String]) -> Vec<&'a str> {
-    let query = query.trim();
-    let mut scored: Vec<((usize, usize), usize, &str)> = (candidates.iter().enumerate())
-        .filter_map(|(i, c)| score(query, c).map(|s| (s, i, c.as_str())))
-        .collect();
-    if !query.is_empty() {
-        scored.sort();
-    }
-    scored.into_iter().map(|(_, _, c)| c).collect()
+    (matcher::rank(query, candidates).into_iter())
+        .map(|r| candidates[r.index].as_str())
+        .collect()
 }
 
 /// `Tab` on `text`: the longest common start of the candidates that start with it,
@@ -137,14 +114,15 @@ pub fn complete(text: &str, candidates: &[String], selected: Option<&str>) -> Op
     }
 }
 
-/// What Enter opens: the text as typed when it is an absolute path or exactly one of
-/// the matches (a path typed in full is never swapped for a look-alike), else the
-/// selected match, else the text (a model id to look up, a path not listed).
+/// What Enter opens: the text as typed when it is exactly one of the matches (a path
+/// typed in full is never swapped for a look-alike), else the selected match, else the
+/// text (a model id to look up, a path not listed). An absolute path's matches are
+/// its folder's entries only (see `dialogs::opener_paths`).
 pub fn target(input: &InputDialog) -> &str {
     let typed = input.text.trim();
     let exact = input.choices.iter().any(|c| c == typed);
     match input.choices.get(input.origin) {
-        Some(selected) if !exact && !typed.starts_with('/') => selected,
+        Some(selected) if !exact => selected,
         _ => typed,
     }
 }
@@ -158,9 +136,13 @@ fn common_start(a: &str, b: &str) -> usize {
 }
 
 impl App {
-    /// Everything the opener offers: this run's earlier opens first, then the files
+    /// Everything the opener offers for `text`: for a path from `./`, `../`, `~/` or
+    /// `/`, its folder's entries; else this run's earlier opens first, then the files
     /// listed, the `--templates` folders' templates and the cached model ids.
-    pub fn opener_candidates(&self) -> Vec<String> {
+    pub fn opener_candidates(&self, text: &str) -> Vec<String> {
+        if opener_paths::typed_folder(text).is_some() {
+            return self.opening.folder.candidates();
+        }
         let mut all: Vec<String> = self.opening.recent.iter().rev().cloned().collect();
         all.extend(self.opening.files.iter().cloned());
         for template in &self.templates.catalog {
@@ -183,15 +165,47 @@ impl App {
 
     /// The opener's matches for its text, the cursor back on the best one.
     pub(in crate::tui) fn refresh_choices(&self, input: &mut InputDialog) {
-        let candidates = self.opener_candidates();
-        let found = matches(&input.text, &candidates);
-        input.choices = found.into_iter().take(SHOWN).map(str::to_string).collect();
+        let found = match opener_paths::typed_folder(&input.text) {
+            Some((folder, rest)) => self.opening.folder.matches(folder, rest),
+            None => {
+                let candidates = self.opener_candidates(&input.text);
+                let found = matches(&input.text, &candidates);
+                found.into_iter().map(str::to_string).collect()
+            }
+        };
+        input.choices = found.into_iter().take(SHOWN).collect();
         input.origin = 0;
+    }
+
+    /// The folder the opener's `text` names, to list as file work unless it is the one
+    /// listed (or being listed) already.
+    pub(in crate::tui) fn list_typed_folder(&mut self, text: &str) -> Option<Effect> {
+        let (folder, _) = opener_paths::typed_folder(text)?;
+        if folder == self.opening.folder.typed {
+            return None;
+        }
+        self.opening.folder = Folder {
+            typed: folder.to_string(),
+            entries: Vec::new(),
+        };
+        Some(Effect::Disk(disk::Job::ListFolder(folder.to_string())))
     }
 
     /// The files below the working directory arrived: the open opener shows them.
     pub(in crate::tui) fn openable_listed(&mut self, files: Vec<String>) {
         self.opening.files = files;
+        self.refresh_open_opener();
+    }
+
+    /// The entries of the folder typed arrived (dropped when another was typed since).
+    pub(in crate::tui) fn folder_listed(&mut self, typed: String, entries: Vec<String>) {
+        if typed == self.opening.folder.typed {
+            self.opening.folder.entries = entries;
+            self.refresh_open_opener();
+        }
+    }
+
+    fn refresh_open_opener(&mut self) {
         if let Some(Overlay::Input(mut input)) = self.overlay.take() {
             if input.kind == InputKind::Open {
                 self.refresh_choices(&mut input);

@@ -1,6 +1,7 @@
-//! The session picker (`Ctrl+O`) filters as you type: every word typed must occur in
-//! the path inside the sessions folder (case-insensitively), the cursor goes to the
-//! first entry shown, and the title counts what is shown.
+//! The session picker (`Ctrl+O`) filters as you type: the path inside the sessions
+//! folder is ranked by the shared matcher (`tui::matcher`: words in any order, each a
+//! subsequence, best first), the cursor goes to the first entry shown, and the title
+//! counts what is shown.
 
 use std::path::{Path, PathBuf};
 
@@ -25,15 +26,11 @@ impl Picker {
             .to_string_lossy()
     }
 
-    /// The entries the filter shows, in order.
+    /// The entries the filter shows, best first (all, in order, with no filter).
     pub fn shown(&self) -> Vec<&PathBuf> {
-        let filter = self.filter.to_lowercase();
-        let words: Vec<&str> = filter.split_whitespace().collect();
-        (self.entries.iter())
-            .filter(|path| {
-                let name = self.name(path).to_lowercase();
-                words.iter().all(|word| name.contains(word))
-            })
+        let names: Vec<_> = self.entries.iter().map(|path| self.name(path)).collect();
+        (crate::tui::matcher::rank(&self.filter, &names).into_iter())
+            .map(|r| &self.entries[r.index])
             .collect()
     }
 

@@ -192,7 +192,10 @@ impl FileWork {
                 let reloaded = ctx.workspace.template_changed(&path, stamp, reloaded);
                 template_changed(ctx, reloaded);
             }
-            Done::NewSession(_) | Done::ToolsRead { .. } | Done::Openable(_) => {}
+            Done::NewSession(_)
+            | Done::ToolsRead { .. }
+            | Done::Openable(_)
+            | Done::Folder { .. } => {}
         }
         None
     }

@@ -114,6 +114,9 @@ pub enum Job {
     CheckSession(crate::tui::files::workspace::SessionCheck),
     /// List the openable files below a folder (the opener's matches, see `dialogs::opener`).
     ListOpenable(PathBuf),
+    /// List the folder a path typed in the opener names, as typed (`~/` for the home
+    /// folder; see `dialogs::opener_paths`).
+    ListFolder(String),
     /// Read tool definitions from a JSON file (see `dialogs::tool_skeleton`).
     ReadTools(PathBuf),
     /// Make the workspace for a new, untitled session.
@@ -303,6 +306,13 @@ pub enum Done {
     NewSession(Box<Workspace>),
     /// The openable files below the working directory.
     Openable(Vec<String>),
+    /// The entries of a folder typed in the opener.
+    Folder {
+        /// The folder, as typed.
+        typed: String,
+        /// Its entries' names, folders with a `/` after them.
+        entries: Vec<String>,
+    },
     /// The session file's size or time changed: its stamp now.
     SessionChecked {
         /// The file.

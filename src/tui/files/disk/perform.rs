@@ -41,6 +41,10 @@ pub fn perform(job: Job) -> Option<Done> {
         Job::ListOpenable(root) => {
             Done::Openable(crate::tui::dialogs::opener::list_openable(&root))
         }
+        Job::ListFolder(typed) => Done::Folder {
+            entries: crate::tui::dialogs::opener_paths::list_folder(&typed),
+            typed,
+        },
         Job::ReadTools(path) => Done::ToolsRead {
             result: crate::tui::dialogs::tool_skeleton::read_tools(&path),
             path,

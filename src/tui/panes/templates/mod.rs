@@ -16,8 +16,10 @@ use chatplate_core::worker::Job;
 use crate::tui::app::action::{Effect, Pane, TemplateAction};
 use crate::tui::app::pane::PaneContext;
 use crate::tui::app::screen::Screen;
+use crate::tui::matcher;
 use crate::tui::panes::templates::badges::TemplateBadges;
 use crate::tui::panes::templates::info::InfoView;
+use crate::tui::panes::templates::origin as template_origin;
 use crate::tui::panes::templates::source::SourceView;
 
 /// The template list and its filter.
@@ -25,7 +27,7 @@ use crate::tui::panes::templates::source::SourceView;
 pub struct TemplatesPane {
     /// Every template on offer.
     pub catalog: Vec<TemplateSource>,
-    /// Case-insensitive substring filter on the name.
+    /// The filter on the name (the shared matcher, `tui::matcher`).
     pub filter: String,
     /// The cursor, as an index into [`TemplatesPane::visible`].
     pub cursor: usize,
@@ -74,12 +76,13 @@ impl TemplatesPane {
         self.cursor = self.catalog.iter().position(same).unwrap_or(0);
     }
 
-    /// Catalog indices that match the filter.
+    /// Catalog indices that match the filter: each section (by origin) keeps its
+    /// place, its matches best first.
     pub fn visible(&self) -> Vec<usize> {
-        let filter = self.filter.to_lowercase();
-        (0..self.catalog.len())
-            .filter(|&i| self.catalog[i].name.to_lowercase().contains(&filter))
-            .collect()
+        let names: Vec<&str> = self.catalog.iter().map(|t| t.name.as_str()).collect();
+        let section = |i: usize| template_origin::section(&self.catalog[i]);
+        let ranked = matcher::rank(&self.filter, &names);
+        matcher::in_sections(ranked, names.len(), section)
     }
 
     /// The template under the cursor.
