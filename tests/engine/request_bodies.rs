@@ -193,7 +193,7 @@ fn bad_bodies_are_clear_errors() {
 #[cfg(feature = "tui")]
 #[test]
 fn the_app_opens_a_body_as_a_new_session() {
-    use chatplate::tui::startup::open;
+    use chatplate::tui::files::startup::open;
     use chatplate::tui::TuiOptions;
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/requests/sglang-continue.json");

@@ -304,7 +304,9 @@ impl App {
             }
             InputKind::GoTo => self.go_to(&input.text),
             InputKind::Tool => return self.add_tool_from(&input.text),
-            InputKind::CompareWith => self.compare_source(&input.text),
+            InputKind::CompareWith => {
+                self.in_compare(|sides, ctx| sides.compare_source(&input.text, ctx))
+            }
             InputKind::FindMessage => {
                 self.find_from_origin(&input);
             }
