@@ -35,3 +35,4 @@ mod session_save;
 mod sources_cli;
 mod tokens_masks;
 mod untrusted;
+mod untrusted_templates;

@@ -73,8 +73,6 @@ pub struct App {
     pub(in crate::tui) jobs: Jobs,
     /// A worker reply changed what is shown since the last [`App::collect`].
     pub(in crate::tui) redraw: bool,
-    /// The compare view and the template preview (from the worker).
-    pub(in crate::tui) sides: crate::tui::compare::Sides,
 }
 
 impl App {
@@ -116,7 +114,6 @@ impl App {
             workbench: Default::default(),
             jobs: Jobs::default(),
             redraw: false,
-            sides: Default::default(),
         };
         app.invalidate();
         app
@@ -212,9 +209,9 @@ impl App {
                 self.jobs.token_mode.toggle();
                 self.ask_jobs(false);
             }
-            Action::Compare(action) => self.compare(action),
+            Action::Compare(action) => self.in_compare(|sides, ctx| sides.handle(action, ctx)),
             Action::Prompt(action) => {
-                if self.compare_took(action) {
+                if self.in_compare(|sides, ctx| sides.took(action, ctx)) {
                     return None;
                 }
                 return self.in_prompt(|pane, ctx, facts| pane.handle(action, ctx, facts));
@@ -222,7 +219,7 @@ impl App {
             Action::Template(action) => {
                 let effect = self.in_templates(|pane, ctx| pane.handle(action.clone(), ctx));
                 self.ask_jobs(false);
-                self.follow_template_cursor(&action);
+                self.in_compare(|sides, ctx| sides.follow_cursor(&action, ctx));
                 return effect;
             }
             Action::Dialog(action) => return self.update_dialog(action),
@@ -246,7 +243,7 @@ impl App {
         if pane != Pane::Prompt {
             self.screen.left = pane;
         }
-        self.focus_left_templates();
+        self.jobs.sides.focus_moved(pane);
     }
 
     /// Sets an informational status message.

@@ -7,6 +7,8 @@ use crate::tui::app::pane::{PaneContext, Requests};
 use crate::tui::dialogs::{InputDialog, InputKind};
 use crate::tui::files::disk::Done;
 use crate::tui::files::{FileRequest, FileWork};
+
+use crate::tui::compare::{CompareContext, Sides};
 use crate::tui::panes::messages::{Editor, MessagesPane};
 use crate::tui::panes::prompt::{PromptFacts, PromptPane};
 use crate::tui::panes::templates::TemplatesPane;
@@ -238,6 +240,35 @@ impl App {
                 effect
             }
         }
+    }
+
+    /// Runs `handle` on the compare side with its context, then what it asked for.
+    pub(in crate::tui) fn in_compare<T>(
+        &mut self,
+        handle: impl FnOnce(&mut Sides, &mut CompareContext) -> T,
+    ) -> T {
+        let mut ctx = CompareContext::new(
+            &self.workspace,
+            &self.preview,
+            self.screen,
+            self.templates.selected(),
+            &mut self.status,
+        );
+        let out = handle(&mut self.jobs.sides, &mut ctx);
+        let asked = ctx.into_requests();
+        if asked.cursor_home {
+            self.templates.remember(&self.workspace.template);
+        }
+        if let Some(pane) = asked.focus {
+            self.focus(pane);
+        }
+        if let Some(overlay) = asked.overlay {
+            self.overlay = Some(overlay);
+        }
+        if asked.ask {
+            self.ask_jobs(false);
+        }
+        out
     }
 
     /// A pane's handler returned `effect` and asked for `asked`: does it, and returns

@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use chatplate_core::catalog::TemplateSource;
+use chatplate_core::compare::EngineSetup;
 use chatplate_core::inspect::Source;
 use chatplate_core::session::Session;
 use chatplate_core::worker::inspection::Attributed;
@@ -19,6 +20,7 @@ use crate::tui::app::action::Effect;
 use crate::tui::app::action::Pane;
 use crate::tui::app::preview::Preview;
 use crate::tui::app::screen::{Screen, Status};
+use crate::tui::compare::{OtherSide, Sides};
 use crate::tui::dialogs::Overlay;
 use crate::tui::files::disk::Job;
 use crate::tui::files::workspace::Workspace;
@@ -230,6 +232,22 @@ impl App {
     /// The byte ranges of the shown prompt inside `{% generation %}` blocks.
     pub fn generation_spans(&self) -> &[std::ops::Range<usize>] {
         self.jobs.generation_marks.spans(&self.preview)
+    }
+
+    /// The compare view and the template preview.
+    pub fn sides(&self) -> &Sides {
+        &self.jobs.sides
+    }
+
+    /// The side shown beside the session's render (the preview, else the compare view).
+    pub fn other_side(&self) -> Option<&OtherSide> {
+        self.jobs.sides.shown()
+    }
+
+    /// Where the compare view finds the external engines (`python`, `hf-jinja`) and
+    /// their bounds; by default `$CHATPLATE_PYTHON` and `node` on the PATH.
+    pub fn set_engines(&mut self, setup: EngineSetup) {
+        self.jobs.sides.set_engines(setup);
     }
 
     /// What to change in message `index` for the session's template.

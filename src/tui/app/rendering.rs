@@ -178,7 +178,7 @@ impl App {
             Err(err) => {
                 self.preview.fail(generation, err);
                 self.prompt.after_render(&self.preview);
-                self.request_sides();
+                self.ask_jobs(false);
             }
         }
     }
@@ -232,13 +232,14 @@ impl App {
     /// wants next.
     fn receive_background(&mut self, reply: Reply) -> Option<Effect> {
         let mut effects = Vec::new();
-        let changed = match reply.kind {
-            JobKind::Open if self.awaits_side() => self.receive_side_opened(reply),
-            JobKind::Open => self.receive_opened(reply, &mut effects),
-            JobKind::ScanCache => self.receive_cached(reply),
-            JobKind::Compare => self.receive_compared(reply),
-            JobKind::Parse => self.receive_pasted(reply),
-            _ => self.receive_job(reply),
+        let changed = match self.receive_job(reply) {
+            Ok(changed) => changed,
+            Err(reply) => match reply.kind {
+                JobKind::Open => self.receive_opened(reply, &mut effects),
+                JobKind::ScanCache => self.receive_cached(reply),
+                JobKind::Parse => self.receive_pasted(reply),
+                _ => false,
+            },
         };
         self.redraw |= changed;
         self.ask_jobs(false);
@@ -246,27 +247,24 @@ impl App {
     }
 
     /// Hands `reply` to the background job of [`Jobs`](crate::tui::jobs::Jobs) or the
-    /// templates pane that takes it.
-    fn receive_job(&mut self, reply: Reply) -> bool {
+    /// templates pane that takes it; gives it back when none does.
+    fn receive_job(&mut self, reply: Reply) -> Result<bool, Reply> {
         let view = job_view!(self);
         let mut said = Said::default();
         let mut jobs = self.jobs.each();
         jobs.push(&mut self.templates);
-        let changed = match jobs.into_iter().find(|job| job.takes(&reply, &view)) {
-            Some(job) => job.receive(reply, &view, &mut said),
-            None => false,
+        let Some(job) = jobs.into_iter().find(|job| job.takes(&reply, &view)) else {
+            return Err(reply);
         };
+        let changed = job.receive(reply, &view, &mut said);
         self.status = said.status.or(self.status.take());
-        changed
+        Ok(changed)
     }
 
     /// Asks every background job what it wants (after a new render, what it wants of
-    /// that render first) and submits it; the other side of a comparison first, since
-    /// it is what the user looks at.
+    /// that render first) and submits it, in the order [`Jobs`](crate::tui::jobs::Jobs)
+    /// lists them.
     pub(in crate::tui) fn ask_jobs(&mut self, after_render: bool) {
-        if after_render {
-            self.request_sides();
-        }
         let view = job_view!(self);
         let mut said = Said::default();
         let mut asked = Vec::new();
@@ -283,7 +281,6 @@ impl App {
             self.pending.worker.submit(id, job);
         }
         self.status = said.status.or(self.status.take());
-        self.request_sides();
     }
 
     /// Whether a background result for the shown render is still on its way.
@@ -291,10 +288,7 @@ impl App {
         let view = job_view!(self);
         let mut jobs = self.jobs.each_ref();
         jobs.push(&self.templates);
-        jobs.iter().any(|job| job.pending(&view))
-            || self.open_pending()
-            || self.sides.pending()
-            || self.paste_pending()
+        jobs.iter().any(|job| job.pending(&view)) || self.open_pending() || self.paste_pending()
     }
 
     /// Queues a background job (inspection, tokenizing) on the worker.

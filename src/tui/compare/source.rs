@@ -5,7 +5,8 @@
 //! `http://` URL for the `llama.cpp` engine.
 //!
 //! A template is resolved on the worker (a [`Job::Open`], as the opener's are: nothing
-//! is read on the UI thread); its answer becomes the side. A server needs no lookup: its
+//! is read on the UI thread); [`Sides`] asks for it as a background job and takes the
+//! answer in while it waits for one, and the answer becomes the side. A server needs no lookup: its
 //! renders run on the compare thread with the external engines' bounds.
 
 use chatplate_core::catalog::CachedModel;
@@ -13,10 +14,9 @@ use chatplate_core::compare::check_server_url;
 use chatplate_core::target::Opened;
 use chatplate_core::worker::{Job, Output, Reply};
 
-use crate::tui::app::App;
-use crate::tui::compare::SideChoice;
+use crate::tui::compare::{CompareContext, SideChoice, Sides};
 use crate::tui::dialogs::open::could_not_open;
-use crate::tui::dialogs::{InputDialog, InputKind, Overlay};
+use crate::tui::jobs::{JobView, Said};
 
 /// What a typed side waits for from the worker.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,33 +27,39 @@ pub enum TypedSide {
     Revision(String),
 }
 
-impl App {
-    /// Asks for the side to compare with.
-    pub(in crate::tui) fn ask_compare_source(&mut self) {
-        let input = InputDialog::new(InputKind::CompareWith, "");
-        self.overlay = Some(Overlay::Input(input));
+impl TypedSide {
+    /// What was typed, and the side's label when it is not the template's own name.
+    fn typed(&self) -> (String, Option<String>) {
+        match self {
+            TypedSide::Template(text) => (text.clone(), None),
+            TypedSide::Revision(revision) => {
+                (format!("@{revision}"), Some(format!("revision {revision}")))
+            }
+        }
     }
+}
 
+impl Sides {
     /// Starts comparing with what was typed: a server at once, a template once the
     /// worker has opened it.
-    pub(in crate::tui) fn compare_source(&mut self, text: &str) {
+    pub fn compare_source(&mut self, text: &str, ctx: &mut CompareContext) {
         let text = text.trim();
         if text.is_empty() {
-            return self.warn("type a template source, @REVISION or a llama-server URL");
+            return ctx.warn("type a template source, @REVISION or a llama-server URL");
         }
         if text.starts_with("http://") || text.starts_with("https://") {
-            return self.compare_with_server(text);
+            return self.compare_with_server(text, ctx);
         }
         let (job, typed) = match text.strip_prefix('@') {
-            Some(revision) => match CachedModel::of(&self.workspace.template) {
+            Some(revision) => match CachedModel::of(&ctx.workspace.template) {
                 Some(model) => {
                     let revision = revision.to_string();
                     let typed = TypedSide::Revision(revision.clone());
                     (Job::OpenRevision { model, revision }, typed)
                 }
                 None => {
-                    let origin = self.workspace.template.origin_label();
-                    return self.warn(format!(
+                    let origin = ctx.workspace.template.origin_label();
+                    return ctx.warn(format!(
                         "@{revision}: the session's template is not a model from the Hugging Face cache ({origin})"
                     ));
                 }
@@ -63,66 +69,56 @@ impl App {
                 (Job::Open { target }, TypedSide::Template(text.into()))
             }
         };
-        self.sides.typed = Some(typed);
-        self.submit_job(self.generation(), job);
-        self.notify(format!("opening {text} to compare…"));
+        self.typed = Some(typed);
+        self.opening = Some(job);
+        ctx.ask();
+        ctx.notify(format!("opening {text} to compare…"));
     }
 
-    fn compare_with_server(&mut self, url: &str) {
+    fn compare_with_server(&mut self, url: &str, ctx: &mut CompareContext) {
         if let Err(why) = check_server_url(url) {
-            return self.warn(format!("{url}: {why}"));
+            return ctx.warn(format!("{url}: {why}"));
         }
-        self.sides.preview = None;
-        self.start_comparing(SideChoice::Server(url.to_string()));
-        self.request_sides();
-    }
-
-    /// Whether an opened template is awaited for the compare view (its answer is routed
-    /// here, not to the opener).
-    pub(in crate::tui) fn awaits_side(&self) -> bool {
-        self.sides.typed.is_some()
+        self.preview = None;
+        ctx.notify(self.start_comparing(SideChoice::Server(url.to_string())));
+        ctx.ask();
     }
 
     /// Takes the opened template in as the compare view's side; returns whether the
     /// screen changed.
-    pub(in crate::tui) fn receive_side_opened(&mut self, reply: Reply) -> bool {
-        let Some(typed) = self.sides.typed.take() else {
+    pub(super) fn receive_opened(&mut self, reply: Reply, view: &JobView, said: &mut Said) -> bool {
+        let Some(typed) = self.typed.take() else {
             return false;
         };
-        let (typed_text, label) = match &typed {
-            TypedSide::Template(text) => (text.clone(), None),
-            TypedSide::Revision(revision) => {
-                (format!("@{revision}"), Some(format!("revision {revision}")))
-            }
-        };
+        let (typed_text, label) = typed.typed();
         let set = match reply.result {
             Ok(Output::Opened(opened)) => match *opened {
                 Opened::Templates(set) => set,
                 _ => {
-                    self.warn(format!("{typed_text} is a session, not a template"));
+                    said.warn(format!("{typed_text} is a session, not a template"));
                     return true;
                 }
             },
             Ok(_) => return false,
             Err(err) => {
-                self.warn(could_not_open(&typed_text, &err.message));
+                said.warn(could_not_open(&typed_text, &err.message));
                 return true;
             }
         };
-        let tools = (self.workspace.session.tools.as_ref()).is_some_and(|t| !t.is_empty());
+        let session = &view.workspace.session;
+        let tools = session.tools.as_ref().is_some_and(|t| !t.is_empty());
         match set.choose(tools) {
             Ok(template) => {
                 let label = label.unwrap_or_else(|| format!("template {}", template.name));
                 let source = template.origin_label();
-                self.sides.preview = None;
-                self.start_comparing(SideChoice::Source {
+                self.preview = None;
+                said.notify(self.start_comparing(SideChoice::Source {
                     label,
                     source,
                     template: Box::new(template),
-                });
-                self.request_sides();
+                }));
             }
-            Err(err) => self.warn(could_not_open(&typed_text, &err.to_string())),
+            Err(err) => said.warn(could_not_open(&typed_text, &err.to_string())),
         }
         true
     }

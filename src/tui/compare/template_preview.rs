@@ -4,56 +4,59 @@
 //! Each move replaces the previous preview (its job is cancelled or its answer
 //! dropped). The session does not change: Enter adopts the template, Esc (or leaving
 //! the pane) goes back to the session's own render.
+//!
+//! The app core tells [`Sides`] after each Templates-pane action and each move of the
+//! focus; the template under the cursor comes in its [`CompareContext`].
+
+use chatplate_core::catalog::TemplateSource;
 
 use crate::tui::app::action::{Pane, TemplateAction};
-use crate::tui::app::App;
-use crate::tui::compare::{OtherSide, SideChoice};
+use crate::tui::compare::{CompareContext, OtherSide, SideChoice, Sides};
 
-impl App {
+impl Sides {
     /// After a Templates-pane action: previews the template under the cursor, or
     /// stops previewing (Esc puts the cursor back on the session's template).
-    pub(in crate::tui) fn follow_template_cursor(&mut self, action: &TemplateAction) {
-        let selected = self.templates.selected().cloned();
-        let elsewhere = selected.is_some_and(|t| !self.is_session_template(&t));
-        if *action == TemplateAction::FilterClear && (self.sides.preview.is_some() || elsewhere) {
-            self.end_preview();
-            return;
+    pub fn follow_cursor(&mut self, action: &TemplateAction, ctx: &mut CompareContext) {
+        let elsewhere = ctx.cursor.is_some_and(|t| !ctx.is_session_template(t));
+        if *action == TemplateAction::FilterClear && (self.preview.is_some() || elsewhere) {
+            return self.end_preview(ctx);
         }
-        let selected = self.templates.selected().cloned();
-        let wanted = match selected {
-            Some(template)
-                if self.screen.focus == Pane::Templates && !self.is_session_template(&template) =>
-            {
-                template
-            }
-            _ => {
-                self.sides.preview = None;
-                return;
-            }
+        let Some(wanted) = previewed(ctx) else {
+            self.preview = None;
+            return;
         };
-        let same = |side: &OtherSide| side.choice == SideChoice::Template(Box::new(wanted.clone()));
-        if !self.sides.preview.as_ref().is_some_and(same) {
-            self.sides.preview = Some(OtherSide::new(SideChoice::Template(Box::new(wanted))));
-            self.request_sides();
+        let same =
+            |side: &OtherSide| matches!(&side.choice, SideChoice::Template(t) if **t == *wanted);
+        if !self.preview.as_ref().is_some_and(same) {
+            let choice = SideChoice::Template(Box::new(wanted.clone()));
+            self.preview = Some(OtherSide::new(choice));
+            ctx.ask();
         }
     }
 
     /// Back to the session's render, the cursor on the session's template.
-    pub(in crate::tui) fn end_preview(&mut self) {
-        if self.sides.preview.take().is_some() {
-            self.notify("back to the session's render");
+    fn end_preview(&mut self, ctx: &mut CompareContext) {
+        if self.preview.take().is_some() {
+            ctx.notify("back to the session's render");
         }
-        if self.workspace.missing_template.is_none() {
-            let own = self.workspace.template.clone();
-            self.templates.remember(&own);
+        if ctx.workspace.missing_template.is_none() {
+            ctx.cursor_home();
         }
-        self.request_sides();
+        ctx.ask();
     }
 
-    /// The focus left the Templates pane: the preview ends.
-    pub(in crate::tui) fn focus_left_templates(&mut self) {
-        if self.screen.focus != Pane::Templates {
-            self.sides.preview = None;
+    /// The focus moved to `focus`: away from the Templates pane, the preview ends.
+    pub fn focus_moved(&mut self, focus: Pane) {
+        if focus != Pane::Templates {
+            self.preview = None;
         }
     }
+}
+
+/// The template to preview: the one under the cursor while the Templates pane has the
+/// focus, unless it is the session's own.
+fn previewed<'a>(ctx: &CompareContext<'a>) -> Option<&'a TemplateSource> {
+    let template = ctx.cursor?;
+    let shown = ctx.screen.focus == Pane::Templates && !ctx.is_session_template(template);
+    shown.then_some(template)
 }

@@ -15,6 +15,7 @@ use chatplate_core::worker::comparing::Compared;
 use chatplate_render::visible::{self, visible_whitespace};
 
 use crate::tui::app::action::Pane;
+use crate::tui::app::screen::Screen;
 use crate::tui::app::App;
 use crate::tui::compare::{rows, Layout, OtherSide, Row, Shown};
 use crate::tui::panes::messages::view::pane_block;
@@ -45,9 +46,10 @@ pub struct CompareView<'a> {
 
 /// The compare view of the app's shown side, if one is shown.
 pub fn view(app: &App) -> Option<CompareView<'_>> {
-    let side = app.sides.shown()?;
-    let preview = app.sides.preview.is_some();
-    let session = match &app.preview.output {
+    let sides = app.sides();
+    let side = sides.shown()?;
+    let preview = sides.previewing();
+    let session = match &app.preview().output {
         Ok(prompt) => Ok(&**prompt),
         Err(err) => Err(err.message.as_str()),
     };
@@ -56,14 +58,14 @@ pub fn view(app: &App) -> Option<CompareView<'_>> {
         preview,
         session,
         waiting: side.asked.is_some() || side.answered < app.generation(),
-        layout: layout_for(app, preview),
-        theme: app.theme,
+        layout: layout_for(&app.screen(), preview),
+        theme: app.theme(),
     })
 }
 
 /// The layout the shown side gets in the prompt pane's current width.
-pub fn layout_for(app: &App, preview: bool) -> Layout {
-    let areas = crate::tui::ui::areas(&app.screen);
+pub fn layout_for(screen: &Screen, preview: bool) -> Layout {
+    let areas = crate::tui::ui::areas(screen);
     let width = areas
         .panes
         .iter()

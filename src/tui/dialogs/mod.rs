@@ -325,7 +325,9 @@ impl App {
                 self.in_workbench(|bench, ctx, list| bench.go_to(&input.text, ctx, list))
             }
             InputKind::Tool => return self.add_tool_from(&input.text),
-            InputKind::CompareWith => self.compare_source(&input.text),
+            InputKind::CompareWith => {
+                self.in_compare(|sides, ctx| sides.compare_source(&input.text, ctx))
+            }
             InputKind::FindMessage => {
                 self.in_workbench(|bench, ctx, list| bench.find_from_origin(&input, ctx, list));
             }

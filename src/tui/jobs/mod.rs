@@ -144,6 +144,9 @@ macro_rules! jobs {
 }
 
 jobs! {
+    /// The other side of a comparison and the template preview; first, since it is
+    /// what the user looks at.
+    sides: crate::tui::compare::Sides,
     /// Which message produced which prompt bytes.
     explanation: attribution::Explanation,
     /// Token mode's tokens.
