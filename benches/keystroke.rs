@@ -28,10 +28,10 @@ use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use chatplate::tui::app::action::Action;
+use chatplate::tui::action::Action;
 use chatplate::tui::app::App;
 use chatplate::tui::files::workspace::Workspace;
-use chatplate::tui::panes::messages::burst::Burst;
+use chatplate::tui::terminal::burst::Burst;
 use chatplate::tui::panes::messages::conversation::{add_tool_call, example_session};
 use chatplate::tui::ui;
 use chatplate_core::catalog::{self, TemplateSource};

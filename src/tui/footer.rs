@@ -7,11 +7,19 @@ use ratatui::text::{Line, Span};
 use chatplate_core::catalog::{Origin, TemplateSource};
 use chatplate_core::session::Session;
 
-use crate::tui::app::action::{Action, MessageAction, PromptAction, TemplateAction};
-use crate::tui::keymap::{self, Scope};
-use crate::tui::panes::messages::fields::{Field, Row};
+use crate::tui::action::Action;
+
+use crate::tui::action::MessageAction;
+
+use crate::tui::action::PromptAction;
+
+use crate::tui::action::TemplateAction;
+use crate::tui::keymap;
+use crate::tui::keymap::Scope;
+use crate::tui::panes::messages::fields::Field;
+use crate::tui::panes::messages::fields::Row;
 use crate::tui::panes::messages::MessagesPane;
-use crate::tui::terminal::theme::Theme;
+use crate::tui::theme::Theme;
 
 /// What decides which hints the footer shows.
 #[derive(Debug, Clone, Copy)]

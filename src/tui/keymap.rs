@@ -3,10 +3,25 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use crate::tui::app::action::{
-    Action, CopyTarget, DialogAction, Direction, EditorAction, MessageAction, Pane, PromptAction,
-    Step, TemplateAction,
-};
+use crate::tui::action::Action;
+
+use crate::tui::action::CopyTarget;
+
+use crate::tui::action::DialogAction;
+
+use crate::tui::action::Direction;
+
+use crate::tui::action::EditorAction;
+
+use crate::tui::action::MessageAction;
+
+use crate::tui::action::Pane;
+
+use crate::tui::action::PromptAction;
+
+use crate::tui::action::Step;
+
+use crate::tui::action::TemplateAction;
 use crate::tui::compare::CompareAction;
 
 /// Where a binding applies.

@@ -7,9 +7,11 @@
 //! waits for it. `update` does no file I/O either: saving, opening and the recovery file
 //! are [`files::disk`] jobs the event loop does between updates ([`app::driver`]).
 
+pub mod action;
 pub mod app;
 pub mod compare;
 pub mod config;
+pub mod context;
 pub mod dialogs;
 pub mod files;
 pub mod footer;
@@ -17,7 +19,10 @@ pub mod jobs;
 pub mod keymap;
 pub mod matcher;
 pub mod panes;
+pub mod preview;
+pub mod screen;
 pub mod terminal;
+pub mod theme;
 pub mod ui;
 pub mod workbench;
 
@@ -48,16 +53,16 @@ pub fn run_new(options: TuiOptions) -> anyhow::Result<i32> {
 }
 
 fn run_opened(opened: files::startup::Opened) -> anyhow::Result<i32> {
-    let worker = chatplate_core::worker::Worker::spawn(app::preview::app_limits().deadline)?;
+    let worker = chatplate_core::worker::Worker::spawn(preview::app_limits().deadline)?;
     let mut app = app::App::with_worker(opened.workspace, opened.catalog, worker);
     // The config file is read on this thread, which handles keys and draws: the key
     // table is per thread (see `keymap::install`).
     let config = config::load();
     keymap::install(config.bindings);
     terminal::mouse::set_enabled(config.mouse);
-    app.set_theme(terminal::theme::Theme {
+    app.set_theme(theme::Theme {
         palette: config.palette,
-        ..terminal::theme::Theme::from_env()
+        ..theme::Theme::from_env()
     });
     app.scan_cache();
     let mut notices = config.problems;

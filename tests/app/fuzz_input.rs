@@ -9,7 +9,7 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use chatplate::tui::app::action::Action;
+use chatplate::tui::action::Action;
 use chatplate::tui::{app::driver, config};
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 use proptest::prelude::*;

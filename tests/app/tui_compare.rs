@@ -6,7 +6,7 @@
 #![cfg(feature = "tui")]
 
 use crate::{common, tui_support};
-use chatplate::tui::app::action::{Action, Direction, MessageAction, Pane, Step, TemplateAction};
+use chatplate::tui::action::{Action, Direction, MessageAction, Pane, Step, TemplateAction};
 use chatplate::tui::app::App;
 use chatplate::tui::compare::{CompareAction, Shown};
 use chatplate_core::compare::EngineSetup;

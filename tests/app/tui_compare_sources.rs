@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use crate::{hf_support, llama_support, tui_support};
-use chatplate::tui::app::action::{Action, Pane};
+use chatplate::tui::action::{Action, Pane};
 use chatplate::tui::app::App;
 use chatplate::tui::compare::Shown;
 use chatplate_core::session::Session;

@@ -6,7 +6,7 @@
 use crate::tui_support;
 use std::path::Path;
 
-use chatplate::tui::app::action::Effect;
+use chatplate::tui::action::Effect;
 use chatplate::tui::config;
 use chatplate::tui::keymap;
 use tui_support::{ctrl, example_app, screen};

@@ -6,7 +6,7 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::app::action::{Action, Direction, MessageAction, Pane, PromptAction, Step};
+use chatplate::tui::action::{Action, Direction, MessageAction, Pane, PromptAction, Step};
 use chatplate::tui::app::App;
 use chatplate::tui::jobs::attribution::AttributionState;
 use chatplate::tui::panes::messages::fields::{Field, Row};

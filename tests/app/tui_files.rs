@@ -7,7 +7,7 @@ use crate::tui_support;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use chatplate::tui::app::action::{Action, DialogAction, MessageAction, Step};
+use chatplate::tui::action::{Action, DialogAction, MessageAction, Step};
 use chatplate::tui::app::driver::{self, apply, press};
 use chatplate::tui::app::App;
 use chatplate::tui::dialogs::{Confirm, Overlay};

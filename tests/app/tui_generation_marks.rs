@@ -7,9 +7,9 @@
 use crate::tui_support;
 use std::path::{Path, PathBuf};
 
-use chatplate::tui::app::action::{Action, Pane, PromptAction, Step};
+use chatplate::tui::action::{Action, Pane, PromptAction, Step};
 use chatplate::tui::app::App;
-use chatplate::tui::terminal::theme::Theme;
+use chatplate::tui::theme::Theme;
 use chatplate_core::session::Session;
 use insta::assert_snapshot;
 use ratatui::backend::TestBackend;

@@ -5,7 +5,7 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::app::action::{Action, Pane};
+use chatplate::tui::action::{Action, Pane};
 use chatplate::tui::app::App;
 use chatplate::tui::panes::templates::info::InfoState;
 use crossterm::event::KeyCode;

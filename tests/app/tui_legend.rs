@@ -4,7 +4,7 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::app::action::{Action, Pane};
+use chatplate::tui::action::{Action, Pane};
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;
 use tui_support::{example_app, key, screen};

@@ -5,7 +5,7 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::app::action::{Action, Direction, Pane};
+use chatplate::tui::action::{Action, Direction, Pane};
 use chatplate::tui::terminal::mouse::{MouseInput, MouseKind};
 use tui_support::example_app;
 

@@ -5,7 +5,7 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::app::action::{Action, Direction, MessageAction, Step};
+use chatplate::tui::action::{Action, Direction, MessageAction, Step};
 use chatplate::tui::panes::messages::fields::Field;
 use insta::assert_snapshot;
 use serde_json::json;

@@ -7,7 +7,7 @@
 use crate::tui_support;
 use std::path::PathBuf;
 
-use chatplate::tui::app::action::{Action, DialogAction, MessageAction, Pane, Step};
+use chatplate::tui::action::{Action, DialogAction, MessageAction, Pane, Step};
 use chatplate::tui::app::driver;
 use chatplate::tui::app::App;
 use chatplate::tui::dialogs::Overlay;

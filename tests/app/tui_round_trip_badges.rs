@@ -7,7 +7,7 @@
 use crate::tui_support;
 use std::path::{Path, PathBuf};
 
-use chatplate::tui::app::action::{Action, Direction, MessageAction, Pane, Step};
+use chatplate::tui::action::{Action, Direction, MessageAction, Pane, Step};
 use chatplate::tui::app::App;
 use chatplate_core::session::Session;
 use insta::assert_snapshot;

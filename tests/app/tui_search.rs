@@ -5,7 +5,7 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::app::action::{Action, Pane};
+use chatplate::tui::action::{Action, Pane};
 use chatplate::tui::app::driver;
 use chatplate::tui::dialogs::Overlay;
 use crossterm::event::KeyCode;

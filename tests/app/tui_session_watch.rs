@@ -6,7 +6,7 @@
 use std::time::{Duration, Instant};
 
 use crate::tui_support::{self, app_on_file, saved_example};
-use chatplate::tui::app::action::{Action, DialogAction, MessageAction};
+use chatplate::tui::action::{Action, DialogAction, MessageAction};
 use chatplate::tui::app::driver::{self, apply};
 use chatplate::tui::app::App;
 use chatplate::tui::dialogs::{Confirm, Overlay};
@@ -53,7 +53,7 @@ fn the_apps_own_save_is_not_a_change() {
 
 #[test]
 fn the_restore_question_shows_what_differs_from_the_saved_file() {
-    use chatplate::tui::app::action::Pane;
+    use chatplate::tui::action::Pane;
     let dir = tempfile::tempdir().unwrap();
     let file = saved_example(dir.path());
     let mut first = app_on_file(&file, dir.path());

@@ -5,8 +5,8 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::app::action::{Action, Direction, MessageAction, Pane, PromptAction, Step};
-use chatplate::tui::terminal::theme::Theme;
+use chatplate::tui::action::{Action, Direction, MessageAction, Pane, PromptAction, Step};
+use chatplate::tui::theme::Theme;
 use chatplate_core::catalog::{Origin, TemplateSource};
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;

@@ -9,9 +9,9 @@ use crate::tokens_support;
 use crate::tui_support;
 use std::path::Path;
 
-use chatplate::tui::app::action::{Action, Direction, MessageAction, Pane, PromptAction, Step};
+use chatplate::tui::action::{Action, Direction, MessageAction, Pane, PromptAction, Step};
 use chatplate::tui::app::App;
-use chatplate::tui::terminal::theme::Theme;
+use chatplate::tui::theme::Theme;
 use chatplate_core::session::Session;
 use insta::assert_snapshot;
 use serde_json::{json, Value as Json};

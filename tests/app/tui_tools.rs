@@ -4,7 +4,7 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::app::action::{Action, MessageAction, Pane};
+use chatplate::tui::action::{Action, MessageAction, Pane};
 use chatplate::tui::app::driver;
 use chatplate::tui::dialogs::Overlay;
 use crossterm::event::KeyCode;

@@ -3,7 +3,7 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::app::action::{
+use chatplate::tui::action::{
     Action, CopyTarget, DialogAction, Direction, Effect, MessageAction, Pane, PromptAction, Step,
 };
 use chatplate::tui::app::driver::{self, apply, press};
@@ -47,7 +47,7 @@ fn add_move_and_delete_messages() {
     );
     assert!(app.workspace().dirty);
     app.update(Action::Editor(
-        chatplate::tui::app::action::EditorAction::Close,
+        chatplate::tui::action::EditorAction::Close,
     ));
     app.update(msg(MessageAction::Move(Direction::Up)));
     assert_eq!(app.messages().selected, 1);

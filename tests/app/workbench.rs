@@ -5,7 +5,7 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::app::action::{
+use chatplate::tui::action::{
     Action, DialogAction, Direction, MessageAction, Pane, PromptAction, Step, TemplateAction,
 };
 use chatplate::tui::app::App;

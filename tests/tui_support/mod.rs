@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use chatplate::tui::app::action::Action;
+use chatplate::tui::action::Action;
 use chatplate::tui::app::driver;
 use chatplate::tui::app::App;
 use chatplate::tui::files::workspace::Workspace;

@@ -5,9 +5,13 @@
 
 use std::time::Instant;
 
-use crate::tui::app::action::{Effect, Message};
+use crate::tui::action::Effect;
+
+use crate::tui::action::Message;
 use crate::tui::app::App;
-use crate::tui::files::disk::{self, Done, Job};
+use crate::tui::files::disk;
+use crate::tui::files::disk::Done;
+use crate::tui::files::disk::Job;
 
 /// Does `job` and gives `update` what came of it; returns the effect that leads to, if
 /// any.

@@ -5,33 +5,40 @@
 //! render as wanted; the event loop sends one request to the render worker per batch of
 //! input (see [`crate::tui::app::rendering`]), so neither `update` nor drawing waits on the engine.
 
-pub mod action;
 pub mod driver;
-pub mod pane;
-pub mod preview;
 pub mod rendering;
-pub mod screen;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
 use chatplate_core::catalog::TemplateSource;
 use chatplate_render::RenderError;
 
-use crate::tui::app::action::{Action, Effect, Message, Pane, PromptAction};
-use crate::tui::app::preview::Preview;
-use crate::tui::app::rendering::{Deferred, Pending};
-use crate::tui::app::screen::{Screen, Status};
+use crate::tui::action::Action;
+
+use crate::tui::action::Effect;
+
+use crate::tui::action::Message;
+
+use crate::tui::action::Pane;
+
+use crate::tui::action::PromptAction;
+use crate::tui::app::rendering::Pending;
+use crate::tui::context::Deferred;
 use crate::tui::dialogs::open::Opening;
 use crate::tui::dialogs::Overlay;
 use crate::tui::files::workspace::Workspace;
 use crate::tui::files::FileRequest;
 use crate::tui::jobs::Jobs;
-use crate::tui::keymap::{self, Scope};
+use crate::tui::keymap;
+use crate::tui::keymap::Scope;
 use crate::tui::panes::messages::editor::FieldEditor;
 use crate::tui::panes::messages::MessagesPane;
 use crate::tui::panes::prompt::PromptPane;
 use crate::tui::panes::templates::TemplatesPane;
-use crate::tui::terminal::theme::Theme;
+use crate::tui::preview::Preview;
+use crate::tui::screen::Screen;
+use crate::tui::screen::Status;
+use crate::tui::theme::Theme;
 use chatplate_core::worker::Worker;
 
 mod panes;
@@ -84,7 +91,7 @@ impl App {
     /// When the operating system refuses to start the worker thread; the terminal app
     /// uses [`App::with_worker`] to report that as an error instead.
     pub fn new(workspace: Workspace, catalog: Vec<TemplateSource>) -> Self {
-        let worker = Worker::spawn(crate::tui::app::preview::app_limits().deadline)
+        let worker = Worker::spawn(crate::tui::preview::app_limits().deadline)
             .expect("start the render worker thread");
         Self::with_worker(workspace, catalog, worker)
     }

@@ -2,18 +2,35 @@
 //! and doing what they ask for ([`Requests`]) once their handler returns.
 
 use super::{preview_for, App};
-use crate::tui::app::action::{Action, Effect, MessageAction, Pane, PromptAction, TemplateAction};
-use crate::tui::app::pane::{PaneContext, Requests};
-use crate::tui::dialogs::{InputDialog, InputKind};
+use crate::tui::action::Action;
+use crate::tui::action::Effect;
+use crate::tui::action::MessageAction;
+use crate::tui::action::Pane;
+use crate::tui::action::PromptAction;
+use crate::tui::action::TemplateAction;
+use crate::tui::context::PaneContext;
+use crate::tui::context::Requests;
+use crate::tui::dialogs::InputDialog;
+use crate::tui::dialogs::InputKind;
 use crate::tui::files::disk::Done;
-use crate::tui::files::{FileRequest, FileWork};
+use crate::tui::files::FileRequest;
+use crate::tui::files::FileWork;
 
-use crate::tui::compare::{CompareContext, Sides};
-use crate::tui::panes::messages::{Editor, MessagesPane};
-use crate::tui::panes::prompt::{PromptFacts, PromptPane};
+use crate::tui::compare::CompareContext;
+
+use crate::tui::compare::Sides;
+use crate::tui::panes::messages::Editor;
+use crate::tui::panes::messages::MessagesPane;
+use crate::tui::panes::prompt::PromptFacts;
+use crate::tui::panes::prompt::PromptPane;
 use crate::tui::panes::templates::TemplatesPane;
-use crate::tui::terminal::mouse::{self, Hit, MouseInput, MouseRequest, PointerView};
-use crate::tui::workbench::{incremental, Workbench};
+use crate::tui::terminal::mouse;
+use crate::tui::terminal::mouse::Hit;
+use crate::tui::terminal::mouse::MouseInput;
+use crate::tui::terminal::mouse::MouseRequest;
+use crate::tui::terminal::mouse::PointerView;
+use crate::tui::workbench::incremental;
+use crate::tui::workbench::Workbench;
 
 impl App {
     /// Runs `handle` on the templates pane with its context, then what it asked for.

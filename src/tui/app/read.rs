@@ -16,22 +16,27 @@ use chatplate_core::worker::inspection::Attributed;
 use chatplate_core::worker::tokenizing::TokenizedPrompt;
 
 use super::{current_template, preview_for, App};
-use crate::tui::app::action::Effect;
-use crate::tui::app::action::Pane;
-use crate::tui::app::preview::Preview;
-use crate::tui::app::screen::{Screen, Status};
-use crate::tui::compare::{OtherSide, Sides};
+use crate::tui::action::Effect;
+use crate::tui::action::Pane;
+use crate::tui::compare::OtherSide;
+use crate::tui::compare::Sides;
 use crate::tui::dialogs::Overlay;
 use crate::tui::files::disk::Job;
 use crate::tui::files::workspace::Workspace;
-use crate::tui::files::{FileRequest, FileWork};
-use crate::tui::jobs::attribution::{AttributionState, Explanation};
+use crate::tui::files::FileRequest;
+use crate::tui::files::FileWork;
+use crate::tui::jobs::attribution::AttributionState;
+use crate::tui::jobs::attribution::Explanation;
 use crate::tui::panes::messages::editor::FieldEditor;
-use crate::tui::panes::messages::fields::{Field, Row};
+use crate::tui::panes::messages::fields::Field;
+use crate::tui::panes::messages::fields::Row;
 use crate::tui::panes::messages::MessagesPane;
 use crate::tui::panes::prompt::PromptPane;
 use crate::tui::panes::templates::TemplatesPane;
-use crate::tui::terminal::theme::Theme;
+use crate::tui::preview::Preview;
+use crate::tui::screen::Screen;
+use crate::tui::screen::Status;
+use crate::tui::theme::Theme;
 
 impl App {
     /// The session and its files.

@@ -4,7 +4,7 @@
 //! Every change to the session or template bumps the app's generation and records what
 //! changed; [`App::request_render`] (called once per batch of input by the event loop)
 //! sends the worker that change (one edited message, or everything) and one job. Replies
-//! update the [`Preview`](crate::tui::app::preview::Preview); a prompt older than the current
+//! update the [`Preview`](crate::tui::preview::Preview); a prompt older than the current
 //! generation is shown as stale until the newer one arrives.
 
 use std::collections::BTreeSet;
@@ -16,21 +16,15 @@ use chatplate_core::session::{Expected, Session};
 use chatplate_core::worker::{Job, JobKind, MessageUpdate, Reply, Update, Worker};
 use chatplate_render::RenderError;
 
-use crate::tui::app::action::{CopyTarget, Effect, Message};
-use crate::tui::app::App;
-use crate::tui::dialogs::{Confirm, Overlay};
-use crate::tui::jobs::{JobView, Said};
+use crate::tui::action::Effect;
+use crate::tui::context::Deferred;
 
-/// An action that needs the render of what the user sees, not an older one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Deferred {
-    /// Take the render as the expected outcome.
-    Expected,
-    /// Copy part of the prompt.
-    Copy(CopyTarget),
-    /// Scroll the diff to its first difference.
-    FirstDifference,
-}
+use crate::tui::action::Message;
+use crate::tui::app::App;
+use crate::tui::dialogs::Confirm;
+use crate::tui::dialogs::Overlay;
+use crate::tui::jobs::JobView;
+use crate::tui::jobs::Said;
 
 /// The worker and what the app is waiting for from it.
 #[derive(Debug)]

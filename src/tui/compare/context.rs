@@ -1,5 +1,5 @@
 //! The narrow context the compare view and the template preview get instead of the
-//! whole app, as the panes get their [`PaneContext`](crate::tui::app::pane::PaneContext).
+//! whole app, as the panes get their [`PaneContext`](crate::tui::context::PaneContext).
 //!
 //! [`Sides`](crate::tui::compare::Sides) reads the session, the shown render, the
 //! screen and the Templates pane's cursor, and writes the status line. What only the
@@ -9,11 +9,12 @@
 
 use chatplate_core::catalog::TemplateSource;
 
-use crate::tui::app::action::Pane;
-use crate::tui::app::preview::Preview;
-use crate::tui::app::screen::{Screen, Status};
+use crate::tui::action::Pane;
 use crate::tui::dialogs::Overlay;
 use crate::tui::files::workspace::Workspace;
+use crate::tui::preview::Preview;
+use crate::tui::screen::Screen;
+use crate::tui::screen::Status;
 
 /// What the compare side's handlers see of the app.
 #[derive(Debug)]

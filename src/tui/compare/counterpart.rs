@@ -12,8 +12,12 @@
 use chatplate_core::worker::{Job, JobKind, Output, Reply};
 use chatplate_render::RenderErrorKind;
 
-use crate::tui::compare::{Shown, Sides};
-use crate::tui::jobs::{Background, JobView, Said};
+use crate::tui::compare::Shown;
+
+use crate::tui::compare::Sides;
+use crate::tui::jobs::Background;
+use crate::tui::jobs::JobView;
+use crate::tui::jobs::Said;
 
 impl Background for Sides {
     /// Every comparison (an answer no side waits for any more is dropped), and an

@@ -1,12 +1,25 @@
 //! The compare view's keys: picking a side (`C`, `c` in the Templates pane, `o`),
 //! closing it, and, while it is shown, the prompt pane's scroll and difference keys.
 
-use crate::tui::app::action::{Direction, Pane, PromptAction, Step};
-use crate::tui::compare::view::layout_for;
-use crate::tui::compare::{
-    next_difference, rows, CompareAction, CompareContext, OtherSide, SideChoice, Sides, CYCLE,
-};
-use crate::tui::dialogs::{InputDialog, InputKind, Overlay};
+use crate::tui::action::Direction;
+
+use crate::tui::action::Pane;
+
+use crate::tui::action::PromptAction;
+
+use crate::tui::action::Step;
+use crate::tui::compare::next_difference;
+use crate::tui::compare::rows;
+use crate::tui::compare::CompareAction;
+use crate::tui::compare::CompareContext;
+use crate::tui::compare::OtherSide;
+use crate::tui::compare::SideChoice;
+use crate::tui::compare::Sides;
+use crate::tui::compare::CYCLE;
+use crate::tui::dialogs::InputDialog;
+use crate::tui::dialogs::InputKind;
+use crate::tui::dialogs::Overlay;
+use crate::tui::ui::compare::layout_for;
 
 impl Sides {
     /// Carries out a compare-view action.

@@ -19,7 +19,6 @@ pub mod keys;
 pub mod rows;
 pub mod source;
 pub mod template_preview;
-pub mod view;
 
 pub use context::{CompareContext, CompareRequests};
 pub use rows::{difference_starts, next_difference, rows, Layout, Row};
@@ -32,8 +31,8 @@ use chatplate_core::session::{Expected, Session};
 use chatplate_core::worker::comparing::{Compared, Counterpart};
 use chatplate_core::worker::{Job, Template};
 
-use crate::tui::app::preview::app_limits;
 use crate::tui::compare::source::TypedSide;
+use crate::tui::preview::app_limits;
 
 /// Intents for the compare view and the template preview.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 
 use chatplate_core::diff::DiffLine;
 
-use crate::tui::app::action::Direction;
+use crate::tui::action::Direction;
 
 /// A row of the compare view: a line of the diff on the session's side, the other
 /// side, or both.

@@ -14,9 +14,14 @@ use chatplate_core::compare::check_server_url;
 use chatplate_core::target::Opened;
 use chatplate_core::worker::{Job, Output, Reply};
 
-use crate::tui::compare::{CompareContext, SideChoice, Sides};
+use crate::tui::compare::CompareContext;
+
+use crate::tui::compare::SideChoice;
+
+use crate::tui::compare::Sides;
 use crate::tui::dialogs::open::could_not_open;
-use crate::tui::jobs::{JobView, Said};
+use crate::tui::jobs::JobView;
+use crate::tui::jobs::Said;
 
 /// What a typed side waits for from the worker.
 #[derive(Debug, Clone, PartialEq, Eq)]

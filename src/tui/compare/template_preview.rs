@@ -10,8 +10,13 @@
 
 use chatplate_core::catalog::TemplateSource;
 
-use crate::tui::app::action::{Pane, TemplateAction};
-use crate::tui::compare::{CompareContext, OtherSide, SideChoice, Sides};
+use crate::tui::action::Pane;
+
+use crate::tui::action::TemplateAction;
+use crate::tui::compare::CompareContext;
+use crate::tui::compare::OtherSide;
+use crate::tui::compare::SideChoice;
+use crate::tui::compare::Sides;
 
 impl Sides {
     /// After a Templates-pane action: previews the template under the cursor, or

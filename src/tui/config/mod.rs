@@ -17,8 +17,14 @@ use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::style::Color;
 use serde::Deserialize;
 
-use crate::tui::keymap::{Binding, Chord, Scope, BINDINGS};
-use crate::tui::terminal::theme::Palette;
+use crate::tui::keymap::Binding;
+
+use crate::tui::keymap::Chord;
+
+use crate::tui::keymap::Scope;
+
+use crate::tui::keymap::BINDINGS;
+use crate::tui::theme::Palette;
 
 /// Points at another config file (tests, or several setups).
 pub use crate::template_roots::CONFIG_ENV;

@@ -6,8 +6,10 @@ use crossterm::event::{KeyCode, KeyModifiers};
 use ratatui::style::Color;
 
 use super::{from_text, parse_chord};
-use crate::tui::app::action::{Action, MessageAction};
-use crate::tui::keymap::{Chord, Scope};
+use crate::tui::action::Action;
+use crate::tui::action::MessageAction;
+use crate::tui::keymap::Chord;
+use crate::tui::keymap::Scope;
 
 fn load(text: &str) -> super::Settings {
     from_text(text, Path::new("config.json"))

@@ -7,12 +7,17 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
 
-use crate::tui::app::action::{Action, Direction, Step};
+use crate::tui::action::Action;
+
+use crate::tui::action::Direction;
+
+use crate::tui::action::Step;
 use crate::tui::dialogs::view::dialog_box;
-use crate::tui::keymap::{self, Scope};
+use crate::tui::keymap;
+use crate::tui::keymap::Scope;
 use crate::tui::matcher;
 use crate::tui::panes::templates::badges;
-use crate::tui::terminal::theme::Theme;
+use crate::tui::theme::Theme;
 use unicode_width::UnicodeWidthStr;
 
 /// The text keys of the field editor (ratatui-textarea's own bindings, which the keymap

@@ -4,9 +4,16 @@
 //! that pane is focused first), Esc clears the filter and then closes. `?` on an empty
 //! filter closes too, as it opened the help.
 
-use crate::tui::app::action::{Action, DialogAction, Effect, Pane};
+use crate::tui::action::Action;
+
+use crate::tui::action::DialogAction;
+
+use crate::tui::action::Effect;
+
+use crate::tui::action::Pane;
 use crate::tui::app::App;
-use crate::tui::dialogs::help::{self, HelpRow};
+use crate::tui::dialogs::help;
+use crate::tui::dialogs::help::HelpRow;
 use crate::tui::dialogs::Overlay;
 use crate::tui::keymap::Scope;
 

@@ -15,9 +15,14 @@ pub mod view;
 
 use std::path::{Path, PathBuf};
 
-use crate::tui::app::action::{DialogAction, Effect};
+use crate::tui::action::DialogAction;
+
+use crate::tui::action::Effect;
 use crate::tui::app::App;
-use crate::tui::files::disk::{Job, Outside, Outsider, Save};
+use crate::tui::files::disk::Job;
+use crate::tui::files::disk::Outside;
+use crate::tui::files::disk::Outsider;
+use crate::tui::files::disk::Save;
 use crate::tui::files::recovery::Found;
 use crate::tui::files::FileRequest;
 use crate::tui::keymap::Scope;

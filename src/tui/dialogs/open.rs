@@ -15,9 +15,11 @@ use chatplate_core::catalog::TemplateSet;
 use chatplate_core::target::Opened;
 use chatplate_core::worker::{Job, Output, Reply};
 
-use crate::tui::app::action::Effect;
+use crate::tui::action::Effect;
 use crate::tui::app::App;
-use crate::tui::dialogs::{InputDialog, InputKind, Overlay};
+use crate::tui::dialogs::InputDialog;
+use crate::tui::dialogs::InputKind;
+use crate::tui::dialogs::Overlay;
 use crate::tui::files::disk;
 use crate::tui::files::workspace::Workspace;
 use crate::tui::panes::messages::conversation::example_session;

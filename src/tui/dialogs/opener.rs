@@ -13,10 +13,13 @@ use std::path::{Path, PathBuf};
 
 use chatplate_core::catalog::{ModelPlace, Origin};
 
-use crate::tui::app::action::Effect;
+use crate::tui::action::Effect;
 use crate::tui::app::App;
-use crate::tui::dialogs::opener_paths::{self, Folder};
-use crate::tui::dialogs::{InputDialog, InputKind, Overlay};
+use crate::tui::dialogs::opener_paths;
+use crate::tui::dialogs::opener_paths::Folder;
+use crate::tui::dialogs::InputDialog;
+use crate::tui::dialogs::InputKind;
+use crate::tui::dialogs::Overlay;
 use crate::tui::files::disk;
 use crate::tui::matcher;
 

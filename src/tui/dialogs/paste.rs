@@ -9,7 +9,7 @@ use chatplate_core::worker::parsing::{Pasted, SchemaLookup};
 use chatplate_core::worker::{Job, Output, Reply};
 use serde_json::Value as Json;
 
-use crate::tui::app::action::DialogAction;
+use crate::tui::action::DialogAction;
 use crate::tui::app::App;
 use crate::tui::dialogs::Overlay;
 

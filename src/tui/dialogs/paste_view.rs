@@ -9,9 +9,11 @@ use ratatui::widgets::{Paragraph, Wrap};
 use ratatui::Frame;
 use serde_json::Value as Json;
 
-use crate::tui::dialogs::paste::{PasteDialog, PasteState};
+use crate::tui::dialogs::paste::PasteDialog;
+
+use crate::tui::dialogs::paste::PasteState;
 use crate::tui::dialogs::view::dialog_box;
-use crate::tui::terminal::theme::Theme;
+use crate::tui::theme::Theme;
 
 /// How many lines of the pasted output are shown above the outcome.
 const OUTPUT_LINES: usize = 6;

@@ -13,7 +13,7 @@ use chatplate_core::diff::{diff_lines, DiffLine};
 use chatplate_core::files::{self, MAX_SESSION_BYTES};
 use chatplate_core::Session;
 
-use crate::tui::terminal::theme::Theme;
+use crate::tui::theme::Theme;
 
 /// The most changed lines shown.
 pub const MAX_LINES: usize = 8;

@@ -10,9 +10,11 @@ use serde_json::{json, Value as Json};
 
 use chatplate_core::files::{self, MAX_REQUEST_BYTES};
 
-use crate::tui::app::action::Effect;
+use crate::tui::action::Effect;
 use crate::tui::app::App;
-use crate::tui::dialogs::{InputDialog, InputKind, Overlay};
+use crate::tui::dialogs::InputDialog;
+use crate::tui::dialogs::InputKind;
+use crate::tui::dialogs::Overlay;
 use crate::tui::files::disk::Job;
 
 /// A function tool from `NAME PARAM description...`: the parameter is a required

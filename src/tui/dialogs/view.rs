@@ -6,10 +6,18 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph, Wrap};
 use ratatui::Frame;
 
-use crate::tui::dialogs::{Confirm, InputDialog, InputKind, Overlay, Picker};
+use crate::tui::dialogs::Confirm;
+
+use crate::tui::dialogs::InputDialog;
+
+use crate::tui::dialogs::InputKind;
+
+use crate::tui::dialogs::Overlay;
+
+use crate::tui::dialogs::Picker;
 use crate::tui::files::disk::Outsider;
 use crate::tui::files::recovery::Found;
-use crate::tui::terminal::theme::Theme;
+use crate::tui::theme::Theme;
 
 /// Draws `overlay`, the open dialog; `name` is the session's (questions name it).
 pub fn draw(frame: &mut Frame, overlay: &Overlay, name: &str, theme: Theme) {

@@ -19,10 +19,17 @@ use std::time::{Duration, Instant};
 
 use chatplate_core::catalog::TemplateSource;
 
-use crate::tui::app::action::Effect;
-use crate::tui::app::pane::PaneContext;
-use crate::tui::dialogs::{Confirm, Overlay, Picker};
-use crate::tui::files::disk::{Done, Guard, Job, Open, OpenedSession, Outside};
+use crate::tui::action::Effect;
+use crate::tui::context::PaneContext;
+use crate::tui::dialogs::Confirm;
+use crate::tui::dialogs::Overlay;
+use crate::tui::dialogs::Picker;
+use crate::tui::files::disk::Done;
+use crate::tui::files::disk::Guard;
+use crate::tui::files::disk::Job;
+use crate::tui::files::disk::Open;
+use crate::tui::files::disk::OpenedSession;
+use crate::tui::files::disk::Outside;
 use crate::tui::files::recovery::Found;
 use crate::tui::files::workspace::Workspace;
 

@@ -9,7 +9,9 @@ use anyhow::bail;
 
 use chatplate_core::catalog;
 
-use crate::tui::files::startup::{self, Opened};
+use crate::tui::files::startup;
+
+use crate::tui::files::startup::Opened;
 use crate::tui::TuiOptions;
 
 /// Opens `options.file` as a template and empties the session the app starts with:

@@ -14,7 +14,9 @@ use chatplate_core::request::Imported;
 use chatplate_core::session::Session;
 use chatplate_core::target::{self, Opened as Target};
 
-use crate::tui::files::workspace::{Place, Workspace};
+use crate::tui::files::workspace::Place;
+
+use crate::tui::files::workspace::Workspace;
 use crate::tui::panes::messages::conversation::example_session;
 use crate::tui::TuiOptions;
 

@@ -23,10 +23,14 @@ use chatplate_core::worker::inspection::Attributed;
 use chatplate_core::worker::{Job, Output, Reply, Template};
 use chatplate_render::{RenderError, RenderErrorKind};
 
-use crate::tui::app::preview::Preview;
+use crate::tui::preview::Preview;
 use chatplate_core::worker::JobKind;
 
-use crate::tui::jobs::{Background, JobView, Said};
+use crate::tui::jobs::Background;
+
+use crate::tui::jobs::JobView;
+
+use crate::tui::jobs::Said;
 
 /// What the user is looking at: a message, and how many either side of it are on screen
 /// (the message list keeps the selection centred).

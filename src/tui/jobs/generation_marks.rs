@@ -9,8 +9,10 @@ use std::sync::Arc;
 use chatplate_core::worker::generation_marks::GenerationMarks;
 use chatplate_core::worker::{Job, JobKind, Output, Reply};
 
-use crate::tui::app::preview::Preview;
-use crate::tui::jobs::{Background, JobView, Said};
+use crate::tui::jobs::Background;
+use crate::tui::jobs::JobView;
+use crate::tui::jobs::Said;
+use crate::tui::preview::Preview;
 
 #[derive(Debug, Default)]
 pub struct GenerationMarksState {

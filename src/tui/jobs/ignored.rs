@@ -20,11 +20,16 @@ use chatplate_core::worker::unused::{ValueChecks, PROBE_BUDGET};
 use chatplate_core::worker::{Job, Output, Reply};
 use chatplate_render::RenderErrorKind;
 
-use crate::tui::app::preview::Preview;
-use crate::tui::panes::messages::fields::{Field, Row};
+use crate::tui::panes::messages::fields::Field;
+use crate::tui::panes::messages::fields::Row;
+use crate::tui::preview::Preview;
 use chatplate_core::worker::JobKind;
 
-use crate::tui::jobs::{Background, JobView, Said};
+use crate::tui::jobs::Background;
+
+use crate::tui::jobs::JobView;
+
+use crate::tui::jobs::Said;
 
 /// The app's verdicts on unused values.
 #[derive(Debug, Default)]

@@ -16,13 +16,14 @@ pub mod round_trips;
 
 use chatplate_core::worker::{Job, Reply};
 
-use crate::tui::app::action::Effect;
-use crate::tui::app::preview::Preview;
-use crate::tui::app::screen::{Screen, Status};
+use crate::tui::action::Effect;
 use crate::tui::files::workspace::Workspace;
 use crate::tui::jobs::attribution::InView;
 use crate::tui::panes::messages::fields::Row;
 use crate::tui::panes::prompt::PromptPane;
+use crate::tui::preview::Preview;
+use crate::tui::screen::Screen;
+use crate::tui::screen::Status;
 
 /// A view fed by the render worker: what it asks for and how it takes the answer in.
 pub trait Background {

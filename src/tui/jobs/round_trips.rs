@@ -11,7 +11,11 @@ use chatplate_core::worker::parsing::SchemaLookup;
 use chatplate_core::worker::round_trips::RoundTrips;
 use chatplate_core::worker::{Job, JobKind, Output, Reply};
 
-use crate::tui::jobs::{Background, JobView, Said};
+use crate::tui::jobs::Background;
+
+use crate::tui::jobs::JobView;
+
+use crate::tui::jobs::Said;
 
 #[derive(Debug, Default)]
 pub struct RoundTripBadges {

@@ -1,5 +1,5 @@
 //! The three panes: Templates, Messages and Prompt. Each owns its state, handles its own
-//! actions through [`crate::tui::app::pane::PaneContext`] and draws what `ui` hands it.
+//! actions through [`crate::tui::context::PaneContext`] and draws what `ui` hands it.
 
 pub mod messages;
 pub mod prompt;

@@ -9,13 +9,17 @@ use std::time::{Duration, Instant};
 
 use crossterm::event::{Event, KeyEventKind};
 
-use crate::tui::app::action::{Action, Effect};
+use crate::tui::action::Action;
+
+use crate::tui::action::Effect;
 use crate::tui::app::driver;
 use crate::tui::app::App;
-use crate::tui::panes::messages::burst::Burst;
+use crate::tui::terminal;
+use crate::tui::terminal::burst::Burst;
 use crate::tui::terminal::clipboard;
-use crate::tui::terminal::events::{AppEvent, Events};
-use crate::tui::terminal::{self, Term};
+use crate::tui::terminal::events::AppEvent;
+use crate::tui::terminal::events::Events;
+use crate::tui::terminal::Term;
 use crate::tui::ui;
 
 /// Most events applied before a frame is drawn, so a huge unbracketed paste still

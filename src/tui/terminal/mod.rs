@@ -7,6 +7,7 @@
 //! A panic on any other thread (a render worker) is caught there and shown in the prompt
 //! pane, so the panic hook installed here stays silent for those threads.
 
+pub mod burst;
 pub mod clipboard;
 pub mod event_loop;
 pub mod events;
@@ -14,7 +15,6 @@ pub mod input_wait;
 pub mod mouse;
 pub mod mouse_select;
 pub mod sgr;
-pub mod theme;
 
 use std::io::{self, Write};
 use std::panic::{self, AssertUnwindSafe};

@@ -15,14 +15,19 @@ use ratatui::layout::Rect;
 
 use chatplate_core::session::Session;
 
-use crate::tui::app::action::TemplateAction;
-use crate::tui::app::action::{Action, Direction, MessageAction, Pane, PromptAction, Step};
-use crate::tui::app::preview::Preview;
-use crate::tui::app::screen::Screen;
+use crate::tui::action::Action;
+use crate::tui::action::Direction;
+use crate::tui::action::MessageAction;
+use crate::tui::action::Pane;
+use crate::tui::action::PromptAction;
+use crate::tui::action::Step;
+use crate::tui::action::TemplateAction;
 use crate::tui::panes::messages::view::window_start;
 use crate::tui::panes::messages::MessagesPane;
 use crate::tui::panes::prompt::PromptPane;
 use crate::tui::panes::templates::TemplatesPane;
+use crate::tui::preview::Preview;
+use crate::tui::screen::Screen;
 use crate::tui::terminal::mouse_select;
 
 /// Whether the terminal's mouse is captured (set from the config before the terminal is

@@ -5,10 +5,16 @@
 
 use ratatui::layout::Rect;
 
-use crate::tui::app::action::{Direction, Step};
-use crate::tui::panes::prompt::click::{self as prompt_click, Layout};
-use crate::tui::panes::templates::view::{list_area, list_layout, ListRow};
-use crate::tui::terminal::mouse::{Hit, PointerView};
+use crate::tui::action::Direction;
+
+use crate::tui::action::Step;
+use crate::tui::panes::prompt::click as prompt_click;
+use crate::tui::panes::prompt::click::Layout;
+use crate::tui::panes::templates::view::list_area;
+use crate::tui::panes::templates::view::list_layout;
+use crate::tui::panes::templates::view::ListRow;
+use crate::tui::terminal::mouse::Hit;
+use crate::tui::terminal::mouse::PointerView;
 
 /// The template drawn at screen `row` of the Templates pane at `rect`.
 pub(in crate::tui) fn template_row(view: &PointerView, rect: Rect, row: u16) -> Option<Hit> {

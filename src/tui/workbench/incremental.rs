@@ -4,11 +4,13 @@
 //! title counts the matches. Enter keeps the place found (`n` / `N` go on from there);
 //! Esc goes back: to the message the find started from, or to no search in the prompt.
 
-use crate::tui::app::pane::PaneContext;
+use crate::tui::context::PaneContext;
 use crate::tui::dialogs::InputDialog;
 use crate::tui::panes::messages::MessagesPane;
 use crate::tui::panes::prompt::PromptPane;
-use crate::tui::workbench::{message_matches, select, Workbench};
+use crate::tui::workbench::message_matches;
+use crate::tui::workbench::select;
+use crate::tui::workbench::Workbench;
 
 impl Workbench {
     /// Finds `input`'s text from the message the find started at (not from the match

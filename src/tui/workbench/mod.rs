@@ -16,10 +16,16 @@ use chatplate_core::session::Message;
 
 use chatplate_core::session::Session;
 
-use crate::tui::app::action::{Direction, MessageAction};
-use crate::tui::app::pane::PaneContext;
-use crate::tui::dialogs::{InputDialog, InputKind, Overlay};
-use crate::tui::panes::messages::fields::{self, Field, Row};
+use crate::tui::action::Direction;
+
+use crate::tui::action::MessageAction;
+use crate::tui::context::PaneContext;
+use crate::tui::dialogs::InputDialog;
+use crate::tui::dialogs::InputKind;
+use crate::tui::dialogs::Overlay;
+use crate::tui::panes::messages::fields;
+use crate::tui::panes::messages::fields::Field;
+use crate::tui::panes::messages::fields::Row;
 use crate::tui::panes::messages::MessagesPane;
 use crate::tui::workbench::history::History;
 

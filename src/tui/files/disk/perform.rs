@@ -11,7 +11,8 @@ use super::{
     Reload, Removal, Save,
 };
 use crate::template_roots;
-use crate::tui::files::recovery::{self, Found};
+use crate::tui::files::recovery;
+use crate::tui::files::recovery::Found;
 use crate::tui::files::startup;
 use crate::tui::files::workspace::Workspace;
 

@@ -11,9 +11,25 @@ use std::time::{Duration, Instant};
 use chatplate_core::catalog::TemplateSource;
 use chatplate_core::session::{Session, TemplateRef};
 
-use crate::tui::files::disk::{
-    self, Document, FileStamp, Guard, Lookup, Outside, RecoveryWrite, Removal, Save, Stamp,
-};
+use crate::tui::files::disk;
+
+use crate::tui::files::disk::Document;
+
+use crate::tui::files::disk::FileStamp;
+
+use crate::tui::files::disk::Guard;
+
+use crate::tui::files::disk::Lookup;
+
+use crate::tui::files::disk::Outside;
+
+use crate::tui::files::disk::RecoveryWrite;
+
+use crate::tui::files::disk::Removal;
+
+use crate::tui::files::disk::Save;
+
+use crate::tui::files::disk::Stamp;
 use crate::tui::files::recovery;
 
 mod session_watch;

@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 use super::Workspace;
-use crate::tui::files::disk::{Done, FileStamp};
+use crate::tui::files::disk::Done;
+use crate::tui::files::disk::FileStamp;
 
 /// A file's size and modification time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

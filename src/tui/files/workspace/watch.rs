@@ -6,7 +6,9 @@ use std::path::Path;
 use chatplate_core::catalog::TemplateSource;
 
 use super::{FileProblem, Watch, Workspace};
-use crate::tui::files::disk::{Poll, Reload, Stamp};
+use crate::tui::files::disk::Poll;
+use crate::tui::files::disk::Reload;
+use crate::tui::files::disk::Stamp;
 
 impl Workspace {
     /// Watches the template's file. The same file keeps its last look; another is looked

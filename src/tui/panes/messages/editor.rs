@@ -12,8 +12,12 @@ use ratatui_textarea::{CursorMove, Input, Key, TextArea, WrapMode};
 use chatplate_core::session::Session;
 
 use crate::tui::panes::messages::field_write;
-use crate::tui::panes::messages::fields::{self, Field, FieldError, FieldKind, Row};
-use crate::tui::terminal::theme::Theme;
+use crate::tui::panes::messages::fields;
+use crate::tui::panes::messages::fields::Field;
+use crate::tui::panes::messages::fields::FieldError;
+use crate::tui::panes::messages::fields::FieldKind;
+use crate::tui::panes::messages::fields::Row;
+use crate::tui::theme::Theme;
 
 /// Longest text the editor soft-wraps. ratatui-textarea re-wraps all of its text after
 /// every edit (about 0.13 µs per character), so beyond this a keystroke would take

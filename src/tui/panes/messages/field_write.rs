@@ -5,7 +5,13 @@ use serde_json::{Map, Value as Json};
 
 use chatplate_core::session::{ContinueSetting, Message, Session};
 
-use crate::tui::panes::messages::fields::{Field, FieldError, FieldKind, Row};
+use crate::tui::panes::messages::fields::Field;
+
+use crate::tui::panes::messages::fields::FieldError;
+
+use crate::tui::panes::messages::fields::FieldKind;
+
+use crate::tui::panes::messages::fields::Row;
 
 /// Validates `text` and stores it; on error the session is unchanged.
 pub fn write(session: &mut Session, row: Row, field: Field, text: &str) -> Result<(), FieldError> {

@@ -2,7 +2,6 @@
 //! fields, and the field editor. This module holds the pane's state and its action
 //! handlers; `panes::messages::view` draws it, and `workbench` records its edits for undo.
 
-pub mod burst;
 pub mod conversation;
 pub mod editor;
 pub mod field_write;
@@ -12,11 +11,21 @@ pub mod view;
 
 use chatplate_core::session::{Message, Session};
 
-use crate::tui::app::action::{Direction, EditorAction, Effect, MessageAction, Step};
-use crate::tui::app::pane::PaneContext;
+use crate::tui::action::Direction;
+
+use crate::tui::action::EditorAction;
+
+use crate::tui::action::Effect;
+
+use crate::tui::action::MessageAction;
+
+use crate::tui::action::Step;
+use crate::tui::context::PaneContext;
 use crate::tui::dialogs::Overlay;
 use crate::tui::panes::messages::editor::FieldEditor;
-use crate::tui::panes::messages::fields::{Field, FieldKind, Row};
+use crate::tui::panes::messages::fields::Field;
+use crate::tui::panes::messages::fields::FieldKind;
+use crate::tui::panes::messages::fields::Row;
 
 /// The open field editor, if any. It belongs to the pane; the app keeps it (the
 /// keystroke benchmark reads it there) and lends it to the handlers.
@@ -407,11 +416,11 @@ mod tests {
     use chatplate_core::catalog;
 
     use super::*;
-    use crate::tui::app::action::Pane;
-    use crate::tui::app::preview::Preview;
-    use crate::tui::app::screen::Screen;
+    use crate::tui::action::Pane;
     use crate::tui::files::workspace::Workspace;
     use crate::tui::panes::messages::conversation::example_session;
+    use crate::tui::preview::Preview;
+    use crate::tui::screen::Screen;
 
     /// An edit changes the session and asks the app for the rest.
     #[test]

@@ -12,10 +12,13 @@ use chatplate_core::session::{Message, Session};
 use chatplate_core::worker::tokenizing::TokenizedPrompt;
 
 use crate::tui::jobs::attribution_view::bytes_column;
-use crate::tui::panes::messages::editor::{self, FieldEditor};
-use crate::tui::panes::messages::fields::{self, Field, Row};
+use crate::tui::panes::messages::editor;
+use crate::tui::panes::messages::editor::FieldEditor;
+use crate::tui::panes::messages::fields;
+use crate::tui::panes::messages::fields::Field;
+use crate::tui::panes::messages::fields::Row;
 use crate::tui::panes::messages::MessagesPane;
-use crate::tui::terminal::theme::Theme;
+use crate::tui::theme::Theme;
 
 /// Width of the role badge column.
 const BADGE: usize = 5;

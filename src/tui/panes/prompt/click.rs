@@ -7,7 +7,7 @@ use ratatui::layout::Rect;
 use ratatui::style::Style;
 use unicode_width::UnicodeWidthChar;
 
-use crate::tui::app::preview::Preview;
+use crate::tui::preview::Preview;
 
 /// How the prompt pane shows the prompt, as far as where bytes land is concerned.
 #[derive(Debug, Clone, Copy)]

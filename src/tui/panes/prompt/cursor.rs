@@ -5,11 +5,15 @@
 
 use std::ops::Range;
 
-use crate::tui::app::action::{Direction, Pane, Step};
-use crate::tui::app::preview::Preview;
-use crate::tui::app::screen::Screen;
+use crate::tui::action::Direction;
+
+use crate::tui::action::Pane;
+
+use crate::tui::action::Step;
 use crate::tui::panes::prompt::tokens::TokenMode;
 use crate::tui::panes::prompt::PromptPane;
+use crate::tui::preview::Preview;
+use crate::tui::screen::Screen;
 
 /// Where the cursor is.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -9,11 +9,15 @@ use chatplate_core::diff::{diff_lines, inline_pieces, pairs, DiffLine};
 use chatplate_core::session::Expected;
 use chatplate_render::visible::visible_whitespace;
 
-use crate::tui::app::action::{Direction, Pane, Step};
-use crate::tui::app::pane::PaneContext;
-use crate::tui::app::preview::Preview;
+use crate::tui::action::Direction;
+
+use crate::tui::action::Pane;
+
+use crate::tui::action::Step;
+use crate::tui::context::PaneContext;
 use crate::tui::panes::prompt::PromptPane;
-use crate::tui::terminal::theme::Theme;
+use crate::tui::preview::Preview;
+use crate::tui::theme::Theme;
 
 /// Unchanged lines kept around each change in the hunk view.
 const CONTEXT: usize = 3;

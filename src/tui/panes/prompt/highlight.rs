@@ -11,7 +11,7 @@ use std::ops::Range;
 use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 
-use crate::tui::terminal::theme::Theme;
+use crate::tui::theme::Theme;
 use chatplate_core::tokens::Tokenized;
 
 /// Longest special token recognised by shape, in bytes.

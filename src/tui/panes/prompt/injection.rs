@@ -11,7 +11,7 @@ use chatplate_core::tokens::injection::Injection;
 use chatplate_core::worker::tokenizing::TokenizedPrompt;
 
 use crate::tui::panes::messages::fields::Row;
-use crate::tui::terminal::theme::Theme;
+use crate::tui::theme::Theme;
 
 /// The flag on a message row with injected special tokens.
 pub const FLAG: &str = "⚠";

@@ -14,14 +14,25 @@ pub mod wrap;
 
 use std::ops::Range;
 
-use crate::tui::app::action::{CopyTarget, Direction, Effect, Pane, PromptAction};
-use crate::tui::app::pane::PaneContext;
-use crate::tui::app::preview::Preview;
-use crate::tui::app::rendering::Deferred;
+use crate::tui::action::CopyTarget;
+
+use crate::tui::action::Direction;
+
+use crate::tui::action::Effect;
+
+use crate::tui::action::Pane;
+
+use crate::tui::action::PromptAction;
+use crate::tui::context::Deferred;
+use crate::tui::context::PaneContext;
 use crate::tui::dialogs::Overlay;
-use crate::tui::jobs::attribution::{describe, AttributionState, Explanation};
-use crate::tui::panes::prompt::cursor::{PromptCursor, Viewport};
+use crate::tui::jobs::attribution::describe;
+use crate::tui::jobs::attribution::AttributionState;
+use crate::tui::jobs::attribution::Explanation;
+use crate::tui::panes::prompt::cursor::PromptCursor;
+use crate::tui::panes::prompt::cursor::Viewport;
 use crate::tui::panes::prompt::tokens::TokenMode;
+use crate::tui::preview::Preview;
 
 /// A search term and where it occurs in the prompt.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

@@ -15,12 +15,16 @@ use chatplate_core::worker::tokenizing::{TokenizedPrompt, TokenizerChoice};
 use chatplate_core::worker::{Job, Output, Reply};
 use chatplate_render::{RenderError, RenderErrorKind};
 
-use crate::tui::app::action::Direction;
-use crate::tui::app::preview::Preview;
+use crate::tui::action::Direction;
 use crate::tui::files::workspace::Workspace;
+use crate::tui::preview::Preview;
 use chatplate_core::worker::JobKind;
 
-use crate::tui::jobs::{Background, JobView, Said};
+use crate::tui::jobs::Background;
+
+use crate::tui::jobs::JobView;
+
+use crate::tui::jobs::Said;
 
 /// The app's token mode state.
 #[derive(Debug, Default)]

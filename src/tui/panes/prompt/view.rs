@@ -12,11 +12,12 @@ use chatplate_core::session::Session;
 use chatplate_core::tokens::Tokenized;
 use chatplate_render::RenderError;
 
-use crate::tui::app::preview::Preview;
 use crate::tui::panes::messages::view::pane_block;
-use crate::tui::panes::prompt::highlight::{prompt_line, Marks};
+use crate::tui::panes::prompt::highlight::prompt_line;
+use crate::tui::panes::prompt::highlight::Marks;
 use crate::tui::panes::prompt::PromptPane;
-use crate::tui::terminal::theme::Theme;
+use crate::tui::preview::Preview;
+use crate::tui::theme::Theme;
 
 /// What the prompt pane draws.
 #[derive(Debug)]

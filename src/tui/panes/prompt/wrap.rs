@@ -8,7 +8,7 @@ use ratatui::style::Style;
 use ratatui::text::{Line, Span};
 use unicode_width::UnicodeWidthChar;
 
-use crate::tui::terminal::theme::Theme;
+use crate::tui::theme::Theme;
 
 /// The wrap marker at the start of a continuation row.
 pub const WRAP_MARK: &str = "↪";
@@ -151,7 +151,7 @@ fn split_rows(
 #[cfg(test)]
 mod tests {
     use super::{wrap, WrapOptions};
-    use crate::tui::terminal::theme::Theme;
+    use crate::tui::theme::Theme;
     use ratatui::text::Line;
 
     fn text(lines: &[Line]) -> Vec<String> {

@@ -3,7 +3,11 @@
 
 use chatplate_core::worker::{Job, JobKind, Reply};
 
-use crate::tui::jobs::{Background, JobView, Said};
+use crate::tui::jobs::Background;
+
+use crate::tui::jobs::JobView;
+
+use crate::tui::jobs::Said;
 use crate::tui::panes::templates::TemplatesPane;
 
 impl Background for TemplatesPane {

@@ -20,9 +20,9 @@ use chatplate_core::worker::capabilities::TemplateInfo;
 use chatplate_core::worker::{Job, Output, Reply, Template};
 use chatplate_render::RenderErrorKind;
 
-use crate::tui::app::action::Pane;
-use crate::tui::app::screen::Screen;
+use crate::tui::action::Pane;
 use crate::tui::panes::messages::view::window_start;
+use crate::tui::screen::Screen;
 
 /// Each badge: the capability key (as `chatplate inspect --json` names it) and its word.
 pub const BADGES: [(&str, &str); 5] = [
@@ -123,7 +123,7 @@ impl TemplateBadges {
             .map(|&index| &catalog[index])
             .find(|t| !self.cache.contains_key(&t.source))?;
         let job = Job::Badges {
-            template: Template::new(&template.source, crate::tui::app::preview::app_limits()),
+            template: Template::new(&template.source, crate::tui::preview::app_limits()),
             settings: crate::tui::panes::templates::info::settings_for(template),
         };
         self.requests += 1;
@@ -158,7 +158,7 @@ impl TemplateBadges {
             return None;
         }
         let job = Job::Badges {
-            template: Template::new(&template.source, crate::tui::app::preview::app_limits()),
+            template: Template::new(&template.source, crate::tui::preview::app_limits()),
             settings: crate::tui::panes::templates::info::settings_for(template),
         };
         self.requests += 1;

@@ -25,11 +25,11 @@ use chatplate_core::worker::capabilities::TemplateInfo;
 use chatplate_core::worker::{Job, Output, Reply, Template};
 use chatplate_render::RenderErrorKind;
 
-use crate::tui::app::action::Direction;
+use crate::tui::action::Direction;
 use crate::tui::panes::messages::view::truncate;
 use crate::tui::panes::templates::badges;
 use crate::tui::panes::templates::TemplatesPane;
-use crate::tui::terminal::theme::Theme;
+use crate::tui::theme::Theme;
 
 /// What identifies a probed template: its source and the probe variables (JSON).
 type InfoKey = (String, String);
@@ -92,7 +92,7 @@ impl InfoView {
             return None;
         }
         let job = Job::Capabilities {
-            template: Template::new(&template.source, crate::tui::app::preview::app_limits()),
+            template: Template::new(&template.source, crate::tui::preview::app_limits()),
             settings,
         };
         self.generation += 1;

@@ -13,14 +13,18 @@ pub mod view;
 use chatplate_core::catalog::TemplateSource;
 use chatplate_core::worker::Job;
 
-use crate::tui::app::action::{Effect, Pane, TemplateAction};
-use crate::tui::app::pane::PaneContext;
-use crate::tui::app::screen::Screen;
+use crate::tui::action::Effect;
+
+use crate::tui::action::Pane;
+
+use crate::tui::action::TemplateAction;
+use crate::tui::context::PaneContext;
 use crate::tui::matcher;
 use crate::tui::panes::templates::badges::TemplateBadges;
 use crate::tui::panes::templates::info::InfoView;
 use crate::tui::panes::templates::origin as template_origin;
 use crate::tui::panes::templates::source::SourceView;
+use crate::tui::screen::Screen;
 
 /// The template list and its filter.
 #[derive(Debug)]
@@ -181,11 +185,11 @@ mod tests {
     use chatplate_core::catalog::{self, Origin};
 
     use super::*;
-    use crate::tui::app::action::Step;
-    use crate::tui::app::preview::Preview;
-    use crate::tui::app::screen::Screen;
+    use crate::tui::action::Step;
     use crate::tui::files::workspace::Workspace;
     use crate::tui::panes::messages::conversation::example_session;
+    use crate::tui::preview::Preview;
+    use crate::tui::screen::Screen;
 
     /// The pane works on its context alone: no app needed.
     #[test]

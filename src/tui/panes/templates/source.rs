@@ -11,12 +11,16 @@ use unicode_width::UnicodeWidthChar;
 
 use chatplate_core::catalog::{Origin, TemplateSource};
 
-use crate::tui::app::action::{Direction, Effect, Pane};
-use crate::tui::app::pane::PaneContext;
-use crate::tui::app::preview::Preview;
-use crate::tui::app::screen::Screen;
+use crate::tui::action::Direction;
+
+use crate::tui::action::Effect;
+
+use crate::tui::action::Pane;
+use crate::tui::context::PaneContext;
 use crate::tui::panes::templates::view::TemplatesView;
 use crate::tui::panes::templates::TemplatesPane;
+use crate::tui::preview::Preview;
+use crate::tui::screen::Screen;
 
 /// Columns the source moves per sideways key.
 const SIDEWAYS: usize = 8;

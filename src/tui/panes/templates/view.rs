@@ -9,12 +9,14 @@ use ratatui::Frame;
 
 use chatplate_core::catalog::TemplateSource;
 
-use crate::tui::app::preview::Preview;
-use crate::tui::panes::messages::view::{pane_block, truncate, window_start};
+use crate::tui::panes::messages::view::pane_block;
+use crate::tui::panes::messages::view::truncate;
+use crate::tui::panes::messages::view::window_start;
 use crate::tui::panes::templates::badges::badge_text;
 use crate::tui::panes::templates::origin as template_origin;
 use crate::tui::panes::templates::TemplatesPane;
-use crate::tui::terminal::theme::Theme;
+use crate::tui::preview::Preview;
+use crate::tui::theme::Theme;
 
 /// What the templates pane draws.
 #[derive(Debug, Clone, Copy)]

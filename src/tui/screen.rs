@@ -1,7 +1,7 @@
 //! What the app shows besides the panes' own state: which pane has the focus, the
 //! terminal's size, and the status line's message.
 
-use crate::tui::app::action::Pane;
+use crate::tui::action::Pane;
 
 /// Focus and terminal size.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -5,7 +5,9 @@
 
 use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
-use crate::tui::app::action::{Action, Effect};
+use crate::tui::action::Action;
+
+use crate::tui::action::Effect;
 use crate::tui::app::App;
 use crate::tui::keymap::Scope;
 
@@ -68,7 +70,7 @@ mod tests {
     fn editing() -> App {
         let mut app = app();
         app.update(Action::Message(
-            crate::tui::app::action::MessageAction::EditContent,
+            crate::tui::action::MessageAction::EditContent,
         ));
         app
     }

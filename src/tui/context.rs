@@ -9,12 +9,12 @@
 
 use chatplate_core::catalog::TemplateSource;
 
-use crate::tui::app::action::Pane;
-use crate::tui::app::preview::Preview;
-use crate::tui::app::rendering::Deferred;
-use crate::tui::app::screen::{Screen, Status};
+use crate::tui::action::{CopyTarget, Pane};
 use crate::tui::dialogs::Overlay;
 use crate::tui::files::workspace::Workspace;
+use crate::tui::preview::Preview;
+use crate::tui::screen::Screen;
+use crate::tui::screen::Status;
 
 /// What a pane's handler sees of the app.
 #[derive(Debug)]
@@ -175,4 +175,15 @@ impl<'a> PaneContext<'a> {
     pub fn into_requests(self) -> Requests {
         self.requests
     }
+}
+
+/// An action that needs the render of what the user sees, not an older one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Deferred {
+    /// Take the render as the expected outcome.
+    Expected,
+    /// Copy part of the prompt.
+    Copy(CopyTarget),
+    /// Scroll the diff to its first difference.
+    FirstDifference,
 }

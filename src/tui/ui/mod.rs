@@ -7,6 +7,8 @@
 //! This is the one view that reads the [`App`]: it hands each pane's view, the dialogs
 //! and the footer what they draw.
 
+pub mod compare;
+
 use ratatui::layout::{Constraint, Layout, Rect};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
@@ -14,19 +16,19 @@ use ratatui::Frame;
 
 use chatplate_core::session::Expected;
 
-use crate::tui::app::action::Pane;
-use crate::tui::app::screen::Screen;
+use crate::tui::action::Pane;
 use crate::tui::app::App;
+use crate::tui::dialogs::view as dialog_view;
 use crate::tui::files::workspace::FileProblem;
 use crate::tui::footer::FooterView;
+use crate::tui::panes::messages::view as messages_view;
 use crate::tui::panes::messages::view::truncate;
 use crate::tui::panes::messages::view::MessagesView;
+use crate::tui::panes::prompt::view as prompt_view;
 use crate::tui::panes::prompt::view::PromptView;
+use crate::tui::panes::templates::view as templates_view;
 use crate::tui::panes::templates::view::TemplatesView;
-use crate::tui::{
-    dialogs::view as dialog_view, panes::messages::view as messages_view,
-    panes::prompt::view as prompt_view, panes::templates::view as templates_view,
-};
+use crate::tui::screen::Screen;
 
 /// Where everything goes for a screen size.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -109,8 +111,8 @@ pub fn draw(frame: &mut Frame, app: &App) {
         match pane {
             Pane::Templates => templates_view::draw(frame, *rect, templates_view(app), focused),
             Pane::Messages => draw_messages(frame, *rect, app, focused),
-            Pane::Prompt => match crate::tui::compare::view::view(app) {
-                Some(view) => crate::tui::compare::view::draw(frame, *rect, &view, focused),
+            Pane::Prompt => match crate::tui::ui::compare::view(app) {
+                Some(view) => crate::tui::ui::compare::draw(frame, *rect, &view, focused),
                 None => prompt_view::draw(frame, *rect, &prompt_view(app), focused),
             },
         }

@@ -14,13 +14,18 @@ use chatplate_core::diff::{inline_pieces, pairs, DiffLine};
 use chatplate_core::worker::comparing::Compared;
 use chatplate_render::visible::{self, visible_whitespace};
 
-use crate::tui::app::action::Pane;
-use crate::tui::app::screen::Screen;
+use crate::tui::action::Pane;
 use crate::tui::app::App;
-use crate::tui::compare::{rows, Layout, OtherSide, Row, Shown};
+use crate::tui::compare::rows;
+use crate::tui::compare::Layout;
+use crate::tui::compare::OtherSide;
+use crate::tui::compare::Row;
+use crate::tui::compare::Shown;
 use crate::tui::panes::messages::view::pane_block;
-use crate::tui::panes::prompt::wrap::{wrap, WrapOptions};
-use crate::tui::terminal::theme::Theme;
+use crate::tui::panes::prompt::wrap::wrap;
+use crate::tui::panes::prompt::wrap::WrapOptions;
+use crate::tui::screen::Screen;
+use crate::tui::theme::Theme;
 
 /// The narrowest pane (inside its borders) that shows both sides side by side: two
 /// columns of 38, enough for a chat template's lines to be recognisable. A 120-column

@@ -8,7 +8,9 @@
 use chatplate_core::worker::Reply;
 use ratatui_textarea::Input;
 
-use crate::tui::files::disk::{Done, Job};
+use crate::tui::files::disk::Done;
+
+use crate::tui::files::disk::Job;
 
 /// The three panes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
