@@ -4,8 +4,6 @@
 //! compares with `expected`. The format is versioned JSON, written pretty with a stable
 //! key order, and saved atomically so a failed save never damages the previous file.
 
-use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -14,10 +12,18 @@ use serde_json::{Map, Value as Json};
 use crate::files::{self, FileError, MAX_SESSION_BYTES};
 use chatplate_render::{ContinueFinal, Conversation};
 
+mod atomic_write;
+mod fields;
 mod fingerprint;
+mod message;
 pub(crate) mod scan;
 
+pub use atomic_write::write_atomically;
+pub use fields::{ContinueSetting, ExpectedTokens};
 pub use fingerprint::template_sha256;
+pub use message::Message;
+
+use fields::{is_false, is_off, read_clock, read_version};
 
 /// The format version this build reads and writes.
 pub const FORMAT_VERSION: u32 = 1;
@@ -71,80 +77,6 @@ pub enum Expected {
     /// traceback ends (`TypeError: can only concatenate str (not "int") to str`): the
     /// class transformers raised and its message. `import-corpus` writes these.
     Exception(String),
-}
-
-/// `continue_final_message` as written in the file: a flag or a field name.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
-pub enum ContinueSetting {
-    /// `true` continues `content`, `false` is off.
-    Flag(bool),
-    /// Continue this field of the final message.
-    Field(String),
-}
-
-impl Default for ContinueSetting {
-    fn default() -> Self {
-        ContinueSetting::Flag(false)
-    }
-}
-
-impl<'de> Deserialize<'de> for ContinueSetting {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        match Json::deserialize(deserializer)? {
-            Json::Bool(flag) => Ok(ContinueSetting::Flag(flag)),
-            Json::String(field) => Ok(ContinueSetting::Field(field)),
-            other => Err(D::Error::custom(format!(
-                "\"continue_final_message\" must be true, false or the name of a field \
-                 (like \"content\"), not {}",
-                json_kind(&other)
-            ))),
-        }
-    }
-}
-
-/// How a JSON value is described in a message.
-fn json_kind(value: &Json) -> &'static str {
-    match value {
-        Json::Null => "null",
-        Json::Bool(_) => "a boolean",
-        Json::Number(_) => "a number",
-        Json::String(_) => "a string",
-        Json::Array(_) => "a list",
-        Json::Object(_) => "an object",
-    }
-}
-
-/// `version`: the number 1, checked while reading so the error has a position.
-fn read_version<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<u32, D::Error> {
-    use serde::de::Error;
-    let value = Json::deserialize(deserializer)?;
-    match value.as_u64() {
-        Some(found) if found == u64::from(FORMAT_VERSION) => Ok(FORMAT_VERSION),
-        Some(found) => Err(D::Error::custom(format!(
-            "unsupported session version {found} (this chatplate reads version {FORMAT_VERSION})"
-        ))),
-        None => Err(D::Error::custom(format!(
-            "\"version\" must be the number {FORMAT_VERSION}, not {}",
-            json_kind(&value)
-        ))),
-    }
-}
-
-/// `clock`: a `YYYY-MM-DDTHH:MM:SS` date-time, checked while reading.
-fn read_clock<'de, D: serde::Deserializer<'de>>(
-    deserializer: D,
-) -> Result<Option<String>, D::Error> {
-    use serde::de::Error;
-    let text = String::deserialize(deserializer)?;
-    match text.parse::<jiff::civil::DateTime>() {
-        Ok(_) => Ok(Some(text)),
-        Err(_) => Err(D::Error::custom(format!(
-            "clock {} is not a date-time like 2026-01-15T00:00:00",
-            chatplate_render::visible::quoted(&text)
-        ))),
-    }
 }
 
 /// One session / fixture, in file order.
@@ -219,99 +151,6 @@ pub struct Session {
     /// generated it, back into a message and compares it with the original.
     #[serde(default, skip_serializing_if = "is_false")]
     pub assert_round_trip: bool,
-}
-
-/// `expected_tokens` as written: a count (`1234`) or the ids (`[128000, 9906, ...]`).
-///
-/// (De)serialized by hand through `serde_json::Value`, not as an untagged enum: untagged
-/// enums holding numbers break when serde_json's `arbitrary_precision` feature is on.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum ExpectedTokens {
-    /// The number of tokens.
-    Count(usize),
-    /// The exact token ids.
-    Ids(Vec<u32>),
-}
-
-impl Serialize for ExpectedTokens {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            ExpectedTokens::Count(count) => serializer.serialize_u64(*count as u64),
-            ExpectedTokens::Ids(ids) => ids.serialize(serializer),
-        }
-    }
-}
-
-impl<'de> Deserialize<'de> for ExpectedTokens {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        let wrong =
-            || D::Error::custom("\"expected_tokens\" must be a token count or a list of token ids");
-        let as_id = |value: &Json| value.as_u64().and_then(|id| u32::try_from(id).ok());
-        match Json::deserialize(deserializer)? {
-            Json::Number(count) => count
-                .as_u64()
-                .and_then(|c| usize::try_from(c).ok())
-                .map(ExpectedTokens::Count)
-                .ok_or_else(wrong),
-            Json::Array(ids) => ids
-                .iter()
-                .map(as_id)
-                .collect::<Option<Vec<u32>>>()
-                .map(ExpectedTokens::Ids)
-                .ok_or_else(wrong),
-            _ => Err(wrong()),
-        }
-    }
-}
-
-fn is_false(flag: &bool) -> bool {
-    !flag
-}
-
-fn is_off(setting: &ContinueSetting) -> bool {
-    *setting == ContinueSetting::Flag(false)
-}
-
-/// A message: a JSON object with a string `role`, every other key kept as written.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(transparent)]
-pub struct Message(pub Map<String, Json>);
-
-impl<'de> Deserialize<'de> for Message {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        let fields = Map::<String, Json>::deserialize(deserializer)?;
-        match fields.get("role") {
-            Some(Json::String(_)) => {}
-            Some(_) => return Err(D::Error::custom("message \"role\" must be a string")),
-            None => return Err(D::Error::custom("message has no \"role\"")),
-        }
-        match fields.get("content") {
-            None | Some(Json::Null | Json::String(_) | Json::Array(_)) => Ok(Message(fields)),
-            Some(_) => Err(D::Error::custom(
-                "message \"content\" must be a string, a list of parts or null",
-            )),
-        }
-    }
-}
-
-impl Message {
-    /// A message with just a role and text content.
-    pub fn new(role: &str, content: &str) -> Self {
-        let mut fields = Map::new();
-        fields.insert("role".into(), Json::from(role));
-        fields.insert("content".into(), Json::from(content));
-        Message(fields)
-    }
-
-    /// The role (validated to be a string on load).
-    pub fn role(&self) -> &str {
-        self.0
-            .get("role")
-            .and_then(Json::as_str)
-            .unwrap_or_default()
-    }
 }
 
 /// Why a session could not be read or written.
@@ -487,126 +326,4 @@ impl Session {
             })
             .transpose()
     }
-}
-
-/// Writes `bytes` to `path` so that readers see either the old or the new file, never a
-/// partial one: a temporary file beside the target, synced, then renamed over it, and
-/// the folder synced so the rename survives a crash.
-///
-/// The file keeps what it was: a symlink stays a symlink (the file it points to is
-/// replaced), and an existing file's permissions and (where allowed) owner are kept.
-/// Temporary files that interrupted saves of the same file left behind are removed.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let target = follow_symlinks(path)?;
-    let dir = target
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    fs::create_dir_all(dir)?;
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "session".into());
-    remove_stale_temporaries(dir, &name);
-    let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let previous = fs::metadata(&target).ok();
-    let result = (|| {
-        let mut file = create_private(&temp, previous.is_some())?;
-        file.write_all(bytes)?;
-        if let Some(previous) = &previous {
-            keep_permissions(&file, previous)?;
-        }
-        file.sync_all()?;
-        fs::rename(&temp, &target)?;
-        sync_dir(dir);
-        Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&temp);
-    }
-    result
-}
-
-/// The file a chain of symlinks ends at (which may not exist yet).
-fn follow_symlinks(path: &Path) -> std::io::Result<PathBuf> {
-    let mut current = path.to_path_buf();
-    for _ in 0..40 {
-        match fs::symlink_metadata(&current) {
-            Ok(meta) if meta.file_type().is_symlink() => {
-                let link = fs::read_link(&current)?;
-                current = match current.parent() {
-                    Some(parent) => parent.join(link),
-                    None => link,
-                };
-            }
-            _ => return Ok(current),
-        }
-    }
-    Err(std::io::Error::other(format!(
-        "{}: too many levels of symbolic links",
-        path.display()
-    )))
-}
-
-/// A new temporary file; readable by the owner only while it replaces an existing file
-/// (whose permissions it gets before the rename), else with the default permissions.
-fn create_private(temp: &Path, replacing: bool) -> std::io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    if replacing {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    #[cfg(not(unix))]
-    let _ = replacing;
-    options.open(temp)
-}
-
-/// Gives `file` the permissions (and on Unix the owner, where the OS allows) of the file
-/// it replaces.
-fn keep_permissions(file: &fs::File, previous: &fs::Metadata) -> std::io::Result<()> {
-    file.set_permissions(previous.permissions())?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        // Only root may give a file away; others keep what they can (the group, if they
-        // belong to it). A refused change is not worth failing the save.
-        let _ = std::os::unix::fs::fchown(file, Some(previous.uid()), Some(previous.gid()));
-        let _ = std::os::unix::fs::fchown(file, None, Some(previous.gid()));
-    }
-    Ok(())
-}
-
-/// Makes a rename in `dir` durable (best effort: not every platform can sync a folder).
-fn sync_dir(dir: &Path) {
-    if let Ok(handle) = fs::File::open(dir) {
-        let _ = handle.sync_all();
-    }
-}
-
-/// Removes `.NAME.PID.tmp` files left by interrupted saves of `name` in `dir`, except
-/// those of processes still running (they may be saving right now).
-fn remove_stale_temporaries(dir: &Path, name: &str) {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    let prefix = format!(".{name}.");
-    for entry in entries.filter_map(Result::ok) {
-        let file = entry.file_name().to_string_lossy().into_owned();
-        let pid = file
-            .strip_prefix(&prefix)
-            .and_then(|rest| rest.strip_suffix(".tmp"))
-            .and_then(|pid| pid.parse::<u32>().ok());
-        if pid.is_some_and(|pid| !process_running(pid)) {
-            let _ = fs::remove_file(entry.path());
-        }
-    }
-}
-
-/// Whether process `pid` exists (this one always does; elsewhere only Linux can tell,
-/// so other systems treat every other process's leftover as stale).
-fn process_running(pid: u32) -> bool {
-    pid == std::process::id()
-        || (cfg!(target_os = "linux") && Path::new("/proc").join(pid.to_string()).exists())
 }

@@ -1,0 +1,45 @@
+//! A message of the conversation: a JSON object with a string `role`, kept key for key.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value as Json};
+
+/// A message: a JSON object with a string `role`, every other key kept as written.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(transparent)]
+pub struct Message(pub Map<String, Json>);
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let fields = Map::<String, Json>::deserialize(deserializer)?;
+        match fields.get("role") {
+            Some(Json::String(_)) => {}
+            Some(_) => return Err(D::Error::custom("message \"role\" must be a string")),
+            None => return Err(D::Error::custom("message has no \"role\"")),
+        }
+        match fields.get("content") {
+            None | Some(Json::Null | Json::String(_) | Json::Array(_)) => Ok(Message(fields)),
+            Some(_) => Err(D::Error::custom(
+                "message \"content\" must be a string, a list of parts or null",
+            )),
+        }
+    }
+}
+
+impl Message {
+    /// A message with just a role and text content.
+    pub fn new(role: &str, content: &str) -> Self {
+        let mut fields = Map::new();
+        fields.insert("role".into(), Json::from(role));
+        fields.insert("content".into(), Json::from(content));
+        Message(fields)
+    }
+
+    /// The role (validated to be a string on load).
+    pub fn role(&self) -> &str {
+        self.0
+            .get("role")
+            .and_then(Json::as_str)
+            .unwrap_or_default()
+    }
+}
