@@ -189,9 +189,8 @@ fn interactive(args: Interactive) -> Result<i32> {
              command such as `chatplate render` or `chatplate check` (see --help)"
         );
     }
-    crate::tui::app::preview::set_app_limits(
-        args.limits
-            .apply(crate::tui::app::preview::app_default_limits()),
+    crate::tui::preview::set_app_limits(
+        args.limits.apply(crate::tui::preview::app_default_limits()),
     );
     // A config file that cannot be read is reported by the app's own settings.
     let (roots, _) = crate::template_roots::allowed(&args.template_roots);
