@@ -46,9 +46,7 @@ fn add_move_and_delete_messages() {
         "a new message opens its content editor"
     );
     assert!(app.workspace().dirty);
-    app.update(Action::Editor(
-        chatplate::tui::action::EditorAction::Close,
-    ));
+    app.update(Action::Editor(chatplate::tui::action::EditorAction::Close));
     app.update(msg(MessageAction::Move(Direction::Up)));
     assert_eq!(app.messages().selected, 1);
     assert_eq!(app.workspace().session.messages[1].0["content"], json!(""));
