@@ -19,7 +19,7 @@ use chatplate_render::RenderError;
 use crate::tui::app::action::{CopyTarget, Effect, Message};
 use crate::tui::app::App;
 use crate::tui::dialogs::{Confirm, Overlay};
-use crate::tui::jobs::{JobView, Said};
+use crate::tui::jobs::{Background, JobRequest, JobView, Said};
 
 /// An action that needs the render of what the user sees, not an older one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -231,33 +231,51 @@ impl App {
     /// Hands a background answer to the job that takes it, then asks every job what it
     /// wants next.
     fn receive_background(&mut self, reply: Reply) -> Option<Effect> {
-        let mut effects = Vec::new();
+        let mut effect = None;
         let changed = match reply.kind {
             JobKind::Open if self.awaits_side() => self.receive_side_opened(reply),
-            JobKind::Open => self.receive_opened(reply, &mut effects),
-            JobKind::ScanCache => self.receive_cached(reply),
             JobKind::Compare => self.receive_compared(reply),
-            JobKind::Parse => self.receive_pasted(reply),
-            _ => self.receive_job(reply),
+            _ => self.receive_job(reply, &mut effect),
         };
         self.redraw |= changed;
         self.ask_jobs(false);
-        effects.into_iter().next()
+        effect
     }
 
-    /// Hands `reply` to the background job of [`Jobs`](crate::tui::jobs::Jobs) or the
-    /// templates pane that takes it.
-    fn receive_job(&mut self, reply: Reply) -> bool {
+    /// Hands `reply` to the background job of [`Jobs`](crate::tui::jobs::Jobs), the
+    /// templates pane, the opener or the open dialog that takes it, then does what the
+    /// job said.
+    fn receive_job(&mut self, reply: Reply, effect: &mut Option<Effect>) -> bool {
         let view = job_view!(self);
         let mut said = Said::default();
         let mut jobs = self.jobs.each();
         jobs.push(&mut self.templates);
+        jobs.push(&mut self.opening);
+        jobs.extend(self.overlay.as_mut().map(|o| o as &mut dyn Background));
         let changed = match jobs.into_iter().find(|job| job.takes(&reply, &view)) {
             Some(job) => job.receive(reply, &view, &mut said),
             None => false,
         };
         self.status = said.status.or(self.status.take());
+        *effect = said.effect;
+        for request in said.requests {
+            self.carry_out_job(request);
+        }
         changed
+    }
+
+    /// Does what a background job's answer asked for.
+    fn carry_out_job(&mut self, request: JobRequest) {
+        match request {
+            JobRequest::AddTemplates(templates) => self.templates.add_unknown(templates),
+            JobRequest::Remember(template) => self.templates.remember(&template),
+            JobRequest::UseTemplate(template) => {
+                self.use_template(template);
+                // The session now names another template: an unsaved change.
+                self.workspace.touch();
+            }
+            JobRequest::Render => self.request_render(),
+        }
     }
 
     /// Asks every background job what it wants (after a new render, what it wants of
@@ -272,6 +290,8 @@ impl App {
         let mut asked = Vec::new();
         let mut jobs = self.jobs.each();
         jobs.push(&mut self.templates);
+        jobs.push(&mut self.opening);
+        jobs.extend(self.overlay.as_mut().map(|o| o as &mut dyn Background));
         if after_render {
             asked.extend(
                 jobs.iter_mut()
@@ -291,10 +311,9 @@ impl App {
         let view = job_view!(self);
         let mut jobs = self.jobs.each_ref();
         jobs.push(&self.templates);
-        jobs.iter().any(|job| job.pending(&view))
-            || self.open_pending()
-            || self.sides.pending()
-            || self.paste_pending()
+        jobs.push(&self.opening);
+        jobs.extend(self.overlay.as_ref().map(|o| o as &dyn Background));
+        jobs.iter().any(|job| job.pending(&view)) || self.sides.pending()
     }
 
     /// Queues a background job (inspection, tokenizing) on the worker.

@@ -10,10 +10,7 @@
 
 use std::path::{Path, PathBuf};
 
-use chatplate_core::catalog::{ModelPlace, Origin};
-
-use crate::tui::app::App;
-use crate::tui::dialogs::{InputDialog, InputKind, Overlay};
+use crate::tui::dialogs::InputDialog;
 
 /// The most files listed below the working directory.
 pub const MAX_FILES: usize = 5_000;
@@ -155,50 +152,6 @@ fn common_start(a: &str, b: &str) -> usize {
         .take_while(|((_, x), y)| x == y)
         .last()
         .map_or(0, |((i, x), _)| i + x.len_utf8())
-}
-
-impl App {
-    /// Everything the opener offers: this run's earlier opens first, then the files
-    /// listed, the `--templates` folders' templates and the cached model ids.
-    pub fn opener_candidates(&self) -> Vec<String> {
-        let mut all: Vec<String> = self.opening.recent.iter().rev().cloned().collect();
-        all.extend(self.opening.files.iter().cloned());
-        for template in &self.templates.catalog {
-            let more = match &template.origin {
-                Origin::File(path) => Some(path.display().to_string()),
-                Origin::Model(model) => match &model.place {
-                    ModelPlace::Cache(snapshot) | ModelPlace::Hub(snapshot) => {
-                        Some(snapshot.id.clone())
-                    }
-                    ModelPlace::Folder(_) => None,
-                },
-                _ => None,
-            };
-            all.extend(more);
-        }
-        let mut seen = std::collections::HashSet::new();
-        all.retain(|c| seen.insert(c.clone()));
-        all
-    }
-
-    /// The opener's matches for its text, the cursor back on the best one.
-    pub(in crate::tui) fn refresh_choices(&self, input: &mut InputDialog) {
-        let candidates = self.opener_candidates();
-        let found = matches(&input.text, &candidates);
-        input.choices = found.into_iter().take(SHOWN).map(str::to_string).collect();
-        input.origin = 0;
-    }
-
-    /// The files below the working directory arrived: the open opener shows them.
-    pub(in crate::tui) fn openable_listed(&mut self, files: Vec<String>) {
-        self.opening.files = files;
-        if let Some(Overlay::Input(mut input)) = self.overlay.take() {
-            if input.kind == InputKind::Open {
-                self.refresh_choices(&mut input);
-            }
-            self.overlay = Some(Overlay::Input(input));
-        }
-    }
 }
 
 #[cfg(test)]

@@ -16,7 +16,6 @@ impl App {
         input.matches = match input.kind {
             InputKind::FindMessage => self.find_from_origin(input),
             InputKind::Search => self.search_prompt(&input.text),
-            InputKind::Open => return self.refresh_choices(input),
             _ => return,
         };
     }
