@@ -9,7 +9,9 @@
 
 use chatplate_core::catalog::TemplateSource;
 
-use crate::tui::action::{CopyTarget, Pane};
+use crate::tui::action::CopyTarget;
+
+use crate::tui::action::Pane;
 use crate::tui::dialogs::Overlay;
 use crate::tui::files::workspace::Workspace;
 use crate::tui::preview::Preview;

@@ -181,13 +181,18 @@ impl App {
             Action::Zoom => self.screen.zoom = !self.screen.zoom,
             Action::Quit => return self.file(FileRequest::Quit),
             Action::Save => return self.save(None),
-            Action::OpenPicker => return self.open_picker(),
-            Action::NewSession => return self.new_session(),
-            Action::OpenTarget => return self.ask_open(),
-            Action::AddTool => self.ask_tool(),
-            Action::PasteOutput => self.ask_paste(),
+            Action::OpenPicker
+            | Action::NewSession
+            | Action::OpenTarget
+            | Action::AddTool
+            | Action::PasteOutput
+            | Action::SaveAs => {
+                return self.in_dialogs(|ctx| {
+                    crate::tui::dialogs::start(&action, ctx);
+                    None
+                });
+            }
             Action::Mouse(input) => return self.mouse(input),
-            Action::SaveAs => self.ask_save_as(),
             Action::SaveExpected => return self.when_current(Deferred::Expected),
             Action::ExternalEdit => {
                 return self.in_messages(|pane, ctx, editor| pane.external_edit(ctx, editor));
@@ -274,6 +279,16 @@ impl App {
         self.workspace.touch();
         self.rechoose_for_tools();
         self.invalidate();
+    }
+
+    /// With tools added or removed, the opened model's template for them (see
+    /// [`Opening::rechoose`]).
+    fn rechoose_for_tools(&mut self) {
+        if let Some((template, note)) = self.opening.rechoose(&self.workspace) {
+            self.use_template(template);
+            self.workspace.touch();
+            self.notify(note);
+        }
     }
 
     /// Uses a (new or reloaded) template.

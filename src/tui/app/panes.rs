@@ -1,7 +1,8 @@
-//! Lending the panes and the other components what they may touch ([`PaneContext`])
-//! and doing what they ask for ([`Requests`]) once their handler returns.
+//! Lending the panes, the dialogs and the other components what they may touch
+//! ([`PaneContext`], [`DialogContext`]) and doing what they ask for ([`Requests`],
+//! [`DialogRequest`]) once their handler returns.
 
-use super::{preview_for, App};
+use super::preview_for;
 use crate::tui::action::Action;
 use crate::tui::action::Effect;
 use crate::tui::action::MessageAction;
@@ -23,6 +24,23 @@ use crate::tui::panes::messages::Editor;
 use crate::tui::panes::messages::MessagesPane;
 use crate::tui::panes::prompt::PromptFacts;
 use crate::tui::panes::prompt::PromptPane;
+use std::path::Path;
+
+use chatplate_core::session::Message;
+use serde_json::Value as Json;
+
+use super::App;
+use crate::tui::action::DialogAction;
+use crate::tui::dialogs::context::DialogContext;
+use crate::tui::dialogs::context::DialogParts;
+use crate::tui::dialogs::context::DialogRequest;
+use crate::tui::dialogs::open;
+use crate::tui::dialogs::opener_paths;
+use crate::tui::dialogs::tool_skeleton;
+use crate::tui::dialogs::Overlay;
+use crate::tui::files::disk::Job;
+use crate::tui::files::workspace::Workspace;
+use crate::tui::jobs::Said;
 use crate::tui::panes::templates::TemplatesPane;
 use crate::tui::terminal::mouse;
 use crate::tui::terminal::mouse::Hit;
@@ -182,7 +200,6 @@ impl App {
                 self.in_workbench(|bench, ctx, list| bench.find_from_origin(input, ctx, list))
             }
             InputKind::Search => self.search_prompt(&input.text),
-            InputKind::Open => return self.refresh_choices(input),
             _ => return,
         };
     }
@@ -337,5 +354,196 @@ impl App {
             self.status = Some(report);
         }
         effect.or(deferred)
+    }
+}
+
+/// Lending the dialogs what they may touch ([`DialogContext`]) and doing what they ask
+/// for ([`DialogRequest`]).
+impl App {
+    /// Runs `handle` with a dialog context; puts the dialog it returns on top (the one
+    /// it handled, still open), then does what it asked for.
+    pub(in crate::tui) fn in_dialogs(
+        &mut self,
+        handle: impl FnOnce(&mut DialogContext) -> Option<Overlay>,
+    ) -> Option<Effect> {
+        let parts = DialogParts {
+            workspace: &self.workspace,
+            preview: &self.preview,
+            screen: self.screen,
+            opening: &self.opening,
+            catalog: &self.templates.catalog,
+        };
+        let mut ctx = DialogContext::new(parts, &mut self.status);
+        let kept = handle(&mut ctx);
+        let asked = ctx.into_requests();
+        if kept.is_some() {
+            self.overlay = kept;
+        }
+        let effects: Vec<Effect> = (asked.into_iter())
+            .filter_map(|request| self.carry_out_dialog(request))
+            .collect();
+        effects.into_iter().next()
+    }
+
+    /// Hands a dialog action to the open dialog, which stays unless it closes.
+    pub(in crate::tui) fn update_dialog(&mut self, action: DialogAction) -> Option<Effect> {
+        let mut overlay = self.overlay.take()?;
+        self.in_dialogs(move |ctx| overlay.handle(action, ctx).then_some(overlay))
+    }
+
+    /// The file work listing the openable files is done: the open opener shows them.
+    pub(in crate::tui) fn openable_listed(&mut self, files: Vec<String>) {
+        self.opening.files = files;
+        self.refresh_open_opener();
+    }
+
+    /// The entries of the folder typed arrived (dropped when another was typed since).
+    pub(in crate::tui) fn folder_listed(&mut self, typed: String, entries: Vec<String>) {
+        if typed == self.opening.folder.typed {
+            self.opening.folder.entries = entries;
+            self.refresh_open_opener();
+        }
+    }
+
+    fn refresh_open_opener(&mut self) {
+        if let Some(Overlay::Input(input)) = &mut self.overlay {
+            if input.kind == InputKind::Open {
+                input.set_choices(self.opening.choices(&self.templates.catalog, &input.text));
+            }
+        }
+    }
+
+    /// The folder the opener's `text` names, listed as file work unless it is the one
+    /// listed (or being listed) already.
+    fn list_typed_folder(&mut self, text: &str) -> Option<Effect> {
+        let (folder, _) = opener_paths::typed_folder(text)?;
+        if folder == self.opening.folder.typed {
+            return None;
+        }
+        self.opening.folder = opener_paths::Folder {
+            typed: folder.to_string(),
+            entries: Vec::new(),
+        };
+        Some(Effect::Disk(Job::ListFolder(folder.to_string())))
+    }
+
+    /// The new session's workspace is ready.
+    pub(in crate::tui) fn new_session_made(&mut self, workspace: Workspace) {
+        self.load(workspace);
+        self.notify(open::NEW_SESSION);
+    }
+
+    /// The tools file was read (or why not).
+    pub(in crate::tui) fn tools_read(&mut self, path: &Path, result: Result<Vec<Json>, String>) {
+        self.in_dialogs(|ctx| {
+            tool_skeleton::tools_read(path, result, ctx);
+            None
+        });
+    }
+
+    /// Does what a dialog asked for, by the part of the app that owns the work.
+    fn carry_out_dialog(&mut self, request: DialogRequest) -> Option<Effect> {
+        match request {
+            DialogRequest::Show(overlay) => self.overlay = Some(overlay),
+            DialogRequest::Run { focus, action } => {
+                if let Some(pane) = focus {
+                    self.update(Action::Focus(pane));
+                }
+                return self.update(action);
+            }
+            DialogRequest::Save { then_quit } => {
+                return self.file(FileRequest::Save {
+                    path: None,
+                    then_quit,
+                })
+            }
+            DialogRequest::SaveTo { path, then_quit } => {
+                return self.file(FileRequest::SaveAs { path, then_quit })
+            }
+            DialogRequest::Overwrite => return self.file(FileRequest::Overwrite),
+            DialogRequest::OpenSession { path, discard } => {
+                return self.file(FileRequest::Open { path, discard })
+            }
+            DialogRequest::DiscardAndQuit => {
+                return Some(match self.workspace.discard_recovery() {
+                    Some(removal) => Effect::Disk(Job::DiscardAndQuit(removal)),
+                    None => Effect::Quit,
+                });
+            }
+            DialogRequest::Effect(effect) => return Some(effect),
+            request => return self.carry_out_edit(request),
+        }
+        None
+    }
+
+    /// The requests that search, select or change the session.
+    fn carry_out_edit(&mut self, request: DialogRequest) -> Option<Effect> {
+        match request {
+            DialogRequest::SetRole(role) => self.as_one_step(|app| {
+                app.in_messages(|pane, ctx, _| {
+                    pane.set_role(ctx, &role);
+                    None
+                });
+            }),
+            DialogRequest::Search(term) => {
+                return self.in_prompt(|pane, ctx, _| {
+                    pane.start_search(term, ctx);
+                    None
+                });
+            }
+            DialogRequest::SearchAsTyped => {
+                if let Some(Overlay::Input(mut input)) = self.overlay.take() {
+                    self.search_as_typed(&mut input);
+                    self.overlay = Some(Overlay::Input(input));
+                }
+            }
+            DialogRequest::CancelSearch(input) => return self.cancel_search(&input),
+            DialogRequest::Find(input) => {
+                self.in_workbench(|bench, ctx, list| bench.find_from_origin(&input, ctx, list));
+            }
+            DialogRequest::Open(text) => {
+                let mut said = Said::default();
+                self.opening.open(&text, &mut said);
+                self.status = said.status;
+            }
+            DialogRequest::ListFolder(text) => return self.list_typed_folder(&text),
+            DialogRequest::ForgetFolder => self.opening.folder = Default::default(),
+            DialogRequest::GoTo(text) => {
+                self.in_workbench(|bench, ctx, list| bench.go_to(&text, ctx, list))
+            }
+            DialogRequest::CompareWith(text) => {
+                self.in_compare(|sides, ctx| sides.compare_source(&text, ctx))
+            }
+            DialogRequest::AddTools { tools, what } => self.add_tools(tools, &what),
+            DialogRequest::AppendMessage(message) => self.append_parsed(message),
+            _ => {}
+        }
+        None
+    }
+
+    /// Appends `tools` to the session's, as one undo step.
+    fn add_tools(&mut self, tools: Vec<Json>, what: &str) {
+        let names = tool_skeleton::names(&tools);
+        self.as_one_step(|app| {
+            let session = &mut app.workspace.session;
+            session.tools.get_or_insert_with(Vec::new).extend(tools);
+            app.edited();
+        });
+        self.notify(format!("{what} {}", names.join(", ")));
+    }
+
+    /// Appends the parsed message, as one undo step, and selects it.
+    fn append_parsed(&mut self, message: Json) {
+        let Json::Object(fields) = message else {
+            return;
+        };
+        let at = self.workspace.session.messages.len();
+        self.as_one_step(|app| {
+            app.workspace.session.messages.push(Message(fields));
+            app.edited();
+        });
+        self.messages.select_row(at);
+        self.prompt.follow();
+        self.notify(format!("added message {} from the pasted output", at + 1));
     }
 }

@@ -116,6 +116,23 @@ impl App {
         self.templates.remember(template);
     }
 
+    /// Asks the worker to scan the Hugging Face cache for the Templates pane (once the
+    /// first render is on its way).
+    pub fn scan_cache(&mut self) {
+        self.opening.scan();
+    }
+
+    /// Whether an open is still on its way (tests wait for it).
+    pub fn open_pending(&self) -> bool {
+        self.opening.opening()
+    }
+
+    /// Everything the opener offers: this run's earlier opens first, then the files
+    /// listed, the `--templates` folders' templates and the cached model ids.
+    pub fn opener_candidates(&self) -> Vec<String> {
+        self.opening.candidates(&self.templates.catalog, "")
+    }
+
     /// The byte offset the prompt view follows: the selected message's span, or the
     /// nearest earlier message that was found in the prompt.
     pub fn prompt_anchor(&self) -> Option<usize> {

@@ -13,11 +13,13 @@ use std::time::{Duration, Instant};
 use serde_json::Value as Json;
 
 use chatplate_core::session::{Expected, Session};
-use chatplate_core::worker::{Job, JobKind, MessageUpdate, Reply, Update, Worker};
+use chatplate_core::worker::{JobKind, MessageUpdate, Reply, Update, Worker};
 use chatplate_render::RenderError;
 
 use crate::tui::action::Effect;
 use crate::tui::context::Deferred;
+use crate::tui::jobs::Background;
+use crate::tui::jobs::JobRequest;
 
 use crate::tui::action::Message;
 use crate::tui::app::App;
@@ -225,34 +227,47 @@ impl App {
     /// Hands a background answer to the job that takes it, then asks every job what it
     /// wants next.
     fn receive_background(&mut self, reply: Reply) -> Option<Effect> {
-        let mut effects = Vec::new();
-        let changed = match self.receive_job(reply) {
-            Ok(changed) => changed,
-            Err(reply) => match reply.kind {
-                JobKind::Open => self.receive_opened(reply, &mut effects),
-                JobKind::ScanCache => self.receive_cached(reply),
-                JobKind::Parse => self.receive_pasted(reply),
-                _ => false,
-            },
-        };
+        let mut effect = None;
+        let changed = self.receive_job(reply, &mut effect);
         self.redraw |= changed;
         self.ask_jobs(false);
-        effects.into_iter().next()
+        effect
     }
 
-    /// Hands `reply` to the background job of [`Jobs`](crate::tui::jobs::Jobs) or the
-    /// templates pane that takes it; gives it back when none does.
-    fn receive_job(&mut self, reply: Reply) -> Result<bool, Reply> {
+    /// Hands `reply` to the background job that takes it (of
+    /// [`Jobs`](crate::tui::jobs::Jobs), the templates pane, the opening, the open
+    /// dialog), then does what the job said.
+    fn receive_job(&mut self, reply: Reply, effect: &mut Option<Effect>) -> bool {
         let view = job_view!(self);
         let mut said = Said::default();
         let mut jobs = self.jobs.each();
         jobs.push(&mut self.templates);
-        let Some(job) = jobs.into_iter().find(|job| job.takes(&reply, &view)) else {
-            return Err(reply);
+        jobs.push(&mut self.opening);
+        jobs.extend(self.overlay.as_mut().map(|o| o as &mut dyn Background));
+        let changed = match jobs.into_iter().find(|job| job.takes(&reply, &view)) {
+            Some(job) => job.receive(reply, &view, &mut said),
+            None => false,
         };
-        let changed = job.receive(reply, &view, &mut said);
         self.status = said.status.or(self.status.take());
-        Ok(changed)
+        *effect = said.effect;
+        for request in said.requests {
+            self.carry_out_job(request);
+        }
+        changed
+    }
+
+    /// Does what a background job's answer asked for.
+    fn carry_out_job(&mut self, request: JobRequest) {
+        match request {
+            JobRequest::AddTemplates(templates) => self.templates.add_unknown(templates),
+            JobRequest::Remember(template) => self.templates.remember(&template),
+            JobRequest::UseTemplate(template) => {
+                self.use_template(template);
+                // The session now names another template: an unsaved change.
+                self.workspace.touch();
+            }
+            JobRequest::Render => self.request_render(),
+        }
     }
 
     /// Asks every background job what it wants (after a new render, what it wants of
@@ -264,6 +279,8 @@ impl App {
         let mut asked = Vec::new();
         let mut jobs = self.jobs.each();
         jobs.push(&mut self.templates);
+        jobs.push(&mut self.opening);
+        jobs.extend(self.overlay.as_mut().map(|o| o as &mut dyn Background));
         if after_render {
             asked.extend(
                 jobs.iter_mut()
@@ -282,12 +299,9 @@ impl App {
         let view = job_view!(self);
         let mut jobs = self.jobs.each_ref();
         jobs.push(&self.templates);
-        jobs.iter().any(|job| job.pending(&view)) || self.open_pending() || self.paste_pending()
-    }
-
-    /// Queues a background job (inspection, tokenizing) on the worker.
-    pub(in crate::tui) fn submit_job(&self, generation: u64, job: Job) {
-        self.pending.worker.submit(generation, job);
+        jobs.push(&self.opening);
+        jobs.extend(self.overlay.as_ref().map(|o| o as &dyn Background));
+        jobs.iter().any(|job| job.pending(&view))
     }
 
     /// Runs `app::action` now when the shown render is current, else once a render at least

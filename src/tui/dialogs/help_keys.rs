@@ -4,14 +4,11 @@
 //! that pane is focused first), Esc clears the filter and then closes. `?` on an empty
 //! filter closes too, as it opened the help.
 
-use crate::tui::action::Action;
-
 use crate::tui::action::DialogAction;
 
-use crate::tui::action::Effect;
-
 use crate::tui::action::Pane;
-use crate::tui::app::App;
+use crate::tui::dialogs::context::DialogContext;
+use crate::tui::dialogs::context::DialogRequest;
 use crate::tui::dialogs::help;
 use crate::tui::dialogs::help::HelpRow;
 use crate::tui::dialogs::Overlay;
@@ -29,73 +26,75 @@ impl Overlay {
     }
 }
 
-impl App {
-    /// Handles a key in the help overlay (taken out of `self.overlay`; put back unless
-    /// it closes).
-    pub(in crate::tui) fn help_action(
-        &mut self,
-        scroll: u16,
-        from: Scope,
-        mut filter: String,
-        mut cursor: usize,
-        action: DialogAction,
-    ) -> Option<Effect> {
-        let rows = help::shown_rows(from, &filter);
-        match action {
-            DialogAction::Select(step) => {
-                let count = help::selectable(&rows).len();
-                let page = help::page(self.screen.height);
-                cursor = help::step(cursor, count, page, step);
-            }
-            DialogAction::Type('?') if filter.is_empty() => return None,
-            DialogAction::Type(c) => {
-                filter.push(c);
-                cursor = 0;
-            }
-            DialogAction::Backspace => {
-                filter.pop();
-                cursor = 0;
-            }
-            DialogAction::Cancel if filter.is_empty() => return None,
-            DialogAction::Cancel => {
-                filter.clear();
-                cursor = 0;
-            }
-            DialogAction::Accept => return self.run_help_row(&rows, cursor, from),
-            _ => {}
-        }
-        let rows = help::shown_rows(from, &filter);
-        let size = (self.screen.width, self.screen.height);
-        let scroll = help::follow(scroll, &rows, cursor, size);
-        self.overlay = Some(Overlay::Help {
-            scroll,
-            from,
-            filter,
-            cursor,
-        });
-        None
-    }
+/// The help's state, lent from [`Overlay::Help`]'s fields.
+#[derive(Debug)]
+pub struct HelpState<'a> {
+    /// Lines scrolled.
+    pub scroll: &'a mut u16,
+    /// The scope it was opened from.
+    pub from: Scope,
+    /// The text typed to filter the rows.
+    pub filter: &'a mut String,
+    /// The selected row among those that can be selected.
+    pub cursor: &'a mut usize,
+}
 
-    /// Enter on a row: closes the help and runs the row's action, when it can run from
-    /// where the help was opened.
-    fn run_help_row(&mut self, rows: &[HelpRow], cursor: usize, from: Scope) -> Option<Effect> {
-        let row = help::selectable(rows)
-            .get(cursor)
-            .and_then(|&i| rows.get(i));
-        let Some(HelpRow::Binding(keys, _, scope, action, _)) = row else {
-            self.warn("nothing to run on this row (it explains, it is not a key)");
-            return None;
-        };
-        let (scope, action) = (*scope, action.clone());
-        if !runs_from(scope, from) {
-            self.warn(format!("{keys} works in {} only", scope.title()));
-            return None;
+/// Handles a key in the help overlay; returns whether it stays open.
+pub fn handle(state: HelpState, action: DialogAction, ctx: &mut DialogContext) -> bool {
+    let HelpState {
+        scroll,
+        from,
+        filter,
+        cursor,
+    } = state;
+    let rows = help::shown_rows(from, filter);
+    match action {
+        DialogAction::Select(step) => {
+            let count = help::selectable(&rows).len();
+            let page = help::page(ctx.screen.height);
+            *cursor = help::step(*cursor, count, page, step);
         }
-        if let Some(pane) = pane_of(scope).filter(|_| scope != from) {
-            self.update(Action::Focus(pane));
+        DialogAction::Type('?') if filter.is_empty() => return false,
+        DialogAction::Type(c) => {
+            filter.push(c);
+            *cursor = 0;
         }
-        self.update(action)
+        DialogAction::Backspace => {
+            filter.pop();
+            *cursor = 0;
+        }
+        DialogAction::Cancel if filter.is_empty() => return false,
+        DialogAction::Cancel => {
+            filter.clear();
+            *cursor = 0;
+        }
+        DialogAction::Accept => {
+            run_row(&rows, *cursor, from, ctx);
+            return false;
+        }
+        _ => {}
     }
+    let rows = help::shown_rows(from, filter);
+    let size = (ctx.screen.width, ctx.screen.height);
+    *scroll = help::follow(*scroll, &rows, *cursor, size);
+    true
+}
+
+/// Enter on a row: asks to run the row's action (the help closes), when it can run from
+/// where the help was opened.
+fn run_row(rows: &[HelpRow], cursor: usize, from: Scope, ctx: &mut DialogContext) {
+    let row = help::selectable(rows)
+        .get(cursor)
+        .and_then(|&i| rows.get(i));
+    let Some(HelpRow::Binding(keys, _, scope, action, _)) = row else {
+        return ctx.warn("nothing to run on this row (it explains, it is not a key)");
+    };
+    if !runs_from(*scope, from) {
+        return ctx.warn(format!("{keys} works in {} only", scope.title()));
+    }
+    let focus = pane_of(*scope).filter(|_| *scope != from);
+    let action = action.clone();
+    ctx.ask(DialogRequest::Run { focus, action });
 }
 
 /// Whether a binding of `scope` can run with the help opened from `from`: the scope's

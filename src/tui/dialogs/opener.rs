@@ -11,16 +11,7 @@
 
 use std::path::{Path, PathBuf};
 
-use chatplate_core::catalog::{ModelPlace, Origin};
-
-use crate::tui::action::Effect;
-use crate::tui::app::App;
-use crate::tui::dialogs::opener_paths;
-use crate::tui::dialogs::opener_paths::Folder;
 use crate::tui::dialogs::InputDialog;
-use crate::tui::dialogs::InputKind;
-use crate::tui::dialogs::Overlay;
-use crate::tui::files::disk;
 use crate::tui::matcher;
 
 /// The most files listed below the working directory.
@@ -136,86 +127,6 @@ fn common_start(a: &str, b: &str) -> usize {
         .take_while(|((_, x), y)| x == y)
         .last()
         .map_or(0, |((i, x), _)| i + x.len_utf8())
-}
-
-impl App {
-    /// Everything the opener offers for `text`: for a path from `./`, `../`, `~/` or
-    /// `/`, its folder's entries; else this run's earlier opens first, then the files
-    /// listed, the `--templates` folders' templates and the cached model ids.
-    pub fn opener_candidates(&self, text: &str) -> Vec<String> {
-        if opener_paths::typed_folder(text).is_some() {
-            return self.opening.folder.candidates();
-        }
-        let mut all: Vec<String> = self.opening.recent.iter().rev().cloned().collect();
-        all.extend(self.opening.files.iter().cloned());
-        for template in &self.templates.catalog {
-            let more = match &template.origin {
-                Origin::File(path) => Some(path.display().to_string()),
-                Origin::Model(model) => match &model.place {
-                    ModelPlace::Cache(snapshot) | ModelPlace::Hub(snapshot) => {
-                        Some(snapshot.id.clone())
-                    }
-                    ModelPlace::Folder(_) => None,
-                },
-                _ => None,
-            };
-            all.extend(more);
-        }
-        let mut seen = std::collections::HashSet::new();
-        all.retain(|c| seen.insert(c.clone()));
-        all
-    }
-
-    /// The opener's matches for its text, the cursor back on the best one.
-    pub(in crate::tui) fn refresh_choices(&self, input: &mut InputDialog) {
-        let found = match opener_paths::typed_folder(&input.text) {
-            Some((folder, rest)) => self.opening.folder.matches(folder, rest),
-            None => {
-                let candidates = self.opener_candidates(&input.text);
-                let found = matches(&input.text, &candidates);
-                found.into_iter().map(str::to_string).collect()
-            }
-        };
-        input.choices = found.into_iter().take(SHOWN).collect();
-        input.origin = 0;
-    }
-
-    /// The folder the opener's `text` names, to list as file work unless it is the one
-    /// listed (or being listed) already.
-    pub(in crate::tui) fn list_typed_folder(&mut self, text: &str) -> Option<Effect> {
-        let (folder, _) = opener_paths::typed_folder(text)?;
-        if folder == self.opening.folder.typed {
-            return None;
-        }
-        self.opening.folder = Folder {
-            typed: folder.to_string(),
-            entries: Vec::new(),
-        };
-        Some(Effect::Disk(disk::Job::ListFolder(folder.to_string())))
-    }
-
-    /// The files below the working directory arrived: the open opener shows them.
-    pub(in crate::tui) fn openable_listed(&mut self, files: Vec<String>) {
-        self.opening.files = files;
-        self.refresh_open_opener();
-    }
-
-    /// The entries of the folder typed arrived (dropped when another was typed since).
-    pub(in crate::tui) fn folder_listed(&mut self, typed: String, entries: Vec<String>) {
-        if typed == self.opening.folder.typed {
-            self.opening.folder.entries = entries;
-            self.refresh_open_opener();
-        }
-    }
-
-    fn refresh_open_opener(&mut self) {
-        if let Some(Overlay::Input(mut input)) = self.overlay.take() {
-            if input.kind == InputKind::Open {
-                self.refresh_choices(&mut input);
-            }
-            self.overlay = Some(Overlay::Input(input));
-        }
-    }
 }
 
 #[cfg(test)]

@@ -4,20 +4,30 @@
 
 use std::sync::Arc;
 
-use chatplate_core::session::Message;
 use chatplate_core::worker::parsing::{Pasted, SchemaLookup};
-use chatplate_core::worker::{Job, Output, Reply};
-use serde_json::Value as Json;
+use chatplate_core::worker::{Job, JobKind, Output, Reply};
+use ratatui::layout::Rect;
+use ratatui::Frame;
 
 use crate::tui::action::DialogAction;
-use crate::tui::app::App;
-use crate::tui::dialogs::Overlay;
+use crate::tui::dialogs::context::DialogContext;
+use crate::tui::dialogs::context::DialogRequest;
+use crate::tui::dialogs::paste_view;
+use crate::tui::dialogs::Dialog;
+use crate::tui::jobs::Background;
+use crate::tui::jobs::JobView;
+use crate::tui::jobs::Said;
+use crate::tui::keymap::Scope;
+use crate::tui::theme::Theme;
 
 /// Where the paste dialog is.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub enum PasteState {
     /// Taking text; Enter parses it.
+    #[default]
     Editing,
+    /// Enter was pressed: the parse job goes to the worker with the next batch.
+    Wanted,
     /// On the worker, submitted with this generation.
     Parsing(u64),
     /// The parser's answer; Enter appends a parsed message.
@@ -25,7 +35,7 @@ pub enum PasteState {
 }
 
 /// The paste dialog's state.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PasteDialog {
     /// The output pasted (or typed) so far.
     pub text: String,
@@ -39,75 +49,99 @@ impl PasteDialog {
         self.text.push_str(text);
         self.state = PasteState::Editing;
     }
+
+    /// Enter: appends the parsed message (closing), or asks for the text to be parsed.
+    fn accept(&mut self, ctx: &mut DialogContext) -> bool {
+        if let PasteState::Parsed(Pasted::Message { message, .. }) = &self.state {
+            ctx.ask(DialogRequest::AppendMessage(message.clone()));
+            return false;
+        }
+        if matches!(self.state, PasteState::Wanted | PasteState::Parsing(_)) {
+            return true;
+        }
+        if self.text.trim().is_empty() {
+            ctx.warn("paste the model's output first");
+        } else if ctx.preview.template().is_none() {
+            ctx.warn("the template does not compile: fix it before parsing");
+        } else {
+            self.state = PasteState::Wanted;
+        }
+        true
+    }
 }
 
-impl App {
-    /// Opens the paste dialog.
-    pub(in crate::tui) fn ask_paste(&mut self) {
-        self.overlay = Some(Overlay::Paste(PasteDialog {
-            text: String::new(),
-            state: PasteState::Editing,
-        }));
+impl Dialog for PasteDialog {
+    fn scope(&self) -> Scope {
+        Scope::Input
     }
 
-    /// A key in the paste dialog.
-    pub(in crate::tui) fn paste_action(&mut self, mut dialog: PasteDialog, action: DialogAction) {
+    fn handle(&mut self, action: DialogAction, ctx: &mut DialogContext) -> bool {
         match action {
-            DialogAction::Type(c) => dialog.add(&c.to_string()),
+            DialogAction::Type(c) => self.add(&c.to_string()),
             DialogAction::Backspace => {
-                dialog.text.pop();
-                dialog.state = PasteState::Editing;
+                self.text.pop();
+                self.state = PasteState::Editing;
             }
-            DialogAction::Accept => match &dialog.state {
-                PasteState::Parsed(Pasted::Message { message, .. }) => {
-                    return self.append_parsed(message.clone());
-                }
-                PasteState::Parsing(_) => {}
-                _ => self.submit_paste(&mut dialog),
-            },
-            DialogAction::Cancel => return,
+            DialogAction::Accept => return self.accept(ctx),
+            DialogAction::Cancel => return false,
             _ => {}
         }
-        self.overlay = Some(Overlay::Paste(dialog));
+        true
     }
 
-    fn submit_paste(&mut self, dialog: &mut PasteDialog) {
-        if dialog.text.trim().is_empty() {
-            return self.warn("paste the model's output first");
+    fn paste(&mut self, text: &str) {
+        self.add(text);
+    }
+
+    fn draw(&self, frame: &mut Frame, area: Rect, _name: &str, theme: Theme) {
+        paste_view::draw(frame, area, self, theme);
+    }
+
+    fn background(&mut self) -> Option<&mut dyn Background> {
+        Some(self)
+    }
+
+    fn background_ref(&self) -> Option<&dyn Background> {
+        Some(self)
+    }
+}
+
+/// The parser runs on the worker, with the session's `response_template`.
+impl Background for PasteDialog {
+    fn takes(&self, reply: &Reply, _view: &JobView) -> bool {
+        reply.kind == JobKind::Parse && self.state == PasteState::Parsing(reply.generation)
+    }
+
+    fn request(&mut self, view: &JobView, said: &mut Said) -> Option<(u64, Job)> {
+        if self.state != PasteState::Wanted {
+            return None;
         }
-        let Some(template) = self.preview.template() else {
-            return self.warn("the template does not compile: fix it before parsing");
+        let Some(template) = view.preview.template() else {
+            self.state = PasteState::Editing;
+            said.warn("the template does not compile: fix it before parsing");
+            return None;
         };
-        let dir = self.workspace.session_dir();
+        let workspace = view.workspace;
+        let dir = workspace.session_dir();
         let lookup = SchemaLookup {
-            session: self.workspace.session.clone(),
+            session: workspace.session.clone(),
             access: crate::tui::files::startup::template_access(&dir),
             dir,
-            template: crate::tui::app::current_template(&self.workspace).cloned(),
+            template: crate::tui::app::current_template(workspace).cloned(),
         };
-        let generation = self.generation();
-        let output = Arc::from(dialog.text.as_str());
+        self.state = PasteState::Parsing(view.generation);
+        let output = Arc::from(self.text.as_str());
         let lookup = Box::new(lookup);
-        self.submit_job(
-            generation,
-            Job::Parse {
-                template,
-                lookup,
-                output,
-            },
-        );
-        dialog.state = PasteState::Parsing(generation);
+        let job = Job::Parse {
+            template,
+            lookup,
+            output,
+        };
+        Some((view.generation, job))
     }
 
-    /// The parser's answer, if the dialog still waits for it.
-    pub(in crate::tui) fn receive_pasted(&mut self, reply: Reply) -> bool {
-        let Some(Overlay::Paste(dialog)) = &mut self.overlay else {
-            return false;
-        };
-        if dialog.state != PasteState::Parsing(reply.generation) {
-            return false;
-        }
-        dialog.state = PasteState::Parsed(match reply.result {
+    fn receive(&mut self, reply: Reply, _view: &JobView, _said: &mut Said) -> bool {
+        self.state = PasteState::Parsed(match reply.result {
             Ok(Output::Pasted(pasted)) => pasted,
             Ok(_) => return false,
             Err(err) => Pasted::Failed(format!("the prompt before it: {err}")),
@@ -115,24 +149,7 @@ impl App {
         true
     }
 
-    /// Whether the dialog waits for the parser.
-    pub(in crate::tui) fn paste_pending(&self) -> bool {
-        matches!(&self.overlay, Some(Overlay::Paste(d)) if matches!(d.state, PasteState::Parsing(_)))
-    }
-
-    /// Appends the parsed message, as one undo step, and selects it.
-    fn append_parsed(&mut self, message: Json) {
-        let Json::Object(fields) = message else {
-            return;
-        };
-        let at = self.as_one_step(|app| {
-            let at = app.workspace.session.messages.len();
-            app.workspace.session.messages.push(Message(fields));
-            app.edited();
-            at
-        });
-        self.messages.select_row(at);
-        self.prompt.follow();
-        self.notify(format!("added message {} from the pasted output", at + 1));
+    fn pending(&self, _view: &JobView) -> bool {
+        matches!(self.state, PasteState::Wanted | PasteState::Parsing(_))
     }
 }

@@ -58,7 +58,7 @@ fn output_lines(text: &str, theme: Theme) -> Vec<Line<'static>> {
 fn outcome_lines(state: &PasteState, theme: Theme) -> Vec<Line<'static>> {
     match state {
         PasteState::Editing => vec![Line::styled("Enter parse · Esc cancel", theme.dim())],
-        PasteState::Parsing(_) => vec![Line::styled("parsing…", theme.dim())],
+        PasteState::Wanted | PasteState::Parsing(_) => vec![Line::styled("parsing…", theme.dim())],
         PasteState::Parsed(pasted) => parsed_lines(pasted, theme),
     }
 }

@@ -2,7 +2,8 @@
 //! fixture): `+` in the Messages pane asks for `NAME PARAM description...`, which
 //! becomes a function tool with one required string parameter, or for the path of a
 //! JSON file of tools (a list, `{"tools": [...]}` as in a request body, or one tool),
-//! read as file work. The tools are added to the session's, as one undo step.
+//! read as file work. The tools are added to the session's, as one undo step: the
+//! dialog asks for it with [`DialogRequest::AddTools`].
 
 use std::path::{Path, PathBuf};
 
@@ -11,10 +12,8 @@ use serde_json::{json, Value as Json};
 use chatplate_core::files::{self, MAX_REQUEST_BYTES};
 
 use crate::tui::action::Effect;
-use crate::tui::app::App;
-use crate::tui::dialogs::InputDialog;
-use crate::tui::dialogs::InputKind;
-use crate::tui::dialogs::Overlay;
+use crate::tui::dialogs::context::DialogContext;
+use crate::tui::dialogs::context::DialogRequest;
 use crate::tui::files::disk::Job;
 
 /// A function tool from `NAME PARAM description...`: the parameter is a required
@@ -68,61 +67,41 @@ pub(in crate::tui) fn read_tools(path: &Path) -> Result<Vec<Json>, String> {
     tools_in(json)
 }
 
-impl App {
-    /// Asks for the tool to add.
-    pub(in crate::tui) fn ask_tool(&mut self) {
-        self.overlay = Some(Overlay::Input(InputDialog::new(InputKind::Tool, "")));
+/// The tool dialog's answer: a `.json` path is read as file work; anything else is a
+/// skeleton, or why it is not one (the dialog asks again).
+pub fn answer(text: &str) -> Result<DialogRequest, String> {
+    let text = text.trim();
+    if text.ends_with(".json") {
+        let read = Job::ReadTools(PathBuf::from(text));
+        return Ok(DialogRequest::Effect(Effect::Disk(read)));
     }
+    let tool = skeleton(text)?;
+    let what = "added tool".to_string();
+    Ok(DialogRequest::AddTools {
+        tools: vec![tool],
+        what,
+    })
+}
 
-    /// The answer: a `.json` path is read as file work; anything else is a skeleton
-    /// (asked again, with why, when it is not one).
-    pub(in crate::tui) fn add_tool_from(&mut self, text: &str) -> Option<Effect> {
-        let text = text.trim();
-        if text.ends_with(".json") {
-            return Some(Effect::Disk(Job::ReadTools(PathBuf::from(text))));
+/// The file's tools arrived (or why not): asks for them to be added.
+pub fn tools_read(path: &Path, result: Result<Vec<Json>, String>, ctx: &mut DialogContext) {
+    match result {
+        Ok(tools) => {
+            let what = format!("added tools from {}:", path.display());
+            ctx.ask(DialogRequest::AddTools { tools, what });
         }
-        match skeleton(text) {
-            Ok(tool) => self.add_tools(vec![tool], "added tool"),
-            Err(why) => {
-                self.overlay = Some(Overlay::Input(InputDialog::new(InputKind::Tool, text)));
-                self.warn(why);
-            }
-        }
-        None
+        Err(why) => ctx.warn(format!("no tools added from {}: {why}", path.display())),
     }
+}
 
-    /// The file's tools arrived (or why not).
-    pub(in crate::tui) fn tools_read(&mut self, path: &Path, result: Result<Vec<Json>, String>) {
-        match result {
-            Ok(tools) => {
-                let from = format!("from {}", path.display());
-                self.add_tools(tools, &format!("added tools {from}:"));
-            }
-            Err(why) => self.warn(format!("no tools added from {}: {why}", path.display())),
-        }
-    }
-
-    /// Appends `tools` to the session's, as one undo step.
-    fn add_tools(&mut self, tools: Vec<Json>, what: &str) {
-        let names: Vec<String> = (tools.iter())
-            .map(|t| {
-                let name = t.pointer("/function/name").or_else(|| t.get("name"));
-                name.and_then(Json::as_str).unwrap_or("?").to_string()
-            })
-            .collect();
-        self.as_one_step(|app| {
-            app.in_messages(|_, ctx, _| {
-                ctx.workspace
-                    .session
-                    .tools
-                    .get_or_insert_with(Vec::new)
-                    .extend(tools);
-                ctx.edited();
-                None
-            })
-        });
-        self.notify(format!("{what} {}", names.join(", ")));
-    }
+/// The names of `tools`, for the status line.
+pub fn names(tools: &[Json]) -> Vec<String> {
+    (tools.iter())
+        .map(|t| {
+            let name = t.pointer("/function/name").or_else(|| t.get("name"));
+            name.and_then(Json::as_str).unwrap_or("?").to_string()
+        })
+        .collect()
 }
 
 #[cfg(test)]

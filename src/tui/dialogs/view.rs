@@ -22,26 +22,7 @@ use crate::tui::theme::Theme;
 /// Draws `overlay`, the open dialog; `name` is the session's (questions name it).
 pub fn draw(frame: &mut Frame, overlay: &Overlay, name: &str, theme: Theme) {
     let area = frame.area();
-    match overlay {
-        Overlay::Help {
-            scroll,
-            from,
-            filter,
-            cursor,
-        } => {
-            let shown = crate::tui::dialogs::help::HelpShown {
-                from: *from,
-                filter,
-                scroll: *scroll,
-                cursor: *cursor,
-            };
-            crate::tui::dialogs::help::draw(frame, area, shown, theme)
-        }
-        Overlay::Confirm(question) => draw_confirm(frame, area, question, name, theme),
-        Overlay::Input(input) => draw_input(frame, area, input, theme),
-        Overlay::Picker(picker) => draw_picker(frame, area, picker, theme),
-        Overlay::Paste(dialog) => crate::tui::dialogs::paste_view::draw(frame, area, dialog, theme),
-    }
+    overlay.draw(frame, area, name, theme);
 }
 
 /// A box of at most `width` x `height`, centred in `area`, cleared and bordered; returns
@@ -70,7 +51,14 @@ pub(in crate::tui) fn dialog_box(
     inner
 }
 
-fn draw_confirm(frame: &mut Frame, area: Rect, question: &Confirm, name: &str, theme: Theme) {
+/// Draws a question.
+pub(in crate::tui) fn draw_confirm(
+    frame: &mut Frame,
+    area: Rect,
+    question: &Confirm,
+    name: &str,
+    theme: Theme,
+) {
     match question {
         Confirm::Restore(found) => return draw_restore(frame, area, found, name, theme),
         Confirm::TemplateOutside(outsider) => {
@@ -201,7 +189,8 @@ fn draw_restore(frame: &mut Frame, area: Rect, found: &Found, name: &str, theme:
     draw_sized(frame, area, lines, "Recovery file found", theme);
 }
 
-fn draw_input(frame: &mut Frame, area: Rect, input: &InputDialog, theme: Theme) {
+/// Draws a text input (the opener with its matches).
+pub(in crate::tui) fn draw_input(frame: &mut Frame, area: Rect, input: &InputDialog, theme: Theme) {
     let title = match input.kind {
         InputKind::SavePath { .. } => "Save session as",
         InputKind::Role => "Role",
@@ -273,7 +262,8 @@ fn opener_lines(input: &InputDialog, width: usize, theme: Theme) -> Vec<Line<'st
     lines
 }
 
-fn draw_picker(frame: &mut Frame, area: Rect, picker: &Picker, theme: Theme) {
+/// Draws the session picker.
+pub(in crate::tui) fn draw_picker(frame: &mut Frame, area: Rect, picker: &Picker, theme: Theme) {
     // Sized to the whole list (plus the filter line), so filtering does not resize it.
     let height = (picker.entries.len() as u16)
         .saturating_add(3)

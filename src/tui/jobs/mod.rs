@@ -6,7 +6,10 @@
 //! takes it (`Message::Worker`, applied by `App::update`).
 //!
 //! A new background job is a file with its state and its `Background` impl, plus one
-//! line in [`jobs!`] below.
+//! line in [`jobs!`] below. A job tells the app what it cannot do itself through
+//! [`Said`]: the status line, file work, and [`JobRequest`]s. Besides these jobs, the
+//! Templates pane, the opener ([`crate::tui::dialogs::open::Opening`]) and the open
+//! dialog (the paste dialog's parser) are asked the same way.
 
 pub mod attribution;
 pub mod attribution_view;
@@ -14,6 +17,7 @@ pub mod generation_marks;
 pub mod ignored;
 pub mod round_trips;
 
+use chatplate_core::catalog::TemplateSource;
 use chatplate_core::worker::{Job, Reply};
 
 use crate::tui::action::Effect;
@@ -97,13 +101,32 @@ impl JobView<'_> {
     }
 }
 
-/// What a job says besides changing its own state: a status line message, file work.
+/// What a job says besides changing its own state: a status line message, file work,
+/// changes only the app core can make.
 #[derive(Debug, Default)]
 pub struct Said {
     /// The status line's new message.
     pub status: Option<Status>,
     /// File work for the event loop (opening what an answer named).
     pub effect: Option<Effect>,
+    /// What the app core is to do with the answer, in order.
+    pub requests: Vec<JobRequest>,
+}
+
+/// A change a job's answer asks of the app core (the Templates pane and the session
+/// are not the job's to change).
+#[derive(Debug)]
+pub enum JobRequest {
+    /// Add these templates to the Templates pane's list where they are not yet, keeping
+    /// its selection.
+    AddTemplates(Vec<TemplateSource>),
+    /// Add this template to the list (or refresh it there) and select it.
+    Remember(TemplateSource),
+    /// Use this template for the session: an unsaved change.
+    UseTemplate(TemplateSource),
+    /// Send the render the session needs now: a change that came from the worker, not
+    /// from a key, would otherwise wait for the event loop's next wake-up.
+    Render,
 }
 
 impl Said {
@@ -117,6 +140,11 @@ impl Said {
     pub fn warn(&mut self, text: impl Into<String>) {
         let text = text.into();
         self.status = Some(Status { text, error: true });
+    }
+
+    /// Asks the app core for `request`.
+    pub fn ask(&mut self, request: JobRequest) {
+        self.requests.push(request);
     }
 }
 

@@ -80,6 +80,16 @@ impl TemplatesPane {
         self.cursor = self.catalog.iter().position(same).unwrap_or(0);
     }
 
+    /// Adds the templates not in the list yet (the cache scan's), keeping the selection.
+    pub fn add_unknown(&mut self, templates: Vec<TemplateSource>) {
+        for template in templates {
+            let same = |t: &TemplateSource| t.name == template.name && t.origin == template.origin;
+            if !self.catalog.iter().any(same) {
+                self.catalog.push(template);
+            }
+        }
+    }
+
     /// Catalog indices that match the filter: each section (by origin) keeps its
     /// place, its matches best first.
     pub fn visible(&self) -> Vec<usize> {
