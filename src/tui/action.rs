@@ -5,12 +5,7 @@
 //! an external editor) or the disk comes back out of `update` as an [`Effect`]; what came
 //! of file work goes back in as a [`Message`].
 
-use chatplate_core::worker::Reply;
 use ratatui_textarea::Input;
-
-use crate::tui::files::disk::Done;
-
-use crate::tui::files::disk::Job;
 
 /// The three panes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -233,7 +228,7 @@ pub enum Action {
     /// Open the session picker.
     OpenPicker,
     /// Compare the session's render with another side, or preview a template.
-    Compare(crate::tui::compare::CompareAction),
+    Compare(CompareAction),
     /// Start a new, empty session on the current template.
     NewSession,
     /// Ask for a path, model folder, model id or `.gguf` to open.
@@ -243,7 +238,7 @@ pub enum Action {
     /// Paste a model's raw output to parse into a new message (see `dialogs::paste`).
     PasteOutput,
     /// A mouse click or wheel turn at a screen cell (see `terminal::mouse`).
-    Mouse(crate::tui::terminal::mouse::MouseInput),
+    Mouse(crate::tui::action::MouseInput),
     /// Save the session under a new name.
     SaveAs,
     /// Store the current render (or error) as the session's expected outcome.
@@ -270,59 +265,35 @@ pub enum Action {
     Dialog(DialogAction),
 }
 
-/// What [`crate::tui::app::App::update`] applies: an intent, what came of file work
-/// the event loop did for one, or the render worker's answer.
-#[derive(Debug)]
-pub enum Message {
-    /// What the user asked for.
-    Action(Action),
-    /// The outcome of an [`Effect::Disk`].
-    Disk(Done),
-    /// A render or a background job's answer from the worker.
-    Worker(Reply),
+/// Intents for the compare view and the template preview.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CompareAction {
+    /// Compare with the next engine or the expected prompt (then off again).
+    CycleSide,
+    /// Compare with the template under the Templates pane's cursor.
+    WithTemplate,
+    /// Ask for a side to compare with: any template source, `@REV`, or a llama-server.
+    AskSource,
+    /// Close the compare view.
+    Close,
 }
 
-impl From<Reply> for Message {
-    fn from(reply: Reply) -> Self {
-        Message::Worker(reply)
-    }
+/// What the mouse did, where (a screen cell).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MouseInput {
+    /// A left click, or the wheel turned up or down.
+    pub kind: MouseKind,
+    /// The column.
+    pub column: u16,
+    /// The row.
+    pub row: u16,
 }
 
-impl From<Action> for Message {
-    fn from(action: Action) -> Self {
-        Message::Action(action)
-    }
-}
-
-impl From<Done> for Message {
-    fn from(done: Done) -> Self {
-        Message::Disk(done)
-    }
-}
-
-/// Work `update` hands back because it needs the real terminal or the disk.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Effect {
-    /// Leave the app.
-    Quit,
-    /// Put `text` on the clipboard; `what` names it in the status line.
-    Copy {
-        /// The text.
-        text: String,
-        /// What it is ("the prompt", ...).
-        what: &'static str,
-    },
-    /// Suspend the UI and edit `text` in an external editor; the file gets `suffix`.
-    EditExternally {
-        /// The starting text.
-        text: String,
-        /// File name suffix, so the editor picks a mode (`.json`, `.txt`).
-        suffix: &'static str,
-    },
-    /// Suspend the UI and edit a file in place (the template); the file watch picks up
-    /// the saved change.
-    EditFile(std::path::PathBuf),
-    /// File work: saving, opening, the recovery file, the template watch. The event loop
-    /// does it ([`crate::tui::files::disk::perform`]) and gives `update` the outcome.
-    Disk(Job),
+/// The mouse events the app uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MouseKind {
+    /// The left button went down.
+    Click,
+    /// The wheel turned.
+    Wheel(Direction),
 }

@@ -13,6 +13,7 @@ use crate::tui::action::CopyTarget;
 
 use crate::tui::action::Pane;
 use crate::tui::dialogs::Overlay;
+use crate::tui::files::disk::Job;
 use crate::tui::files::workspace::Workspace;
 use crate::tui::preview::Preview;
 use crate::tui::screen::Screen;
@@ -188,4 +189,31 @@ pub enum Deferred {
     Copy(CopyTarget),
     /// Scroll the diff to its first difference.
     FirstDifference,
+}
+
+/// Work `update` hands back because it needs the real terminal or the disk.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Effect {
+    /// Leave the app.
+    Quit,
+    /// Put `text` on the clipboard; `what` names it in the status line.
+    Copy {
+        /// The text.
+        text: String,
+        /// What it is ("the prompt", ...).
+        what: &'static str,
+    },
+    /// Suspend the UI and edit `text` in an external editor; the file gets `suffix`.
+    EditExternally {
+        /// The starting text.
+        text: String,
+        /// File name suffix, so the editor picks a mode (`.json`, `.txt`).
+        suffix: &'static str,
+    },
+    /// Suspend the UI and edit a file in place (the template); the file watch picks up
+    /// the saved change.
+    EditFile(std::path::PathBuf),
+    /// File work: saving, opening, the recovery file, the template watch. The event loop
+    /// does it ([`crate::tui::files::disk::perform`]) and gives `update` the outcome.
+    Disk(Job),
 }

@@ -21,8 +21,8 @@ use crate::tui::action::PromptAction;
 
 use crate::tui::action::Step;
 
+use crate::tui::action::CompareAction;
 use crate::tui::action::TemplateAction;
-use crate::tui::compare::CompareAction;
 
 /// Where a binding applies.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

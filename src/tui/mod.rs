@@ -17,6 +17,7 @@ pub mod files;
 pub mod footer;
 pub mod jobs;
 pub mod keymap;
+pub mod layout;
 pub mod matcher;
 pub mod panes;
 pub mod preview;

@@ -6,9 +6,10 @@
 #![cfg(feature = "tui")]
 
 use crate::{common, tui_support};
+use chatplate::tui::action::CompareAction;
 use chatplate::tui::action::{Action, Direction, MessageAction, Pane, Step, TemplateAction};
 use chatplate::tui::app::App;
-use chatplate::tui::compare::{CompareAction, Shown};
+use chatplate::tui::compare::Shown;
 use chatplate_core::compare::EngineSetup;
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;

@@ -6,8 +6,8 @@
 use crate::tui_support;
 use std::path::Path;
 
-use chatplate::tui::action::Effect;
 use chatplate::tui::config;
+use chatplate::tui::context::Effect;
 use chatplate::tui::keymap;
 use tui_support::{ctrl, example_app, screen};
 

@@ -6,7 +6,7 @@
 
 use crate::tui_support;
 use chatplate::tui::action::{Action, Direction, Pane};
-use chatplate::tui::terminal::mouse::{MouseInput, MouseKind};
+use chatplate::tui::action::{MouseInput, MouseKind};
 use tui_support::example_app;
 
 fn at(kind: MouseKind, column: u16, row: u16) -> Action {

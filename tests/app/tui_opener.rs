@@ -5,7 +5,7 @@
 #![cfg(feature = "tui")]
 
 use crate::tui_support;
-use chatplate::tui::action::Effect;
+use chatplate::tui::context::Effect;
 use chatplate::tui::dialogs::Overlay;
 use chatplate::tui::files::disk::{perform, Done, Job};
 use crossterm::event::KeyCode;

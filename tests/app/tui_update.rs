@@ -4,9 +4,10 @@
 
 use crate::tui_support;
 use chatplate::tui::action::{
-    Action, CopyTarget, DialogAction, Direction, Effect, MessageAction, Pane, PromptAction, Step,
+    Action, CopyTarget, DialogAction, Direction, MessageAction, Pane, PromptAction, Step,
 };
 use chatplate::tui::app::driver::{self, apply, press};
+use chatplate::tui::context::Effect;
 use chatplate::tui::dialogs::{Confirm, Overlay};
 use chatplate::tui::panes::messages::fields::Field;
 use chatplate_core::catalog::{Origin, TemplateSource};

@@ -5,10 +5,10 @@
 
 use std::time::Instant;
 
-use crate::tui::action::Effect;
+use crate::tui::context::Effect;
 
-use crate::tui::action::Message;
 use crate::tui::app::App;
+use crate::tui::app::Message;
 use crate::tui::files::disk;
 use crate::tui::files::disk::Done;
 use crate::tui::files::disk::Job;

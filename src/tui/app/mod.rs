@@ -15,9 +15,7 @@ use chatplate_render::RenderError;
 
 use crate::tui::action::Action;
 
-use crate::tui::action::Effect;
-
-use crate::tui::action::Message;
+use crate::tui::context::Effect;
 
 use crate::tui::action::Pane;
 
@@ -26,6 +24,7 @@ use crate::tui::app::rendering::Pending;
 use crate::tui::context::Deferred;
 use crate::tui::dialogs::open::Opening;
 use crate::tui::dialogs::Overlay;
+use crate::tui::files::disk::Done;
 use crate::tui::files::workspace::Workspace;
 use crate::tui::files::FileRequest;
 use crate::tui::jobs::Jobs;
@@ -39,47 +38,78 @@ use crate::tui::preview::Preview;
 use crate::tui::screen::Screen;
 use crate::tui::screen::Status;
 use crate::tui::theme::Theme;
+use chatplate_core::worker::Reply;
 use chatplate_core::worker::Worker;
 
 mod panes;
 mod read;
+
+/// What [`crate::tui::app::App::update`] applies: an intent, what came of file work
+/// the event loop did for one, or the render worker's answer.
+#[derive(Debug)]
+pub enum Message {
+    /// What the user asked for.
+    Action(Action),
+    /// The outcome of an [`Effect::Disk`].
+    Disk(Done),
+    /// A render or a background job's answer from the worker.
+    Worker(Reply),
+}
+
+impl From<Reply> for Message {
+    fn from(reply: Reply) -> Self {
+        Message::Worker(reply)
+    }
+}
+
+impl From<Action> for Message {
+    fn from(action: Action) -> Self {
+        Message::Action(action)
+    }
+}
+
+impl From<Done> for Message {
+    fn from(done: Done) -> Self {
+        Message::Disk(done)
+    }
+}
 
 /// The whole app. Its state changes only through [`App::update`]; tests and views read
 /// it through the accessors in `app/read.rs`.
 #[derive(Debug)]
 pub struct App {
     /// The session and its files.
-    pub(in crate::tui) workspace: Workspace,
+    workspace: Workspace,
     /// The cached render.
-    pub(in crate::tui) preview: Preview,
+    preview: Preview,
     /// The open field editor, if any.
-    pub(in crate::tui) editor: Option<FieldEditor>,
+    editor: Option<FieldEditor>,
     /// Template pane state.
-    pub(in crate::tui) templates: TemplatesPane,
+    templates: TemplatesPane,
     /// Message pane state.
-    pub(in crate::tui) messages: MessagesPane,
+    messages: MessagesPane,
     /// Prompt pane state.
-    pub(in crate::tui) prompt: PromptPane,
+    prompt: PromptPane,
     /// The dialog on top, if any.
-    pub(in crate::tui) overlay: Option<Overlay>,
+    overlay: Option<Overlay>,
     /// Focus and size.
-    pub(in crate::tui) screen: Screen,
+    screen: Screen,
     /// The status line.
-    pub(in crate::tui) status: Option<Status>,
+    status: Option<Status>,
     /// Colours or modifiers only.
-    pub(in crate::tui) theme: Theme,
+    theme: Theme,
     /// Saving, opening, the recovery autosave and the template watch.
-    pub(in crate::tui) file_work: crate::tui::files::FileWork,
+    file_work: crate::tui::files::FileWork,
     /// The render worker and what the app is waiting for from it.
-    pub(in crate::tui) pending: Pending,
+    pending: Pending,
     /// What the open dialog opened or is waiting for.
-    pub(in crate::tui) opening: Opening,
+    opening: Opening,
     /// Undo / redo of list edits, go-to and find in the message list.
-    pub(in crate::tui) workbench: crate::tui::workbench::Workbench,
+    workbench: crate::tui::workbench::Workbench,
     /// The background jobs' states (from the worker).
-    pub(in crate::tui) jobs: Jobs,
+    jobs: Jobs,
     /// A worker reply changed what is shown since the last [`App::collect`].
-    pub(in crate::tui) redraw: bool,
+    redraw: bool,
 }
 
 impl App {
@@ -100,7 +130,7 @@ impl App {
     pub fn with_worker(workspace: Workspace, catalog: Vec<TemplateSource>, worker: Worker) -> Self {
         let mut app = App {
             preview: preview_for(&workspace),
-            templates: TemplatesPane::new(catalog, current_template(&workspace)),
+            templates: TemplatesPane::new(catalog, workspace.current_template()),
             workspace,
             messages: MessagesPane::default(),
             editor: None,
@@ -330,12 +360,4 @@ pub(in crate::tui) fn preview_for(workspace: &Workspace) -> Preview {
         Some(why) => Preview::unavailable(RenderError::input(why.clone())),
         None => Preview::new(&workspace.template.source),
     }
-}
-
-/// The template to select in the template pane (none while it is missing).
-pub(in crate::tui) fn current_template(workspace: &Workspace) -> Option<&TemplateSource> {
-    workspace
-        .missing_template
-        .is_none()
-        .then_some(&workspace.template)
 }

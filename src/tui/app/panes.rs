@@ -4,11 +4,11 @@
 
 use super::preview_for;
 use crate::tui::action::Action;
-use crate::tui::action::Effect;
 use crate::tui::action::MessageAction;
 use crate::tui::action::Pane;
 use crate::tui::action::PromptAction;
 use crate::tui::action::TemplateAction;
+use crate::tui::context::Effect;
 use crate::tui::context::PaneContext;
 use crate::tui::context::Requests;
 use crate::tui::dialogs::InputDialog;
@@ -31,6 +31,7 @@ use serde_json::Value as Json;
 
 use super::App;
 use crate::tui::action::DialogAction;
+use crate::tui::action::MouseInput;
 use crate::tui::dialogs::context::DialogContext;
 use crate::tui::dialogs::context::DialogParts;
 use crate::tui::dialogs::context::DialogRequest;
@@ -44,7 +45,6 @@ use crate::tui::jobs::Said;
 use crate::tui::panes::templates::TemplatesPane;
 use crate::tui::terminal::mouse;
 use crate::tui::terminal::mouse::Hit;
-use crate::tui::terminal::mouse::MouseInput;
 use crate::tui::terminal::mouse::MouseRequest;
 use crate::tui::terminal::mouse::PointerView;
 use crate::tui::workbench::incremental;

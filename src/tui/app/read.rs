@@ -15,11 +15,11 @@ use chatplate_core::session::Session;
 use chatplate_core::worker::inspection::Attributed;
 use chatplate_core::worker::tokenizing::TokenizedPrompt;
 
-use super::{current_template, preview_for, App};
-use crate::tui::action::Effect;
+use super::{preview_for, App};
 use crate::tui::action::Pane;
 use crate::tui::compare::OtherSide;
 use crate::tui::compare::Sides;
+use crate::tui::context::Effect;
 use crate::tui::dialogs::Overlay;
 use crate::tui::files::disk::Job;
 use crate::tui::files::workspace::Workspace;
@@ -281,7 +281,7 @@ impl App {
     /// Replaces the workspace (after opening or restoring a session).
     pub fn load(&mut self, workspace: Workspace) {
         self.preview = preview_for(&workspace);
-        if let Some(template) = current_template(&workspace) {
+        if let Some(template) = workspace.current_template() {
             self.templates.remember(template);
         }
         self.workspace = workspace;
@@ -318,5 +318,15 @@ impl App {
     /// unsaved); see [`crate::tui::app::driver::emergency_save`].
     pub fn emergency_job(&mut self) -> Option<Job> {
         FileWork::emergency_job(&mut self.workspace)
+    }
+
+    /// Undo history, go-to and find.
+    pub fn workbench(&self) -> &crate::tui::workbench::Workbench {
+        &self.workbench
+    }
+
+    /// Whether the prompt pane shows tokens.
+    pub fn token_mode_on(&self) -> bool {
+        self.jobs.token_mode.enabled
     }
 }

@@ -16,13 +16,13 @@ use chatplate_core::session::{Expected, Session};
 use chatplate_core::worker::{JobKind, MessageUpdate, Reply, Update, Worker};
 use chatplate_render::RenderError;
 
-use crate::tui::action::Effect;
 use crate::tui::context::Deferred;
+use crate::tui::context::Effect;
 use crate::tui::jobs::Background;
 use crate::tui::jobs::JobRequest;
 
-use crate::tui::action::Message;
 use crate::tui::app::App;
+use crate::tui::app::Message;
 use crate::tui::dialogs::Confirm;
 use crate::tui::dialogs::Overlay;
 use crate::tui::jobs::JobView;

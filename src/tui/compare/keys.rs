@@ -7,10 +7,11 @@ use crate::tui::action::Pane;
 
 use crate::tui::action::PromptAction;
 
+use crate::tui::action::CompareAction;
 use crate::tui::action::Step;
 use crate::tui::compare::next_difference;
 use crate::tui::compare::rows;
-use crate::tui::compare::CompareAction;
+use crate::tui::compare::rows::layout_for;
 use crate::tui::compare::CompareContext;
 use crate::tui::compare::OtherSide;
 use crate::tui::compare::SideChoice;
@@ -19,7 +20,6 @@ use crate::tui::compare::CYCLE;
 use crate::tui::dialogs::InputDialog;
 use crate::tui::dialogs::InputKind;
 use crate::tui::dialogs::Overlay;
-use crate::tui::ui::compare::layout_for;
 
 impl Sides {
     /// Carries out a compare-view action.
@@ -98,7 +98,7 @@ impl Sides {
 
     fn scroll_compare(&mut self, step: Step, ctx: &CompareContext) {
         let count = self.compare_rows(ctx);
-        let height = crate::tui::ui::pane_height(&ctx.screen, Pane::Prompt)
+        let height = crate::tui::layout::pane_height(&ctx.screen, Pane::Prompt)
             .saturating_sub(1)
             .max(1);
         let last = count.saturating_sub(height);

@@ -34,19 +34,6 @@ use chatplate_core::worker::{Job, Template};
 use crate::tui::compare::source::TypedSide;
 use crate::tui::preview::app_limits;
 
-/// Intents for the compare view and the template preview.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum CompareAction {
-    /// Compare with the next engine or the expected prompt (then off again).
-    CycleSide,
-    /// Compare with the template under the Templates pane's cursor.
-    WithTemplate,
-    /// Ask for a side to compare with: any template source, `@REV`, or a llama-server.
-    AskSource,
-    /// Close the compare view.
-    Close,
-}
-
 /// What the session's render is compared with.
 #[derive(Debug, Clone, PartialEq)]
 pub enum SideChoice {

@@ -9,7 +9,7 @@ use ratatui::Frame;
 
 use crate::tui::action::DialogAction;
 
-use crate::tui::action::Effect;
+use crate::tui::context::Effect;
 use crate::tui::dialogs::context::DialogContext;
 use crate::tui::dialogs::context::DialogRequest;
 use crate::tui::dialogs::view;

@@ -17,7 +17,7 @@ use serde_json::Value as Json;
 
 use crate::tui::action::Action;
 
-use crate::tui::action::Effect;
+use crate::tui::context::Effect;
 
 use crate::tui::action::Pane;
 use crate::tui::dialogs::open::Opening;

@@ -33,7 +33,7 @@ use crate::tui::action::Action;
 
 use crate::tui::action::DialogAction;
 
-use crate::tui::action::Effect;
+use crate::tui::context::Effect;
 use crate::tui::files::disk;
 use crate::tui::jobs::Background;
 use crate::tui::jobs::JobView;

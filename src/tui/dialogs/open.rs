@@ -18,7 +18,7 @@ use chatplate_core::catalog::{ModelPlace, Origin, TemplateSet, TemplateSource};
 use chatplate_core::target::Opened;
 use chatplate_core::worker::{Job, JobKind, Output, Reply};
 
-use crate::tui::action::Effect;
+use crate::tui::context::Effect;
 use crate::tui::dialogs::context::DialogContext;
 use crate::tui::dialogs::context::DialogRequest;
 use crate::tui::dialogs::InputDialog;

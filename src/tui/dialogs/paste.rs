@@ -127,7 +127,7 @@ impl Background for PasteDialog {
             session: workspace.session.clone(),
             access: crate::tui::files::startup::template_access(&dir),
             dir,
-            template: crate::tui::app::current_template(workspace).cloned(),
+            template: workspace.current_template().cloned(),
         };
         self.state = PasteState::Parsing(view.generation);
         let output = Arc::from(self.text.as_str());

@@ -11,7 +11,7 @@ use serde_json::{json, Value as Json};
 
 use chatplate_core::files::{self, MAX_REQUEST_BYTES};
 
-use crate::tui::action::Effect;
+use crate::tui::context::Effect;
 use crate::tui::dialogs::context::DialogContext;
 use crate::tui::dialogs::context::DialogRequest;
 use crate::tui::files::disk::Job;

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use chatplate_core::catalog::TemplateSource;
 
-use crate::tui::action::Effect;
+use crate::tui::context::Effect;
 use crate::tui::context::PaneContext;
 use crate::tui::dialogs::Confirm;
 use crate::tui::dialogs::Overlay;

@@ -20,7 +20,7 @@ pub mod round_trips;
 use chatplate_core::catalog::TemplateSource;
 use chatplate_core::worker::{Job, Reply};
 
-use crate::tui::action::Effect;
+use crate::tui::context::Effect;
 use crate::tui::files::workspace::Workspace;
 use crate::tui::jobs::attribution::InView;
 use crate::tui::panes::messages::fields::Row;

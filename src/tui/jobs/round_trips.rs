@@ -51,7 +51,7 @@ impl Background for RoundTripBadges {
             session: workspace.session.clone(),
             access: crate::tui::files::startup::template_access(&dir),
             dir,
-            template: crate::tui::app::current_template(workspace).cloned(),
+            template: workspace.current_template().cloned(),
         });
         self.asked = Some(generation);
         Some((generation, Job::RoundTrips { template, lookup }))

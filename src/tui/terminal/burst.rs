@@ -7,8 +7,8 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::tui::action::Action;
 
-use crate::tui::action::Effect;
 use crate::tui::app::App;
+use crate::tui::context::Effect;
 use crate::tui::keymap::Scope;
 
 /// Characters collected for the editor, not inserted yet.
@@ -91,7 +91,7 @@ mod tests {
         assert!(burst.push(&app, &key(KeyCode::Char('b'))));
         assert!(!burst.push(&app, &ctrl_s));
         burst.flush(&mut app);
-        let text = app.editor.as_ref().unwrap().text();
+        let text = app.editor().unwrap().text();
         assert!(text.ends_with("a\nb"), "{text:?}");
     }
 
@@ -101,13 +101,13 @@ mod tests {
     fn line_feeds_are_newlines() {
         let ctrl_j = KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL);
         let mut app = editing();
-        let before = app.editor.as_ref().unwrap().text();
+        let before = app.editor().unwrap().text();
         let mut burst = Burst::default();
         assert!(burst.push(&app, &ctrl_j), "a line feed first");
         assert!(burst.push(&app, &KeyEvent::new(KeyCode::Char('x'), KeyModifiers::NONE)));
         assert!(burst.push(&app, &ctrl_j));
         burst.flush(&mut app);
-        let text = app.editor.as_ref().unwrap().text();
+        let text = app.editor().unwrap().text();
         assert_eq!(text, format!("{before}\nx\n"));
     }
 }

@@ -11,9 +11,9 @@ use crossterm::event::{Event, KeyEventKind};
 
 use crate::tui::action::Action;
 
-use crate::tui::action::Effect;
 use crate::tui::app::driver;
 use crate::tui::app::App;
+use crate::tui::context::Effect;
 use crate::tui::terminal;
 use crate::tui::terminal::burst::Burst;
 use crate::tui::terminal::clipboard;
@@ -131,7 +131,7 @@ fn handle_input(app: &mut App, event: Event) -> Option<Effect> {
     match event {
         Event::Key(key) if key.kind != KeyEventKind::Release => app.handle_key(key),
         Event::Paste(text) => app.update(Action::Paste(text)),
-        Event::Mouse(event) => match crate::tui::terminal::mouse::MouseInput::from_event(&event) {
+        Event::Mouse(event) => match crate::tui::action::MouseInput::from_event(&event) {
             Some(input) => app.update(Action::Mouse(input)),
             None => None,
         },

@@ -22,6 +22,7 @@ use crate::tui::action::Pane;
 use crate::tui::action::PromptAction;
 use crate::tui::action::Step;
 use crate::tui::action::TemplateAction;
+use crate::tui::action::{MouseInput, MouseKind};
 use crate::tui::panes::messages::view::window_start;
 use crate::tui::panes::messages::MessagesPane;
 use crate::tui::panes::prompt::PromptPane;
@@ -45,26 +46,6 @@ pub fn set_enabled(on: bool) {
 /// Whether the app takes the mouse.
 pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
-}
-
-/// What the mouse did, where (a screen cell).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MouseInput {
-    /// A left click, or the wheel turned up or down.
-    pub kind: MouseKind,
-    /// The column.
-    pub column: u16,
-    /// The row.
-    pub row: u16,
-}
-
-/// The mouse events the app uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MouseKind {
-    /// The left button went down.
-    Click,
-    /// The wheel turned.
-    Wheel(Direction),
 }
 
 impl MouseInput {
@@ -154,7 +135,7 @@ pub enum Hit {
 /// What `input` asks for, on the screen `view` shows; `None` outside the panes, and for
 /// the wheel over the field list.
 pub fn request(input: MouseInput, view: &PointerView) -> Option<MouseRequest> {
-    let areas = crate::tui::ui::areas(&view.screen);
+    let areas = crate::tui::layout::areas(&view.screen);
     let (pane, rect) = areas
         .panes
         .iter()

@@ -14,9 +14,9 @@ use chatplate_core::diff::{inline_pieces, pairs, DiffLine};
 use chatplate_core::worker::comparing::Compared;
 use chatplate_render::visible::{self, visible_whitespace};
 
-use crate::tui::action::Pane;
 use crate::tui::app::App;
 use crate::tui::compare::rows;
+use crate::tui::compare::rows::layout_for;
 use crate::tui::compare::Layout;
 use crate::tui::compare::OtherSide;
 use crate::tui::compare::Row;
@@ -24,13 +24,7 @@ use crate::tui::compare::Shown;
 use crate::tui::panes::messages::view::pane_block;
 use crate::tui::panes::prompt::wrap::wrap;
 use crate::tui::panes::prompt::wrap::WrapOptions;
-use crate::tui::screen::Screen;
 use crate::tui::theme::Theme;
-
-/// The narrowest pane (inside its borders) that shows both sides side by side: two
-/// columns of 38, enough for a chat template's lines to be recognisable. A 120-column
-/// terminal gets there with the prompt pane zoomed (`z`).
-pub const SIDE_BY_SIDE_MIN: u16 = 80;
 
 /// What the compare view draws.
 #[derive(Debug)]
@@ -66,21 +60,6 @@ pub fn view(app: &App) -> Option<CompareView<'_>> {
         layout: layout_for(&app.screen(), preview),
         theme: app.theme(),
     })
-}
-
-/// The layout the shown side gets in the prompt pane's current width.
-pub fn layout_for(screen: &Screen, preview: bool) -> Layout {
-    let areas = crate::tui::ui::areas(screen);
-    let width = areas
-        .panes
-        .iter()
-        .find(|(pane, _)| *pane == Pane::Prompt)
-        .map_or(0, |(_, rect)| rect.width.saturating_sub(2));
-    match (width >= SIDE_BY_SIDE_MIN, preview) {
-        (true, _) => Layout::SideBySide,
-        (false, true) => Layout::OtherOnly,
-        (false, false) => Layout::Unified,
-    }
 }
 
 /// Draws the pane into `area` (borders included).

@@ -9,7 +9,7 @@
 
 pub mod compare;
 
-use ratatui::layout::{Constraint, Layout, Rect};
+use ratatui::layout::Rect;
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 use ratatui::Frame;
@@ -21,6 +21,7 @@ use crate::tui::app::App;
 use crate::tui::dialogs::view as dialog_view;
 use crate::tui::files::workspace::FileProblem;
 use crate::tui::footer::FooterView;
+use crate::tui::layout::areas;
 use crate::tui::panes::messages::view as messages_view;
 use crate::tui::panes::messages::view::truncate;
 use crate::tui::panes::messages::view::MessagesView;
@@ -30,84 +31,18 @@ use crate::tui::panes::templates::view as templates_view;
 use crate::tui::panes::templates::view::TemplatesView;
 use crate::tui::screen::Screen;
 
-/// Where everything goes for a screen size.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Areas {
-    /// The tab line.
-    pub tabs: Rect,
-    /// The panes shown, left to right.
-    pub panes: Vec<(Pane, Rect)>,
-    /// The status line (zero height on tiny screens).
-    pub status: Rect,
-    /// The key hints (zero height on tiny screens).
-    pub footer: Rect,
-}
-
-/// The layout for `app::screen`.
-pub fn areas(screen: &Screen) -> Areas {
-    let area = Rect::new(0, 0, screen.width, screen.height);
-    let chrome = if screen.height >= 10 { 1 } else { 0 };
-    let [tabs, body, status, footer] = Layout::vertical([
-        Constraint::Length(1),
-        Constraint::Min(0),
-        Constraint::Length(chrome),
-        Constraint::Length(chrome),
-    ])
-    .areas(area);
-    let shown = visible_panes(screen);
-    let widths: Vec<Constraint> = shown.iter().map(|p| width_of(*p, shown.len())).collect();
-    let rects = Layout::horizontal(widths).split(body);
-    Areas {
-        tabs,
-        panes: shown.into_iter().zip(rects.iter().copied()).collect(),
-        status,
-        footer,
-    }
-}
-
-fn visible_panes(screen: &Screen) -> Vec<Pane> {
-    if screen.zoom {
-        vec![screen.focus]
-    } else if screen.width >= 120 && screen.height >= 16 {
-        Pane::ALL.to_vec()
-    } else if screen.width >= 70 && screen.height >= 12 {
-        vec![screen.left, Pane::Prompt]
-    } else {
-        vec![screen.focus]
-    }
-}
-
-fn width_of(pane: Pane, count: usize) -> Constraint {
-    match (count, pane) {
-        (3, Pane::Templates) => Constraint::Percentage(24),
-        (3, Pane::Messages) => Constraint::Percentage(36),
-        (2, Pane::Prompt) => Constraint::Percentage(55),
-        (2, _) => Constraint::Percentage(45),
-        _ => Constraint::Fill(1),
-    }
-}
-
-/// Text rows inside `app::pane` (borders excluded); 0 when it is not shown.
-pub fn pane_height(screen: &Screen, pane: Pane) -> usize {
-    areas(screen)
-        .panes
-        .iter()
-        .find(|(p, _)| *p == pane)
-        .map_or(0, |(_, rect)| usize::from(rect.height.saturating_sub(2)))
-}
-
 /// Draws the whole app.
 pub fn draw(frame: &mut Frame, app: &App) {
     let size = frame.area();
     let screen = Screen {
         width: size.width,
         height: size.height,
-        ..app.screen
+        ..app.screen()
     };
     let areas = areas(&screen);
     frame.render_widget(Paragraph::new(tab_line(app, areas.tabs.width)), areas.tabs);
     for (pane, rect) in &areas.panes {
-        let focused = *pane == app.screen.focus;
+        let focused = *pane == app.screen().focus;
         match pane {
             Pane::Templates => templates_view::draw(frame, *rect, templates_view(app), focused),
             Pane::Messages => draw_messages(frame, *rect, app, focused),
@@ -125,8 +60,8 @@ pub fn draw(frame: &mut Frame, app: &App) {
         )),
         areas.footer,
     );
-    if let Some(overlay) = &app.overlay {
-        dialog_view::draw(frame, overlay, &app.workspace.name(), app.theme);
+    if let Some(overlay) = app.overlay() {
+        dialog_view::draw(frame, overlay, &app.workspace().name(), app.theme());
     }
 }
 
@@ -137,16 +72,16 @@ fn draw_messages(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
     let injected = |index| app.injected(index) || !app.needs(index).is_empty();
     let unused = |row, field| app.unused_note(row, field);
     let view = MessagesView {
-        pane: &app.messages,
-        editor: app.editor.as_ref(),
-        session: &app.workspace.session,
+        pane: &app.messages(),
+        editor: app.editor(),
+        session: &app.workspace().session,
         bytes: app.message_bytes(),
         tokens_of: &tokens_of,
         injected: &injected,
         round_trip: &|index| app.round_trip_of(index),
         unused: &unused,
         tokens: app.shown_tokens(),
-        needs: match app.messages.row(&app.workspace.session) {
+        needs: match app.messages().row(&app.workspace().session) {
             crate::tui::panes::messages::fields::Row::Message(index) => {
                 let mut needs = app.needs(index);
                 needs.extend(app.round_trip_note(index));
@@ -154,10 +89,10 @@ fn draw_messages(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
             }
             crate::tui::panes::messages::fields::Row::Settings => Vec::new(),
         },
-        notes: (app.unchecked_note(app.messages.row(&app.workspace.session)))
+        notes: (app.unchecked_note(app.messages().row(&app.workspace().session)))
             .into_iter()
             .collect(),
-        theme: app.theme,
+        theme: app.theme(),
     };
     messages_view::draw(frame, area, &view, focused);
 }
@@ -165,13 +100,13 @@ fn draw_messages(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
 fn footer_view(app: &App) -> FooterView<'_> {
     FooterView {
         scope: app.scope(),
-        session: &app.workspace.session,
-        messages: &app.messages,
-        can_undo: app.workbench.can_undo(),
-        finding: app.workbench.find.is_some(),
-        diff: app.prompt.diff,
-        template: app.templates.selected(),
-        theme: app.theme,
+        session: &app.workspace().session,
+        messages: &app.messages(),
+        can_undo: app.workbench().can_undo(),
+        finding: app.workbench().find.is_some(),
+        diff: app.prompt().diff,
+        template: app.templates().selected(),
+        theme: app.theme(),
     }
 }
 
@@ -180,33 +115,33 @@ fn prompt_view(app: &App) -> PromptView<'_> {
         crate::tui::jobs::attribution_view::title_note(app.attribution_state()).to_string();
     notes.push_str(&app.token_note());
     PromptView {
-        pane: &app.prompt,
-        preview: &app.preview,
-        session: &app.workspace.session,
-        missing_template: app.workspace.missing_label(),
+        pane: &app.prompt(),
+        preview: &app.preview(),
+        session: &app.workspace().session,
+        missing_template: app.workspace().missing_label(),
         stale: app.is_stale(),
         anchor: app.prompt_anchor(),
         selected: app.selected_ranges(),
         cursor: app.cursor_range(),
-        token_mode: app.jobs.token_mode.enabled,
+        token_mode: app.token_mode_on(),
         tokens: app.shown_tokens().map(|t| &t.tokenized),
         // Token mode marks trained tokens; character mode the generation blocks.
-        trained: match app.jobs.token_mode.enabled {
+        trained: match app.token_mode_on() {
             true => (app.shown_tokens().and_then(|t| t.mask.as_ref()))
                 .map_or(&[], |mask| mask.trained.as_slice()),
             false => app.generation_spans(),
         },
         notes,
-        theme: app.theme,
+        theme: app.theme(),
     }
 }
 
 fn templates_view(app: &App) -> TemplatesView<'_> {
     TemplatesView {
-        pane: &app.templates,
-        in_use: &app.workspace.template,
-        preview: &app.preview,
-        theme: app.theme,
+        pane: &app.templates(),
+        in_use: &app.workspace().template,
+        preview: &app.preview(),
+        theme: app.theme(),
     }
 }
 
@@ -214,15 +149,15 @@ fn tab_line(app: &App, width: u16) -> Line<'static> {
     let mut spans = Vec::new();
     for (index, pane) in Pane::ALL.iter().enumerate() {
         let label = format!(" {} {} ", index + 1, pane.title());
-        let style = if *pane == app.screen.focus {
-            app.theme.cursor()
+        let style = if *pane == app.screen().focus {
+            app.theme().cursor()
         } else {
-            app.theme.dim()
+            app.theme().dim()
         };
         spans.push(Span::styled(label, style));
     }
     let used: usize = spans.iter().map(|s| s.width()).sum();
-    let info = format!(" {} · {}", app.title(), app.workspace.template.name);
+    let info = format!(" {} · {}", app.title(), app.workspace().template.name);
     spans.push(Span::raw(truncate(
         &info,
         usize::from(width).saturating_sub(used),
@@ -231,39 +166,39 @@ fn tab_line(app: &App, width: u16) -> Line<'static> {
 }
 
 fn status_line(app: &App) -> Line<'static> {
-    if let Some(status) = &app.status {
+    if let Some(status) = app.status() {
         let style = if status.error {
-            app.theme.error()
+            app.theme().error()
         } else {
-            app.theme.key()
+            app.theme().key()
         };
         return Line::styled(status.text.clone(), style);
     }
-    let render = match &app.preview.output {
+    let render = match &app.preview().output {
         Ok(text) => Span::raw(format!("✓ {} bytes", text.len())),
-        Err(_) if app.workspace.missing_template.is_some() => Span::styled(
-            format!("✗ {}", app.workspace.missing_label().unwrap_or_default()),
-            app.theme.error(),
+        Err(_) if app.workspace().missing_template.is_some() => Span::styled(
+            format!("✗ {}", app.workspace().missing_label().unwrap_or_default()),
+            app.theme().error(),
         ),
-        Err(err) => Span::styled(format!("✗ {}", err.kind.label()), app.theme.error()),
+        Err(err) => Span::styled(format!("✗ {}", err.kind.label()), app.theme().error()),
     };
-    let expected = match (&app.workspace.session.expected, &app.preview.output) {
-        (None, _) => Span::styled("no expected outcome", app.theme.dim()),
+    let expected = match (&app.workspace().session.expected, &app.preview().output) {
+        (None, _) => Span::styled("no expected outcome", app.theme().dim()),
         (Some(Expected::Prompt(want)), Ok(got)) if want.as_str() == &**got => {
-            Span::styled("matches expected", app.theme.added())
+            Span::styled("matches expected", app.theme().added())
         }
         (Some(Expected::Error(want)), Err(err)) if err.matches_expected(want) => {
-            Span::styled("fails as expected", app.theme.added())
+            Span::styled("fails as expected", app.theme().added())
         }
         (Some(Expected::Exception(want)), Err(err)) if err.matches_exception(want) => {
-            Span::styled("fails as expected", app.theme.added())
+            Span::styled("fails as expected", app.theme().added())
         }
-        (Some(_), _) => Span::styled("differs from expected", app.theme.error()),
+        (Some(_), _) => Span::styled("differs from expected", app.theme().error()),
     };
     // Beside the render it is about, before what may be cut at 80 columns.
     let mut spans = vec![render, Span::raw(" · ")];
-    if let Some(problem) = template_file_note(app.workspace.template_file) {
-        spans.push(Span::styled(problem, app.theme.error()));
+    if let Some(problem) = template_file_note(app.workspace().template_file) {
+        spans.push(Span::styled(problem, app.theme().error()));
         spans.push(Span::raw(" · "));
     }
     spans.push(expected);

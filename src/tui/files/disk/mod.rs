@@ -1,5 +1,5 @@
 //! The app's file work. `update` never touches the disk: it describes what it needs as a
-//! [`Job`] (inside [`Effect::Disk`](crate::tui::action::Effect::Disk)), the event loop hands the
+//! [`Job`] (inside [`Effect::Disk`](crate::tui::context::Effect::Disk)), the event loop hands the
 //! job to [`perform()`] and feeds the [`Done`] back to `update` (see [`crate::tui::app::driver`]).
 //!
 //! Saving stays safe: files are replaced atomically, a session file another program

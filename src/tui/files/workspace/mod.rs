@@ -121,6 +121,12 @@ struct Watch {
 }
 
 impl Workspace {
+    /// The session's template, unless it is missing (then there is none to select or
+    /// to read a schema from).
+    pub fn current_template(&self) -> Option<&TemplateSource> {
+        self.missing_template.is_none().then_some(&self.template)
+    }
+
     /// A workspace for `session` rendered with `template`. It looks at the disk (the
     /// session file's content and the template file's stamp, so changes other programs
     /// make later show; the canonical path that names an untitled session's recovery

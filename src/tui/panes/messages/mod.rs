@@ -15,7 +15,7 @@ use crate::tui::action::Direction;
 
 use crate::tui::action::EditorAction;
 
-use crate::tui::action::Effect;
+use crate::tui::context::Effect;
 
 use crate::tui::action::MessageAction;
 

@@ -42,12 +42,12 @@ impl<'a> Viewport<'a> {
         anchor: Option<usize>,
         tokens: &'a TokenMode,
     ) -> Self {
-        let width = (crate::tui::ui::areas(screen).panes.iter())
+        let width = (crate::tui::layout::areas(screen).panes.iter())
             .find(|(pane, _)| *pane == Pane::Prompt)
             .map_or(80, |(_, rect)| usize::from(rect.width.saturating_sub(2)));
         Viewport {
             preview,
-            height: crate::tui::ui::pane_height(screen, Pane::Prompt).max(1),
+            height: crate::tui::layout::pane_height(screen, Pane::Prompt).max(1),
             width: width.max(1),
             anchor,
             tokens,

@@ -99,7 +99,7 @@ impl PromptPane {
         let count = rows(&diff_lines(expected, ctx.preview.text()), self.hunks).len();
         // The summary line takes one row.
         let height =
-            (crate::tui::ui::pane_height(&ctx.screen, Pane::Prompt).saturating_sub(1)).max(1);
+            (crate::tui::layout::pane_height(&ctx.screen, Pane::Prompt).saturating_sub(1)).max(1);
         let last = count.saturating_sub(height);
         let top = self.top.unwrap_or(0).min(last);
         self.top = Some(crate::tui::dialogs::help::step(top, last + 1, height, step));

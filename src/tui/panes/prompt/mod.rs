@@ -18,7 +18,7 @@ use crate::tui::action::CopyTarget;
 
 use crate::tui::action::Direction;
 
-use crate::tui::action::Effect;
+use crate::tui::context::Effect;
 
 use crate::tui::action::Pane;
 
@@ -239,7 +239,7 @@ impl PromptPane {
             search.term
         );
         let line = ctx.preview.line_of(found.start);
-        let height = crate::tui::ui::pane_height(&ctx.screen, Pane::Prompt);
+        let height = crate::tui::layout::pane_height(&ctx.screen, Pane::Prompt);
         self.top = Some(line.saturating_sub(height / 3));
         ctx.notify(text);
     }

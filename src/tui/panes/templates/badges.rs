@@ -114,7 +114,7 @@ impl TemplateBadges {
         }
         // A screenful around the cursor, whether or not the pane is shown right now
         // (a few milliseconds per template, once per session).
-        let shown = crate::tui::ui::pane_height(screen, Pane::Templates);
+        let shown = crate::tui::layout::pane_height(screen, Pane::Templates);
         let height = shown.max(usize::from(screen.height));
         let start = window_start(cursor, visible.len(), height);
         let window = visible.iter().skip(start).take(height);

@@ -13,7 +13,7 @@ pub mod view;
 use chatplate_core::catalog::TemplateSource;
 use chatplate_core::worker::Job;
 
-use crate::tui::action::Effect;
+use crate::tui::context::Effect;
 
 use crate::tui::action::Pane;
 

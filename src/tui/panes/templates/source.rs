@@ -13,7 +13,7 @@ use chatplate_core::catalog::{Origin, TemplateSource};
 
 use crate::tui::action::Direction;
 
-use crate::tui::action::Effect;
+use crate::tui::context::Effect;
 
 use crate::tui::action::Pane;
 use crate::tui::context::PaneContext;
@@ -50,7 +50,7 @@ pub fn list_rows(templates: usize, inner_height: u16) -> u16 {
 }
 
 fn pane_inner(screen: &Screen) -> (usize, usize) {
-    let areas = crate::tui::ui::areas(screen);
+    let areas = crate::tui::layout::areas(screen);
     areas
         .panes
         .iter()
