@@ -79,8 +79,7 @@ impl Run {
 /// another build (an older one, to see them fail).
 pub fn binary_under_test() -> PathBuf {
     std::env::var_os("CHATPLATE_TEST_BIN")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(chatplate_exe()))
+        .map_or_else(|| PathBuf::from(chatplate_exe()), PathBuf::from)
 }
 
 /// Runs `command` (standard input empty, output captured) and kills it after `limit`: a

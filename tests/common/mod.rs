@@ -36,8 +36,7 @@ pub fn skip_unless_ci(test: &str, reason: &str) {
 /// calling test is skipped, or fails under `CI=true` ([`skip_unless_ci`]).
 pub fn corpus_dir(test: &str) -> Option<PathBuf> {
     let dir = std::env::var_os("CHATPLATE_CORPUS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("../shared/conformance/dev"));
+        .map_or_else(|| repo().join("../shared/conformance/dev"), PathBuf::from);
     if dir.join("MANIFEST.json").exists() {
         return Some(dir);
     }

@@ -72,9 +72,10 @@ pub const REAL: [&str; 5] = ["qwen3", "llama3_1", "gemma3", "deepseek_v3", "gpto
 /// A real tokenizer's folder in the cache ($CHATPLATE_TOKENIZERS, else target/tokenizers),
 /// or `None` after printing that `test` is skipped.
 pub fn real_tokenizer(name: &str, test: &str) -> Option<PathBuf> {
-    let cache = std::env::var_os("CHATPLATE_TOKENIZERS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| crate::common::repo().join("target/tokenizers"));
+    let cache = std::env::var_os("CHATPLATE_TOKENIZERS").map_or_else(
+        || crate::common::repo().join("target/tokenizers"),
+        PathBuf::from,
+    );
     let folder = cache.join(name);
     if folder.join("tokenizer.json").is_file() {
         return Some(folder);

@@ -179,7 +179,7 @@ fn read_value<R: Read + Seek>(
     const BOOL: u32 = 7;
     match (key, code) {
         (CHAT_TEMPLATE, STRING) => {
-            found.chat_template = Some(input.string(key, MAX_TEMPLATE_BYTES)?)
+            found.chat_template = Some(input.string(key, MAX_TEMPLATE_BYTES)?);
         }
         (NAME, STRING) => found.name = Some(input.string(key, MAX_SHORT_STRING)?),
         (ADD_BOS, BOOL) => found.add_bos_token = Some(input.bytes::<1>(key)?[0] != 0),

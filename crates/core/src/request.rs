@@ -142,10 +142,7 @@ fn messages(
         out.push(message);
     }
     if string_arguments > 0 {
-        notes.push(match parse_arguments {
-            true => format!("{string_arguments} tool-call arguments parsed from JSON strings into objects, as vLLM does"),
-            false => format!("{string_arguments} tool-call arguments are JSON strings, kept as written (vLLM parses them into objects before rendering; import with {} to do the same)", means(Knob::ParseArguments)),
-        });
+        notes.push(if parse_arguments { format!("{string_arguments} tool-call arguments parsed from JSON strings into objects, as vLLM does") } else { format!("{string_arguments} tool-call arguments are JSON strings, kept as written (vLLM parses them into objects before rendering; import with {} to do the same)", means(Knob::ParseArguments)) });
     }
     Ok(out)
 }
@@ -293,12 +290,11 @@ pub struct Exported {
 pub fn export(session: &Session, template: &TemplateSource) -> Exported {
     let mut notes = Vec::new();
     let mut body = Map::new();
-    match export_model(session) {
-        Some(model) => body.insert("model".into(), model),
-        None => {
-            notes.push("no model in this session: add \"model\" for your server".into());
-            None
-        }
+    if let Some(model) = export_model(session) {
+        body.insert("model".into(), model)
+    } else {
+        notes.push("no model in this session: add \"model\" for your server".into());
+        None
     };
     let messages = session.messages.iter().map(|m| Json::Object(m.0.clone()));
     body.insert("messages".into(), Json::Array(messages.collect()));

@@ -131,7 +131,7 @@ impl Object for BoundMethod {
         let address = self
             .receiver
             .as_object()
-            .map_or(0, |o| o as *const _ as *const () as usize);
+            .map_or(0, |o| std::ptr::from_ref(o).cast::<()>() as usize);
         write!(
             f,
             "<built-in method {} of dict object at {address:#x}>",

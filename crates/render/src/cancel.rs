@@ -103,9 +103,10 @@ impl RenderControl {
 
     /// The base deadline a render of a template compiled with `limits` gets, if any.
     pub(crate) fn base_deadline(&self, limits: &super::Limits) -> Option<Duration> {
-        match self.unbounded {
-            true => None,
-            false => Some(self.deadline.unwrap_or(limits.deadline)),
+        if self.unbounded {
+            None
+        } else {
+            Some(self.deadline.unwrap_or(limits.deadline))
         }
     }
 }

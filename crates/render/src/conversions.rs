@@ -77,14 +77,13 @@ pub(crate) fn str_format(
         };
         let finished = converted.as_str().and_then(|text| pad_text(text, spec));
         out.push_str(&format!("{{{}", fields.len()));
-        match finished {
-            Some(text) => fields.push(Value::from(text)),
-            None => {
-                fields.push(converted);
-                if !spec.is_empty() {
-                    out.push(':');
-                    out.push_str(spec);
-                }
+        if let Some(text) = finished {
+            fields.push(Value::from(text))
+        } else {
+            fields.push(converted);
+            if !spec.is_empty() {
+                out.push(':');
+                out.push_str(spec);
             }
         }
         out.push('}');

@@ -51,12 +51,12 @@ fn configured(helpers: &helpers::Helpers) -> Environment<'static> {
         // write itself (`LimitedWriter` checks), anything else checks before printing.
         match value.as_str() {
             Some(text) if value.kind() == minijinja::value::ValueKind::String => {
-                out.write_str(text)?
+                out.write_str(text)?;
             }
             _ if value.is_undefined() => scope::tick(Some(state))?,
             _ => {
                 scope::tick(Some(state))?;
-                out.write_str(&pyrepr::to_str_in(Some(state), value)?)?
+                out.write_str(&pyrepr::to_str_in(Some(state), value)?)?;
             }
         }
         Ok(())

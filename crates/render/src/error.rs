@@ -287,11 +287,12 @@ fn excerpt_window(line: &str, column: usize, has_error: bool) -> (String, usize)
     if len <= EXCERPT_CHARS {
         return (line.to_string(), column);
     }
-    let start = match has_error {
-        true => column
+    let start = if has_error {
+        column
             .saturating_sub(EXCERPT_CHARS / 2)
-            .min(len - EXCERPT_CHARS),
-        false => 0,
+            .min(len - EXCERPT_CHARS)
+    } else {
+        0
     };
     let window: String = line.chars().skip(start).take(EXCERPT_CHARS).collect();
     let before = if start > 0 { "…" } else { "" };

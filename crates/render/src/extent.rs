@@ -124,7 +124,7 @@ impl<'s> Extents<'s> {
     }
 
     fn extent(&mut self, expr: &Expr) -> Extent {
-        let key = expr as *const Expr as usize;
+        let key = std::ptr::from_ref::<Expr>(expr) as usize;
         if let Some(known) = self.known.get(&key) {
             return *known;
         }
@@ -262,13 +262,14 @@ mod tests {
     /// `../shared/conformance/dev` beside the repository, as the integration tests find it
     /// (`tests/common`). Without it the corpus half is skipped, or fails under `CI=true`.
     fn corpus_templates() -> Option<std::path::PathBuf> {
-        let corpus = std::env::var_os("CHATPLATE_CORPUS")
-            .map(std::path::PathBuf::from)
-            .unwrap_or_else(|| {
+        let corpus = std::env::var_os("CHATPLATE_CORPUS").map_or_else(
+            || {
                 // This crate is crates/render in the repository.
                 std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                     .join("../../../shared/conformance/dev")
-            });
+            },
+            std::path::PathBuf::from,
+        );
         if corpus.join("MANIFEST.json").exists() {
             return Some(corpus.join("templates"));
         }

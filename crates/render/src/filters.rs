@@ -134,8 +134,8 @@ fn indent(state: &State, text: Value, args: Rest<Value>, kwargs: Kwargs) -> Resu
     let first: Option<bool> = kwargs.get("first")?;
     let blank: Option<bool> = kwargs.get("blank")?;
     kwargs.assert_all_used()?;
-    let first = first.unwrap_or_else(|| args.get(1).is_some_and(|v| v.is_true()));
-    let blank = blank.unwrap_or_else(|| args.get(2).is_some_and(|v| v.is_true()));
+    let first = first.unwrap_or_else(|| args.get(1).is_some_and(minijinja::Value::is_true));
+    let blank = blank.unwrap_or_else(|| args.get(2).is_some_and(minijinja::Value::is_true));
     let indention = match &width {
         Some(w) if w.kind() == ValueKind::String => w.as_str().unwrap_or_default().to_string(),
         Some(w) if w.as_i64().is_none() && !w.is_integer() => "    ".to_string(),

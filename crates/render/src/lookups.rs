@@ -36,9 +36,9 @@ pub(crate) fn instrument(source: &str, syntax: &minijinja::syntax::SyntaxConfig)
     super::diagnose::visit_stmt(&ast, &mut |expr| {
         if let Expr::Call(call) = expr {
             // `x.method()` is a method call, not a lookup.
-            callees.insert(&call.expr as *const Expr as usize);
+            callees.insert(&raw const call.expr as usize);
         }
-        if !callees.contains(&(expr as *const Expr as usize)) {
+        if !callees.contains(&(std::ptr::from_ref::<Expr>(expr) as usize)) {
             route(expr, source, &mut extents, &mut edits);
         }
     });

@@ -89,7 +89,7 @@ unsafe impl GlobalAlloc for MeteredAllocator {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         shrink(layout.size());
-        Inner.dealloc(ptr, layout)
+        Inner.dealloc(ptr, layout);
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
@@ -125,7 +125,7 @@ fn shrink(bytes: usize) {
     let _ = METER.try_with(|meter| {
         meter
             .live
-            .set(meter.live.get().wrapping_sub(bytes as isize))
+            .set(meter.live.get().wrapping_sub(bytes as isize));
     });
 }
 
@@ -176,7 +176,7 @@ pub(super) fn watch_this_thread(cap: usize, flag: &AtomicU8) {
     let live = thread_live_bytes();
     let limit = live.saturating_add(isize::try_from(cap).unwrap_or(isize::MAX));
     let _ = METER.try_with(|meter| {
-        meter.on_cap.set(flag as *const AtomicU8);
+        meter.on_cap.set(std::ptr::from_ref::<AtomicU8>(flag));
         meter.hard_cap.set(limit.max(1));
         meter.watched_from.set(live);
         meter.peak.set(live);

@@ -98,7 +98,7 @@ impl JsonWriter<'_> {
             ValueKind::Number => self.write_number(value),
             ValueKind::String => self.write_string(value.as_str().unwrap_or_default())?,
             ValueKind::Seq | ValueKind::Iterable if !is_generator(value) => {
-                self.write_seq(value, depth)?
+                self.write_seq(value, depth)?;
             }
             ValueKind::Map if !super::loops::is_namespace(value) => self.write_map(value, depth)?,
             _ => return Err(not_serializable(value)),

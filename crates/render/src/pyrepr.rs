@@ -81,22 +81,22 @@ impl Repr<'_, '_, '_> {
             ValueKind::String => {
                 let text = value.as_str().unwrap_or_default();
                 super::scope::reserve(self.state, text.len())?;
-                write_str_repr(&mut self.out, text)
+                write_str_repr(&mut self.out, text);
             }
             ValueKind::Bytes => {
                 let bytes = value.as_bytes().unwrap_or_default();
                 super::scope::reserve(self.state, bytes.len())?;
-                write_bytes_repr(&mut self.out, bytes)
+                write_bytes_repr(&mut self.out, bytes);
             }
             ValueKind::Seq | ValueKind::Iterable if !is_generator(value) => {
-                self.container(value, depth, |w, v, d| w.seq(v, d))?
+                self.container(value, depth, Repr::seq)?;
             }
             ValueKind::Map if super::loops::is_namespace(value) => {
                 self.out.push_str("<Namespace ");
-                self.container(value, depth, |w, v, d| w.map(v, d))?;
+                self.container(value, depth, Repr::map)?;
                 self.out.push('>');
             }
-            ValueKind::Map => self.container(value, depth, |w, v, d| w.map(v, d))?,
+            ValueKind::Map => self.container(value, depth, Repr::map)?,
             _ => self.out.push_str(&value.to_string()),
         }
         Ok(())

@@ -150,7 +150,7 @@ fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
         Stmt::EmitExpr(e) => match &e.expr {
             // Jinja2 folds a slice of literals printed on its own (see `slices`).
             whole @ Expr::Slice(slice) if super::slices::is_folded(slice) => {
-                walk_slice(whole, SliceUse::Folded, 1, cx)
+                walk_slice(whole, SliceUse::Folded, 1, cx);
             }
             expr => walk_expr(expr, cx),
         },
@@ -200,9 +200,10 @@ fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
                 !super::scalars::needs_no_set_check(&s.expr)
             };
             if checked {
-                let helper = match namespace {
-                    true => cx.helpers.namespace_value(),
-                    false => cx.helpers.set_value(),
+                let helper = if namespace {
+                    cx.helpers.namespace_value()
+                } else {
+                    cx.helpers.set_value()
                 };
                 cx.edits.push(Edit {
                     start,
@@ -210,7 +211,7 @@ fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
                     kind: EditKind::Wrap(helper),
                 });
             }
-            walk_expr(&s.expr, cx)
+            walk_expr(&s.expr, cx);
         }
         Stmt::SetBlock(s) => walk_stmts(&s.body, cx),
         Stmt::AutoEscape(a) => walk_stmts(&a.body, cx),
@@ -242,7 +243,7 @@ fn walk_args(args: &[CallArg], cx: &mut Cx) {
 }
 
 fn walk_expr(expr: &Expr, cx: &mut Cx) {
-    walk_expr_at(expr, 1, cx)
+    walk_expr_at(expr, 1, cx);
 }
 
 /// Walks `expr`, nested `depth` deep. Long operator chains (`a ~ b ~ c ~ ...`) are

@@ -292,14 +292,13 @@ fn spec_numbers(format: &str, start: char, end: impl Fn(char) -> bool) -> usize 
             in_spec = ch == start;
             continue;
         }
-        match ch.to_digit(10) {
-            Some(digit) => number = number.saturating_mul(10).saturating_add(digit as usize),
-            None => {
-                total = total.saturating_add(number);
-                number = 0;
-                if end(ch) {
-                    in_spec = false;
-                }
+        if let Some(digit) = ch.to_digit(10) {
+            number = number.saturating_mul(10).saturating_add(digit as usize)
+        } else {
+            total = total.saturating_add(number);
+            number = 0;
+            if end(ch) {
+                in_spec = false;
             }
         }
     }

@@ -28,7 +28,7 @@ pub(crate) fn split(
     let (sep, maxsplit) = split_arguments(args)?;
     let limit = maxsplit.unwrap_or(usize::MAX);
     let mut list = collect(state, |visit| {
-        each_piece(text, sep.as_deref(), limit, from_right, visit)
+        each_piece(text, sep.as_deref(), limit, from_right, visit);
     })?;
     if from_right {
         list.reverse();

@@ -37,7 +37,7 @@ pub(crate) fn of<'e, 'a>(expr: &'e Expr<'a>) -> Subexpressions<'e, 'a> {
                 s.start.as_ref(),
                 s.stop.as_ref(),
                 s.step.as_ref(),
-            ]
+            ];
         }
         Expr::UnaryOp(u) => walk.fixed[0] = Some(&u.expr),
         Expr::BinOp(b) => walk.fixed[..2].copy_from_slice(&[Some(&b.left), Some(&b.right)]),
@@ -60,7 +60,7 @@ pub(crate) fn of<'e, 'a>(expr: &'e Expr<'a>) -> Subexpressions<'e, 'a> {
         }
         Expr::GetAttr(g) => walk.fixed[0] = Some(&g.expr),
         Expr::GetItem(g) => {
-            walk.fixed[..2].copy_from_slice(&[Some(&g.expr), Some(&g.subscript_expr)])
+            walk.fixed[..2].copy_from_slice(&[Some(&g.expr), Some(&g.subscript_expr)]);
         }
         Expr::Call(c) => {
             walk.fixed[0] = Some(&c.expr);

@@ -63,7 +63,7 @@ pub fn render_with_deadline(
 /// for it (the renders running have the others).
 fn cores() -> usize {
     static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
 }
 
 /// Counts a render thread from its start to its end.
@@ -229,8 +229,9 @@ pub(super) fn run_recording_on_own_thread(
                 spare_core
                     .then(|| threads::recv_within(&receiver, 2 * WAKE_AHEAD))
                     .flatten()
-                    .map(|answer| answer.map_err(|_| RecvTimeoutError::Disconnected))
-                    .unwrap_or(Err(RecvTimeoutError::Timeout))
+                    .map_or(Err(RecvTimeoutError::Timeout), |answer| {
+                        answer.map_err(|_| RecvTimeoutError::Disconnected)
+                    })
             }
             answer => answer,
         };
@@ -285,7 +286,7 @@ fn hard_cap(max_memory: usize) -> usize {
 fn panicked(payload: &(dyn std::any::Any + Send)) -> RenderError {
     let message = payload
         .downcast_ref::<&str>()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_default();
     RenderError::input(format!(

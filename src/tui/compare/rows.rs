@@ -112,6 +112,26 @@ pub fn next_difference(
     Some((target(starts[found]), found))
 }
 
+/// The narrowest pane (inside its borders) that shows both sides side by side: two
+/// columns of 38, enough for a chat template's lines to be recognisable. A 120-column
+/// terminal gets there with the prompt pane zoomed (`z`).
+pub const SIDE_BY_SIDE_MIN: u16 = 80;
+
+/// The layout the shown side gets in the prompt pane's current width.
+pub fn layout_for(screen: &Screen, preview: bool) -> Layout {
+    let areas = crate::tui::layout::areas(screen);
+    let width = areas
+        .panes
+        .iter()
+        .find(|(pane, _)| *pane == Pane::Prompt)
+        .map_or(0, |(_, rect)| rect.width.saturating_sub(2));
+    match (width >= SIDE_BY_SIDE_MIN, preview) {
+        (true, _) => Layout::SideBySide,
+        (false, true) => Layout::OtherOnly,
+        (false, false) => Layout::Unified,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -161,25 +181,5 @@ mod tests {
             next_difference(&rows, 12, None, Direction::Up),
             Some((8, 0))
         );
-    }
-}
-
-/// The narrowest pane (inside its borders) that shows both sides side by side: two
-/// columns of 38, enough for a chat template's lines to be recognisable. A 120-column
-/// terminal gets there with the prompt pane zoomed (`z`).
-pub const SIDE_BY_SIDE_MIN: u16 = 80;
-
-/// The layout the shown side gets in the prompt pane's current width.
-pub fn layout_for(screen: &Screen, preview: bool) -> Layout {
-    let areas = crate::tui::layout::areas(screen);
-    let width = areas
-        .panes
-        .iter()
-        .find(|(pane, _)| *pane == Pane::Prompt)
-        .map_or(0, |(_, rect)| rect.width.saturating_sub(2));
-    match (width >= SIDE_BY_SIDE_MIN, preview) {
-        (true, _) => Layout::SideBySide,
-        (false, true) => Layout::OtherOnly,
-        (false, false) => Layout::Unified,
     }
 }

@@ -72,7 +72,7 @@ fn draw_messages(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
     let injected = |index| app.injected(index) || !app.needs(index).is_empty();
     let unused = |row, field| app.unused_note(row, field);
     let view = MessagesView {
-        pane: &app.messages(),
+        pane: app.messages(),
         editor: app.editor(),
         session: &app.workspace().session,
         bytes: app.message_bytes(),
@@ -101,7 +101,7 @@ fn footer_view(app: &App) -> FooterView<'_> {
     FooterView {
         scope: app.scope(),
         session: &app.workspace().session,
-        messages: &app.messages(),
+        messages: app.messages(),
         can_undo: app.workbench().can_undo(),
         finding: app.workbench().find.is_some(),
         diff: app.prompt().diff,
@@ -115,8 +115,8 @@ fn prompt_view(app: &App) -> PromptView<'_> {
         crate::tui::jobs::attribution_view::title_note(app.attribution_state()).to_string();
     notes.push_str(&app.token_note());
     PromptView {
-        pane: &app.prompt(),
-        preview: &app.preview(),
+        pane: app.prompt(),
+        preview: app.preview(),
         session: &app.workspace().session,
         missing_template: app.workspace().missing_label(),
         stale: app.is_stale(),
@@ -138,9 +138,9 @@ fn prompt_view(app: &App) -> PromptView<'_> {
 
 fn templates_view(app: &App) -> TemplatesView<'_> {
     TemplatesView {
-        pane: &app.templates(),
+        pane: app.templates(),
         in_use: &app.workspace().template,
-        preview: &app.preview(),
+        preview: app.preview(),
         theme: app.theme(),
     }
 }

@@ -11,10 +11,10 @@ use crate::gguf::{self, GgufMetadata};
 /// Every template in the GGUF file at `path`.
 pub(super) fn load(path: &Path) -> Result<TemplateSet, CatalogError> {
     let metadata = read(path)?;
-    let label = path
-        .file_stem()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| path.display().to_string());
+    let label = path.file_stem().map_or_else(
+        || path.display().to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    );
     let several = !metadata.named_templates.is_empty();
     let main = metadata
         .chat_template

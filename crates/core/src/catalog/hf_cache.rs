@@ -149,9 +149,7 @@ pub(crate) fn hf_home_from(env: &impl Fn(&str) -> Option<OsString>) -> PathBuf {
     if let Some(home) = set("HF_HOME") {
         return expand_home(PathBuf::from(home), env);
     }
-    let cache = set("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("~/.cache"));
+    let cache = set("XDG_CACHE_HOME").map_or_else(|| PathBuf::from("~/.cache"), PathBuf::from);
     expand_home(cache.join("huggingface"), env)
 }
 
@@ -234,12 +232,13 @@ pub(crate) fn check_links(snapshot: &Snapshot) -> Result<(), CacheError> {
 }
 
 fn inside_cache(path: &Path, root: &Path) -> Result<(), CacheError> {
-    match is_inside(path, &[root.to_path_buf()]) {
-        true => Ok(()),
-        false => Err(CacheError::Outside {
+    if is_inside(path, &[root.to_path_buf()]) {
+        Ok(())
+    } else {
+        Err(CacheError::Outside {
             path: path.to_path_buf(),
             root: root.to_path_buf(),
-        }),
+        })
     }
 }
 

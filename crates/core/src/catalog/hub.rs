@@ -76,9 +76,8 @@ impl HubSettings {
         let offline = text("HF_HUB_OFFLINE").is_some_and(|v| {
             matches!(v.to_ascii_uppercase().as_str(), "1" | "ON" | "YES" | "TRUE")
         });
-        let token_file = text("HF_TOKEN_PATH")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| hf_home_from(&env).join("token"));
+        let token_file =
+            text("HF_TOKEN_PATH").map_or_else(|| hf_home_from(&env).join("token"), PathBuf::from);
         let token = text("HF_TOKEN")
             .or_else(|| text("HUGGING_FACE_HUB_TOKEN"))
             .or_else(|| {

@@ -272,10 +272,10 @@ pub fn short(commit: &str) -> &str {
 /// The last component of `dir` (or `dir` itself when it has none, like `.`).
 pub fn folder_name(dir: &Path) -> String {
     let absolute = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    absolute
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| dir.display().to_string())
+    absolute.file_name().map_or_else(
+        || dir.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
 }
 
 #[cfg(test)]

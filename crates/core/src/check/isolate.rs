@@ -40,7 +40,7 @@ pub fn check_all_isolated(
     worker: &(dyn Fn() -> Command + Sync),
 ) -> Vec<CaseResult> {
     let workers = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
+        .map_or(2, std::num::NonZero::get)
         .clamp(1, fixtures.len().max(1));
     let batches = batches(fixtures);
     let next = AtomicUsize::new(0);
@@ -61,7 +61,9 @@ pub fn check_all_isolated(
             });
         }
     });
-    let all = results.into_inner().unwrap_or_else(|p| p.into_inner());
+    let all = results
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     all.into_iter()
         .zip(fixtures)
         .map(|(verdict, fixture)| {
@@ -387,7 +389,7 @@ mod tests {
             fixture("a/2.json"),
             fixture("b/1.json"),
         ];
-        fixtures.extend((0..MAX_BATCH + 1).map(|i| fixture(&format!("c/{i}.json"))));
+        fixtures.extend((0..=MAX_BATCH).map(|i| fixture(&format!("c/{i}.json"))));
         fixtures.push(fixture("a/3.json"));
         let c = 3 + MAX_BATCH;
         assert_eq!(

@@ -17,7 +17,7 @@ pub(crate) const WORKER_STACK_BYTES: usize = 256 << 20;
 /// has one entry per fixture, in input order, whatever happened.
 pub fn check_all(fixtures: &[Fixture], options: &CheckOptions) -> Vec<CaseResult> {
     let workers = std::thread::available_parallelism()
-        .map_or(2, |n| n.get())
+        .map_or(2, std::num::NonZero::get)
         .clamp(1, fixtures.len().max(1));
     let next = AtomicUsize::new(0);
     let results: Mutex<Vec<Option<CaseResult>>> = Mutex::new(vec![None; fixtures.len()]);
@@ -43,7 +43,7 @@ pub fn check_all(fixtures: &[Fixture], options: &CheckOptions) -> Vec<CaseResult
     });
     let all = results
         .into_inner()
-        .unwrap_or_else(|poison| poison.into_inner());
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     all.into_iter()
         .zip(fixtures)
         .map(|(result, fixture)| {
@@ -84,7 +84,7 @@ pub(crate) fn check_guarded_telling(
 pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     payload
         .downcast_ref::<&str>()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "(no message)".into())
 }

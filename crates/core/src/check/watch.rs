@@ -84,7 +84,7 @@ fn stat(file: PathBuf) -> (PathBuf, u64, Option<SystemTime>) {
     // A file removed between the walk and here reads as empty with no time, which
     // differs from what it was: the next poll sees it gone.
     let meta = std::fs::metadata(&file).ok();
-    let size = meta.as_ref().map_or(0, |m| m.len());
+    let size = meta.as_ref().map_or(0, std::fs::Metadata::len);
     let modified = meta.and_then(|m| m.modified().ok());
     (file, size, modified)
 }

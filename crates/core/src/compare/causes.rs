@@ -112,9 +112,10 @@ fn output_cause(want: &str, got: &str) -> Cause {
             .iter()
             .fold(text.to_string(), |text, (_, rule)| rule(&text))
     };
-    match all(want) == all(got) {
-        true => Cause::Several,
-        false => Cause::Other,
+    if all(want) == all(got) {
+        Cause::Several
+    } else {
+        Cause::Other
     }
 }
 
@@ -177,15 +178,12 @@ fn unescape_unicode(text: &str) -> String {
         let hex = rest
             .get(at + 2..at + 6)
             .and_then(|h| u32::from_str_radix(h, 16).ok());
-        match hex.and_then(char::from_u32) {
-            Some(ch) => {
-                out.push(ch);
-                rest = &rest[at + 6..];
-            }
-            None => {
-                out.push_str("\\u");
-                rest = &rest[at + 2..];
-            }
+        if let Some(ch) = hex.and_then(char::from_u32) {
+            out.push(ch);
+            rest = &rest[at + 6..];
+        } else {
+            out.push_str("\\u");
+            rest = &rest[at + 2..];
         }
     }
     out.push_str(rest);

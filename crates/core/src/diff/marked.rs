@@ -32,9 +32,7 @@ pub fn marked_diff(expected: &str, actual: &str, color: bool) -> String {
     let mut out = String::new();
     let (mut expected_line, mut in_hunk) = (1, false);
     for (index, line) in lines.iter().enumerate() {
-        if !near_change(index) {
-            in_hunk = false;
-        } else {
+        if near_change(index) {
             if !in_hunk {
                 let header = format!("@@ line {expected_line} @@");
                 out.push_str(&paint(&header, CYAN, color));
@@ -42,6 +40,8 @@ pub fn marked_diff(expected: &str, actual: &str, color: bool) -> String {
                 in_hunk = true;
             }
             out.push_str(&render_line(&lines, index, partner[index], color));
+        } else {
+            in_hunk = false;
         }
         if !matches!(line, DiffLine::Added(_)) {
             expected_line += 1;

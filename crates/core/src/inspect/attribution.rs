@@ -120,12 +120,11 @@ pub struct Attribution {
 impl Attribution {
     /// What rendering `P(k)` showed, when this attribution rendered (or predicted) it.
     pub(crate) fn prefix(&self, k: usize) -> Option<PrefixOutcome> {
-        match self.partial {
-            None => self.prefixes.get(k).copied(),
-            Some(_) => {
-                let found = self.known.binary_search_by_key(&k, |(count, _)| *count);
-                found.ok().map(|i| self.known[i].1)
-            }
+        if self.partial.is_none() {
+            self.prefixes.get(k).copied()
+        } else {
+            let found = self.known.binary_search_by_key(&k, |(count, _)| *count);
+            found.ok().map(|i| self.known[i].1)
         }
     }
 

@@ -130,7 +130,7 @@ pub fn dropped_fields(
     let fields = fields_of(conversation);
     let prepared = &PreparedMessages::new(conversation);
     let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
+        .map_or(1, std::num::NonZero::get)
         .clamp(1, fields.len().max(1));
     let verdicts = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
@@ -290,32 +290,29 @@ impl Base<'_> {
                 .with_variables(self.conversation.variables.clone())
                 .with_clock(self.conversation.clock)
         };
-        match field {
-            FieldRef::Message { index, path } => {
-                let mut message = self.conversation.messages.get(*index)?.clone();
-                let slot = path
-                    .iter()
-                    .try_fold(&mut message, |value, step| match step {
-                        PathStep::Key(key) => value.get_mut(key.as_str()),
-                        PathStep::Index(i) => value.get_mut(*i),
-                    })?;
-                *slot = perturb(slot, change);
-                let prepared = self.prepared.replaced(*index, &message);
-                let settings = settings();
-                Some(
-                    self.template
-                        .render_prepared(&settings, &prepared, self.cancel),
-                )
-            }
-            _ => {
-                let mut changed = settings();
-                let slot = setting_slot(&mut changed, field)?;
-                *slot = perturb(slot, change);
-                Some(
-                    self.template
-                        .render_prepared(&changed, self.prepared, self.cancel),
-                )
-            }
+        if let FieldRef::Message { index, path } = field {
+            let mut message = self.conversation.messages.get(*index)?.clone();
+            let slot = path
+                .iter()
+                .try_fold(&mut message, |value, step| match step {
+                    PathStep::Key(key) => value.get_mut(key.as_str()),
+                    PathStep::Index(i) => value.get_mut(*i),
+                })?;
+            *slot = perturb(slot, change);
+            let prepared = self.prepared.replaced(*index, &message);
+            let settings = settings();
+            Some(
+                self.template
+                    .render_prepared(&settings, &prepared, self.cancel),
+            )
+        } else {
+            let mut changed = settings();
+            let slot = setting_slot(&mut changed, field)?;
+            *slot = perturb(slot, change);
+            Some(
+                self.template
+                    .render_prepared(&changed, self.prepared, self.cancel),
+            )
         }
     }
 

@@ -144,9 +144,10 @@ fn attribute_rendered_from(
     // 3.5 in the corpus tests). Its narrowings are not reused either: it narrowed only
     // the runs in focus, and the batch's checks depend on the runs batched.
     let partial = previous.is_some_and(|p| p.attribution.partial.is_some());
-    let (reused, if_declined) = match partial {
-        true => (vec![None; n + 1], earlier),
-        false => (earlier, Vec::new()),
+    let (reused, if_declined) = if partial {
+        (vec![None; n + 1], earlier)
+    } else {
+        (earlier, Vec::new())
     };
     let reuse = match previous.filter(|_| !partial) {
         Some(previous) => Reuse {

@@ -35,7 +35,7 @@ pub(crate) fn context_reads(source: &str) -> BTreeSet<String> {
         .deferred
         .iter()
         .filter(|name| !top.contains(*name))
-        .map(|name| name.to_string())
+        .map(std::string::ToString::to_string)
         .collect();
     reads.found.extend(deferred);
     reads.found

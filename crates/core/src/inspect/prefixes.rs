@@ -94,7 +94,7 @@ impl<'a> Shared<'a> {
         let longest = self
             .longest
             .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         match &*longest {
             Some((k, text)) if *k == count => Some(text.clone()),
             _ => None,
@@ -106,7 +106,7 @@ impl<'a> Shared<'a> {
         let mut longest = self
             .longest
             .lock()
-            .unwrap_or_else(|poison| poison.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if longest.as_ref().is_none_or(|(k, _)| *k < count) {
             *longest = Some((count, text));
         }
@@ -137,7 +137,7 @@ pub(crate) fn render_prefixes(
     cancel: &CancelToken,
 ) -> Result<Vec<(usize, PrefixOutcome)>, Cancelled> {
     let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
+        .map_or(1, std::num::NonZero::get)
         .clamp(1, counts.len().max(1));
     if cancel.is_cancelled() {
         return Err(Cancelled);
@@ -231,7 +231,7 @@ impl Bounds {
             .iter()
             .filter_map(|(k, o)| o.consistent_len().map(|len| (len, k + 1)))
             .collect();
-        consistent.sort();
+        consistent.sort_unstable();
         let mut lower = Vec::with_capacity(consistent.len());
         let mut best = 0;
         for (len, slot) in consistent {

@@ -65,7 +65,7 @@ pub fn source_at(
     // (n + 1 when none does).
     let (mut low, mut high) = (0, n + 1);
     while low < high {
-        let mid = (low + high) / 2;
+        let mid = usize::midpoint(low, high);
         match render(mid)? {
             PrefixOutcome::Rendered { agrees, .. } if agrees > offset => high = mid,
             _ => low = mid + 1,

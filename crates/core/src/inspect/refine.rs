@@ -331,7 +331,7 @@ pub(crate) fn merge(spans: Vec<Span>) -> Vec<Span> {
     for span in spans {
         match merged.last_mut() {
             Some(last) if last.source == span.source && last.range.end == span.range.start => {
-                last.range.end = span.range.end
+                last.range.end = span.range.end;
             }
             _ => merged.push(span),
         }

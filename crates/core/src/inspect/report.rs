@@ -18,15 +18,12 @@ impl TemplateReport {
         let mut evidence = Map::new();
         for entry in self.capabilities.entries() {
             let explained = json!({"probe": entry.probe, "observed": entry.observed});
-            match entry.key.split_once('.') {
-                Some((group, name)) => {
-                    nested(&mut object, group).insert(name.into(), entry.value);
-                    nested(&mut evidence, group).insert(name.into(), explained);
-                }
-                None => {
-                    object.insert(entry.key.clone(), entry.value);
-                    evidence.insert(entry.key, explained);
-                }
+            if let Some((group, name)) = entry.key.split_once('.') {
+                nested(&mut object, group).insert(name.into(), entry.value);
+                nested(&mut evidence, group).insert(name.into(), explained);
+            } else {
+                object.insert(entry.key.clone(), entry.value);
+                evidence.insert(entry.key, explained);
             }
         }
         let variables: Vec<Json> = self.variables.iter().map(variable_json).collect();
@@ -130,7 +127,11 @@ pub fn dropped_json(dropped: &DroppedFields) -> Json {
             _ => None,
         })
         .collect();
-    let unused: Vec<String> = dropped.unused().iter().map(|f| f.to_string()).collect();
+    let unused: Vec<String> = dropped
+        .unused()
+        .iter()
+        .map(std::string::ToString::to_string)
+        .collect();
     json!({"checked": dropped.checks.len(), "unused": unused, "breaks_render": breaking})
 }
 

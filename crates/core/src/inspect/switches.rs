@@ -154,7 +154,7 @@ fn describe(
     let mut parts = Vec::new();
     match (on, off) {
         (Ok(on), Ok(off)) if on != off => {
-            parts.push(super::text::describe_difference(off, on, "false", "true"))
+            parts.push(super::text::describe_difference(off, on, "false", "true"));
         }
         (Err(err), _) => parts.push(format!("with true {}", super::probe::failure_text(err))),
         (_, Err(err)) => parts.push(format!("with false {}", super::probe::failure_text(err))),

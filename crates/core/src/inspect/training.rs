@@ -99,12 +99,17 @@ fn stop_token(prompt: &str, masked: &[std::ops::Range<usize>], probe: String) ->
         );
     }
     let shown = Json::from(closing).to_string();
-    match is_masked(masked, after) {
-        true => Decided::new(true, probe, format!("{shown} after the reply is inside the mask")),
-        false => Decided::new(
-            false,
+    if is_masked(masked, after) {
+        Decided::new(
+            true,
             probe,
-            format!("{shown} after the reply is outside the mask: the model is never trained to end its turn"),
-        ),
+            format!("{shown} after the reply is inside the mask"),
+        )
+    } else {
+        Decided::new(
+        false,
+        probe,
+        format!("{shown} after the reply is outside the mask: the model is never trained to end its turn"),
+    )
     }
 }

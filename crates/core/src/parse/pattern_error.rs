@@ -54,7 +54,7 @@ impl Scan {
         }
         match c {
             '\\' if i + 1 == chars.len() => {
-                self.fail(format!("bad escape (end of pattern) at position {}", i + 1))
+                self.fail(format!("bad escape (end of pattern) at position {}", i + 1));
             }
             '\\' => {
                 self.last = Last::Atom;
@@ -107,7 +107,7 @@ impl Scan {
             (Last::Nothing, _) => self.fail(format!("nothing to repeat at position {i}")),
             (Last::Repeat, '?' | '+') => self.last = Last::ModifiedRepeat,
             (Last::Repeat | Last::ModifiedRepeat, _) => {
-                self.fail(format!("multiple repeat at position {i}"))
+                self.fail(format!("multiple repeat at position {i}"));
             }
             _ => self.last = Last::Repeat,
         }

@@ -98,9 +98,7 @@ pub(crate) fn float_value(value: f64) -> Value {
 
 /// A JSON number from its text (with `arbitrary_precision`, kept exactly as written).
 pub(crate) fn number_from_text(text: &str) -> Value {
-    serde_json::from_str::<serde_json::Number>(text)
-        .map(Value::Number)
-        .unwrap_or(Value::Null)
+    serde_json::from_str::<serde_json::Number>(text).map_or(Value::Null, Value::Number)
 }
 
 #[cfg(test)]

@@ -20,18 +20,15 @@ pub(crate) fn fit(excerpt: &str, columns: usize) -> String {
     while index < rows.len() {
         let row = rows[index];
         let caret = rows.get(index + 1).and_then(|next| caret_column(next));
-        match row.find(" | ") {
-            Some(bar) => {
-                let (gutter, text) = (&row[..bar + 3], &row[bar + 3..]);
-                let caret = caret.map(|column| column.saturating_sub(gutter.chars().count()));
-                fit_row(&mut out, gutter, text, caret, columns);
-                index += if caret.is_some() { 2 } else { 1 };
-            }
-            None => {
-                out.push_str(row);
-                out.push('\n');
-                index += 1;
-            }
+        if let Some(bar) = row.find(" | ") {
+            let (gutter, text) = (&row[..bar + 3], &row[bar + 3..]);
+            let caret = caret.map(|column| column.saturating_sub(gutter.chars().count()));
+            fit_row(&mut out, gutter, text, caret, columns);
+            index += if caret.is_some() { 2 } else { 1 };
+        } else {
+            out.push_str(row);
+            out.push('\n');
+            index += 1;
         }
     }
     out
@@ -120,7 +117,7 @@ mod tests {
         let rows: Vec<&str> = fitted.lines().collect();
         assert_eq!(rows[0], ">1 |         {{ x }}");
         let caret = rows[1].find('^').unwrap();
-        assert_eq!(&rows[0][caret..caret + 1], "x", "{fitted}");
+        assert_eq!(&rows[0][caret..=caret], "x", "{fitted}");
     }
 
     #[test]

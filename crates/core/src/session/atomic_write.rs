@@ -21,8 +21,7 @@ pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     fs::create_dir_all(dir)?;
     let name = target
         .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "session".into());
+        .map_or_else(|| "session".into(), |n| n.to_string_lossy().into_owned());
     remove_stale_temporaries(dir, &name);
     let temp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
     let previous = fs::metadata(&target).ok();

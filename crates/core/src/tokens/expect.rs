@@ -57,7 +57,10 @@ pub(crate) fn compare_tokens(expected: &ExpectedTokens, ids: &[u32]) -> Result<(
         ExpectedTokens::Ids(want) if want.as_slice() == ids => Ok(()),
         ExpectedTokens::Ids(want) => {
             let at = want.iter().zip(ids).take_while(|(a, b)| a == b).count();
-            let show = |list: &[u32]| list.get(at).map_or("end".into(), |id| id.to_string());
+            let show = |list: &[u32]| {
+                list.get(at)
+                    .map_or("end".into(), std::string::ToString::to_string)
+            };
             Err(format!(
                 "token ids differ at token {at} (expected {} tokens, got {}): expected {}, got {}",
                 want.len(),

@@ -206,7 +206,7 @@ impl Dispatcher {
                     self.conversation.apply(update);
                 }
                 Some(Command::Submit { generation, job }) if runs_alone(&job) => {
-                    self.run_alone(generation, job)
+                    self.run_alone(generation, job);
                 }
                 Some(Command::Submit { generation, job }) => {
                     self.cancel_background(job.kind());
@@ -418,20 +418,15 @@ impl Dispatcher {
     }
 
     fn start(&mut self, kind: JobKind, queued: Queued, template: Option<usize>) {
-        let runner = match self.idle.take() {
-            Some(runner) => runner,
-            None => {
-                self.next_runner += 1;
-                match runner::spawn(self.next_runner, self.commands.clone()) {
-                    Ok(runner) => runner,
-                    Err(err) => {
-                        let message = format!("could not start a render thread: {err}");
-                        return self.reply(
-                            kind,
-                            queued.generation,
-                            Err(RenderError::input(message)),
-                        );
-                    }
+        let runner = if let Some(runner) = self.idle.take() {
+            runner
+        } else {
+            self.next_runner += 1;
+            match runner::spawn(self.next_runner, self.commands.clone()) {
+                Ok(runner) => runner,
+                Err(err) => {
+                    let message = format!("could not start a render thread: {err}");
+                    return self.reply(kind, queued.generation, Err(RenderError::input(message)));
                 }
             }
         };

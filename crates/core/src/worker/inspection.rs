@@ -45,13 +45,12 @@ pub(super) fn attribute(
         prompt: &p.prompt,
         attribution: &p.attribution,
     });
-    let (prompt, took): (Arc<str>, Duration) = match rendered {
-        Some(rendered) => rendered,
-        None => {
-            let started = Instant::now();
-            let prompt = render_full(compiled, conversation, token).map_err(inspect_error)?;
-            (prompt.into(), started.elapsed())
-        }
+    let (prompt, took): (Arc<str>, Duration) = if let Some(rendered) = rendered {
+        rendered
+    } else {
+        let started = Instant::now();
+        let prompt = render_full(compiled, conversation, token).map_err(inspect_error)?;
+        (prompt.into(), started.elapsed())
     };
     let attribution = match focus {
         Some(focus) => attribute_focused(
@@ -79,7 +78,7 @@ pub(super) fn attribute(
 /// prompt taking `took`: a prefix is half the prompt on average (a template whose work
 /// grows faster than its output takes less, so this errs long).
 fn rest_estimate(left_out: usize, took: Duration) -> Duration {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let renders = u32::try_from(left_out).unwrap_or(u32::MAX);
     (took / 2).saturating_mul(renders) / u32::try_from(cores).unwrap_or(1)
 }

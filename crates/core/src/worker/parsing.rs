@@ -122,12 +122,11 @@ fn without_tags(line: &str) -> String {
     let mut rest = line;
     while let Some(start) = rest.find('<') {
         kept.push_str(&rest[..start]);
-        match rest[start..].find('>') {
-            Some(end) => rest = &rest[start + end + 1..],
-            None => {
-                rest = &rest[start..];
-                break;
-            }
+        if let Some(end) = rest[start..].find('>') {
+            rest = &rest[start + end + 1..]
+        } else {
+            rest = &rest[start..];
+            break;
         }
     }
     kept.push_str(rest);

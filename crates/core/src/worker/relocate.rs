@@ -125,7 +125,7 @@ mod tests {
     fn conversation(last: &str) -> (String, Vec<Arc<Json>>) {
         let mut prompt = String::new();
         let mut messages = Vec::new();
-        for i in 0..LAST + 1 {
+        for i in 0..=LAST {
             let text = if i == LAST {
                 last.to_string()
             } else {

@@ -178,7 +178,7 @@ pub(super) fn render_prompt(
 fn panic_error(payload: &(dyn Any + Send)) -> RenderError {
     let what = payload
         .downcast_ref::<&str>()
-        .map(|s| s.to_string())
+        .map(std::string::ToString::to_string)
         .or_else(|| payload.downcast_ref::<String>().cloned())
         .unwrap_or_else(|| "no message".into());
     RenderError::new(
@@ -206,7 +206,5 @@ fn test_panic(conversation: &Snapshot) {
             .and_then(serde_json::Value::as_str)
             .is_some_and(|text| text.contains(&marker))
     });
-    if hit {
-        panic!("test panic requested through CHATPLATE_TEST_PANIC");
-    }
+    assert!(!hit, "test panic requested through CHATPLATE_TEST_PANIC");
 }

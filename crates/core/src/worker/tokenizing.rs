@@ -128,9 +128,10 @@ fn run(
     let tokenizer = files.and_then(|f| shared(&f)).map_err(input)?;
     let tokenized = tokenizer.tokenize(prompt).map_err(input)?;
     let injections = injections(&tokenizer, prompt, &tokenized, conversation).map_err(input)?;
-    let split_effect = match injections.iter().any(|i| i.special) {
-        true => Some(split_effect(&tokenizer, prompt, &tokenized).map_err(input)?),
-        false => None,
+    let split_effect = if injections.iter().any(|i| i.special) {
+        Some(split_effect(&tokenizer, prompt, &tokenized).map_err(input)?)
+    } else {
+        None
     };
     Ok(TokenizedPrompt {
         tokenized,

@@ -39,12 +39,11 @@ pub(super) fn compute(
     use crate::training::{has_assistant_turn, TrainingMask};
     use chatplate_render::{RenderControl, TrackedRender};
     let compiled = template.compiled().ok()?;
-    let tracked = match compiled.has_generation_tag() {
-        true => {
-            let control = RenderControl::new(cancel.clone());
-            compiled.render_tracked(conversation, &control).ok()?
-        }
-        false => TrackedRender::untracked(prompt.to_string()),
+    let tracked = if compiled.has_generation_tag() {
+        let control = RenderControl::new(cancel.clone());
+        compiled.render_tracked(conversation, &control).ok()?
+    } else {
+        TrackedRender::untracked(prompt.to_string())
     };
     if tracked.prompt != prompt {
         return None;

@@ -61,13 +61,12 @@ pub(super) fn probe(
     fields.extend(settings_fields(conversation));
     let skipped = fields.len().saturating_sub(MAX_VALUES);
     fields.truncate(MAX_VALUES);
-    let (prompt, render_time) = match rendered {
-        Some((prompt, took)) => (Cow::Borrowed(prompt), took),
-        None => {
-            let started = Instant::now();
-            let prompt = compiled.render_prepared(conversation, prepared, token)?;
-            (Cow::Owned(prompt), started.elapsed())
-        }
+    let (prompt, render_time) = if let Some((prompt, took)) = rendered {
+        (Cow::Borrowed(prompt), took)
+    } else {
+        let started = Instant::now();
+        let prompt = compiled.render_prepared(conversation, prepared, token)?;
+        (Cow::Owned(prompt), started.elapsed())
     };
     let subject = Subject {
         compiled,

@@ -15,9 +15,10 @@ use chatplate_render::Limits;
 
 #[test]
 fn long_quadratic_conversations_match_transformers() {
-    let dir = std::env::var_os("CHATPLATE_LONG_GOLDENS")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| crate::common::repo().join("target/long-goldens"));
+    let dir = std::env::var_os("CHATPLATE_LONG_GOLDENS").map_or_else(
+        || crate::common::repo().join("target/long-goldens"),
+        PathBuf::from,
+    );
     let fixtures = collect_fixtures(std::slice::from_ref(&dir)).fixtures;
     if fixtures.len() < 2 {
         crate::common::skip_unless_ci(

@@ -23,7 +23,7 @@ fn fetch(
     let mut events = Vec::new();
     let settings = hub.settings(cache, token);
     fetch_templates(&settings, &ModelId::parse(id).unwrap(), &mut |e| {
-        events.push(e.clone())
+        events.push(e.clone());
     })?;
     Ok(events)
 }

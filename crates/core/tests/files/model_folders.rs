@@ -149,7 +149,7 @@ fn a_template_folder_lists_model_folders_as_models() {
     let defaults: Vec<String> = all
         .iter()
         .filter(|t| t.entry() == Some("default"))
-        .map(|t| t.origin_label())
+        .map(chatplate_core::TemplateSource::origin_label)
         .collect();
     assert!(defaults.len() >= 2);
     assert!(

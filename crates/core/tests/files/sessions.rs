@@ -53,7 +53,11 @@ fn the_default_session_is_a_tool_calling_showcase() {
         session.template,
         TemplateRef::Bundled(catalog::DEFAULT_TEMPLATE.into())
     );
-    let roles: Vec<&str> = session.messages.iter().map(|m| m.role()).collect();
+    let roles: Vec<&str> = session
+        .messages
+        .iter()
+        .map(chatplate_core::session::Message::role)
+        .collect();
     assert_eq!(roles, ["system", "user", "assistant", "tool", "assistant"]);
     assert!(session.messages[2].0.contains_key("tool_calls"));
     assert!(session.tools.is_some_and(|tools| !tools.is_empty()));

@@ -152,7 +152,11 @@ fn unused_values_are_found_by_perturbation() {
         .variables
         .insert("enable_thinking".into(), json!(true));
     let dropped = dropped_fields(&template, &input, &CancelToken::new()).unwrap();
-    let unused: Vec<String> = dropped.unused().iter().map(|f| f.to_string()).collect();
+    let unused: Vec<String> = dropped
+        .unused()
+        .iter()
+        .map(std::string::ToString::to_string)
+        .collect();
     assert_eq!(
         unused,
         vec![
@@ -308,7 +312,11 @@ fn dropped_ids_and_prefix_stability_on_real_templates() {
     let unused = |stem: &str| -> Vec<String> {
         let (template, input) = corpus_case(&corpus, stem, "07_parallel_tool_calls");
         let dropped = dropped_fields(&template, &input, &CancelToken::new()).unwrap();
-        dropped.unused().iter().map(|f| f.to_string()).collect()
+        dropped
+            .unused()
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect()
     };
     // Qwen2.5 never prints tool-call ids; Mistral Nemo prints both.
     let qwen = unused("Qwen-Qwen2.5-7B-Instruct");

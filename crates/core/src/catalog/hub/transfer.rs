@@ -59,9 +59,10 @@ pub(crate) fn fetch(
 }
 
 fn no_template_hint(files: &[String]) -> String {
-    match files.is_empty() {
-        true => "no tokenizer_config.json, chat_template.jinja, chat_template.json or additional_chat_templates/; a GGUF repository? download the .gguf and open it".into(),
-        false => "only special tokens and processor settings, no template".into(),
+    if files.is_empty() {
+        "no tokenizer_config.json, chat_template.jinja, chat_template.json or additional_chat_templates/; a GGUF repository? download the .gguf and open it".into()
+    } else {
+        "only special tokens and processor settings, no template".into()
     }
 }
 
@@ -189,9 +190,10 @@ impl<'a> Client<'a> {
     }
 
     fn absolute(&self, location: &str) -> String {
-        match location.starts_with('/') {
-            true => format!("{}{location}", origin(&self.settings.endpoint)),
-            false => location.to_string(),
+        if location.starts_with('/') {
+            format!("{}{location}", origin(&self.settings.endpoint))
+        } else {
+            location.to_string()
         }
     }
 
