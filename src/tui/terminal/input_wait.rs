@@ -4,8 +4,7 @@
 //! pause (an external editor is about to own the terminal). crossterm's
 //! `event::poll(timeout)` hands its remaining time to `poll(2)` in whole milliseconds,
 //! rounded down, so the last fraction of a millisecond of every timeout is a loop of
-//! `poll(…, 0)`: about 1 ms of busy CPU per wake-up, 1% of a core for an app that should
-//! use none while idle. [`InputWait`] waits on the terminal and on `SIGWINCH` itself
+//! `poll(…, 0)`: busy CPU on every wake-up, for an app that should use none while idle. [`InputWait`] waits on the terminal and on `SIGWINCH` itself
 //! (to the microsecond), so crossterm is asked only once something has arrived.
 
 use std::time::Duration;

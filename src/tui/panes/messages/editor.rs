@@ -20,8 +20,8 @@ use crate::tui::panes::messages::fields::Row;
 use crate::tui::theme::Theme;
 
 /// Longest text the editor soft-wraps. ratatui-textarea re-wraps all of its text after
-/// every edit (about 0.13 µs per character), so beyond this a keystroke would take
-/// longer than a frame; longer text scrolls sideways instead.
+/// every edit, in time proportional to its length, so beyond this a keystroke would take
+/// longer than a frame (BENCHMARKS.md); longer text scrolls sideways instead.
 const WRAP_LIMIT: usize = 64 * 1024;
 
 /// An open editor on one field.
