@@ -78,7 +78,7 @@ pub(crate) fn str_format(
         let finished = converted.as_str().and_then(|text| pad_text(text, spec));
         out.push_str(&format!("{{{}", fields.len()));
         if let Some(text) = finished {
-            fields.push(Value::from(text))
+            fields.push(Value::from(text));
         } else {
             fields.push(converted);
             if !spec.is_empty() {

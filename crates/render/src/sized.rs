@@ -293,7 +293,7 @@ fn spec_numbers(format: &str, start: char, end: impl Fn(char) -> bool) -> usize 
             continue;
         }
         if let Some(digit) = ch.to_digit(10) {
-            number = number.saturating_mul(10).saturating_add(digit as usize)
+            number = number.saturating_mul(10).saturating_add(digit as usize);
         } else {
             total = total.saturating_add(number);
             number = 0;

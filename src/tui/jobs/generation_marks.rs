@@ -9,6 +9,7 @@ use std::sync::Arc;
 use chatplate_core::worker::generation_marks::GenerationMarks;
 use chatplate_core::worker::{Job, JobKind, Output, Reply};
 
+use crate::tui::jobs::per_render::PerRender;
 use crate::tui::jobs::Background;
 use crate::tui::jobs::JobView;
 use crate::tui::jobs::Said;
@@ -16,10 +17,8 @@ use crate::tui::preview::Preview;
 
 #[derive(Debug, Default)]
 pub struct GenerationMarksState {
-    /// The generation last asked for.
-    asked: Option<u64>,
-    /// The latest answer and the generation it answers.
-    shown: Option<(u64, Arc<GenerationMarks>)>,
+    /// What was asked and the latest answer.
+    answers: PerRender<Arc<GenerationMarks>>,
 }
 
 impl Background for GenerationMarksState {
@@ -30,33 +29,24 @@ impl Background for GenerationMarksState {
     /// After each render of the current session: where its blocks land.
     fn after_render(&mut self, view: &JobView, _said: &mut Said) -> Option<(u64, Job)> {
         let generation = view.preview.generation;
-        if view.stale() || self.asked == Some(generation) {
+        if view.stale() || self.answers.asked(generation) {
             return None;
         }
         let template = view.preview.template()?;
-        self.asked = Some(generation);
+        self.answers.ask(generation);
         Some((generation, Job::GenerationMarks { template }))
     }
 
     fn receive(&mut self, reply: Reply, _view: &JobView, _said: &mut Said) -> bool {
-        if self.asked != Some(reply.generation) {
-            return false;
-        }
-        match reply.result {
-            Ok(Output::GenerationMarks(marks)) => {
-                self.shown = Some((reply.generation, marks));
-                true
-            }
-            _ => {
-                self.asked = None;
-                false
-            }
-        }
+        let answer = match reply.result {
+            Ok(Output::GenerationMarks(marks)) => Some(marks),
+            _ => None,
+        };
+        self.answers.take(reply.generation, answer)
     }
 
     fn pending(&self, view: &JobView) -> bool {
-        let answered = self.shown.as_ref().map(|(generation, _)| *generation);
-        self.asked == Some(view.preview.generation) && answered != self.asked
+        self.answers.pending(view.preview.generation)
     }
 }
 
@@ -64,8 +54,8 @@ impl GenerationMarksState {
     /// The byte ranges of the shown prompt inside `{% generation %}` blocks (none until
     /// the marks of this very prompt arrived).
     pub fn spans<'a>(&'a self, preview: &Preview) -> &'a [Range<usize>] {
-        match (&self.shown, &preview.output) {
-            (Some((_, marks)), Ok(prompt)) if *marks.prompt == **prompt => &marks.spans,
+        match (self.answers.latest(), &preview.output) {
+            (Some(marks), Ok(prompt)) if *marks.prompt == **prompt => &marks.spans,
             _ => &[],
         }
     }

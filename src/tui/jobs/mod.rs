@@ -15,6 +15,7 @@ pub mod attribution;
 pub mod attribution_view;
 pub mod generation_marks;
 pub mod ignored;
+pub mod per_render;
 pub mod round_trips;
 
 use chatplate_core::catalog::TemplateSource;

@@ -11,6 +11,7 @@ use chatplate_core::worker::parsing::SchemaLookup;
 use chatplate_core::worker::round_trips::RoundTrips;
 use chatplate_core::worker::{Job, JobKind, Output, Reply};
 
+use crate::tui::jobs::per_render::PerRender;
 use crate::tui::jobs::Background;
 
 use crate::tui::jobs::JobView;
@@ -19,11 +20,9 @@ use crate::tui::jobs::Said;
 
 #[derive(Debug, Default)]
 pub struct RoundTripBadges {
-    /// The generation last asked for.
-    asked: Option<u64>,
-    /// The latest answer and the generation it answers; kept while the next one is
-    /// computed, so the badges do not blink while typing.
-    shown: Option<(u64, Arc<RoundTrips>)>,
+    /// What was asked and the latest answer, kept while the next one is computed, so
+    /// the badges do not blink while typing.
+    answers: PerRender<Arc<RoundTrips>>,
 }
 
 /// The mark of a message that parses back into itself.
@@ -42,7 +41,7 @@ impl Background for RoundTripBadges {
         let workspace = view.workspace;
         let may_have = workspace.session.response_template.is_some()
             || matches!(workspace.template.origin, Origin::Model(_));
-        if !may_have || view.stale() || self.asked == Some(generation) {
+        if !may_have || view.stale() || self.answers.asked(generation) {
             return None;
         }
         let template = view.preview.template()?;
@@ -53,42 +52,33 @@ impl Background for RoundTripBadges {
             dir,
             template: workspace.current_template().cloned(),
         });
-        self.asked = Some(generation);
+        self.answers.ask(generation);
         Some((generation, Job::RoundTrips { template, lookup }))
     }
 
     fn receive(&mut self, reply: Reply, _view: &JobView, _said: &mut Said) -> bool {
-        if self.asked != Some(reply.generation) {
-            return false;
-        }
-        match reply.result {
-            Ok(Output::RoundTrips(trips)) => {
-                self.shown = Some((reply.generation, trips));
-                true
-            }
-            _ => {
-                self.asked = None;
-                false
-            }
-        }
+        let answer = match reply.result {
+            Ok(Output::RoundTrips(trips)) => Some(trips),
+            _ => None,
+        };
+        self.answers.take(reply.generation, answer)
     }
 
     fn pending(&self, view: &JobView) -> bool {
-        let answered = self.shown.as_ref().map(|(generation, _)| *generation);
-        self.asked == Some(view.preview.generation) && answered != self.asked
+        self.answers.pending(view.preview.generation)
     }
 }
 
 impl RoundTripBadges {
     /// Whether assistant message `index` survives its round trip (`None`: no badge).
     pub fn of(&self, index: usize) -> Option<bool> {
-        let (_, shown) = self.shown.as_ref()?;
+        let shown = self.answers.latest()?;
         shown.messages.get(&index).map(Option::is_none)
     }
 
     /// The failed round trip of message `index`, in one line, for its detail.
     pub fn note(&self, index: usize) -> Vec<String> {
-        let Some((_, shown)) = self.shown.as_ref() else {
+        let Some(shown) = self.answers.latest() else {
             return Vec::new();
         };
         let Some(Some(failure)) = shown.messages.get(&index) else {

@@ -123,7 +123,7 @@ fn without_tags(line: &str) -> String {
     while let Some(start) = rest.find('<') {
         kept.push_str(&rest[..start]);
         if let Some(end) = rest[start..].find('>') {
-            rest = &rest[start + end + 1..]
+            rest = &rest[start + end + 1..];
         } else {
             rest = &rest[start..];
             break;
