@@ -86,18 +86,12 @@ impl<'a> PaneContext<'a> {
 
     /// Shows `text` in the status line.
     pub fn notify(&mut self, text: impl Into<String>) {
-        *self.status = Some(Status {
-            text: text.into(),
-            error: false,
-        });
+        *self.status = Some(Status::info(text));
     }
 
     /// Shows `text` in the status line as an error.
     pub fn warn(&mut self, text: impl Into<String>) {
-        *self.status = Some(Status {
-            text: text.into(),
-            error: true,
-        });
+        *self.status = Some(Status::error(text));
     }
 
     /// Asks for `template` to be used for the session (an unsaved change).
@@ -163,10 +157,7 @@ impl<'a> PaneContext<'a> {
 
     /// Shows `text` in the status line once the requests are carried out.
     pub fn report(&mut self, text: impl Into<String>) {
-        self.requests.report = Some(Status {
-            text: text.into(),
-            error: false,
-        });
+        self.requests.report = Some(Status::info(text));
     }
 
     /// Whether the status line shows an error.

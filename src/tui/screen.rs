@@ -26,3 +26,21 @@ pub struct Status {
     /// Shown as an error.
     pub error: bool,
 }
+
+impl Status {
+    /// An informational message.
+    pub fn info(text: impl Into<String>) -> Self {
+        Status {
+            text: text.into(),
+            error: false,
+        }
+    }
+
+    /// An error message.
+    pub fn error(text: impl Into<String>) -> Self {
+        Status {
+            text: text.into(),
+            error: true,
+        }
+    }
+}

@@ -290,18 +290,12 @@ impl App {
 
     /// Sets an informational status message.
     pub fn notify(&mut self, text: impl Into<String>) {
-        self.status = Some(Status {
-            text: text.into(),
-            error: false,
-        });
+        self.status = Some(Status::info(text));
     }
 
     /// Sets an error status message.
     pub fn warn(&mut self, text: impl Into<String>) {
-        self.status = Some(Status {
-            text: text.into(),
-            error: true,
-        });
+        self.status = Some(Status::error(text));
     }
 
     /// After any change to the session: mark it dirty and ask for a new render.

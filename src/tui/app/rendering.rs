@@ -238,12 +238,8 @@ impl App {
     /// [`Jobs`](crate::tui::jobs::Jobs), the templates pane, the opening, the open
     /// dialog), then does what the job said.
     fn receive_job(&mut self, reply: Reply, effect: &mut Option<Effect>) -> bool {
-        let view = job_view!(self);
         let mut said = Said::default();
-        let mut jobs = self.jobs.each();
-        jobs.push(&mut self.templates);
-        jobs.push(&mut self.opening);
-        jobs.extend(self.overlay.as_mut().map(|o| o as &mut dyn Background));
+        let (view, jobs) = self.every_job();
         let changed = match jobs.into_iter().find(|job| job.takes(&reply, &view)) {
             Some(job) => job.receive(reply, &view, &mut said),
             None => false,
@@ -274,13 +270,9 @@ impl App {
     /// that render first) and submits it, in the order [`Jobs`](crate::tui::jobs::Jobs)
     /// lists them.
     pub(in crate::tui) fn ask_jobs(&mut self, after_render: bool) {
-        let view = job_view!(self);
         let mut said = Said::default();
         let mut asked = Vec::new();
-        let mut jobs = self.jobs.each();
-        jobs.push(&mut self.templates);
-        jobs.push(&mut self.opening);
-        jobs.extend(self.overlay.as_mut().map(|o| o as &mut dyn Background));
+        let (view, mut jobs) = self.every_job();
         if after_render {
             asked.extend(
                 jobs.iter_mut()
@@ -302,6 +294,19 @@ impl App {
         jobs.push(&self.opening);
         jobs.extend(self.overlay.as_ref().map(|o| o as &dyn Background));
         jobs.iter().any(|job| job.pending(&view))
+    }
+
+    /// What the background jobs read, and every job: those of
+    /// [`Jobs`](crate::tui::jobs::Jobs), then the components that are jobs too (the
+    /// templates pane, the opening, the open dialog), in the order they ask the worker.
+    /// `background_pending` lists the same, read only.
+    fn every_job(&mut self) -> (JobView<'_>, Vec<&mut dyn Background>) {
+        let view = job_view!(self);
+        let mut jobs = self.jobs.each();
+        jobs.push(&mut self.templates);
+        jobs.push(&mut self.opening);
+        jobs.extend(self.overlay.as_mut().map(|o| o as &mut dyn Background));
+        (view, jobs)
     }
 
     /// Runs `app::action` now when the shown render is current, else once a render at least

@@ -65,18 +65,12 @@ impl<'a> CompareContext<'a> {
 
     /// Shows `text` in the status line.
     pub fn notify(&mut self, text: impl Into<String>) {
-        *self.status = Some(Status {
-            text: text.into(),
-            error: false,
-        });
+        *self.status = Some(Status::info(text));
     }
 
     /// Shows `text` in the status line as an error.
     pub fn warn(&mut self, text: impl Into<String>) {
-        *self.status = Some(Status {
-            text: text.into(),
-            error: true,
-        });
+        *self.status = Some(Status::error(text));
     }
 
     /// Whether `template` is the one the session uses.

@@ -133,14 +133,12 @@ pub enum JobRequest {
 impl Said {
     /// Shows `text` in the status line.
     pub fn notify(&mut self, text: impl Into<String>) {
-        let text = text.into();
-        self.status = Some(Status { text, error: false });
+        self.status = Some(Status::info(text));
     }
 
     /// Shows `text` in the status line as an error.
     pub fn warn(&mut self, text: impl Into<String>) {
-        let text = text.into();
-        self.status = Some(Status { text, error: true });
+        self.status = Some(Status::error(text));
     }
 
     /// Asks the app core for `request`.

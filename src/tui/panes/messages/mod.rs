@@ -163,12 +163,20 @@ impl MessagesPane {
         let session = &mut ctx.workspace.session;
         let at = at.min(session.messages.len());
         let message = conversation::blank_message(session, at);
-        session.messages.insert(at, message);
-        self.selected = at;
-        // From the fields (`a` there): the new message is a row of the list, which the
-        // editor closes back to.
-        self.in_fields = false;
-        self.field = 0;
+        self.insert_and_edit(ctx, editor, at, message);
+    }
+
+    /// Inserts `message` at `at` and edits its content. From the fields (`a` or `T`
+    /// there), the new message is a row of the list, which the editor closes back to.
+    fn insert_and_edit(
+        &mut self,
+        ctx: &mut PaneContext,
+        editor: &mut Editor,
+        at: usize,
+        message: Message,
+    ) {
+        ctx.workspace.session.messages.insert(at, message);
+        self.select_row(at);
         ctx.follow_selection();
         ctx.edited();
         self.edit_content(ctx, editor);
@@ -229,17 +237,7 @@ impl MessagesPane {
     fn add_tool_result(&mut self, ctx: &mut PaneContext, editor: &mut Editor) {
         let session = &mut ctx.workspace.session;
         match conversation::tool_result(session, self.selected) {
-            Some((at, message)) => {
-                session.messages.insert(at, message);
-                self.selected = at;
-                // From a call's fields (`T` there): the new result is a row of the list,
-                // which the editor closes back to.
-                self.in_fields = false;
-                self.field = 0;
-                ctx.follow_selection();
-                ctx.edited();
-                self.edit_content(ctx, editor);
-            }
+            Some((at, message)) => self.insert_and_edit(ctx, editor, at, message),
             None => ctx.warn("no tool call to answer at or above this message"),
         }
     }
