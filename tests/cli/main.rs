@@ -28,6 +28,7 @@ mod doc_examples;
 mod drift_cli;
 mod escapes;
 mod files_input;
+mod fuzz_config;
 mod inspect_cli;
 mod inspect_masks;
 mod parse_cli;
