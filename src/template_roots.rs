@@ -9,6 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::config_file;
 use chatplate_core::catalog::TemplateAccess;
 use chatplate_core::files;
 use serde_json::{Map, Value};
@@ -48,20 +49,24 @@ pub fn access(tree: &Path, roots: &[PathBuf]) -> TemplateAccess {
 }
 
 /// The roots listed in the config file at `path` (none when there is no file). A
-/// relative root is relative to the config file's folder.
+/// relative root is relative to the config file's folder. A problem is
+/// `FILE:LINE:COL: message` (see [`crate::config_file`]).
 pub fn configured(path: &Path) -> Result<Vec<PathBuf>, String> {
     let Some(config) = read(path)? else {
         return Ok(Vec::new());
     };
+    roots_in(&config.text, &config.entries, path)
+}
+
+/// The roots the config file's `text` (already read as `config`) lists.
+fn roots_in(text: &str, config: &Map<String, Value>, path: &Path) -> Result<Vec<PathBuf>, String> {
     let Some(listed) = config.get(KEY) else {
         return Ok(Vec::new());
     };
     let folder = path.parent().unwrap_or(Path::new(""));
     if !is_list(listed) {
-        return Err(format!(
-            "{}: \"{KEY}\" must be a list of folders",
-            path.display()
-        ));
+        let message = format!("\"{KEY}\" must be a list of folders");
+        return Err(config_file::problem(path, text, &[KEY], &message));
     }
     let listed = listed.as_array().into_iter().flatten();
     Ok(listed
@@ -87,17 +92,18 @@ pub fn remember(folder: &Path) -> Result<PathBuf, String> {
 
 /// Adds `folder` to the roots of the config file at `path`.
 fn add_root(path: &Path, folder: &Path) -> Result<(), String> {
-    let mut config = read(path)?.unwrap_or_default();
-    let listed = config
+    let Config { text, mut entries } = read(path)?.unwrap_or_default();
+    let listed = entries
         .entry(KEY)
         .or_insert_with(|| Value::Array(Vec::new()));
-    let bad = || format!("{}: \"{KEY}\" is not a list", path.display());
+    let bad = || config_file::problem(path, &text, &[KEY], &format!("\"{KEY}\" is not a list"));
     let listed = listed.as_array_mut().ok_or_else(bad)?;
-    let text = folder.to_string_lossy().into_owned();
-    if !listed.iter().any(|root| root.as_str() == Some(&text)) {
-        listed.push(Value::String(text));
+    let root = folder.to_string_lossy().into_owned();
+    if !listed.iter().any(|listed| listed.as_str() == Some(&root)) {
+        listed.push(Value::String(root));
     }
-    let mut json = serde_json::to_string_pretty(&config).map_err(|err| err.to_string())?;
+    let mut json =
+        chatplate_core::machine_output::to_json_pretty(&entries).map_err(|err| err.to_string())?;
     json.push('\n');
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|err| format!("{}: {err}", dir.display()))?;
@@ -106,18 +112,24 @@ fn add_root(path: &Path, folder: &Path) -> Result<(), String> {
         .map_err(|err| format!("{}: {err}", path.display()))
 }
 
-/// The config file as a JSON object; `None` when there is no file.
-fn read(path: &Path) -> Result<Option<Map<String, Value>>, String> {
+/// The config file as read.
+#[derive(Default)]
+struct Config {
+    /// Its text, where problems are placed.
+    text: String,
+    /// Its JSON object.
+    entries: Map<String, Value>,
+}
+
+/// The config file; `None` when there is no file.
+fn read(path: &Path) -> Result<Option<Config>, String> {
     let text = match files::read_optional_text(path, files::MAX_APP_CONFIG_BYTES) {
         Ok(Some(text)) => text,
         Ok(None) => return Ok(None),
         Err(err) => return Err(err.to_string()),
     };
-    match serde_json::from_str::<Value>(&text) {
-        Ok(Value::Object(config)) => Ok(Some(config)),
-        Ok(_) => Err(format!("{}: not a JSON object", path.display())),
-        Err(err) => Err(format!("{}: {err}", path.display())),
-    }
+    let entries = config_file::parse(&text, path)?;
+    Ok(Some(Config { text, entries }))
 }
 
 #[cfg(test)]
@@ -133,7 +145,14 @@ mod tests {
         let roots = configured(&path).unwrap();
         assert_eq!(roots, [PathBuf::from("/t"), dir.path().join("rel")]);
         std::fs::write(&path, r#"{"template_roots": "/t"}"#).unwrap();
-        assert!(configured(&path).unwrap_err().contains("must be a list"));
+        let err = configured(&path).unwrap_err();
+        assert!(
+            err.ends_with("config.json:1:20: \"template_roots\" must be a list of folders"),
+            "{err}"
+        );
+        std::fs::write(&path, "{\n  \"template_roots\": [\"/t\",]\n}").unwrap();
+        let err = configured(&path).unwrap_err();
+        assert!(err.ends_with("config.json:2:27: trailing comma"), "{err}");
     }
 
     #[test]

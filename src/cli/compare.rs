@@ -204,7 +204,7 @@ fn json_report(renders: &[Shown], divergence: Option<usize>) -> String {
     let report = json!({"renders": items, "first_difference": divergence});
     format!(
         "{}\n",
-        serde_json::to_string_pretty(&report).unwrap_or_default()
+        chatplate_core::machine_output::to_json_pretty(&report).unwrap_or_default()
     )
 }
 

@@ -47,7 +47,7 @@ pub(super) fn run(
         }
     }
     match json {
-        true => output::print(&format!("{}\n", serde_json::to_string_pretty(&documents)?))?,
+        true => output::print_json(&documents, true)?,
         false => output::print(&text)?,
     }
     Ok(i32::from(differ))

@@ -11,6 +11,7 @@ use super::output;
 use super::render::with_stdin_note;
 use super::session_input::{input_dir, load_session, template_access};
 use chatplate_core::catalog;
+use chatplate_core::machine_output;
 use chatplate_core::request;
 use chatplate_core::session::write_atomically;
 
@@ -40,7 +41,9 @@ pub(super) fn run(args: ExportArgs) -> Result<i32> {
     for note in &exported.notes {
         output::note(&format!("chatplate: {note}"));
     }
-    let mut text = serde_json::to_string_pretty(&exported.body)?;
+    // Control characters escaped: the body is read back as the same JSON, and shown by
+    // `cat` or `curl -v` it cannot drive the terminal.
+    let mut text = machine_output::to_json_pretty(&exported.body)?;
     text.push('\n');
     match &args.out {
         Some(path) => write_atomically(path, text.as_bytes())?,

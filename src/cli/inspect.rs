@@ -94,7 +94,7 @@ pub(super) fn run(args: InspectArgs) -> Result<i32> {
                 }
             }
         }
-        output::print(&format!("{}\n", serde_json::to_string_pretty(&json)?))?;
+        output::print_json(&json, true)?;
     } else {
         // Names, roles and the template's own error messages: escaped.
         let mut text = super::inspect_text::template_text(&input.name, &report);

@@ -6,13 +6,16 @@
 //!   `print_stdout` and `print_stderr`), so no command can bypass this.
 //! * Names that come from files, users or the network (template and model names, Hub
 //!   file names, request keys, paths, notes) reach the terminal with their control
-//!   characters escaped ([`visible`]), so none can retitle or rewrite it. Only the
-//!   prompt itself and JSON documents (whose escapes cover control characters) are
-//!   written as they are.
+//!   characters escaped ([`visible`]), so none can retitle or rewrite it. JSON
+//!   documents ([`print_json`]) go through [`machine_output`], which escapes the DEL and
+//!   C1 controls serde_json leaves raw without changing the document's value. Only the
+//!   prompt itself is written as it is.
 
 use std::io::{self, Write};
 
+use chatplate_core::machine_output;
 use chatplate_render::visible;
+use serde::Serialize;
 
 /// Writes `text` to stdout as it is (a prompt, a JSON document).
 pub fn print(text: &str) -> io::Result<()> {
@@ -24,6 +27,17 @@ pub fn print_bytes(bytes: &[u8]) -> io::Result<()> {
     let mut stdout = io::stdout().lock();
     stdout.write_all(bytes)?;
     stdout.flush()
+}
+
+/// Writes `value` as a JSON document (pretty, or on one line) and a newline, with no raw
+/// control character ([`machine_output`]).
+pub fn print_json<T: Serialize + ?Sized>(value: &T, pretty: bool) -> anyhow::Result<()> {
+    let mut text = match pretty {
+        true => machine_output::to_json_pretty(value)?,
+        false => machine_output::to_json(value)?,
+    };
+    text.push('\n');
+    Ok(print(&text)?)
 }
 
 /// Writes each line with a newline.

@@ -75,7 +75,7 @@ pub(super) fn run(args: ParseArgs) -> Result<i32> {
     };
     match parse::parse_response(&output, &template, &inputs.prefix, &inputs.tools) {
         Ok(message) => {
-            output::print(&format!("{}\n", serde_json::to_string_pretty(&message)?))?;
+            output::print_json(&message, true)?;
             Ok(0)
         }
         Err(err) => {

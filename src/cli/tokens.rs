@@ -87,7 +87,7 @@ pub(super) fn run(args: TokensArgs) -> Result<i32> {
             code = 1;
         }
         if args.json {
-            output::print(&format!("{}\n", serde_json::to_string(&to_json(&report))?))?;
+            output::print_json(&to_json(&report), false)?;
             continue;
         }
         let mut text = String::new();

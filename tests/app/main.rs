@@ -29,6 +29,7 @@ mod e2e_open;
 mod e2e_paste;
 mod e2e_paste_output;
 mod e2e_pty;
+mod e2e_recovery;
 mod e2e_roots;
 mod fuzz_input;
 mod key_docs;

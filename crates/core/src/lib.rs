@@ -11,6 +11,8 @@
 //!   produced which bytes, values it ignores, prefix stability.
 //! * [`parse`]: a model's raw output back into a message, with a `response_template`.
 //! * [`tokens`]: the model's tokenizer (feature `tokens`).
+//! * [`machine_output`]: JSON and XML documents without raw control characters, for
+//!   every machine-readable output.
 //! * [`worker`]: a render worker on its own threads for interactive front ends: newest
 //!   request wins, results arrive as messages, every job bounded.
 //!
@@ -58,6 +60,7 @@ pub mod files;
 pub mod fixture;
 pub mod gguf;
 pub mod inspect;
+pub mod machine_output;
 pub mod parse;
 pub mod rendering;
 pub mod request;

@@ -254,13 +254,14 @@ impl Session {
         Session::parse(&text, path)
     }
 
-    /// The file text: pretty JSON with a trailing newline.
+    /// The file text: pretty JSON with a trailing newline, control characters escaped
+    /// ([`crate::machine_output`]).
     pub fn to_json(&self) -> String {
         let mut text = match &self.template_sha256 {
-            None => serde_json::to_string_pretty(self),
+            None => crate::machine_output::to_json_pretty(self),
             Some(hash) => serde_json::to_value(self).and_then(|mut value| {
                 fingerprint::write_into(&mut value, hash);
-                serde_json::to_string_pretty(&value)
+                crate::machine_output::to_json_pretty(&value)
             }),
         }
         .expect("sessions always serialize");

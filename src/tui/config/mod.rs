@@ -2,8 +2,8 @@
 //! command reads, [`crate::template_roots`]).
 //!
 //! It is JSON (`config.json` in the platform's config directory, see [`path`]), read with
-//! the serde_json chatplate already uses for sessions, so its errors come with a line and
-//! column like a session's. A key is named as the key table names it in the footer: the
+//! the serde_json chatplate already uses for sessions, so its problems come with a line
+//! and column like a session's, an unusable entry's too ([`crate::config_file`]). A key is named as the key table names it in the footer: the
 //! row's hint, with its scope in front when several scopes use the same hint
 //! (`"save"`, `"messages.edit"`). A bad file is reported and the app starts with what
 //! could be used of it (defaults for the rest).
@@ -78,67 +78,71 @@ pub fn path() -> Option<PathBuf> {
 /// once instead of hanging the start.
 pub fn load() -> Settings {
     let Some(path) = path() else {
-        return settings(ConfigFile::default(), &[]);
+        return defaults(&[]);
     };
     match files::read_optional_text(&path, files::MAX_APP_CONFIG_BYTES) {
         Ok(Some(text)) => from_text(&text, &path),
-        Ok(None) => settings(ConfigFile::default(), &[]),
-        Err(err) => settings(
-            ConfigFile::default(),
-            &[format!(
-                "{} (using the defaults)",
-                visible::message(&err.to_string())
-            )],
-        ),
+        Ok(None) => defaults(&[]),
+        Err(err) => defaults(&[format!(
+            "{} (using the defaults)",
+            visible::message(&err.to_string())
+        )]),
     }
 }
 
 /// The settings `text` (the file at `path`) makes. A syntax error keeps the defaults; a
-/// wrongly typed entry is reported and only that entry is dropped.
+/// wrongly typed entry is reported and only that entry is dropped. Each problem says
+/// where it is: `FILE:LINE:COL: ...` (see [`crate::config_file`]).
 pub fn from_text(text: &str, path: &Path) -> Settings {
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(value) => {
-            let (file, mut problems) = entries(value);
-            let mut found = settings(file, &[]);
-            problems.append(&mut found.problems);
-            found.problems = problems
-                .into_iter()
-                .map(|problem| format!("{}: {problem}", path.display()))
-                .collect();
-            found
+    let config = match crate::config_file::parse(text, path) {
+        Ok(config) => config,
+        Err(problem) => {
+            let problem = format!("{problem} (using the defaults)");
+            return defaults(&[problem]);
         }
-        Err(err) => {
-            let full = err.to_string();
-            let message = full
-                .rsplit_once(" at line ")
-                .map_or(full.as_str(), |(m, _)| m);
-            let problem = format!(
-                "{}:{}:{}: {message} (using the defaults)",
-                path.display(),
-                err.line(),
-                err.column()
-            );
-            settings(ConfigFile::default(), &[problem])
+    };
+    let (file, mut problems) = entries(config);
+    let (mut found, more) = applied(file);
+    problems.extend(more);
+    found.problems = problems
+        .into_iter()
+        .map(|problem| {
+            let at: Vec<&str> = problem.at.iter().map(String::as_str).collect();
+            crate::config_file::problem(path, text, &at, &problem.message)
+        })
+        .collect();
+    found
+}
+
+/// A problem with an entry of the file, and the keys that lead to its value.
+struct Problem {
+    at: Vec<String>,
+    message: String,
+}
+
+impl Problem {
+    fn at(keys: &[&str], message: String) -> Self {
+        Problem {
+            at: keys.iter().map(ToString::to_string).collect(),
+            message,
         }
     }
 }
 
 /// The entries of a parsed file, each taken on its own: one of the wrong type or an
 /// unknown name is a problem, and the rest still apply.
-fn entries(value: serde_json::Value) -> (ConfigFile, Vec<String>) {
+fn entries(top: serde_json::Map<String, serde_json::Value>) -> (ConfigFile, Vec<Problem>) {
     let mut file = ConfigFile::default();
     let mut problems = Vec::new();
-    let serde_json::Value::Object(top) = value else {
-        problems
-            .push("expected an object with \"keys\" and \"colors\" (using the defaults)".into());
-        return (file, problems);
-    };
     for (section, value) in top {
+        let at = |message: String| Problem::at(&[section.as_str()], message);
         let entries = match (section.as_str(), value) {
             // Every command reads these (crate::template_roots); the app only checks them.
             ("template_roots", value) => {
                 if !crate::template_roots::is_list(&value) {
-                    problems.push(format!("{section}: expected a list of folders (none used)"));
+                    problems.push(at(format!(
+                        "{section}: expected a list of folders (none used)"
+                    )));
                 }
                 continue;
             }
@@ -147,37 +151,40 @@ fn entries(value: serde_json::Value) -> (ConfigFile, Vec<String>) {
                 continue;
             }
             ("mouse", _) => {
-                problems.push(format!("{section}: expected true or false (default kept)"));
+                problems.push(at(format!(
+                    "{section}: expected true or false (default kept)"
+                )));
                 continue;
             }
             ("keys" | "colors", serde_json::Value::Object(entries)) => entries,
             ("keys" | "colors", _) => {
-                problems.push(format!("{section}: expected an object (default kept)"));
+                problems.push(at(format!("{section}: expected an object (default kept)")));
                 continue;
             }
             _ => {
-                problems.push(format!(
+                problems.push(at(format!(
                     "unknown section {} (expected \"keys\", \"colors\", \"mouse\" or \"template_roots\"; ignored)",
                     visible::quoted(&section)
-                ));
+                )));
                 continue;
             }
         };
         for (name, value) in entries {
             let shown = visible::quoted(&name);
+            let at = |message: String| Problem::at(&[section.as_str(), name.as_str()], message);
             if section == "keys" {
                 match KeyList::deserialize(value) {
                     Ok(keys) => drop(file.keys.insert(name, keys)),
-                    Err(_) => problems.push(format!(
+                    Err(_) => problems.push(at(format!(
                         "keys.{shown}: expected a key or a list of keys (default kept)"
-                    )),
+                    ))),
                 }
             } else {
                 match value {
                     serde_json::Value::String(colour) => drop(file.colors.insert(name, colour)),
-                    _ => problems.push(format!(
+                    _ => problems.push(at(format!(
                         "colors.{shown}: expected a colour name (default kept)"
-                    )),
+                    ))),
                 }
             }
         }
@@ -185,26 +192,35 @@ fn entries(value: serde_json::Value) -> (ConfigFile, Vec<String>) {
     (file, problems)
 }
 
-fn settings(file: ConfigFile, problems: &[String]) -> Settings {
-    let mut problems = problems.to_vec();
+/// The default settings, with `problems`.
+fn defaults(problems: &[String]) -> Settings {
+    let (mut found, _) = applied(ConfigFile::default());
+    found.problems = problems.to_vec();
+    found
+}
+
+/// The settings `file` makes, and what of it could not be used.
+fn applied(file: ConfigFile) -> (Settings, Vec<Problem>) {
+    let mut problems = Vec::new();
     let mut bindings = BINDINGS.to_vec();
     for (name, keys) in &file.keys {
         if let Err(problem) = override_keys(&mut bindings, name, keys) {
-            problems.push(problem);
+            problems.push(Problem::at(&["keys", name], problem));
         }
     }
     let mut palette = Palette::default();
     for (name, value) in &file.colors {
         if let Err(problem) = set_color(&mut palette, name, value) {
-            problems.push(problem);
+            problems.push(Problem::at(&["colors", name], problem));
         }
     }
-    Settings {
+    let settings = Settings {
         bindings,
         palette,
         mouse: file.mouse.unwrap_or(true),
-        problems,
-    }
+        problems: Vec::new(),
+    };
+    (settings, problems)
 }
 
 /// The config name of a scope: `scope.hint` names a row.

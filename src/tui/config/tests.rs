@@ -105,7 +105,7 @@ fn unusable_entries_are_reported_and_the_rest_is_used() {
     );
     let problems = settings.problems.join("\n");
     assert!(
-        problems.contains("config.json: no key named \"nosuch\""),
+        problems.contains("config.json:1:21: no key named \"nosuch\""),
         "{problems}"
     );
     assert!(
@@ -121,7 +121,7 @@ fn unusable_entries_are_reported_and_the_rest_is_used() {
         "{problems}"
     );
     assert!(
-        problems.contains("colors: no colour named \"nosuch\""),
+        problems.contains("config.json:2:50: colors: no colour named \"nosuch\""),
         "{problems}"
     );
     assert_eq!(settings.problems.len(), 5, "{problems}");
@@ -137,7 +137,7 @@ fn unknown_sections_are_reported_and_the_rest_is_used() {
     assert_eq!(
         settings.problems,
         vec![
-            "config.json: unknown section \"colours\" (expected \"keys\", \"colors\", \"mouse\" or \"template_roots\"; ignored)"
+            "config.json:1:13: unknown section \"colours\" (expected \"keys\", \"colors\", \"mouse\" or \"template_roots\"; ignored)"
                 .to_string()
         ]
     );
@@ -158,9 +158,9 @@ fn a_wrongly_typed_value_drops_only_its_entry() {
     assert_eq!(
         settings.problems,
         vec![
-            "config.json: keys.\"save\": expected a key or a list of keys (default kept)"
+            "config.json:1:19: keys.\"save\": expected a key or a list of keys (default kept)"
                 .to_string(),
-            "config.json: colors.\"user\": expected a colour name (default kept)".to_string(),
+            "config.json:2:32: colors.\"user\": expected a colour name (default kept)".to_string(),
         ]
     );
     assert_eq!(

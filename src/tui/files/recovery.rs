@@ -124,6 +124,49 @@ pub fn free_path(base: &Path) -> PathBuf {
         .unwrap_or_else(|| base.to_path_buf())
 }
 
+/// What a plain `chatplate` says about untitled sessions' recovery files in
+/// `sessions_dir` that the restore question will not offer (those of other templates than
+/// `base`'s): how many, and the newest with what it holds. `None` when there are none.
+pub fn untitled_elsewhere(sessions_dir: &Path, base: &Path) -> Option<String> {
+    let offered = existing(base);
+    let entries = fs::read_dir(sessions_dir).into_iter().flatten();
+    let mut found: Vec<(Option<SystemTime>, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .map(|entry| entry.path())
+        .filter(|path| {
+            let name = file_name(path);
+            name.starts_with(".untitled-") && name.ends_with(SUFFIX) && !offered.contains(path)
+        })
+        .map(|path| (modified(&path), path))
+        .collect();
+    found.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
+    let (_, newest) = found.first()?;
+    let held = match describe(newest, 0).contents {
+        Ok((count, template)) => format!(" ({count} messages on {template})"),
+        Err(_) => String::new(),
+    };
+    let more = match found.len() {
+        1 => String::new(),
+        n => format!(" and {} more", n - 1),
+    };
+    Some(format!(
+        "unsaved changes of an untitled session are kept in {}{held}{more}: open that template again to restore them",
+        newest.display()
+    ))
+}
+
+/// Whether recovery file `path` holds the session saved at `saved` as it is (the
+/// template's fingerprint aside, which a save records and an autosave does not):
+/// restoring it would change nothing.
+pub fn holds_saved(path: &Path, saved: &Path) -> bool {
+    let (Ok(mut recovered), Ok(mut session)) = (Session::load(path), Session::load(saved)) else {
+        return false;
+    };
+    recovered.template_sha256 = None;
+    session.template_sha256 = None;
+    recovered == session
+}
+
 /// Reads what `path` holds for the restore question.
 pub fn describe(path: &Path, others: usize) -> Found {
     let contents = Session::load(path)

@@ -63,6 +63,7 @@ pub fn open_for(options: &TuiOptions, has_tools: bool) -> anyhow::Result<Opened>
         .or_else(|| example.is_file().then_some(example));
     let Some(path) = target else {
         let workspace = untitled(catalog::default_template(), sessions_dir);
+        notices.extend(untitled_elsewhere(&workspace));
         return Ok(finish(workspace, catalog, notices));
     };
     let text = path.to_string_lossy().into_owned();
@@ -93,7 +94,17 @@ pub fn open_for(options: &TuiOptions, has_tools: bool) -> anyhow::Result<Opened>
             untitled(chosen, sessions_dir)
         }
     };
+    if options.file.is_none() {
+        notices.extend(untitled_elsewhere(&workspace));
+    }
     Ok(finish(workspace, catalog, notices))
+}
+
+/// A plain `chatplate`: the untitled sessions' recovery files the restore question will
+/// not offer (they belong to other templates), which would otherwise go unnoticed.
+fn untitled_elsewhere(workspace: &Workspace) -> Option<String> {
+    let base = workspace.recovery_lookup().base;
+    crate::tui::files::recovery::untitled_elsewhere(&workspace.sessions_dir, &base)
 }
 
 /// Adds the templates the catalog does not list yet (a bundled name opened is listed

@@ -193,7 +193,7 @@ mod tests {
         assert!(wrong.mouse);
         assert_eq!(
             wrong.problems,
-            ["c.json: mouse: expected true or false (default kept)"]
+            ["c.json:1:11: mouse: expected true or false (default kept)"]
         );
     }
 }

@@ -1,11 +1,14 @@
 //! Check results as machine-readable reports for CI: JSON, and JUnit XML for test
 //! dashboards. Pure formatting over [`CaseResult`]s (whichever way they were checked:
 //! in process or in isolated child processes); `chatplate check --format` prints them.
-//! The human report of each failed case ([`report`]) is their detail text.
+//! The human report of each failed case ([`report`]) is their detail text. Both are
+//! written through [`machine_output`], so no control character from a fixture's name, a
+//! note or an error reaches a CI log raw.
 
 use serde_json::{json, Value as Json};
 
 use super::{report, CaseResult, Outcome};
+use crate::machine_output::{self, xml_attribute, xml_text};
 
 /// A short, stable name for an outcome (`pass`, `mismatch`, `broken`, ...).
 pub(crate) fn outcome_name(outcome: &Outcome) -> &'static str {
@@ -54,7 +57,7 @@ pub fn json(results: &[CaseResult]) -> String {
         "skipped": count(|o| matches!(o, Outcome::Skipped(_))),
         "cases": cases,
     });
-    let mut text = serde_json::to_string_pretty(&document).unwrap_or_default();
+    let mut text = machine_output::to_json_pretty(&document).unwrap_or_default();
     text.push('\n');
     text
 }
@@ -62,6 +65,8 @@ pub fn json(results: &[CaseResult]) -> String {
 /// The results as a JUnit XML report: one `<testcase>` per fixture, a `<failure>` for a
 /// prompt or error that differs from `expected`, an `<error>` for a fixture that could
 /// not be loaded or whose check crashed, a `<skipped>` for a file that is not a fixture.
+/// Control characters XML 1.0 cannot carry are written as `\u{001b}` (see
+/// [`machine_output::xml_text`]).
 pub fn junit(results: &[CaseResult], suite: &str) -> String {
     let count = |element: &str| {
         results
@@ -73,7 +78,7 @@ pub fn junit(results: &[CaseResult], suite: &str) -> String {
     let header = format!(
         "<testsuite name=\"{}\" tests=\"{}\" failures=\"{failures}\" errors=\"{errors}\" \
          skipped=\"{skipped}\">",
-        escape(suite),
+        xml_attribute(suite),
         results.len()
     );
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites>\n  ");
@@ -87,10 +92,10 @@ pub fn junit(results: &[CaseResult], suite: &str) -> String {
 }
 
 fn testcase(result: &CaseResult, suite: &str) -> String {
-    let name = escape(&result.path.display().to_string());
+    let name = xml_attribute(&result.path.display().to_string());
     let open = format!(
         "    <testcase classname=\"{}\" name=\"{name}\"",
-        escape(suite)
+        xml_attribute(suite)
     );
     let Some(element) = element_of(&result.outcome) else {
         return format!("{open}/>\n");
@@ -100,8 +105,8 @@ fn testcase(result: &CaseResult, suite: &str) -> String {
     format!(
         "{open}>\n      <{element} type=\"{}\" message=\"{}\">{}</{element}>\n    </testcase>\n",
         outcome_name(&result.outcome),
-        escape(summary),
-        escape(&detail)
+        xml_attribute(summary),
+        xml_text(&detail)
     )
 }
 
@@ -113,24 +118,6 @@ fn element_of(outcome: &Outcome) -> Option<&'static str> {
         Outcome::Broken(_) | Outcome::Crashed(_) => Some("error"),
         _ => Some("failure"),
     }
-}
-
-/// XML text and attribute escaping; characters XML 1.0 cannot carry become U+FFFD.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for ch in text.chars() {
-        match ch {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(ch),
-            c if (c as u32) < 0x20 || matches!(c, '\u{fffe}' | '\u{ffff}') => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
 }
 
 #[cfg(test)]
@@ -178,5 +165,44 @@ mod tests {
         assert_eq!(document["failed"], 2);
         assert_eq!(document["cases"][1]["outcome"], "unexpected_prompt");
         assert_eq!(document["cases"][0]["detail"], Json::Null);
+    }
+
+    /// A fixture named and noted with CSI (U+009B), NEL (U+0085), DEL and NUL.
+    fn hostile() -> Vec<CaseResult> {
+        vec![CaseResult {
+            path: PathBuf::from("x\u{9b}2J\u{85}\u{7f}\u{0}.json"),
+            outcome: Outcome::Broken("no\u{9b} such\u{0} file".into()),
+            notes: vec!["note \u{9b}\u{85}\u{7f}\u{0}".into()],
+        }]
+    }
+
+    fn raw_controls(text: &str) -> Vec<char> {
+        let raw = |c: char| c.is_control() && !matches!(c, '\n' | '\t');
+        text.chars().filter(|&c| raw(c)).collect()
+    }
+
+    #[test]
+    fn json_escapes_c1_and_del_and_keeps_the_values() {
+        let text = json(&hostile());
+        assert_eq!(raw_controls(&text), [], "{text:?}");
+        let document: Json = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            document["cases"][0]["path"],
+            "x\u{9b}2J\u{85}\u{7f}\u{0}.json"
+        );
+        assert_eq!(
+            document["cases"][0]["notes"][0],
+            "note \u{9b}\u{85}\u{7f}\u{0}"
+        );
+    }
+
+    #[test]
+    fn junit_references_c1_and_shows_c0() {
+        let xml = junit(&hostile(), "chatplate check");
+        assert_eq!(raw_controls(&xml), [], "{xml:?}");
+        assert!(
+            xml.contains("name=\"x&#x9B;2J&#x85;&#x7F;\\u{0000}.json\""),
+            "{xml}"
+        );
     }
 }

@@ -88,6 +88,16 @@ pub fn perform(job: Job) -> Option<Done> {
 }
 
 fn write_session(save: Save) -> Done {
+    let (done, discard) = write_unremoved(save);
+    if let Some(removal) = &discard {
+        remove(removal);
+    }
+    done
+}
+
+/// A save up to, not including, the removal of this run's recovery file (a kill at that
+/// moment leaves what this leaves): what came of it, and that removal when it saved.
+fn write_unremoved(save: Save) -> (Done, Option<Removal>) {
     let refused = match save.guard {
         Guard::Overwrite => None,
         Guard::Unchanged(known) => FileStamp::of(&save.target)
@@ -96,33 +106,49 @@ fn write_session(save: Save) -> Done {
         Guard::Absent => (save.target.exists()).then(|| Done::Exists(save.target.clone())),
     };
     if let Some(refused) = refused {
-        return refused;
+        return (refused, None);
     }
     let (text, template) = match save.document.written(&folder_of(&save.target)) {
         Ok(written) => written,
         Err(refused) => {
-            return Done::TemplateOutside(Outsider {
+            let outsider = Outsider {
                 template: refused.template,
                 folder: refused.folder,
                 target: save.target,
                 guard: save.guard,
                 then_quit: save.then_quit,
-            })
+            };
+            return (Done::TemplateOutside(outsider), None);
         }
     };
+    if let Some(removal) = &save.discard {
+        hand_over(removal, &save.target, &text);
+    }
     if let Err(cause) = write_atomically(&save.target, text.as_bytes()) {
         let path = save.target;
-        return Done::SaveFailed(SessionError::Io { path, cause }.to_string());
+        let failed = SessionError::Io { path, cause }.to_string();
+        return (Done::SaveFailed(failed), None);
     }
-    if let Some(removal) = &save.discard {
-        remove(removal);
-    }
-    Done::Saved {
+    let saved = Done::Saved {
         stamp: FileStamp::of_bytes(text.as_bytes()),
         target: save.target,
         template,
         note: None,
         then_quit: save.then_quit,
+    };
+    (saved, save.discard)
+}
+
+/// Before a save writes the session file: this run's recovery file takes the text being
+/// saved. A kill between the save and the recovery file's removal then leaves a recovery
+/// file equal to the saved session, which the next start drops ([`find_recovery`]),
+/// instead of an older one that would be offered, and restored, over the newer typing
+/// the save holds. A kill before the save leaves the recovery file holding that typing.
+/// Only a recovery file beside the target can take its text (its template path is
+/// relative to the target's folder); a failure here leaves the older file, as before.
+fn hand_over(recovery: &Removal, target: &Path, text: &str) {
+    if folder_of(&recovery.path) == folder_of(target) && recovery.path.exists() {
+        let _ = write_atomically(&recovery.path, text.as_bytes());
     }
 }
 
@@ -191,10 +217,21 @@ fn remove(removal: &Removal) {
 }
 
 /// The newest recovery file for `lookup` that is not this run's own, described for the
-/// restore question.
+/// restore question. One that holds the saved session as it is (what a save killed
+/// before it removed the recovery file leaves, see [`hand_over`]) is removed instead:
+/// offering it could only take the session back to an older state.
 fn find_recovery(lookup: &Lookup) -> Option<Found> {
     let mut found = recovery::existing(&lookup.base);
     found.retain(|path| Some(path) != lookup.own.as_ref());
+    if let Some(saved) = &lookup.saved {
+        found.retain(|path| {
+            let redundant = recovery::holds_saved(path, saved);
+            if redundant {
+                let _ = fs::remove_file(path);
+            }
+            !redundant
+        });
+    }
     let newest = found.first()?;
     let mut described = recovery::describe(newest, found.len() - 1);
     if let Some(saved) = &lookup.saved {
@@ -341,5 +378,52 @@ mod tests {
         ));
         assert!(matches!(done, Done::Saved { .. }), "{done:?}");
         assert!(!recovery.exists());
+    }
+
+    /// The session `content` on the inline template `new`.
+    fn with_content(content: &str) -> chatplate_core::session::Session {
+        let mut session = new();
+        session.messages = vec![chatplate_core::session::Message::new("user", content)];
+        session
+    }
+
+    /// A save killed after it wrote the session file and before it removed the recovery
+    /// file used to leave the autosave's older text, which the next start offered over
+    /// the newer typing the save held.
+    #[test]
+    fn a_save_killed_before_the_recovery_file_went_leaves_nothing_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let (target, recovery) = (
+            dir.path().join("s.json"),
+            dir.path().join("s.recovery.json"),
+        );
+        with_content("saved").save(&target).unwrap();
+        // The autosave holds "typed"; then "typed more" is typed and saved at once.
+        with_content("typed").save(&recovery).unwrap();
+        let removal = Removal {
+            path: recovery.clone(),
+            sessions_dir: dir.path().to_path_buf(),
+        };
+        let mut killed = save(&target, Guard::Overwrite, Some(removal));
+        killed.document.session = Box::new(with_content("typed more"));
+        let (Done::Saved { .. }, Some(_)) = write_unremoved(killed) else {
+            panic!("not saved")
+        };
+        let lookup = Lookup {
+            base: recovery.clone(),
+            own: None,
+            saved: Some(target.clone()),
+        };
+        let offered = find_recovery(&lookup);
+        assert_eq!(offered.map(|found| found.path), None);
+        assert!(!recovery.exists(), "the leftover is removed");
+        let kept = chatplate_core::session::Session::load(&target).unwrap();
+        assert_eq!(kept, with_content("typed more"));
+        // A recovery file with changes the saved file lacks is still offered.
+        with_content("typed even more").save(&recovery).unwrap();
+        assert_eq!(
+            find_recovery(&lookup).map(|found| found.path),
+            Some(recovery)
+        );
     }
 }
