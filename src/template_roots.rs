@@ -50,7 +50,7 @@ pub fn access(tree: &Path, roots: &[PathBuf]) -> TemplateAccess {
 /// The roots listed in the config file at `path` (none when there is no file). A
 /// relative root is relative to the config file's folder.
 pub fn configured(path: &Path) -> Result<Vec<PathBuf>, String> {
-    let Some(config) = read(path)? else {
+    let Some(config) = read_config(path)? else {
         return Ok(Vec::new());
     };
     let Some(listed) = config.get(KEY) else {
@@ -87,7 +87,7 @@ pub fn remember(folder: &Path) -> Result<PathBuf, String> {
 
 /// Adds `folder` to the roots of the config file at `path`.
 fn add_root(path: &Path, folder: &Path) -> Result<(), String> {
-    let mut config = read(path)?.unwrap_or_default();
+    let mut config = read_config(path)?.unwrap_or_default();
     let listed = config
         .entry(KEY)
         .or_insert_with(|| Value::Array(Vec::new()));
@@ -107,7 +107,7 @@ fn add_root(path: &Path, folder: &Path) -> Result<(), String> {
 }
 
 /// The config file as a JSON object; `None` when there is no file.
-fn read(path: &Path) -> Result<Option<Map<String, Value>>, String> {
+pub fn read_config(path: &Path) -> Result<Option<Map<String, Value>>, String> {
     let text = match files::read_optional_text(path, files::MAX_APP_CONFIG_BYTES) {
         Ok(Some(text)) => text,
         Ok(None) => return Ok(None),
