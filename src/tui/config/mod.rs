@@ -142,6 +142,13 @@ fn entries(value: serde_json::Value) -> (ConfigFile, Vec<String>) {
                 }
                 continue;
             }
+            // Read by every command (crate::hub_token); the app only checks it.
+            ("hub_token_for_fixtures", value) => {
+                if !value.is_boolean() {
+                    problems.push(format!("{section}: expected true or false (off)"));
+                }
+                continue;
+            }
             ("mouse", serde_json::Value::Bool(on)) => {
                 file.mouse = Some(on);
                 continue;
@@ -157,7 +164,7 @@ fn entries(value: serde_json::Value) -> (ConfigFile, Vec<String>) {
             }
             _ => {
                 problems.push(format!(
-                    "unknown section {} (expected \"keys\", \"colors\", \"mouse\" or \"template_roots\"; ignored)",
+                    "unknown section {} (expected \"keys\", \"colors\", \"mouse\", \"template_roots\" or \"hub_token_for_fixtures\"; ignored)",
                     visible::quoted(&section)
                 ));
                 continue;
