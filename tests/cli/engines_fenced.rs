@@ -353,3 +353,52 @@ fn hf_jinja_gets_null_tools_and_documents_as_transformers_js_passes_them() {
         assert_eq!(out.status.code(), Some(0), "{report:#}");
     }
 }
+
+#[cfg(unix)]
+#[test]
+fn an_engine_starts_in_an_empty_folder_with_an_environment_of_its_own() {
+    let dir = tempfile::tempdir().unwrap();
+    // A stand-in interpreter that answers with the names of its variables, its working
+    // folder and how many files are in it.
+    let script = dir.path().join("engine.sh");
+    let text = "#!/bin/sh\nnames=$(env | cut -d= -f1 | sort | tr '\\n' ' ')\n\
+                printf '{\"version\": \"0\", \"prompt\": \"%s| %s | %s\"}' \"$names\" \"$(pwd)\" \"$(ls -A | wc -l | tr -d ' ')\"\n";
+    std::fs::write(&script, text).unwrap();
+    make_executable(&script);
+    std::fs::write(
+        dir.path().join("s.json"),
+        r#"{"version": 1, "template": {"source": "x"}, "messages": [{"role": "user", "content": "Hi"}]}"#,
+    )
+    .unwrap();
+    let out = command(
+        &["compare", "s.json", "--engine", "python", "--json"],
+        dir.path(),
+    )
+    .env("CHATPLATE_PYTHON", &script)
+    .env("HF_TOKEN", "hf_secret")
+    .env("PYTHONPATH", dir.path())
+    .env("NODE_OPTIONS", "--require x")
+    .env("LC_ALL", "C")
+    .output()
+    .unwrap();
+    let report: Json = serde_json::from_slice(&out.stdout).unwrap();
+    let said = report["renders"][1]["prompt"].as_str().unwrap_or_default();
+    let (names, rest) = said.split_once('|').expect("the stand-in's answer");
+    let names: Vec<&str> = names.split_whitespace().collect();
+    for kept in ["PATH", "LC_ALL"] {
+        assert!(names.contains(&kept), "{said}");
+    }
+    for dropped in ["HF_TOKEN", "PYTHONPATH", "NODE_OPTIONS", "CHATPLATE_PYTHON"] {
+        assert!(!names.contains(&dropped), "{said}");
+    }
+    let (folder, files) = rest.rsplit_once('|').unwrap();
+    let folder = Path::new(folder.trim());
+    assert_ne!(folder, dir.path(), "{said}");
+    let name = folder.file_name().unwrap_or_default().to_string_lossy();
+    assert!(name.starts_with("chatplate-engine-"), "{said}");
+    assert_eq!(files.trim(), "0", "{said}");
+    assert!(
+        !folder.exists(),
+        "the engine's folder is removed after the run"
+    );
+}
