@@ -402,3 +402,42 @@ fn an_engine_starts_in_an_empty_folder_with_an_environment_of_its_own() {
         "the engine's folder is removed after the run"
     );
 }
+
+#[cfg(target_os = "linux")]
+#[test]
+fn an_engine_dies_with_an_interrupted_chatplate() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("engine.pid");
+    // The engine itself sleeps (exec), long past the test, in a group of its own.
+    let script = dir.path().join("engine.sh");
+    let text = format!(
+        "#!/bin/sh\necho $$ > '{}'\nexec sleep 60\n",
+        pid_file.display()
+    );
+    std::fs::write(&script, text).unwrap();
+    make_executable(&script);
+    std::fs::write(
+        dir.path().join("s.json"),
+        r#"{"version": 1, "template": {"source": "x"}, "messages": [{"role": "user", "content": "Hi"}]}"#,
+    )
+    .unwrap();
+    let mut chatplate = command(&["compare", "s.json", "--engine", "python"], dir.path())
+        .env("CHATPLATE_PYTHON", &script)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(20);
+    while std::fs::read_to_string(&pid_file).map_or(true, |pid| pid.trim().is_empty()) {
+        assert!(Instant::now() < until, "the engine did not start");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // Ctrl+C reaches chatplate's group only; the engine's is its own.
+    let interrupted = Command::new("kill")
+        .args(["-INT", &chatplate.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(interrupted.success());
+    let _ = chatplate.wait();
+    assert!(grandchild_gone(&pid_file), "the engine outlived chatplate");
+}

@@ -10,7 +10,7 @@
 //!
 //! It runs in a process group of its own, so at its deadline the whole group is killed,
 //! grandchildren included, and so is any grandchild still alive when it ends: nothing it
-//! started outlives the run. The pipes are read for a short while after that and then
+//! started outlives the run. On Linux it also dies with chatplate (an interrupted run). The pipes are read for a short while after that and then
 //! abandoned, so a descendant that left the group while holding them cannot make chatplate
 //! wait.
 
@@ -150,6 +150,8 @@ pub(super) fn run(
         use std::os::unix::process::CommandExt;
         command.process_group(0);
     }
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    die_with_parent(&mut command);
     let mut child = command.spawn().map_err(RunError::Spawn)?;
     let deadline = Instant::now() + timeout;
     if let Some(mut stdin) = child.stdin.take() {
@@ -172,6 +174,32 @@ pub(super) fn run(
             stderr,
         }),
         None => Err(RunError::TimedOut),
+    }
+}
+
+/// Makes the child die with chatplate. In a group of its own it no longer gets the
+/// terminal's Ctrl+C, and an engine stuck in a template would outlive an interrupted
+/// `check` or `compare`; on Linux the kernel kills it when chatplate's thread that
+/// started it ends (that thread waits for it, so this happens only when chatplate dies).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn die_with_parent(command: &mut Command) {
+    use rustix::process::{getpid, getppid, set_parent_process_death_signal, Signal};
+    use std::os::unix::process::CommandExt;
+    let parent = getpid();
+    let ask = move || -> io::Result<()> {
+        set_parent_process_death_signal(Some(Signal::KILL))?;
+        // chatplate may have ended before the signal was asked for.
+        if getppid() == Some(parent) {
+            Ok(())
+        } else {
+            Err(rustix::io::Errno::SRCH.into())
+        }
+    };
+    // SAFETY: the closure runs in the child between fork and exec; it only makes the
+    // system calls prctl and getppid and allocates nothing (an `Errno` converts into an
+    // `io::Error` without allocating), as `pre_exec` requires.
+    unsafe {
+        command.pre_exec(ask);
     }
 }
 
