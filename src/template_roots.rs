@@ -52,7 +52,7 @@ pub fn access(tree: &Path, roots: &[PathBuf]) -> TemplateAccess {
 /// relative root is relative to the config file's folder. A problem is
 /// `FILE:LINE:COL: message` (see [`crate::config_file`]).
 pub fn configured(path: &Path) -> Result<Vec<PathBuf>, String> {
-    let Some(config) = read(path)? else {
+    let Some(config) = read_config(path)? else {
         return Ok(Vec::new());
     };
     roots_in(&config.text, &config.entries, path)
@@ -110,6 +110,11 @@ fn add_root(path: &Path, folder: &Path) -> Result<(), String> {
     }
     chatplate_core::session::write_atomically(path, json.as_bytes())
         .map_err(|err| format!("{}: {err}", path.display()))
+}
+
+/// The config file as a JSON object; `None` when there is no file.
+pub fn read_config(path: &Path) -> Result<Option<Map<String, Value>>, String> {
+    Ok(read(path)?.map(|config| config.entries))
 }
 
 /// The config file as read.

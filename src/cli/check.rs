@@ -174,6 +174,10 @@ pub(super) fn run_once(args: &CheckArgs) -> Result<i32> {
             let worker = move || {
                 let mut command = Command::new(&exe);
                 command.arg(isolate::WORKER_ARG);
+                // The children never fetch from the Hub: the token stays with this process.
+                command
+                    .env_remove("HF_TOKEN")
+                    .env_remove("HUGGING_FACE_HUB_TOKEN");
                 command
             };
             isolate::check_all_isolated(&found.fixtures, &options, &worker)

@@ -119,7 +119,13 @@ pub(super) fn run(args: CompareArgs) -> Result<i32> {
     setup.limits = args.limits.limits();
     let named: Vec<Engine> = args.engines.iter().map(|arg| arg.engine).collect();
     if args.report {
-        return compare_report::run(&args.session, &named, &setup, args.json);
+        return compare_report::run(
+            &args.session,
+            &named,
+            &setup,
+            &args.template_roots,
+            args.json,
+        );
     }
     let (session, template, conversation) = fixture_session(
         &args.session,

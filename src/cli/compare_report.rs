@@ -9,6 +9,7 @@ use anyhow::{bail, Result};
 use serde_json::json;
 
 use super::output;
+use super::session_input::allowed_roots;
 use chatplate_core::check::{collect_fixtures, Fixture};
 use chatplate_core::compare::report::{compare_fixtures, CorpusReport};
 use chatplate_core::compare::{Engine, EngineSetup};
@@ -18,11 +19,14 @@ use chatplate_render::visible;
 /// Templates named per cause in the text table before "and N more".
 const NAMED_TEMPLATES: usize = 6;
 
-/// Compares `folder` with each engine; exit 0 when every case agrees, 1 when any differs.
+/// Compares `folder` with each engine, fixtures' templates allowed in their folder and
+/// `template_roots` (`--template-root` and the config file's, as `check` allows them);
+/// exit 0 when every case agrees, 1 when any differs.
 pub(super) fn run(
     folder: &Path,
     engines: &[Engine],
     setup: &EngineSetup,
+    template_roots: &[PathBuf],
     json: bool,
 ) -> Result<i32> {
     if engines.is_empty() {
@@ -30,6 +34,7 @@ pub(super) fn run(
     }
     let imported = ImportedCorpus::of(folder)?;
     let found = collect_fixtures(&[imported.fixtures_dir().to_path_buf()]);
+    let roots = allowed_roots(template_roots);
     if found.fixtures.is_empty() {
         bail!("no fixtures found in {}", folder.display());
     }
@@ -38,7 +43,7 @@ pub(super) fn run(
     let mut text = String::new();
     for &engine in engines {
         let started = Instant::now();
-        let report = compare_fixtures(&found.fixtures, engine, setup);
+        let report = compare_fixtures(&found.fixtures, engine, setup, &roots);
         let seconds = started.elapsed().as_secs_f64();
         differ |= report.same() < report.cases.len() || !report.broken.is_empty();
         match json {

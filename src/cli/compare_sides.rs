@@ -10,7 +10,7 @@ use anyhow::{bail, Result};
 
 use super::fetching::with_hub;
 use super::session_input::open_template;
-use chatplate_core::catalog::{self, CachedModel, TemplateSource};
+use chatplate_core::catalog::{self, CachedModel, NamedByFile, TemplateSource};
 use chatplate_core::compare::{self, text, Engine, EngineRender, EngineSetup};
 use chatplate_core::session::Session;
 use chatplate_render::visible;
@@ -117,7 +117,8 @@ pub(super) fn render_sides(
     }
     for revision in args.revisions {
         let model = cached_model(own, revision)?;
-        let set = with_hub(|fetch| model.at(revision, fetch))?;
+        // The session named the model: its revisions are fetched as files' models are.
+        let set = with_hub(|fetch| model.at(revision, &mut NamedByFile(fetch)))?;
         let template = set.choose(session.tools.is_some())?;
         let label = format!("revision {revision}");
         let name = model.target(revision);

@@ -76,6 +76,11 @@ pub struct Cli {
     /// Render bounds for the app.
     #[command(flatten)]
     limits: limits::LimitArgs,
+    /// Fetch the Hub models that files name (fixtures, sessions, request bodies) with
+    /// your Hugging Face token too, as those named on the command line are; without it
+    /// they are fetched without one (also the config file's "hub_token_for_fixtures").
+    #[arg(long, global = true)]
+    hub_token_for_fixtures: bool,
     #[command(subcommand)]
     command: Option<Command>,
 }
@@ -130,6 +135,15 @@ enum Command {
 pub fn run(cli: Cli) -> Result<i32> {
     // Before anything renders: the engine's messages name this front end's flags.
     remedy::install();
+    // Before anything fetches: whether files' models get the token.
+    let (allowed, problem) = crate::hub_token::allowed(cli.hub_token_for_fixtures);
+    chatplate_core::catalog::hub::allow_token_for_files(allowed);
+    if let Some(problem) = problem {
+        output::note(&format!(
+            "chatplate: {}",
+            chatplate_render::visible::message(&problem)
+        ));
+    }
     match cli.command {
         None if cli.file.as_deref().is_some_and(stdin::is_stdin) => anyhow::bail!(
             "the app reads its keys from the terminal, so it cannot open standard input \

@@ -265,3 +265,37 @@ fn an_unreachable_server_says_how_to_start_one() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not an http:// URL"));
 }
+
+#[test]
+fn a_template_llama_cpp_changes_on_load_is_not_blamed_on_how_the_server_was_started() {
+    let test = "a_template_llama_cpp_changes_on_load_is_not_blamed_on_how_the_server_was_started";
+    let Some(files) = server_files(test) else {
+        return;
+    };
+    // llama.cpp turns this check off when it loads a template with channels: its engine
+    // cannot run it as written.
+    let check = r#"{%- if "<|channel|>analysis<|message|>" in message.content or "<|channel|>final<|message|>" in message.content %}"#;
+    let template = format!(
+        "{{%- for message in messages %}}{check}{{{{ raise_exception('no channels') }}}}\
+         {{%- endif %}}<|start|>{{{{ message.role }}}}<|message|>{{{{ message.content }}}}<|end|>\
+         {{%- endfor %}}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let (session, file) = inline_session(dir.path(), &template);
+    // Started the right way, with the session's own template.
+    let server = start(&files, Some(&file), &dir.path().join("server.log"));
+    let out = compare(
+        &[session.to_str().unwrap(), "--engine", &server.url, "--json"],
+        dir.path(),
+    );
+    let report = report(&out);
+    let note = llama_render(&report)["note"].as_str().unwrap_or_default();
+    assert!(
+        note.starts_with("llama.cpp changed the session's template when it loaded it (sha256 ")
+            && note.contains(
+                "1 `if` condition made `false`, the first \"{%- if \\\"<|channel|>analysis"
+            ),
+        "{report:#}"
+    );
+    assert!(!note.contains("--chat-template-file"), "{note}");
+}

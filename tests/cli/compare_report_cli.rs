@@ -100,3 +100,39 @@ fn the_conformance_corpus_is_read_in_its_own_layout() {
     // Bare MiniJinja differs somewhere in the corpus (tojson's escaping at least).
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn a_report_allows_the_template_roots_check_allows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (fixtures, templates) = (dir.path().join("fixtures"), dir.path().join("templates"));
+    std::fs::create_dir_all(&fixtures).unwrap();
+    std::fs::create_dir_all(&templates).unwrap();
+    std::fs::write(templates.join("t.jinja"), "{{ messages[0].content }}").unwrap();
+    let body = r#"{"version": 1, "template": {"path": "../templates/t.jinja"}, "messages": [{"role": "user", "content": "Hi"}], "expected": {"prompt": "Hi"}}"#;
+    std::fs::write(fixtures.join("f.json"), body).unwrap();
+    let root = templates.to_str().unwrap();
+    let check = command(&["check", "fixtures", "--template-root", root], dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(check.status.code(), Some(0), "{}", stdout(&check));
+    let args = [
+        "fixtures",
+        "--engine",
+        "minijinja",
+        "--report",
+        "--json",
+        "--template-root",
+        root,
+    ];
+    let out = compare(&args, dir.path());
+    let report: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report[0]["cases"], 1, "{report:#}");
+    assert_eq!(report[0]["same"], 1, "{report:#}");
+    assert_eq!(report[0]["not_compared"], serde_json::json!([]));
+    assert_eq!(out.status.code(), Some(0));
+    // Without the root the template is outside the folder, as `check` says too.
+    let out = compare(&args[..5], dir.path());
+    let report: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report[0]["cases"], 0, "{report:#}");
+    assert_eq!(out.status.code(), Some(1));
+}

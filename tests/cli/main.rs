@@ -26,6 +26,7 @@ mod compare_sides_cli;
 mod deadlines;
 mod doc_examples;
 mod drift_cli;
+mod engines_fenced;
 mod escapes;
 mod files_input;
 mod fuzz_config;

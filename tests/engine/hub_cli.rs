@@ -86,3 +86,91 @@ fn the_cli_prints_hub_file_names_escaped() {
     );
     assert!(out.contains(&format!("acme/evil#{shown}")), "{out}");
 }
+
+/// `check` on a fixture that names the gated `acme/gated`, with the user's token in
+/// HF_TOKEN; what the fake Hub saw.
+fn check_gated(
+    hub: &Hub,
+    extra: &[&str],
+    config: Option<&str>,
+) -> (std::process::Output, Vec<bool>) {
+    let dir = tempfile::tempdir().unwrap();
+    let fixture = r#"{"version": 1, "template": {"model": {"id": "acme/gated"}}, "messages": [{"role": "user", "content": "hi"}], "expected": {"prompt": "<s>hi</s>"}}"#;
+    std::fs::write(dir.path().join("f.json"), fixture).unwrap();
+    let config_file = dir.path().join("config.json");
+    std::fs::write(&config_file, config.unwrap_or("{}")).unwrap();
+    let before = hub.seen.lock().unwrap().len();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_chatplate"))
+        .args([&["check", "f.json", "--color", "never"], extra].concat())
+        .current_dir(dir.path())
+        .env("HF_ENDPOINT", &hub.endpoint)
+        .env("HF_HUB_CACHE", dir.path().join("cache"))
+        .env("HF_TOKEN", GOOD_TOKEN)
+        .env("CHATPLATE_CONFIG", &config_file)
+        .env_remove("HF_HUB_OFFLINE")
+        .output()
+        .unwrap();
+    let seen = hub.seen.lock().unwrap()[before..]
+        .iter()
+        .map(|s| s.authorized)
+        .collect();
+    (output, seen)
+}
+
+#[test]
+fn a_fixtures_model_is_fetched_without_the_token_unless_the_user_allows_it() {
+    let hub = Hub::start();
+    let (output, seen) = check_gated(&hub, &[], None);
+    let err = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{err}");
+    assert!(
+        !seen.is_empty() && seen.iter().all(|sent| !sent),
+        "{seen:?}"
+    );
+    assert!(
+        err.contains("acme/gated@main is named by a file (a fixture, session or request body), so it was fetched without your Hugging Face token")
+            && err.contains("--hub-token-for-fixtures"),
+        "{err}"
+    );
+    // Allowed by the flag or by the config file, the token goes and the fixture passes.
+    for (flag, config) in [
+        (&["--hub-token-for-fixtures"][..], None),
+        (&[][..], Some(r#"{"hub_token_for_fixtures": true}"#)),
+    ] {
+        let (output, seen) = check_gated(&hub, flag, config);
+        let out = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(output.status.code(), Some(0), "{out}");
+        assert!(out.contains("1 passed, 0 failed"), "{out}");
+        assert!(seen.iter().any(|sent| *sent), "{seen:?}");
+    }
+}
+
+#[test]
+fn a_model_named_on_the_command_line_is_fetched_with_the_token() {
+    let hub = Hub::start();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("m.json"),
+        r#"[{"role": "user", "content": "hi"}]"#,
+    )
+    .unwrap();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_chatplate"))
+        .args(["render", "--template", "acme/gated", "--messages", "m.json"])
+        .current_dir(dir.path())
+        .env("HF_ENDPOINT", &hub.endpoint)
+        .env("HF_HUB_CACHE", dir.path().join("cache"))
+        .env("HF_TOKEN", GOOD_TOKEN)
+        .env_remove("HF_HUB_OFFLINE")
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let seen = hub.seen.lock().unwrap().clone();
+    let files: Vec<_> = seen
+        .iter()
+        .filter(|s| s.path.contains("/resolve/"))
+        .collect();
+    assert!(
+        !files.is_empty() && files.iter().all(|s| s.authorized),
+        "{seen:?}"
+    );
+}

@@ -73,6 +73,7 @@ impl Hub {
             token: token.map(Token::new),
             offline: false,
             cache: cache.to_path_buf(),
+            token_for_files: false,
         }
     }
 

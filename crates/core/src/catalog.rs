@@ -26,7 +26,9 @@ use chatplate_render::Conversation;
 pub use access::{folder_to_allow, NamedFile, OutsideError, TemplateAccess};
 pub use choice::TemplateSet;
 pub use hf_cache::{cached_models, ModelId};
-pub use open::{open_model, open_templates, prefetch, split_entry, Fetch, NoFetch};
+pub use open::{
+    open_model, open_templates, prefetch, split_entry, Fetch, NamedBy, NamedByFile, NoFetch,
+};
 pub use revision::CachedModel;
 pub use template::{
     folder_name, short, ModelOrigin, ModelPlace, Origin, Snapshot, TemplateMetadata, TemplateSource,

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
-use crate::catalog::{self, model, open_templates, CatalogError, Fetch, ModelId, TemplateSet};
+use crate::catalog::{
+    self, model, open_templates, CatalogError, Fetch, ModelId, NamedBy, TemplateSet,
+};
 use crate::request::{self, BodyError, ImportOptions, Imported, RequestError};
 
 /// What a target turned out to be.
@@ -115,6 +117,6 @@ fn prefetch_model(body: &Json, fetch: &mut dyn Fetch) {
     };
     let cached = catalog::hf_cache::snapshot(&catalog::hf_cache::cache_root(), &id);
     if cached.is_err() {
-        let _ = fetch.fetch(&id);
+        let _ = fetch.fetch(&id, NamedBy::File);
     }
 }

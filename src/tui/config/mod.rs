@@ -146,6 +146,13 @@ fn entries(top: serde_json::Map<String, serde_json::Value>) -> (ConfigFile, Vec<
                 }
                 continue;
             }
+            // Read by every command (crate::hub_token); the app only checks it.
+            ("hub_token_for_fixtures", value) => {
+                if !value.is_boolean() {
+                    problems.push(format!("{section}: expected true or false (off)"));
+                }
+                continue;
+            }
             ("mouse", serde_json::Value::Bool(on)) => {
                 file.mouse = Some(on);
                 continue;
@@ -163,7 +170,7 @@ fn entries(top: serde_json::Map<String, serde_json::Value>) -> (ConfigFile, Vec<
             }
             _ => {
                 problems.push(at(format!(
-                    "unknown section {} (expected \"keys\", \"colors\", \"mouse\" or \"template_roots\"; ignored)",
+                    "unknown section {} (expected \"keys\", \"colors\", \"mouse\", \"template_roots\" or \"hub_token_for_fixtures\"; ignored)",
                     visible::quoted(&section)
                 )));
                 continue;

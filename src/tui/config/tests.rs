@@ -137,13 +137,25 @@ fn unknown_sections_are_reported_and_the_rest_is_used() {
     assert_eq!(
         settings.problems,
         vec![
-            "config.json:1:13: unknown section \"colours\" (expected \"keys\", \"colors\", \"mouse\" or \"template_roots\"; ignored)"
+            "config.json:1:13: unknown section \"colours\" (expected \"keys\", \"colors\", \"mouse\", \"template_roots\" or \"hub_token_for_fixtures\"; ignored)"
                 .to_string()
         ]
     );
     assert_eq!(
         keys_of(&settings, Scope::Everywhere, &Action::Quit),
         vec![parse_chord("ctrl+x").unwrap()]
+    );
+}
+
+#[test]
+fn the_hub_token_switch_is_a_section_the_app_only_checks() {
+    assert!(load(r#"{"hub_token_for_fixtures": true}"#)
+        .problems
+        .is_empty());
+    let settings = load(r#"{"hub_token_for_fixtures": "yes"}"#);
+    assert_eq!(
+        settings.problems,
+        vec!["config.json: hub_token_for_fixtures: expected true or false (off)".to_string()]
     );
 }
 

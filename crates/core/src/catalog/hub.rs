@@ -8,6 +8,11 @@
 //! Honours `HF_ENDPOINT`, `HF_TOKEN` (or the token file, `$HF_TOKEN_PATH` or
 //! `$HF_HOME/token`; the token is never printed) and `HF_HUB_OFFLINE`. The HTTP client is
 //! the cargo feature `hub` (on by default); without it, fetching says so.
+//!
+//! The token goes only where the user pointed it: with a model the user named, not with
+//! one a file named (a fixture in a pull request could otherwise make a CI fetch its
+//! private models with the CI's token), unless the user allows it
+//! ([`HubSettings::token_for_files`], [`allow_token_for_files`]).
 
 #[cfg(feature = "hub")]
 mod store;
@@ -16,9 +21,10 @@ mod transfer;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::hf_cache::{cache_root_from, hf_home_from, ModelId};
-use super::{model, read, CatalogError, Fetch, Snapshot};
+use super::{model, read, CatalogError, Fetch, NamedBy, Snapshot};
 use crate::files::MAX_TEMPLATE_BYTES;
 
 /// The Hub used when `HF_ENDPOINT` is not set.
@@ -57,12 +63,38 @@ pub struct HubSettings {
     pub offline: bool,
     /// The cache to fill (see [`super::hf_cache::cache_root`]).
     pub cache: PathBuf,
+    /// The token also goes with models a file named (a session, a fixture, a request
+    /// body), not only with those the user named.
+    pub token_for_files: bool,
+}
+
+/// The process's choice for [`HubSettings::token_for_files`] (see
+/// [`allow_token_for_files`]).
+static TOKEN_FOR_FILES: AtomicBool = AtomicBool::new(false);
+
+/// Lets the token go with models files name in every [`HubSettings::from_env`] of this
+/// process: the front end's `--hub-token-for-fixtures` and its config file's switch.
+pub fn allow_token_for_files(allowed: bool) {
+    TOKEN_FOR_FILES.store(allowed, Ordering::Relaxed);
 }
 
 impl HubSettings {
-    /// Settings from the process environment.
+    /// Settings from the process environment (and [`allow_token_for_files`]).
     pub fn from_env() -> Self {
-        Self::from_lookup(|key| std::env::var_os(key))
+        let mut settings = Self::from_lookup(|key| std::env::var_os(key));
+        settings.token_for_files = TOKEN_FOR_FILES.load(Ordering::Relaxed);
+        settings
+    }
+
+    /// These settings for a fetch of a model `named_by` names: without the token when a
+    /// file named it and files may not use it. Also whether a token was held back.
+    fn for_fetch(&self, named_by: NamedBy) -> (HubSettings, bool) {
+        let withhold = named_by == NamedBy::File && !self.token_for_files && self.token.is_some();
+        let mut settings = self.clone();
+        if withhold {
+            settings.token = None;
+        }
+        (settings, withhold)
     }
 
     /// Settings from an environment lookup.
@@ -92,6 +124,7 @@ impl HubSettings {
             token,
             offline,
             cache: cache_root_from(&env),
+            token_for_files: false,
         }
     }
 }
@@ -159,6 +192,15 @@ pub enum HubError {
         id: ModelId,
         /// What to do about it.
         hint: String,
+    },
+    /// A file named the model, so it was fetched without the user's token, and the Hub
+    /// refused it (it may be private or gated).
+    #[error("{id} is named by a file (a fixture, session or request body), so it was fetched without your Hugging Face token, and the Hub refused it ({refused}); if it is private or gated and you trust these files, let them use the token with --hub-token-for-fixtures, or \"hub_token_for_fixtures\": true in chatplate's config file")]
+    TokenWithheld {
+        /// The model.
+        id: ModelId,
+        /// The Hub's answer.
+        refused: String,
     },
     /// 403: a gated model this token has no access to.
     #[error("{id}: access denied (403): the model is gated and this account has not been granted access (request it on the model's page)")]
@@ -272,9 +314,25 @@ pub struct HubFetch<'a> {
 }
 
 impl Fetch for HubFetch<'_> {
-    fn fetch(&mut self, id: &ModelId) -> Option<Result<Snapshot, CatalogError>> {
-        Some(fetch_templates(&self.settings, id, self.progress).map_err(CatalogError::from))
+    fn fetch(&mut self, id: &ModelId, named_by: NamedBy) -> Option<Result<Snapshot, CatalogError>> {
+        let (settings, withheld) = self.settings.for_fetch(named_by);
+        let fetched = match fetch_templates(&settings, id, self.progress) {
+            Err(err) if withheld => Err(refused_without_token(err)),
+            fetched => fetched,
+        };
+        Some(fetched.map_err(CatalogError::from))
     }
+}
+
+/// A refusal of a fetch that went without the token, said as such: the token the user
+/// has might have been let in.
+fn refused_without_token(err: HubError) -> HubError {
+    let (id, refused) = match err {
+        HubError::Unauthorized { id, .. } => (id, "401".to_string()),
+        HubError::Forbidden { id } => (id, "403".to_string()),
+        other => return other,
+    };
+    HubError::TokenWithheld { id, refused }
 }
 
 #[cfg(test)]

@@ -12,11 +12,24 @@ use super::{
     find_bundled, load_set, model, CatalogError, ModelId, ModelPlace, Snapshot, TemplateSet,
 };
 
+/// Who named a model that is fetched: what the user typed (a command-line argument, the
+/// app's opener) or a file (a session, a fixture, a request body), which may be a
+/// stranger's. The Hub's token goes only with what the user named, unless they allow
+/// more (see [`super::hub::HubSettings::token_for_files`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NamedBy {
+    /// The user named the model.
+    User,
+    /// A file named it.
+    File,
+}
+
 /// How a model that is not in the local cache is obtained.
 pub trait Fetch {
     /// Fetches `id`'s template files into the cache and returns their snapshot; `None`
-    /// when this fetcher does not fetch (offline).
-    fn fetch(&mut self, id: &ModelId) -> Option<Result<Snapshot, CatalogError>>;
+    /// when this fetcher does not fetch (offline). `named_by` says who named the model.
+    fn fetch(&mut self, id: &ModelId, named_by: NamedBy) -> Option<Result<Snapshot, CatalogError>>;
 }
 
 /// Never fetches: the local cache only.
@@ -24,8 +37,18 @@ pub trait Fetch {
 pub struct NoFetch;
 
 impl Fetch for NoFetch {
-    fn fetch(&mut self, _id: &ModelId) -> Option<Result<Snapshot, CatalogError>> {
+    fn fetch(&mut self, _id: &ModelId, _: NamedBy) -> Option<Result<Snapshot, CatalogError>> {
         None
+    }
+}
+
+/// Another fetcher, for models a file named even where the call says the user did: a
+/// revision of a session's model (`compare --revision`) is the session's model.
+pub struct NamedByFile<'a>(pub &'a mut dyn Fetch);
+
+impl Fetch for NamedByFile<'_> {
+    fn fetch(&mut self, id: &ModelId, _: NamedBy) -> Option<Result<Snapshot, CatalogError>> {
+        self.0.fetch(id, NamedBy::File)
     }
 }
 
@@ -64,8 +87,8 @@ pub fn open_templates(target: &str, fetch: &mut dyn Fetch) -> Result<TemplateSet
     }
 }
 
-/// A model id from the cache; when it is not there (or its snapshot has no template
-/// files yet), from `fetch`.
+/// A model id the user named, from the cache; when it is not there (or its snapshot has
+/// no template files yet), from `fetch`.
 pub fn open_model(id: &ModelId, fetch: &mut dyn Fetch) -> Result<TemplateSet, CatalogError> {
     let root = hf_cache::cache_root();
     let cached = hf_cache::snapshot(&root, id);
@@ -74,7 +97,7 @@ pub fn open_model(id: &ModelId, fetch: &mut dyn Fetch) -> Result<TemplateSet, Ca
             return model::load(ModelPlace::Cache(snapshot.clone()));
         }
     }
-    match (fetch.fetch(id), cached) {
+    match (fetch.fetch(id, NamedBy::User), cached) {
         (Some(fetched), _) => model::load(ModelPlace::Hub(fetched?)),
         (None, Ok(snapshot)) => model::load(ModelPlace::Cache(snapshot)),
         (None, Err(err)) => Err(err.into()),
@@ -82,7 +105,8 @@ pub fn open_model(id: &ModelId, fetch: &mut dyn Fetch) -> Result<TemplateSet, Ca
 }
 
 /// Makes sure a session's model reference is in the cache, fetching it when it is not
-/// (and `fetch` fetches), so resolving it offline afterwards works.
+/// (and `fetch` fetches), so resolving it offline afterwards works. The session named
+/// the model ([`NamedBy::File`]).
 pub fn prefetch(reference: &TemplateRef, fetch: &mut dyn Fetch) -> Result<(), CatalogError> {
     let TemplateRef::Model { id, revision, .. } = reference else {
         return Ok(());
@@ -92,7 +116,7 @@ pub fn prefetch(reference: &TemplateRef, fetch: &mut dyn Fetch) -> Result<(), Ca
     if cached.is_ok_and(|s| model::is_model_folder(&s.dir)) {
         return Ok(());
     }
-    match fetch.fetch(&id) {
+    match fetch.fetch(&id, NamedBy::File) {
         Some(Err(err)) => Err(err),
         _ => Ok(()),
     }

@@ -1,19 +1,23 @@
 //! The engines that run in a child process: `python` (the user's transformers) and
 //! `hf-jinja` (@huggingface/jinja on Node). The child gets the inputs as one JSON document
 //! on stdin and answers with one on stdout. It runs an untrusted template, so it is
-//! bounded: killed after [`Bounds::timeout`], and its output cut at [`Bounds::max_output`].
+//! bounded: killed with everything it started after [`Bounds::timeout`], and its output
+//! cut at [`Bounds::max_output`]. It starts fenced from the folder chatplate runs in
+//! ([`process`]): nothing there is imported or required.
+
+use std::ffi::OsStr;
+use std::path::PathBuf;
+use std::time::Duration;
 
 use chatplate_render::remedy::{means, Knob};
-use std::io::{Read, Write};
-use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::thread::{self, JoinHandle};
-use std::time::{Duration, Instant};
-
-use chatplate_render::Conversation;
+use chatplate_render::{visible, Conversation};
 use serde_json::Value as Json;
 
-use super::{input_document, scripts, Engine, EngineError, EngineRender, EngineSetup};
+use super::{hf_jinja, input_document, process, scripts};
+use super::{Engine, EngineError, EngineRender, EngineSetup};
+
+/// Longest version an engine may report, in characters.
+const MAX_VERSION_CHARS: usize = 100;
 
 /// How far one external render may go.
 #[derive(Debug, Clone, Copy)]
@@ -51,9 +55,20 @@ fn python_how() -> String {
     )
 }
 
-const NODE_HOW: &str =
-    "install Node.js and @huggingface/jinja (`npm install @huggingface/jinja`), \
-     where Node finds it: a node_modules folder above the working directory, or NODE_PATH";
+const NODE_HOW: &str = "install Node.js and @huggingface/jinja in a folder of your choice \
+     (`npm install --prefix DIR @huggingface/jinja`) and name DIR/node_modules in NODE_PATH, \
+     or install it globally (`npm install -g @huggingface/jinja`); a node_modules folder \
+     of the working directory is never used";
+
+/// How one engine's child is started.
+struct Launch {
+    /// The interpreter, located (an absolute path).
+    program: PathBuf,
+    /// Its arguments: isolation flags and the embedded script.
+    args: Vec<&'static str>,
+    /// The input document.
+    input: Json,
+}
 
 /// Renders in the external `engine` (`Engine::Python` or `Engine::HfJinja`).
 pub(super) fn render(
@@ -62,24 +77,20 @@ pub(super) fn render(
     conversation: &Conversation,
     setup: &EngineSetup,
 ) -> EngineRender {
-    let (program, flag, script, how) = match engine {
-        Engine::Python => match &setup.python {
-            Some(python) => (python.as_path(), "-c", scripts::PYTHON, python_how()),
-            None => return missing(engine, "no Python interpreter named".into(), python_how()),
-        },
-        _ => (
-            setup.node.as_path(),
-            "-e",
-            scripts::HF_JINJA,
-            NODE_HOW.to_string(),
-        ),
+    let input = input_document(template, conversation);
+    let (launch, how) = match engine {
+        Engine::Python => (python(setup, input), python_how()),
+        _ => (node(setup, input), NODE_HOW.to_string()),
     };
-    let input = input_document(template, conversation).to_string();
-    match run(program, &[flag, script], input.as_bytes(), setup.bounds) {
+    let launch = match launch {
+        Ok(launch) => launch,
+        Err(reason) => return missing(engine, reason, how),
+    };
+    match run(&launch, setup.bounds) {
         Ok(stdout) => answer(engine, &stdout, &how),
         Err(RunError::Spawn(err)) => missing(
             engine,
-            format!("cannot run {}: {err}", program.display()),
+            format!("cannot run {}: {err}", launch.program.display()),
             how,
         ),
         Err(RunError::Engine(err)) => EngineRender {
@@ -90,6 +101,37 @@ pub(super) fn render(
             note: None,
         },
     }
+}
+
+/// The user's Python, run isolated (`-I`: neither the working directory nor the script's
+/// folder on `sys.path`, no `PYTHON*` variables, as the environment is the child's own).
+fn python(setup: &EngineSetup, input: Json) -> Result<Launch, String> {
+    let named = setup
+        .python
+        .as_deref()
+        .ok_or_else(|| "no Python interpreter named".to_string())?;
+    let program =
+        process::locate(named).map_err(|err| format!("cannot run {}: {err}", named.display()))?;
+    Ok(Launch {
+        program,
+        args: vec!["-I", "-c", scripts::PYTHON],
+        input,
+    })
+}
+
+/// Node, given the absolute folder of @huggingface/jinja (see [`hf_jinja`]).
+fn node(setup: &EngineSetup, mut input: Json) -> Result<Launch, String> {
+    let program = process::locate(&setup.node)
+        .map_err(|err| format!("cannot run {}: {err}", setup.node.display()))?;
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let folders = hf_jinja::search_folders(&setup.node_modules, &program, home.as_deref());
+    let package = hf_jinja::find(&folders).ok_or_else(|| hf_jinja::not_found(&folders))?;
+    input["package"] = Json::String(package.to_string_lossy().into_owned());
+    Ok(Launch {
+        program,
+        args: vec!["-e", scripts::HF_JINJA],
+        input,
+    })
 }
 
 fn missing(engine: Engine, reason: String, how: String) -> EngineRender {
@@ -110,7 +152,10 @@ fn missing(engine: Engine, reason: String, how: String) -> EngineRender {
 fn answer(engine: Engine, stdout: &[u8], how: &str) -> EngineRender {
     let Ok(Json::Object(fields)) = serde_json::from_slice::<Json>(stdout) else {
         let text = String::from_utf8_lossy(stdout);
-        let failure = EngineError::Failed(format!("unexpected output: {}", text.trim()));
+        let failure = EngineError::Failed(format!(
+            "unexpected output: {}",
+            visible::cut(text.trim(), visible::MAX_ECHO_CHARS)
+        ));
         return EngineRender {
             engine,
             version: "unknown".into(),
@@ -120,17 +165,20 @@ fn answer(engine: Engine, stdout: &[u8], how: &str) -> EngineRender {
         };
     };
     let text = |key: &str| fields.get(key).and_then(Json::as_str).map(str::to_string);
-    if let Some(reason) = text("missing") {
+    // Messages and the version are cut (a template's error can be as long as it likes);
+    // the prompt is kept whole, within the output cap.
+    let said = |key: &str, max: usize| text(key).map(|t| visible::cut(&t, max).into_owned());
+    if let Some(reason) = said("missing", visible::MAX_ECHO_CHARS) {
         return missing(engine, reason, how.to_string());
     }
-    let result = match (text("prompt"), text("error")) {
+    let result = match (text("prompt"), said("error", visible::MAX_MESSAGE_CHARS)) {
         (Some(prompt), _) => Ok(prompt),
         (None, Some(error)) => Err(EngineError::Render(error)),
         (None, None) => Err(EngineError::Failed(
             "no prompt and no error in its answer".into(),
         )),
     };
-    let version = text("version").unwrap_or_else(|| "unknown".into());
+    let version = said("version", MAX_VERSION_CHARS).unwrap_or_else(|| "unknown".into());
     EngineRender {
         engine,
         version,
@@ -147,81 +195,33 @@ enum RunError {
     Engine(EngineError),
 }
 
-/// Runs `program args` with `input` on stdin; its stdout when it exits successfully.
-fn run(program: &Path, args: &[&str], input: &[u8], bounds: Bounds) -> Result<Vec<u8>, RunError> {
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(RunError::Spawn)?;
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    let input = input.to_vec();
-    // A child that never reads its stdin must not block us: the write has its own thread.
-    let writer = thread::spawn(move || {
-        let _ = stdin.write_all(&input);
-    });
-    let stdout = capped_reader(
-        child.stdout.take().expect("stdout is piped"),
-        bounds.max_output,
-    );
-    let stderr = capped_reader(
-        child.stderr.take().expect("stderr is piped"),
-        bounds.max_output,
-    );
-    let status = wait_bounded(&mut child, bounds.timeout);
-    let _ = writer.join();
-    let out = stdout.join().unwrap_or_default();
-    let err = stderr.join().unwrap_or_default();
-    let status = status.ok_or(RunError::Engine(EngineError::TimedOut(bounds.timeout)))?;
+/// Runs `launch` in a folder and an environment of its own (see [`process`]); its stdout
+/// when it exits successfully.
+fn run(launch: &Launch, bounds: Bounds) -> Result<Vec<u8>, RunError> {
+    let folder = process::private_folder().map_err(RunError::Spawn)?;
+    let args: Vec<&OsStr> = launch.args.iter().map(OsStr::new).collect();
+    let command =
+        process::command(&launch.program, &args, folder.path()).map_err(RunError::Spawn)?;
+    let input = launch.input.to_string().into_bytes();
+    let finished = match process::run(command, input, bounds.timeout, bounds.max_output) {
+        Ok(finished) => finished,
+        Err(process::RunError::Spawn(err)) => return Err(RunError::Spawn(err)),
+        Err(process::RunError::TimedOut) => {
+            return Err(RunError::Engine(EngineError::TimedOut(bounds.timeout)))
+        }
+    };
+    let (out, err) = (finished.stdout, finished.stderr);
     if out.len() > bounds.max_output || err.len() > bounds.max_output {
         return Err(RunError::Engine(EngineError::TooLarge(bounds.max_output)));
     }
-    if !status.success() {
+    if !finished.status.success() {
         let said = String::from_utf8_lossy(&err);
-        let last = said
-            .trim()
-            .lines()
-            .last()
-            .unwrap_or("no message")
-            .to_string();
+        let last = said.trim().lines().last().unwrap_or("no message");
+        let last = visible::cut(last, visible::MAX_ECHO_CHARS);
         return Err(RunError::Engine(EngineError::Failed(format!(
-            "{status}: {last}"
+            "{}: {last}",
+            finished.status
         ))));
     }
     Ok(out)
-}
-
-/// Reads `source` to its end in a thread, keeping at most `cap + 1` bytes (one more than
-/// allowed shows it went over) and discarding the rest, so the child never blocks.
-fn capped_reader(mut source: impl Read + Send + 'static, cap: usize) -> JoinHandle<Vec<u8>> {
-    thread::spawn(move || {
-        let mut kept = Vec::new();
-        let mut buffer = [0u8; 64 * 1024];
-        while let Ok(n) = source.read(&mut buffer) {
-            if n == 0 {
-                break;
-            }
-            let room = (cap + 1).saturating_sub(kept.len());
-            kept.extend_from_slice(&buffer[..n.min(room)]);
-        }
-        kept
-    })
-}
-
-/// Waits for `child` until `timeout`; kills it then (`None`).
-fn wait_bounded(child: &mut Child, timeout: Duration) -> Option<std::process::ExitStatus> {
-    let deadline = Instant::now() + timeout;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Some(status),
-            Ok(None) if Instant::now() < deadline => thread::sleep(Duration::from_millis(5)),
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return None;
-            }
-        }
-    }
 }

@@ -2,7 +2,8 @@
 //! the chat template with llama.cpp's own Jinja engine and its own message handling and
 //! returns the prompt without generating anything. The server's `GET /props` gives its
 //! build (`build_info`, the engine's version) and the template it loaded, which is
-//! compared with the session's: llama-server renders its own template, not ours.
+//! compared with the session's: llama-server renders its own template, not ours
+//! ([`loaded_template`]).
 //!
 //! The request carries what `/apply-template` accepts (tools/server/server-common.cpp,
 //! `oaicompat_chat_params_parse`): `messages`, `tools`, `add_generation_prompt`,
@@ -12,12 +13,15 @@
 //! `strftime_now` reads the server's clock.
 
 use chatplate_render::remedy::{means, Knob};
-use chatplate_render::{effective_messages, Conversation};
+use chatplate_render::{effective_messages, visible, Conversation};
 use serde_json::{json, Map, Value as Json};
-use sha2::{Digest, Sha256};
 
 use super::http::{self, Endpoint, HttpError, Response};
+use super::loaded_template;
 use super::{Engine, EngineError, EngineRender, EngineSetup};
+
+/// Longest version (the server's `build_info`) kept, in characters.
+const MAX_VERSION_CHARS: usize = 100;
 
 /// How to start a llama-server for the engine (its flags are llama-server's own).
 fn how() -> String {
@@ -68,8 +72,10 @@ pub(super) fn render(
         .as_ref()
         .and_then(|props| props.get("build_info"))
         .and_then(Json::as_str)
-        .unwrap_or("unknown")
-        .to_string();
+        .map_or_else(
+            || "unknown".into(),
+            |v| visible::cut(v, MAX_VERSION_CHARS).into_owned(),
+        );
     let body = request_body(conversation).to_string();
     let result = http::request(
         &endpoint,
@@ -89,7 +95,7 @@ pub(super) fn render(
         version,
         result,
         url: Some(url),
-        note: loaded.and_then(|loaded| template_note(template, loaded)),
+        note: loaded.and_then(|loaded| loaded_template::note(template, loaded)),
     }
 }
 
@@ -165,33 +171,15 @@ fn prompt(response: &Response) -> Result<String, EngineError> {
         .and_then(Json::as_str)
         .map(str::to_string);
     match message {
-        Some(message) => Err(EngineError::Render(message)),
+        Some(message) => Err(EngineError::Render(
+            visible::cut(&message, visible::MAX_MESSAGE_CHARS).into_owned(),
+        )),
         None => Err(EngineError::Failed(format!(
             "llama-server answered {} without a prompt: {}",
             response.status,
             String::from_utf8_lossy(&response.body[..response.body.len().min(200)])
         ))),
     }
-}
-
-/// A note when the server's loaded template is not the session's. One trailing newline
-/// does not count: llama-server reports its template without it, and Jinja2 drops it too
-/// (`keep_trailing_newline` is off), so it changes no render.
-fn template_note(session: &str, loaded: &str) -> Option<String> {
-    let significant = |text: &'_ str| text.strip_suffix('\n').unwrap_or(text).to_string();
-    (significant(session) != significant(loaded)).then(|| {
-        format!(
-            "the server's template differs from the session's (sha256 {} loaded, {} in the \
-             session); start it with --chat-template-file FILE",
-            short_sha256(loaded),
-            short_sha256(session)
-        )
-    })
-}
-
-fn short_sha256(text: &str) -> String {
-    let digest = Sha256::digest(text.as_bytes());
-    digest[..6].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 #[cfg(test)]
@@ -219,16 +207,6 @@ mod tests {
             json!([{"title": "t"}])
         );
         assert_eq!(body["messages"][0]["content"], json!("Hi"));
-    }
-
-    #[test]
-    fn a_different_loaded_template_is_named_by_hash() {
-        assert_eq!(template_note("a", "a"), None);
-        assert_eq!(template_note("a\n", "a"), None);
-        assert!(template_note("a\n\n", "a").is_some());
-        let note = template_note("a", "b").unwrap();
-        assert!(note.contains("--chat-template-file"), "{note}");
-        assert!(note.contains(&short_sha256("a")) && note.contains(&short_sha256("b")));
     }
 
     #[test]

@@ -12,8 +12,11 @@
 mod bare;
 pub mod causes;
 mod external;
+mod hf_jinja;
 mod http;
 mod llama_server;
+mod loaded_template;
+mod process;
 pub mod report;
 mod scripts;
 pub mod text;
@@ -87,6 +90,9 @@ pub struct EngineSetup {
     pub python: Option<PathBuf>,
     /// The Node executable for `hf-jinja` (`node` on PATH by default).
     pub node: PathBuf,
+    /// The folders searched for @huggingface/jinja before Node's global ones (NODE_PATH's
+    /// by default); never the working directory's `node_modules`.
+    pub node_modules: Vec<PathBuf>,
     /// Bounds on each external run.
     pub bounds: Bounds,
     /// Bounds on the in-process renders.
@@ -100,6 +106,7 @@ impl Default for EngineSetup {
         EngineSetup {
             python: std::env::var_os("CHATPLATE_PYTHON").map(PathBuf::from),
             node: PathBuf::from("node"),
+            node_modules: hf_jinja::node_path_folders(std::env::var_os("NODE_PATH").as_deref()),
             bounds: Bounds::default(),
             limits: Limits::default(),
             llama_server: None,

@@ -1,19 +1,17 @@
 // chatplate compare's `hf-jinja` engine: renders one chat template with @huggingface/jinja
-// (the engine of transformers.js and the Hub), found by Node's own module resolution
-// (NODE_PATH included). Reads one JSON object on stdin, writes one on stdout:
-// {"prompt"} or {"error"}, with "version"; {"missing"} when the package is not found.
-const fs = require("fs");
-const path = require("path");
+// (the engine of transformers.js and the Hub), with the variables transformers.js's
+// apply_chat_template passes. Reads one JSON object on stdin, writes one on stdout:
+// {"prompt"} or {"error"}, with "version"; {"missing"} when the package cannot be loaded.
+//
+// The package is loaded by the absolute folder chatplate found it in ("package": see
+// compare/hf_jinja.rs), never by Node's search from the working directory, which would
+// find a node_modules folder of the fixture's tree.
+const fs = require("node:fs");
+const path = require("node:path");
 
-function packageVersion(entry) {
-  for (let dir = path.dirname(entry); dir !== path.dirname(dir); dir = path.dirname(dir)) {
-    const file = path.join(dir, "package.json");
-    if (fs.existsSync(file)) {
-      const meta = JSON.parse(fs.readFileSync(file, "utf8"));
-      if (meta.name === "@huggingface/jinja") return meta.version;
-    }
-  }
-  return "unknown";
+function load(folder) {
+  const meta = JSON.parse(fs.readFileSync(path.join(folder, "package.json"), "utf8"));
+  return { jinja: require(folder), version: String(meta.version || "unknown") };
 }
 
 // The engine's own strftime_now reads `new Date()` in local time: the fixed clock is made
@@ -32,33 +30,35 @@ function fixClock(clock) {
   };
 }
 
+// As transformers.js's apply_chat_template: `tools` and `documents` are always there
+// (null when not given, so `tools is not none` is false), the special tokens and the
+// other variables after them.
 function render(jinja, data) {
   if (data.clock) fixClock(data.clock);
   const context = {
     messages: data.messages,
     add_generation_prompt: data.add_generation_prompt,
+    tools: data.tools ?? null,
+    documents: data.documents ?? null,
     ...data.variables,
   };
-  if (data.tools != null) context.tools = data.tools;
-  if (data.documents != null) context.documents = data.documents;
   return new jinja.Template(data.template).render(context);
 }
 
 const chunks = [];
 process.stdin.on("data", (chunk) => chunks.push(chunk));
 process.stdin.on("end", () => {
-  let jinja, entry;
+  const data = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  let loaded;
   try {
-    entry = require.resolve("@huggingface/jinja");
-    jinja = require(entry);
+    loaded = load(data.package);
   } catch (err) {
     process.stdout.write(JSON.stringify({ missing: String(err.message).split("\n")[0] }));
     return;
   }
-  const data = JSON.parse(Buffer.concat(chunks).toString("utf8"));
-  const out = { version: packageVersion(entry) };
+  const out = { version: loaded.version };
   try {
-    out.prompt = render(jinja, data);
+    out.prompt = render(loaded.jinja, data);
   } catch (err) {
     out.error = `${err.name}: ${err.message}`;
   }

@@ -2,9 +2,25 @@
 # transformers (`render_jinja_template`, the function behind `apply_chat_template`).
 # Reads one JSON object on stdin, writes one on stdout: {"prompt"} or {"error"}, with
 # "version"; {"missing"} when transformers cannot be imported.
+#
+# chatplate runs it isolated (`python -I`): neither the working folder nor PYTHON*
+# variables reach sys.path, so nothing a fixture's folder holds is imported.
 import datetime as _dt
 import json
+import os
+import site
 import sys
+
+
+def add_user_site():
+    # -I also leaves out the user's own site-packages (`pip install --user`). It is the
+    # user's, not the folder's: add it back where Python itself would use it (not in a
+    # virtual environment), after the installation's own.
+    if sys.prefix != sys.base_prefix:
+        return
+    user = site.getusersitepackages()
+    if isinstance(user, str) and os.path.isdir(user) and user not in sys.path:
+        site.addsitedir(user)
 
 
 def fixed_datetime(clock):
@@ -35,6 +51,7 @@ def render(ctu, data):
 
 
 def main():
+    add_user_site()
     try:
         import transformers
         import transformers.utils.chat_template_utils as ctu

@@ -58,8 +58,14 @@ pub struct CauseRow {
 }
 
 /// Renders every fixture with the reference and with `engine`, and classifies each
-/// difference.
-pub fn compare_fixtures(fixtures: &[Fixture], engine: Engine, setup: &EngineSetup) -> CorpusReport {
+/// difference. A fixture's template may lead into its own tree or `template_roots`, as
+/// `check` allows it.
+pub fn compare_fixtures(
+    fixtures: &[Fixture],
+    engine: Engine,
+    setup: &EngineSetup,
+    template_roots: &[PathBuf],
+) -> CorpusReport {
     let mut report = CorpusReport {
         engine,
         version: String::new(),
@@ -70,7 +76,7 @@ pub fn compare_fixtures(fixtures: &[Fixture], engine: Engine, setup: &EngineSetu
         // A corpus is strangers' templates: a render that panics is that case's failure,
         // not the end of the report.
         let compared = panic::catch_unwind(AssertUnwindSafe(|| {
-            compare_one(fixture, engine, setup, &mut report.version)
+            compare_one(fixture, engine, setup, template_roots, &mut report.version)
         }))
         .unwrap_or_else(|_| {
             Err("chatplate crashed on this fixture (a bug: please report it)".into())
@@ -87,10 +93,11 @@ fn compare_one(
     fixture: &Fixture,
     engine: Engine,
     setup: &EngineSetup,
+    template_roots: &[PathBuf],
     version: &mut String,
 ) -> Result<CaseComparison, String> {
     let session = Session::load(&fixture.path).map_err(|err| err.to_string())?;
-    let access = TemplateAccess::Within(vec![fixture.root.clone()]);
+    let access = TemplateAccess::for_tree(&fixture.root, template_roots);
     let template =
         catalog::resolve_for(&session, fixture.dir(), &access).map_err(|err| err.to_string())?;
     let conversation =
@@ -206,7 +213,7 @@ mod tests {
             fixture(dir.path(), "quote.json", "{{ \"it's\" | tojson }}"),
             fixture(dir.path(), "float.json", "{{ 2.5e20 }}"),
         ];
-        let report = compare_fixtures(&fixtures, Engine::MiniJinja, &EngineSetup::default());
+        let report = compare_fixtures(&fixtures, Engine::MiniJinja, &EngineSetup::default(), &[]);
         assert!(report.broken.is_empty(), "{:?}", report.broken);
         assert_eq!(report.same(), 1);
         let rows = report.rows();

@@ -5,5 +5,6 @@
 /// `python`: the user's transformers' `render_jinja_template`.
 pub(super) const PYTHON: &str = include_str!("render_python.py");
 
-/// `hf-jinja`: @huggingface/jinja's `Template`, found by Node's module resolution.
+/// `hf-jinja`: @huggingface/jinja's `Template`, loaded from the folder chatplate found it
+/// in (see [`super::hf_jinja`]).
 pub(super) const HF_JINJA: &str = include_str!("render_hf_jinja.js");

@@ -10,7 +10,8 @@ use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 
 use chatplate_core::catalog::hf_cache::{self, ModelId};
-use chatplate_core::catalog::hub::{fetch_templates, FetchEvent, HubError};
+use chatplate_core::catalog::hub::{fetch_templates, FetchEvent, HubError, HubFetch};
+use chatplate_core::catalog::{Fetch, NamedBy};
 
 use crate::hub_support::{Hub, Seen, COMMIT, GOOD_TOKEN, TEMPLATE, TOOL_TEMPLATE};
 
@@ -120,6 +121,51 @@ fn gated_models_need_an_accepted_token_sent_only_to_the_hub() {
     assert!(cdn.iter().all(|s| !s.authorized), "{cdn:?}");
     let moved = cache.path().join("models--acme--moved/blobs/etag-tool-use");
     assert_eq!(std::fs::read_to_string(moved).unwrap(), TOOL_TEMPLATE);
+}
+
+#[test]
+fn the_token_goes_with_models_the_user_names_and_with_files_models_only_when_allowed() {
+    let hub = Hub::start();
+    // (who named the model, files may use the token, is the token sent)
+    for (named_by, allowed, sent) in [
+        (NamedBy::File, false, false),
+        (NamedBy::User, false, true),
+        (NamedBy::File, true, true),
+    ] {
+        let cache = tempfile::tempdir().unwrap();
+        let mut settings = hub.settings(cache.path(), Some(GOOD_TOKEN));
+        settings.token_for_files = allowed;
+        let before = hub.seen.lock().unwrap().len();
+        let mut fetch = HubFetch {
+            settings,
+            progress: &mut |_| {},
+        };
+        let fetched = fetch.fetch(&ModelId::parse("acme/gated").unwrap(), named_by);
+        let seen = hub.seen.lock().unwrap()[before..].to_vec();
+        assert!(!seen.is_empty());
+        assert!(
+            seen.iter().all(|s| s.authorized == sent),
+            "{named_by:?}, allowed {allowed}: {seen:?}"
+        );
+        match fetched {
+            Some(Ok(_)) => assert!(sent),
+            Some(Err(err)) => {
+                assert!(!sent);
+                // The gated model is refused, and the message says why and what allows it.
+                let err = err.to_string();
+                assert!(
+                    err.contains("acme/gated@main is named by a file")
+                        && err.contains("without your Hugging Face token")
+                        && err.contains("(401)")
+                        && err.contains("--hub-token-for-fixtures")
+                        && err.contains("\"hub_token_for_fixtures\": true"),
+                    "{err}"
+                );
+                assert!(!err.contains(GOOD_TOKEN));
+            }
+            None => panic!("the Hub fetcher fetches"),
+        }
+    }
 }
 
 #[test]

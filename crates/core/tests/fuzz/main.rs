@@ -1,5 +1,6 @@
-//! Bounded fuzzing (proptest) of the engine: templates, sessions and the files chatplate
-//! reads, mutated. No panic, no abort, no hang, memory bounded.
+//! Bounded fuzzing (proptest) of the engine: templates, sessions, the files chatplate
+//! reads and what the other engines answer, mutated. No panic, no abort, no hang, memory
+//! bounded.
 
 /// The renderer's metered allocator, as the `chatplate` binary installs it: the memory
 /// bounds are measured through it.
@@ -13,4 +14,5 @@ mod common;
 mod tokens_support;
 
 mod fuzz;
+mod fuzz_engines;
 mod fuzz_inputs;
