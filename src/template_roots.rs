@@ -52,7 +52,7 @@ pub fn access(tree: &Path, roots: &[PathBuf]) -> TemplateAccess {
 /// relative root is relative to the config file's folder. A problem is
 /// `FILE:LINE:COL: message` (see [`crate::config_file`]).
 pub fn configured(path: &Path) -> Result<Vec<PathBuf>, String> {
-    let Some(config) = read_config(path)? else {
+    let Some(config) = read(path)? else {
         return Ok(Vec::new());
     };
     roots_in(&config.text, &config.entries, path)

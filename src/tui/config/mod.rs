@@ -149,7 +149,7 @@ fn entries(top: serde_json::Map<String, serde_json::Value>) -> (ConfigFile, Vec<
             // Read by every command (crate::hub_token); the app only checks it.
             ("hub_token_for_fixtures", value) => {
                 if !value.is_boolean() {
-                    problems.push(format!("{section}: expected true or false (off)"));
+                    problems.push(at(format!("{section}: expected true or false (off)")));
                 }
                 continue;
             }

@@ -155,7 +155,7 @@ fn the_hub_token_switch_is_a_section_the_app_only_checks() {
     let settings = load(r#"{"hub_token_for_fixtures": "yes"}"#);
     assert_eq!(
         settings.problems,
-        vec!["config.json: hub_token_for_fixtures: expected true or false (off)".to_string()]
+        vec!["config.json:1:28: hub_token_for_fixtures: expected true or false (off)".to_string()]
     );
 }
 
