@@ -27,6 +27,7 @@ mod deadlines;
 mod doc_examples;
 mod drift_cli;
 mod files_input;
+mod fixture_fidelity;
 mod inspect_cli;
 mod inspect_masks;
 mod parse_cli;
