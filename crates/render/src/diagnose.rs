@@ -125,7 +125,8 @@ fn explain(state: &State, op: String, left: Value, right: Value) -> Result<Value
     }
     let expression = state.env().compile_expression(&source)?;
     let pair = [("__left", left.clone()), ("__right", right.clone())];
-    match expression.eval(Value::from_iter(pair)) {
+    // A map of the two names (collecting pairs would make a list of tuples).
+    match expression.eval(Value::from_pairs(pair)) {
         Ok(value) => Ok(value),
         Err(_) if unary => Err(raise(
             "TypeError",

@@ -231,7 +231,13 @@ mod tests {
         let mut edited = session(serde_json::json!({"text": "hi"}));
         let row = Row::Message(0);
         assert_eq!(Field::Content.kind(&edited, row), FieldKind::Json);
-        write(&mut edited, row, Field::Content, "{\"text\": \"bye\", \"n\": 2}").unwrap();
+        write(
+            &mut edited,
+            row,
+            Field::Content,
+            "{\"text\": \"bye\", \"n\": 2}",
+        )
+        .unwrap();
         assert_eq!(
             edited.messages[0].0["content"],
             serde_json::json!({"text": "bye", "n": 2})
