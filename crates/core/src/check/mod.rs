@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::catalog::{self, Origin, TemplateAccess, TemplateSource};
+use crate::catalog::{self, CatalogError, Origin, TemplateAccess, TemplateSource};
 use crate::inspect::check_prefix_stable;
 use crate::session::{Expected, Session, TemplateRef};
 use crate::tokens::{self, expect::TokenCheckError};
@@ -234,15 +234,24 @@ pub(crate) fn check_verdict(
     let access = TemplateAccess::Within(roots);
     let template = match catalog::resolve_for(&session, dir, &access) {
         Ok(template) => template,
-        // A template that cannot be read leaves nothing to check: no expected error is
-        // about it, and `--bless` must not record it as one.
         Err(err) => {
             let note = match &fixture.text {
                 Some(_) => stdin_template_note(&session.template),
                 None => None,
             };
             let message = format!("{err} {}", note.unwrap_or_default());
-            return Verdict::of(Outcome::Broken(message.trim_end().to_string()));
+            let message = message.trim_end().to_string();
+            // A template that cannot be read leaves nothing to check: no expected error
+            // is about it, and `--bless` must not record it as one.
+            if unreadable(&err) {
+                return Verdict::of(Outcome::Broken(message));
+            }
+            let failure = Err(RenderFailure::load(message));
+            return Verdict::of(if options.bless {
+                bless_file(path, session, &access, failure)
+            } else {
+                compare(session.expected.as_ref(), failure)
+            });
         }
     };
     let rendered = render_with(&session, &template, options.limits);
@@ -274,6 +283,19 @@ pub(crate) fn check_verdict(
         drift::attach(drift, outcome, &mut notes)
     };
     Verdict { outcome, notes }
+}
+
+/// Whether a template that did not resolve could not be read at all (missing, refused,
+/// unreadable). A model whose templates transformers would not choose from either (no
+/// default among several, no template of that name, none in its config) is a failure a
+/// fixture may expect.
+fn unreadable(err: &CatalogError) -> bool {
+    !matches!(
+        err,
+        CatalogError::NoDefault { .. }
+            | CatalogError::UnknownEntry { .. }
+            | CatalogError::Config { .. }
+    )
 }
 
 /// Said after the error of a template path that a fixture from standard input names:
