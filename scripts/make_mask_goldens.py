@@ -15,7 +15,8 @@ made (tests/fixtures/masks/qwen3-training.jinja, llama3.1-training.jinja), the c
 LFM2.5 template (which ships its own markers), and small templates for the edge cases (spans
 at character 0, ending in token 0, empty, nested, adjacent, in a macro, in a discarded
 `{% set %}` block, straddling tokens, ending on whitespace merged into the next token,
-whitespace control around the tags, non-ASCII text).
+whitespace control around the tags, `{%+ generation %}` (which transformers' tag test misses but
+records), an end-of-turn marker after a space, non-ASCII text).
 
 `bos_token` and `eos_token` are passed explicitly, so the prompt is the same for every
 tokenizer. Writes tests/fixtures/masks/goldens.json (crates/core/tests/conformance/masks.rs
@@ -79,6 +80,8 @@ EDGES = {
     "trim-blocks": LOOP + "<{{ m.role }}>\n{% generation %}\n{{ m.content }}\n{% endgeneration %}\n{% endfor %}",
     "plus-markers": LOOP + "<{{ m.role }}>\n{%+ generation +%}\n{{ m.content }}{%+ endgeneration %}\n{% endfor %}",
     "non-ascii": LOOP + "«{{ m.role }}» {% generation %}é{{ m.content }}😀{% endgeneration %} ✓{% endfor %}",
+    "plus-markers-only": LOOP + "<{{ m.role }}>{% if m.role == 'assistant' %}{%+ generation %}{{ m.content }}<|im_end|>{%+ endgeneration %}{% else %}{{ m.content }}<|im_end|>{% endif %}\n{% endfor %}",
+    "eot-after-a-space": LOOP + "{% if m.role == 'assistant' %}{% generation %}{{ m.content }} {{ '<|eot_id|>' }}{% endgeneration %}{% else %}{{ m.content }}{% endif %}{% endfor %}",
 }
 
 

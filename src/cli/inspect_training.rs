@@ -30,7 +30,7 @@ pub(super) fn warning(
     if !masked_bytes(&tracked.prompt, &tracked.spans).is_empty() {
         return None;
     }
-    let why = match tracked.has_generation_tag {
+    let why = match tracked.has_generation_block {
         true => "its {% generation %} blocks cover nothing",
         false => "the template has no {% generation %} block",
     };

@@ -45,7 +45,9 @@ impl MaskReport {
                 output::note(&format!("error: {input}: assistant mask: {err}"));
                 true
             }
-            Ok(mask) if mask.has_generation_tag && mask.trained() == 0 && self.assistant_turns => {
+            Ok(mask)
+                if mask.has_generation_block && mask.trained() == 0 && self.assistant_turns =>
+            {
                 output::note(&format!("warning: {input}: the assistant mask is all zero (the template's {{% generation %}} blocks cover no token): assistant-only training learns nothing from this conversation"));
                 false
             }
@@ -75,7 +77,7 @@ impl MaskReport {
     /// ", N trained" for the total line, when the template has generation blocks.
     pub(super) fn total(&self) -> String {
         match &self.mask {
-            Ok(mask) if mask.has_generation_tag => format!(", {} trained", mask.trained()),
+            Ok(mask) if mask.has_generation_block => format!(", {} trained", mask.trained()),
             _ => String::new(),
         }
     }

@@ -93,3 +93,21 @@ fn a_fixture_whose_assistant_turns_are_not_covered_warns() {
     let (_, err) = inspect_json(&["inspect", "--fixture", "f.json", "--json"], dir.path());
     assert_eq!(err, "");
 }
+
+/// transformers' tag test misses `{%+ generation %}` and only logs a warning: its mask
+/// still trains the block (tests/fixtures/masks/goldens.json, `edge/plus-markers-only`),
+/// and so does `tokens`. `inspect` must not call that mask all zero.
+#[test]
+fn a_plus_marked_block_trains_and_is_not_called_all_zero() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = "{% for m in messages %}<{{ m.role }}>{% if m.role == 'assistant' %}{%+ generation %}{{ m.content }}<|im_end|>{%+ endgeneration %}{% else %}{{ m.content }}<|im_end|>{% endif %}\n{% endfor %}";
+    std::fs::write(dir.path().join("t.jinja"), source).unwrap();
+    let (report, err) = inspect_json(&["inspect", "t.jinja", "--json"], dir.path());
+    assert_eq!(report["has_generation_markers"], true);
+    assert_eq!(report["stop_token_trained"], true);
+    let observed = report["evidence"]["has_generation_markers"]["observed"]
+        .as_str()
+        .unwrap();
+    assert!(observed.contains("misses this spelling"), "{observed}");
+    assert_eq!(err, "");
+}

@@ -29,6 +29,7 @@ mod drift_cli;
 mod engines_fenced;
 mod escapes;
 mod files_input;
+mod fixture_fidelity;
 mod fuzz_config;
 mod inspect_cli;
 mod inspect_masks;

@@ -142,7 +142,7 @@ fn build_session(
         ),
         messages,
         tools: scenario["tools"].as_array().cloned(),
-        documents: None,
+        documents: scenario["documents"].as_array().cloned(),
         variables: kwargs,
         clock: Some(CORPUS_CLOCK.into()),
         request: Map::new(),
@@ -191,6 +191,28 @@ mod tests {
             "file": "expected/t/01.err", "template_kwargs": {}
         }]});
         write("MANIFEST.json", &manifest.to_string());
+    }
+
+    #[test]
+    fn a_scenario_s_documents_reach_the_fixture() {
+        let corpus = tempfile::tempdir().unwrap();
+        error_corpus(corpus.path());
+        let documents = serde_json::json!([{"title": "A", "text": "alpha"}]);
+        let scenario = serde_json::json!({
+            "messages": [{"role": "user", "content": "hi"}],
+            "documents": documents,
+            "continue_final_message": true,
+        });
+        fs::write(
+            corpus.path().join("scenarios/01.json"),
+            scenario.to_string(),
+        )
+        .unwrap();
+        let out = tempfile::tempdir().unwrap();
+        let fixtures = import(corpus.path(), out.path()).unwrap();
+        let session = Session::load(&fixtures[0]).unwrap();
+        assert_eq!(session.documents, documents.as_array().cloned());
+        assert_eq!(session.continue_final_message, ContinueSetting::Flag(true));
     }
 
     #[test]

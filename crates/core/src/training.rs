@@ -62,8 +62,12 @@ pub struct TrainingMask {
     pub tokens: Vec<u8>,
     /// The prompt bytes inside the spans transformers keeps (the mask by character).
     pub bytes: Vec<std::ops::Range<usize>>,
-    /// Whether the template has `{% generation %}` at all.
+    /// Whether transformers' test finds the `{% generation %}` tag (it only warns when
+    /// it does not).
     pub has_generation_tag: bool,
+    /// Whether the template has a generation block in any spelling (`{%+ generation %}`
+    /// too): the blocks the mask is made from.
+    pub has_generation_block: bool,
 }
 
 #[cfg(feature = "tokens")]
@@ -77,6 +81,7 @@ impl TrainingMask {
             tokens: crate::tokens::assistant_mask(&tracked.prompt, tokenized, &tracked.spans)?,
             bytes: masked_bytes(&tracked.prompt, &tracked.spans),
             has_generation_tag: tracked.has_generation_tag,
+            has_generation_block: tracked.has_generation_block,
         })
     }
 

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use minijinja::Environment;
 
 use crate::{
-    assertions, environment, has_generation_tag, limits, rewrite, source, tags, watchdog, Limits,
-    RenderError, RenderErrorKind,
+    assertions, environment, has_generation_block, has_generation_tag, limits, rewrite, source,
+    tags, watchdog, Limits, RenderError, RenderErrorKind,
 };
 
 /// Name under which the template is registered in its environment.
@@ -129,10 +129,16 @@ impl CompiledTemplate {
         })
     }
 
-    /// Whether transformers would compute an assistant mask with this template: its
-    /// source has a `{% generation %}` tag ([`has_generation_tag`]).
+    /// Whether transformers' test for a `{% generation %}` tag passes
+    /// ([`has_generation_tag`]); when it fails transformers only logs a warning.
     pub fn has_generation_tag(&self) -> bool {
         has_generation_tag(&self.inner.source)
+    }
+
+    /// Whether the template has a `{% generation %}` block in any spelling
+    /// ([`has_generation_block`]): what makes transformers' assistant mask non-zero.
+    pub fn has_generation_block(&self) -> bool {
+        has_generation_block(&self.inner.source)
     }
 
     /// The names of the environment's globals (`raise_exception`, `namespace`, the

@@ -22,15 +22,19 @@ pub(crate) struct Input {
 impl CompiledTemplate {
     /// Validates the conversation and builds the template's variables.
     pub(crate) fn input(&self, conversation: &Conversation) -> Result<Input, RenderError> {
-        let continuing = conversation.continue_final_message.field();
-        if continuing.is_some() && conversation.add_generation_prompt {
-            return Err(RenderError::input(
-                "continue_final_message and add_generation_prompt are not compatible",
-            ));
-        }
+        // In `apply_chat_template`'s order, with its words.
         if conversation.messages.is_empty() {
             return Err(RenderError::input(
                 "Cannot apply chat template to an empty conversation. Provide at least one message.",
+            ));
+        }
+        let continuing = conversation.continue_final_message.field();
+        if continuing.is_some() && conversation.add_generation_prompt {
+            return Err(RenderError::input(
+                "continue_final_message and add_generation_prompt are not compatible. Use \
+                 continue_final_message when you want the model to continue the final message, \
+                 and add_generation_prompt when you want to add a header that will prompt it to \
+                 start a new assistant message instead.",
             ));
         }
         let clock = conversation

@@ -12,7 +12,7 @@
 use std::ops::Range;
 
 use minijinja::machinery::ast::{BinOpKind, Call, CallArg, Expr, Stmt, UnaryOpKind};
-use minijinja::value::Value;
+use minijinja::value::{Value, ValueKind};
 use minijinja::{Error, ErrorKind, State};
 
 use super::extent::extent;
@@ -37,6 +37,7 @@ pub(crate) fn needs_types(err: &Error) -> bool {
                 && !detail.contains("undefined")
                 && undecided.iter().any(|k| detail.contains(k)))
                 || detail == "strings can only be multiplied with integers"
+                || detail == "sequences and iterables can only be multiplied with integers"
         }
     }
 }
@@ -119,9 +120,13 @@ fn explain(state: &State, op: String, left: Value, right: Value) -> Result<Value
     } else {
         format!("__left {op} __right")
     };
+    if op == "*" {
+        repetition_error(&left, &right)?;
+    }
     let expression = state.env().compile_expression(&source)?;
     let pair = [("__left", left.clone()), ("__right", right.clone())];
-    match expression.eval(Value::from_iter(pair)) {
+    // A map of the two names (collecting pairs would make a list of tuples).
+    match expression.eval(Value::from_pairs(pair)) {
         Ok(value) => Ok(value),
         Err(_) if unary => Err(raise(
             "TypeError",
@@ -132,6 +137,35 @@ fn explain(state: &State, op: String, left: Value, right: Value) -> Result<Value
             None => Err(err),
         },
     }
+}
+
+/// What Python raises for `left * right` before any repetition happens: Jinja2's
+/// `Undefined.__mul__`/`__rmul__` raise at once, except that Markup's `__mul__` (which
+/// a Markup on the right also answers, as `__rmul__`) hands its operand to
+/// `str.__mul__` first, which refuses anything but an integer.
+fn repetition_error(left: &Value, right: &Value) -> Result<(), Error> {
+    let is_markup = |v: &Value| v.is_safe() && v.kind() == ValueKind::String;
+    let is_index = |v: &Value| v.kind() == ValueKind::Bool || v.is_integer();
+    let not_an_integer = |v: &Value| {
+        let name = if is_markup(v) { "Markup" } else { type_name(v) };
+        raise(
+            "TypeError",
+            format!("'{name}' object cannot be interpreted as an integer"),
+        )
+    };
+    if left.is_undefined() {
+        return Err(super::markup::undefined_error(left));
+    }
+    if is_markup(left) && !is_index(right) {
+        return Err(not_an_integer(right));
+    }
+    if is_markup(right) && !is_index(left) {
+        return Err(not_an_integer(left));
+    }
+    if right.is_undefined() {
+        return Err(super::markup::undefined_error(right));
+    }
+    Ok(())
 }
 
 pub(super) fn visit_stmt(stmt: &Stmt, visit: &mut dyn FnMut(&Expr)) {

@@ -185,11 +185,13 @@ impl RenderError {
 
     /// Whether this error satisfies an expected `{"error": fragment}`: the fragment is
     /// part of the summary, of the full message with its position (older fixtures
-    /// stored that form) or of the message alone.
+    /// stored that form) or of the message alone. A blank fragment matches nothing: it
+    /// would be part of every error.
     pub fn matches_expected(&self, fragment: &str) -> bool {
-        self.summary().contains(fragment)
-            || self.to_string().contains(fragment)
-            || self.message.contains(fragment)
+        !fragment.trim().is_empty()
+            && (self.summary().contains(fragment)
+                || self.to_string().contains(fragment)
+                || self.message.contains(fragment))
     }
 
     /// Converts a MiniJinja error. `source` is the template as the user wrote it (newlines

@@ -93,7 +93,8 @@ impl CompiledTemplate {
     }
 
     /// Renders once more with the failing operator routed through a helper that knows
-    /// the operands' Python types (see [`diagnose`]); its `TypeError`, if it raised one.
+    /// the operands' Python types (see [`diagnose`]); its `TypeError`, if it raised one,
+    /// or the `UndefinedError` Python raises first for an undefined operand.
     fn operand_types(
         &self,
         err: &minijinja::Error,
@@ -118,6 +119,6 @@ impl CompiledTemplate {
             return None;
         }
         let python = self.error(&failed, items, shared);
-        (python.exception == Some("TypeError")).then_some(python)
+        matches!(python.exception, Some("TypeError" | "UndefinedError")).then_some(python)
     }
 }

@@ -39,9 +39,14 @@ pub struct TrackedRender {
     pub prompt: String,
     /// The `{% generation %}` blocks rendered, in transformers' order.
     pub spans: Vec<GenerationSpan>,
-    /// Whether the template has the tag at all ([`has_generation_tag`]); without it
-    /// there are no spans, and transformers' mask is all zeros.
+    /// Whether transformers' test finds the tag ([`has_generation_tag`]). It only logs
+    /// a warning when the test fails: a block it misses (`{%+ generation %}`) is still
+    /// recorded and still makes the mask.
     pub has_generation_tag: bool,
+    /// Whether the template has a generation block in any spelling
+    /// ([`has_generation_block`]): without one there are no spans, and transformers'
+    /// mask is all zeros.
+    pub has_generation_block: bool,
 }
 
 impl TrackedRender {
@@ -52,6 +57,7 @@ impl TrackedRender {
             prompt,
             spans: Vec::new(),
             has_generation_tag: false,
+            has_generation_block: false,
         }
     }
 }
@@ -151,11 +157,23 @@ pub(crate) fn in_chars(prompt: &str, raw: &[RawSpan]) -> Vec<GenerationSpan> {
 
 /// Whether transformers accepts `source` for an assistant mask: its test is the regular
 /// expression `\{\%-?\s*generation\s*-?\%\}` on the template (so `{%+ generation %}`
-/// does not count, although it renders).
+/// does not count, although it renders and is recorded).
 pub fn has_generation_tag(source: &str) -> bool {
+    has_tag_with_markers(source, &['-'])
+}
+
+/// Whether `source` has a `{% generation %}` block in any spelling Jinja2 reads as one
+/// (`{%+ generation %}`, `{% generation -%}`, ...): transformers' `AssistantTracker`
+/// records every one of them, whatever [`has_generation_tag`] says.
+pub fn has_generation_block(source: &str) -> bool {
+    has_tag_with_markers(source, &['-', '+'])
+}
+
+/// A `{% generation %}` tag whose whitespace markers are among `markers`.
+fn has_tag_with_markers(source: &str, markers: &[char]) -> bool {
     source.match_indices("{%").any(|(at, _)| {
         let rest = &source[at + 2..];
-        let rest = rest.strip_prefix('-').unwrap_or(rest);
+        let rest = rest.strip_prefix(markers).unwrap_or(rest);
         let Some(rest) = rest
             .trim_start_matches(is_python_space)
             .strip_prefix("generation")
@@ -163,7 +181,7 @@ pub fn has_generation_tag(source: &str) -> bool {
             return false;
         };
         let rest = rest.trim_start_matches(is_python_space);
-        let rest = rest.strip_prefix('-').unwrap_or(rest);
+        let rest = rest.strip_prefix(markers).unwrap_or(rest);
         rest.starts_with("%}")
     })
 }
@@ -208,5 +226,20 @@ mod tests {
         assert!(!has_generation_tag("{% generation +%}"));
         assert!(!has_generation_tag("{% endgeneration %}"));
         assert!(!has_generation_tag("{% if add_generation_prompt %}"));
+    }
+
+    #[test]
+    fn a_block_is_any_spelling_jinja2_reads() {
+        for tag in [
+            "{% generation %}",
+            "{%+ generation %}",
+            "{%- generation +%}",
+            "{% generation -%}",
+        ] {
+            assert!(has_generation_block(tag), "{tag}");
+        }
+        assert!(!has_generation_block("{% endgeneration %}"));
+        assert!(!has_generation_block("{% if add_generation_prompt %}"));
+        assert!(!has_generation_block("{%+- generation %}"));
     }
 }

@@ -146,7 +146,7 @@ pub use conversation::{
     effective_messages, ContinueFinal, Conversation, ConversationInput, CONTINUE_TAG,
 };
 pub use error::{RenderError, RenderErrorKind, SourcePosition};
-pub use generation::{has_generation_tag, GenerationSpan, TrackedRender};
+pub use generation::{has_generation_block, has_generation_tag, GenerationSpan, TrackedRender};
 pub use limits::{Bound, Limits, STEPS_PER_ITEM_PAIR};
 pub use memory::{
     is_metered, reset_thread_peak, thread_live_bytes, thread_peak_bytes, MeteredAllocator,

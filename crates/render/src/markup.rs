@@ -15,6 +15,12 @@ pub(crate) fn register(
 /// `left + right` with markupsafe semantics when one side is Markup.
 fn markup_add(state: &State, left: Value, right: Value) -> Result<Value, Error> {
     super::scope::tick(Some(state))?;
+    // Jinja2's `Undefined.__add__` and `__radd__` raise before any `str` or Markup
+    // method decides (`Markup.__add__` returns NotImplemented for an Undefined), so an
+    // undefined operand, the left one first, is the UndefinedError whatever the other is.
+    if let Some(undefined) = [&left, &right].into_iter().find(|v| v.is_undefined()) {
+        return Err(undefined_error(undefined));
+    }
     let is_str = |v: &Value| v.kind() == ValueKind::String;
     if !(left.is_safe() || right.is_safe()) {
         return plain_add(state, left, right);
@@ -24,8 +30,8 @@ fn markup_add(state: &State, left: Value, right: Value) -> Result<Value, Error> 
             ErrorKind::InvalidOperation,
             format!(
                 "TypeError: unsupported operand type(s) for +: '{}' and '{}'",
-                super::pytype::type_name(&left),
-                super::pytype::type_name(&right)
+                markup_type_name(&left),
+                markup_type_name(&right)
             ),
         ));
     }
@@ -43,10 +49,39 @@ fn markup_add(state: &State, left: Value, right: Value) -> Result<Value, Error> 
     Ok(Value::from_safe_string(escaped(&left) + &escaped(&right)))
 }
 
+/// The error MiniJinja raises for an operation on `undefined`: it carries the value's
+/// origin, which the render that examines a failure turns into the expression that made
+/// it (`'nothing' is undefined`, `'dict object' has no attribute 'x'`).
+pub(crate) fn undefined_error(undefined: &Value) -> Error {
+    undefined
+        .get_attr("__add__")
+        .err()
+        .unwrap_or_else(|| Error::new(ErrorKind::UndefinedError, "undefined value"))
+}
+
+/// Python's type name, with a `|safe` string called what it is there: `Markup`.
+fn markup_type_name(value: &Value) -> &'static str {
+    if value.is_safe() && value.kind() == ValueKind::String {
+        "Markup"
+    } else {
+        super::pytype::type_name(value)
+    }
+}
+
 /// Ordinary `+` for operands that turned out not to be Markup at run time.
 fn plain_add(state: &State, left: Value, right: Value) -> Result<Value, Error> {
     let expr = state.env().compile_expression("__left + __right")?;
+    let names = [&left, &right].map(super::pytype::type_name);
     expr.eval(Value::from_pairs([("__left", left), ("__right", right)]))
+        .map_err(|err| {
+            // Python's wording, as a failed `+` outside the helper gets it (`diagnose`).
+            match super::pyerror::operator_error("+", names[0], names[1]) {
+                Some(python) if err.kind() == ErrorKind::InvalidOperation => {
+                    super::pyerror::raise("TypeError", python.message)
+                }
+                _ => err,
+            }
+        })
 }
 
 /// markupsafe's `escape`: `& < > ' "`.

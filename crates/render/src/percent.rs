@@ -25,6 +25,12 @@ pub(crate) fn register(
 
 fn percent(state: &mut State, left: Value, right: Value) -> Result<Value, Error> {
     super::scope::tick(Some(state))?;
+    // `Undefined.__mod__` raises; so does `__rmod__`, which Python reaches for any left
+    // operand but a string (`str % x` formats, whatever `x` is).
+    if left.is_undefined() || (right.is_undefined() && left.kind() != ValueKind::String) {
+        let undefined = if left.is_undefined() { &left } else { &right };
+        return Err(super::markup::undefined_error(undefined));
+    }
     match left.kind() {
         ValueKind::String => format(state, left, right),
         ValueKind::Number | ValueKind::Bool if is_number(&right) => modulo(&left, &right),

@@ -95,6 +95,10 @@ pub(crate) fn prepare(format: &str, args: &Value, budget: usize) -> Result<Prepa
                         "list indices must be integers or slices, not str",
                     ));
                 }
+                if args.is_undefined() {
+                    // Jinja2's Undefined is a mapping to `%`, whose `__getitem__` raises.
+                    return Err(super::markup::undefined_error(args));
+                }
                 let map = mapping.ok_or_else(|| raise("TypeError", "format requires a mapping"))?;
                 map.get_item(&Value::from(key.as_str()))
                     .ok()
@@ -105,8 +109,12 @@ pub(crate) fn prepare(format: &str, args: &Value, budget: usize) -> Result<Prepa
         };
         emit(&mut out, &field, width, precision, value)?;
     }
-    // Python accepts leftovers only when the argument is a mapping (a list counts).
-    let mapping_like = matches!(args.kind(), ValueKind::Map | ValueKind::Seq) && !args.is_tuple();
+    // Python accepts leftovers only when the argument is a mapping (a list counts, and
+    // so does Jinja2's Undefined, which defines `__getitem__`).
+    let mapping_like = matches!(
+        args.kind(),
+        ValueKind::Map | ValueKind::Seq | ValueKind::Undefined
+    ) && !args.is_tuple();
     if next < positional.len() && !used_key && (args.is_tuple() || !mapping_like) {
         return Err(raise(
             "TypeError",

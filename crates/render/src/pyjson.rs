@@ -186,7 +186,7 @@ impl JsonWriter<'_> {
                 '\u{8}' => self.out.push_str("\\b"),
                 '\u{c}' => self.out.push_str("\\f"),
                 c if (c as u32) < 0x20 => self.push_unicode_escape(c as u32),
-                c if !c.is_ascii() => {
+                c if !is_printable_ascii(c) => {
                     let mut units = [0u16; 2];
                     for unit in c.encode_utf16(&mut units) {
                         self.push_unicode_escape(u32::from(*unit));
@@ -318,10 +318,16 @@ fn quoted_len(text: &str, ensure_ascii: bool) -> usize {
         len.saturating_add(match ch {
             '"' | '\\' | '\n' | '\r' | '\t' | '\u{8}' | '\u{c}' => 2,
             c if (c as u32) < 0x20 => 6,
-            c if ensure_ascii && !c.is_ascii() => 6 * c.len_utf16(),
+            c if ensure_ascii && !is_printable_ascii(c) => 6 * c.len_utf16(),
             c => c.len_utf8(),
         })
     })
+}
+
+/// What `ensure_ascii=True` writes as it is: Python's `ESCAPE_ASCII` escapes everything
+/// outside `' '..='~'`, so DEL (U+007F), ASCII though it is, becomes `\u007f`.
+fn is_printable_ascii(c: char) -> bool {
+    (' '..='~').contains(&c)
 }
 
 /// JSON object keys the way Python coerces them: str, int, float, bool and None only.
@@ -441,6 +447,29 @@ mod tests {
         assert_eq!(
             dumps_json(json, &options),
             r#"{"a": "\u0001<>&", "b": "\ud83d\ude00"}"#
+        );
+    }
+
+    #[test]
+    fn ensure_ascii_escapes_del_and_ensure_ascii_false_keeps_it() {
+        // CPython: json.dumps("a\x7f~\x80", ensure_ascii=True) == '"a\\u007f~\\u0080"',
+        // and with ensure_ascii=False the DEL stays raw.
+        let text = Value::from("a\u{7f}~\u{80}");
+        let ascii = DumpOptions {
+            ensure_ascii: true,
+            ..DumpOptions::default()
+        };
+        assert_eq!(dumps(&text, &ascii).unwrap(), r#""a\u007f~\u0080""#);
+        assert_eq!(
+            dumps(&text, &DumpOptions::default()).unwrap(),
+            "\"a\u{7f}~\u{80}\""
+        );
+        let long = "\u{7f}".repeat(LONG_STRING_BYTES + 1);
+        let dumped = dumps(&Value::from(long.as_str()), &ascii).unwrap();
+        assert_eq!(dumped.len(), quoted_len(&long, true));
+        assert_eq!(
+            dumped,
+            format!("\"{}\"", "\\u007f".repeat(LONG_STRING_BYTES + 1))
         );
     }
 

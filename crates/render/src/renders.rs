@@ -124,6 +124,7 @@ impl CompiledTemplate {
             prompt,
             spans,
             has_generation_tag: self.has_generation_tag(),
+            has_generation_block: self.has_generation_block(),
         })
     }
 

@@ -70,23 +70,27 @@ pub(crate) fn prepare(source: &str) -> (Prepared, Helpers) {
 }
 
 /// `source` with its `generation` and `raw` tags rewritten; `None` when it has none.
+/// What a `{% raw %}` block holds and what a comment holds is text, copied as it is
+/// (Jinja2's lexer reads no tags there: `{% raw %}{% generation %}{% endraw %}` prints
+/// the tag).
 fn rewrite_generation_tags(source: &str, helpers: &Helpers, map: &mut OffsetMap) -> Option<String> {
     if !source.contains("generation") && !source.contains("raw") {
         return None;
     }
     let mut out = String::with_capacity(source.len() + 64);
     let mut rest = source;
-    while let Some(start) = find_pair(rest, '{', b'%') {
+    while let Some((start, kind)) = find_tag(rest) {
         out.push_str(&rest[..start]);
         let tag = &rest[start..];
         // The closing `%}` comes after the opening `{%` (in `{%}` they overlap).
-        let Some(end) = find_pair(&tag[2..], '%', b'}').map(|at| at + 2) else {
+        let closing = if kind == b'#' { '#' } else { '%' };
+        let Some(end) = find_pair(&tag[2..], closing, b'}').map(|at| at + 2) else {
             out.push_str(tag);
             return Some(out);
         };
-        let (whole, after) = tag.split_at(end + 2);
+        let (whole, mut after) = tag.split_at(end + 2);
         match rewrite_tag(whole, helpers) {
-            Some(rewritten) if rewritten != whole => {
+            Some(rewritten) if kind == b'%' && rewritten != whole => {
                 let original_start = source.len() - tag.len();
                 let new_start = out.len();
                 map.record(
@@ -98,10 +102,42 @@ fn rewrite_generation_tags(source: &str, helpers: &Helpers, map: &mut OffsetMap)
             }
             _ => out.push_str(whole),
         }
+        if kind == b'%' && tag_name(whole) == "raw" {
+            let verbatim = end_of_raw(after);
+            out.push_str(&after[..verbatim]);
+            after = &after[verbatim..];
+        }
         rest = after;
     }
     out.push_str(rest);
     Some(out)
+}
+
+/// The next `{%` or `{#` in `text`, with its second byte.
+fn find_tag(text: &str) -> Option<(usize, u8)> {
+    let bytes = text.as_bytes();
+    text.match_indices('{')
+        .find_map(|(at, _)| match bytes.get(at + 1) {
+            Some(&second @ (b'%' | b'#')) => Some((at, second)),
+            _ => None,
+        })
+}
+
+/// Where the `{% endraw %}` that closes a raw block starts in `text` (the block's
+/// body); the whole text when it has none (the parser reports that).
+fn end_of_raw(text: &str) -> usize {
+    let mut offset = 0;
+    while let Some(start) = find_pair(&text[offset..], '{', b'%').map(|at| at + offset) {
+        let tag = &text[start..];
+        let Some(end) = find_pair(&tag[2..], '%', b'}') else {
+            break;
+        };
+        if tag_name(&tag[..end + 4]) == "endraw" {
+            return start;
+        }
+        offset = start + 2;
+    }
+    text.len()
 }
 
 /// Where `first` followed by the byte `second` first occurs in `text`: a byte search
@@ -111,6 +147,14 @@ fn find_pair(text: &str, first: char, second: u8) -> Option<usize> {
     text.match_indices(first)
         .map(|(at, _)| at)
         .find(|&at| bytes.get(at + 1) == Some(&second))
+}
+
+/// A `{%...%}` tag's body without whitespace markers: `raw` for `{%- raw +%}`.
+fn tag_name(tag: &str) -> &str {
+    tag[2..tag.len() - 2]
+        .trim_start_matches(['-', '+'])
+        .trim_end_matches(['-', '+'])
+        .trim()
 }
 
 /// Rewrites one `{%...%}` tag if it is `generation`, `endgeneration` or `raw`; `None`
@@ -170,5 +214,21 @@ mod tests {
         // it; here it must only not panic, and reach the parser unchanged.
         assert_eq!(prepare("{%}{% raw %}").0.text, "{%}{% raw %}");
         assert_eq!(prepare("x {%} generation").0.text, "x {%} generation");
+    }
+
+    #[test]
+    fn raw_blocks_and_comments_are_copied_as_they_are() {
+        // Jinja2 3.1.6 prints `{% generation %}{% raw %}` from
+        // `{% raw %}{% generation %}{% raw %}{%- endraw %}`.
+        let helper = Helpers::for_source("").generation();
+        let source = "{% raw %}{% generation %}{% raw %}{%- endraw %}{# {% raw %} #}\
+                      {% generation %}x{% endgeneration %}";
+        assert_eq!(
+            prepare(source).0.text,
+            format!(
+                "{{% raw +%}}{{% generation %}}{{% raw %}}{{%- endraw %}}{{# {{% raw %}} #}}\
+                 {{% call {helper}() %}}x{{% endcall %}}"
+            )
+        );
     }
 }

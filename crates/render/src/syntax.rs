@@ -16,6 +16,7 @@ pub(crate) fn translate(detail: &str, source: &str, offset: Option<usize>) -> St
     let at = offset.and_then(|offset| source.get(offset..).map(|rest| (offset, rest)));
     let translated: Option<String> = match (detail, at) {
         ("unexpected end of comment", _) => Some("Missing end of comment tag".to_string()),
+        ("unexpected end of raw block", _) => Some("Missing end of raw directive".to_string()),
         ("unexpected end of string", Some((offset, _))) => open_quote(source, offset)
             .and_then(|quote| unexpected_char(source, quote, &source[quote..])),
         ("unexpected character", Some((offset, rest))) => unexpected_char(source, offset, rest),

@@ -15,25 +15,42 @@ use crate::tui::keymap::Scope;
 #[derive(Debug, Default)]
 pub struct Burst {
     text: String,
+    /// The last key was a carriage return (Enter) for the editor: a line feed right
+    /// after it is the second half of one `\r\n` line break.
+    after_return: bool,
 }
 
 impl Burst {
     /// Collects `key` when it is text for the editor (true); otherwise the caller
     /// handles it, after [`Burst::flush`]. Enter inside a burst is a newline, and so is
     /// Ctrl+J anywhere: it is the line feed byte, which a terminal without bracketed paste
-    /// sends for a pasted line break (the editor makes it a newline too).
+    /// sends for a pasted line break (the editor makes it a newline too). A line feed
+    /// right after Enter completes a pasted `\r\n`, one line break, as a bracketed
+    /// paste's `\r\n` is (and as Python and Jinja2 count it).
     pub fn push(&mut self, app: &App, key: &KeyEvent) -> bool {
+        if key.kind == KeyEventKind::Release {
+            return false;
+        }
+        let after_return = std::mem::take(&mut self.after_return);
+        if app.scope() != Scope::Editor {
+            return false;
+        }
         let mods = key.modifiers;
         let plain = !mods.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT);
         let text = match key.code {
             KeyCode::Char(c) if plain => c,
-            KeyCode::Enter if plain && !self.text.is_empty() => '\n',
+            KeyCode::Enter if plain => {
+                self.after_return = true;
+                if self.text.is_empty() {
+                    // First in the batch, Enter is a key (the editor breaks the line).
+                    return false;
+                }
+                '\n'
+            }
+            KeyCode::Char('j') if mods == KeyModifiers::CONTROL && after_return => return true,
             KeyCode::Char('j') if mods == KeyModifiers::CONTROL => '\n',
             _ => return false,
         };
-        if key.kind == KeyEventKind::Release || app.scope() != Scope::Editor {
-            return false;
-        }
         self.text.push(text);
         true
     }
@@ -109,5 +126,37 @@ mod tests {
         burst.flush(&mut app);
         let text = app.editor().unwrap().text();
         assert_eq!(text, format!("{before}\nx\n"));
+    }
+
+    /// An unbracketed paste of `a\r\nb` arrives as `a`, Enter, Ctrl+J, `b`: one line
+    /// break, as the bracketed paste of the same text gives; also when the `\r\n` comes
+    /// first, where Enter is handled as a key.
+    #[test]
+    fn a_pasted_crlf_is_one_line_break() {
+        let key = |code| KeyEvent::new(code, KeyModifiers::NONE);
+        let ctrl_j = KeyEvent::new(KeyCode::Char('j'), KeyModifiers::CONTROL);
+        let mut app = editing();
+        let before = app.editor().unwrap().text();
+        let mut burst = Burst::default();
+        for event in [
+            key(KeyCode::Char('a')),
+            key(KeyCode::Enter),
+            ctrl_j,
+            key(KeyCode::Char('b')),
+            key(KeyCode::Enter),
+            key(KeyCode::Enter),
+        ] {
+            assert!(burst.push(&app, &event), "{event:?}");
+        }
+        burst.flush(&mut app);
+        let text = app.editor().unwrap().text();
+        assert_eq!(text, format!("{before}a\nb\n\n"));
+        let mut first = Burst::default();
+        assert!(
+            !first.push(&app, &key(KeyCode::Enter)),
+            "Enter first is a key"
+        );
+        assert!(first.push(&app, &ctrl_j), "its line feed is taken");
+        assert!(first.is_empty(), "and adds no second line break");
     }
 }

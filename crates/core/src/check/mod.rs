@@ -232,29 +232,35 @@ pub(crate) fn check_verdict(
     let mut roots = vec![fixture.root.clone()];
     roots.extend(options.template_roots.iter().cloned());
     let access = TemplateAccess::Within(roots);
-    let template = catalog::resolve_for(&session, dir, &access);
-    let rendered = match &template {
-        Ok(template) => render_with(&session, template, options.limits),
+    let template = match catalog::resolve_for(&session, dir, &access) {
+        Ok(template) => template,
         Err(err) => {
             let note = match &fixture.text {
                 Some(_) => stdin_template_note(&session.template),
                 None => None,
             };
             let message = format!("{err} {}", note.unwrap_or_default());
-            Err(RenderFailure::load(message.trim_end().to_string()))
+            let message = message.trim_end().to_string();
+            // A template that cannot be read leaves nothing to check: no expected error
+            // is about it, and `--bless` must not record it as one.
+            if unreadable(&err) {
+                return Verdict::of(Outcome::Broken(message));
+            }
+            let failure = Err(RenderFailure::load(message));
+            return Verdict::of(if options.bless {
+                bless_file(path, session, &access, failure)
+            } else {
+                compare(session.expected.as_ref(), failure)
+            });
         }
     };
-    let mut notes: Vec<String> = template
-        .as_ref()
-        .ok()
-        .and_then(|t| template_drift(&session.template, t))
+    let rendered = render_with(&session, &template, options.limits);
+    let mut notes: Vec<String> = template_drift(&session.template, &template)
         .into_iter()
         .collect();
     let outcome = if options.bless {
-        if let Ok(template) = &template {
-            record_snapshot(&mut session.template, template);
-            session.record_template(&template.source);
-        }
+        record_snapshot(&mut session.template, &template);
+        session.record_template(&template.source);
         bless_file(path, session, &access, rendered)
     } else {
         let outcome = compare(session.expected.as_ref(), rendered.clone());
@@ -262,24 +268,34 @@ pub(crate) fn check_verdict(
         let outcome =
             round_trip::round_trip_step(&session, dir, &access, &template, outcome, options.limits);
         let outcome = token_step(outcome, &session, dir, &access, &rendered);
-        let outcome = match (&outcome, &template) {
-            (Outcome::Pass, Ok(template)) => engines::cross_check(
+        let outcome = match &outcome {
+            Outcome::Pass => engines::cross_check(
                 &options.engines,
                 &session,
-                template,
+                &template,
                 &rendered,
                 options.limits,
             )
             .unwrap_or(outcome),
             _ => outcome,
         };
-        let drift = template
-            .as_ref()
-            .ok()
-            .and_then(|t| drift::detect(&session, t));
+        let drift = drift::detect(&session, &template);
         drift::attach(drift, outcome, &mut notes)
     };
     Verdict { outcome, notes }
+}
+
+/// Whether a template that did not resolve could not be read at all (missing, refused,
+/// unreadable). A model whose templates transformers would not choose from either (no
+/// default among several, no template of that name, none in its config) is a failure a
+/// fixture may expect.
+fn unreadable(err: &CatalogError) -> bool {
+    !matches!(
+        err,
+        CatalogError::NoDefault { .. }
+            | CatalogError::UnknownEntry { .. }
+            | CatalogError::Config { .. }
+    )
 }
 
 /// Said after the error of a template path that a fixture from standard input names:
@@ -358,12 +374,11 @@ fn token_step(
 /// it grows by one turn.
 fn prefix_stable(
     session: &Session,
-    template: &Result<TemplateSource, CatalogError>,
+    template: &TemplateSource,
     outcome: Outcome,
     limits: Limits,
 ) -> Outcome {
-    let (true, Outcome::Pass, Ok(template)) = (session.assert_prefix_stable, &outcome, template)
-    else {
+    let (true, Outcome::Pass) = (session.assert_prefix_stable, &outcome) else {
         return outcome;
     };
     let checked = catalog::conversation_for(session, template)
@@ -382,6 +397,9 @@ pub(crate) fn compare(
 ) -> Outcome {
     match (expected, rendered) {
         (None, _) => Outcome::NoExpectation,
+        (Some(Expected::Error(want)), _) if want.trim().is_empty() => {
+            Outcome::Broken(EMPTY_ERROR.replace("BLESS", means(Knob::Bless)))
+        }
         (Some(Expected::Prompt(want)), Ok(got)) if *want == got => Outcome::Pass,
         (Some(Expected::Prompt(want)), Ok(got)) => Outcome::Mismatch {
             expected: want.clone(),
@@ -405,6 +423,12 @@ pub(crate) fn compare(
         },
     }
 }
+
+/// Why `{"error": ""}` is refused: the empty fragment is part of every error message.
+const EMPTY_ERROR: &str = "the expected error is empty, which any error would match (a \
+    missing template too): write the error the render must fail with, a part of its message \
+    as `{\"error\": \"...\"}` or the exact `{\"exception\": \"Class: message\"}`, or record \
+    the current one with BLESS";
 
 /// Whether a failure satisfies `{"error": want}`: the fragment appears in the stable
 /// summary or anywhere in the full description (fixtures blessed before the summary
@@ -494,6 +518,21 @@ mod tests {
         assert_eq!(compare(Some(&expected), Err(failure)), Outcome::Pass);
         let outcome = compare(Some(&expected), Ok("x".into()));
         assert_eq!(outcome, Outcome::UnexpectedPrompt("x".into()));
+    }
+
+    #[test]
+    fn an_empty_expected_error_is_broken_whatever_happened() {
+        for blank in ["", " \n"] {
+            let expected = Expected::Error(blank.into());
+            let failure = RenderFailure::load("template file not found".into());
+            for rendered in [Err(failure), Ok("x".to_string())] {
+                let outcome = compare(Some(&expected), rendered);
+                assert!(
+                    matches!(&outcome, Outcome::Broken(why) if why.contains("expected error is empty")),
+                    "{outcome:?}"
+                );
+            }
+        }
     }
 
     #[test]

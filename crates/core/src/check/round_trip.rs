@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::Outcome;
-use crate::catalog::{self, CatalogError, TemplateAccess, TemplateSource};
+use crate::catalog::{self, TemplateAccess, TemplateSource};
 use crate::parse::{check_round_trip, session_schema, ResponseTemplate};
 use crate::session::Session;
 use chatplate_render::{CompiledTemplate, Limits, RenderControl};
@@ -15,12 +15,11 @@ pub(super) fn round_trip_step(
     session: &Session,
     dir: &Path,
     access: &TemplateAccess,
-    template: &Result<TemplateSource, CatalogError>,
+    template: &TemplateSource,
     outcome: Outcome,
     limits: Limits,
 ) -> Outcome {
-    let (true, Outcome::Pass, Ok(template)) = (session.assert_round_trip, &outcome, template)
-    else {
+    let (true, Outcome::Pass) = (session.assert_round_trip, &outcome) else {
         return outcome;
     };
     match round_trip(session, dir, access, template, limits) {

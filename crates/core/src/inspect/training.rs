@@ -50,7 +50,9 @@ pub(crate) fn detect(prober: &Prober, content: &ContentCaps) -> Result<TrainingC
             });
         }
     };
-    if !tracked.has_generation_tag {
+    // transformers' tag test only decides a warning: the mask comes from the blocks
+    // recorded, whatever their spelling (`{%+ generation %}` too).
+    if !tracked.has_generation_block && tracked.spans.is_empty() {
         let observed = "no {% generation %} block: transformers' assistant mask is all zero, assistant-only training learns nothing";
         return Ok(TrainingCaps {
             has_generation_markers: Decided::new(false, &described, observed),
@@ -62,11 +64,17 @@ pub(crate) fn detect(prober: &Prober, content: &ContentCaps) -> Result<TrainingC
         .prompt
         .find(REPLY)
         .is_some_and(|at| is_masked(&masked, at));
+    let missed = if tracked.has_generation_tag {
+        ""
+    } else {
+        " (transformers' test for the tag misses this spelling and logs a warning; the mask \
+         is made from the blocks all the same)"
+    };
     let markers = Decided::new(
         true,
         &described,
         format!(
-            "{} block(s) rendered; the reply is {}",
+            "{} block(s) rendered; the reply is {}{missed}",
             tracked.spans.len(),
             if reply_masked {
                 "inside the mask"
@@ -81,11 +89,15 @@ pub(crate) fn detect(prober: &Prober, content: &ContentCaps) -> Result<TrainingC
     })
 }
 
-/// Whether the first thing after the reply is masked.
+/// Whether the marker that closes the reply (the first text after it, past any
+/// whitespace: `{{ m.content }} {{ '<|eot_id|>' }}` closes with `<|eot_id|>`) is masked.
 fn stop_token(prompt: &str, masked: &[std::ops::Range<usize>], probe: String) -> Decided<bool> {
-    let Some(after) = prompt.find(REPLY).map(|at| at + REPLY.len()) else {
+    let Some(end) = prompt.find(REPLY).map(|at| at + REPLY.len()) else {
         return Decided::new(false, probe, "the reply does not appear in the prompt");
     };
+    let after = prompt[end..]
+        .find(|ch: char| !ch.is_whitespace())
+        .map_or(prompt.len(), |at| end + at);
     let closing: String = prompt[after..]
         .chars()
         .take_while(|ch| !ch.is_whitespace())
@@ -95,7 +107,7 @@ fn stop_token(prompt: &str, masked: &[std::ops::Range<usize>], probe: String) ->
         return Decided::new(
             false,
             probe,
-            "nothing closes the reply (whitespace or the prompt's end follows it)",
+            "nothing closes the reply (only whitespace, or the prompt's end, follows it)",
         );
     }
     let shown = Json::from(closing).to_string();

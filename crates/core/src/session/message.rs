@@ -1,4 +1,5 @@
-//! A message of the conversation: a JSON object with a string `role`, kept key for key.
+//! A message of the conversation: a JSON object with a string `role`, kept key for key
+//! (`content` of any JSON type, as transformers takes it).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
@@ -12,16 +13,12 @@ impl<'de> Deserialize<'de> for Message {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::Error;
         let fields = Map::<String, Json>::deserialize(deserializer)?;
+        // `content` may be any JSON value: transformers passes it to the template as
+        // `json.loads` gives it (an object is a dict, printed and iterated as one).
         match fields.get("role") {
-            Some(Json::String(_)) => {}
-            Some(_) => return Err(D::Error::custom("message \"role\" must be a string")),
-            None => return Err(D::Error::custom("message has no \"role\"")),
-        }
-        match fields.get("content") {
-            None | Some(Json::Null | Json::String(_) | Json::Array(_)) => Ok(Message(fields)),
-            Some(_) => Err(D::Error::custom(
-                "message \"content\" must be a string, a list of parts or null",
-            )),
+            Some(Json::String(_)) => Ok(Message(fields)),
+            Some(_) => Err(D::Error::custom("message \"role\" must be a string")),
+            None => Err(D::Error::custom("message has no \"role\"")),
         }
     }
 }

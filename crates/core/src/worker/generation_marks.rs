@@ -1,6 +1,6 @@
 //! The assistant mask in character mode: where the template's `{% generation %}` blocks
 //! land in the prompt, from one tracked render on the worker (nothing is rendered for a
-//! template without the tag).
+//! template without such a block).
 
 use std::ops::Range;
 use std::sync::Arc;
@@ -26,7 +26,8 @@ pub(super) fn mark(
     cancel: &CancelToken,
 ) -> Result<Output, RenderError> {
     let compiled = template.compiled()?;
-    if !compiled.has_generation_tag() {
+    // Any spelling of the tag: transformers records `{%+ generation %}` blocks too.
+    if !compiled.has_generation_block() {
         return Ok(Output::GenerationMarks(Arc::default()));
     }
     let control = RenderControl::new(cancel.clone());

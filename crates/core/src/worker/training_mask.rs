@@ -1,6 +1,7 @@
 //! The assistant mask for the app's token mode, computed on the worker with the tokens:
 //! the template renders once more with its `{% generation %}` spans recorded (only when
-//! it has the tag; without it transformers' mask is all zero and nothing is rendered).
+//! it has such a block; without one transformers' mask is all zero and nothing is
+//! rendered).
 
 use std::ops::Range;
 
@@ -39,7 +40,8 @@ pub(super) fn compute(
     use crate::training::{has_assistant_turn, TrainingMask};
     use chatplate_render::{RenderControl, TrackedRender};
     let compiled = template.compiled().ok()?;
-    let tracked = if compiled.has_generation_tag() {
+    // Any spelling of the tag: transformers records `{%+ generation %}` blocks too.
+    let tracked = if compiled.has_generation_block() {
         let control = RenderControl::new(cancel.clone());
         compiled.render_tracked(conversation, &control).ok()?
     } else {

@@ -15,6 +15,7 @@ mod tokens_support;
 
 mod conformance;
 mod error_parity;
+mod input_corpus;
 mod long_conversations;
 #[cfg(feature = "tokens")]
 mod masks;

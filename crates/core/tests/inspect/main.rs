@@ -14,3 +14,4 @@ mod attribution_corpus;
 mod inspect_capabilities;
 mod inspect_conversation;
 mod inspect_corpus;
+mod inspect_masks;

@@ -36,14 +36,9 @@ fn write_message(
 ) -> Result<(), FieldError> {
     match field {
         Field::Role => set_string(&mut msg.0, "role", text),
+        // Any JSON value, as a fixture may hold it.
         Field::Content if kind == FieldKind::Json => {
-            let value = parse_json(text)?;
-            if !matches!(value, Json::String(_) | Json::Array(_) | Json::Null) {
-                return Err(FieldError::plain(
-                    "content must be a string, a list of parts or null",
-                ));
-            }
-            msg.0.insert("content".into(), value);
+            msg.0.insert("content".into(), parse_json(text)?);
         }
         Field::Content => write_content(msg, text),
         Field::Reasoning => set_optional(&mut msg.0, "reasoning_content", text),
@@ -214,4 +209,40 @@ fn call_slot<'m>(
             .or_insert_with(|| Json::Object(Map::new()));
     }
     Ok(value)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A session of one user message whose content is `content`.
+    fn session(content: Json) -> Session {
+        let text = serde_json::json!({
+            "version": 1,
+            "template": {"source": "{{ messages[0].content }}"},
+            "messages": [{"role": "user", "content": content}],
+        });
+        Session::parse(&text.to_string(), std::path::Path::new("s.json")).unwrap()
+    }
+
+    /// transformers renders an object content as a dict: editing it keeps it an object.
+    #[test]
+    fn an_object_content_is_edited_as_json_and_stays_an_object() {
+        let mut edited = session(serde_json::json!({"text": "hi"}));
+        let row = Row::Message(0);
+        assert_eq!(Field::Content.kind(&edited, row), FieldKind::Json);
+        write(
+            &mut edited,
+            row,
+            Field::Content,
+            "{\"text\": \"bye\", \"n\": 2}",
+        )
+        .unwrap();
+        assert_eq!(
+            edited.messages[0].0["content"],
+            serde_json::json!({"text": "bye", "n": 2})
+        );
+        let text = session(Json::from("hi"));
+        assert_eq!(Field::Content.kind(&text, row), FieldKind::Text);
+    }
 }

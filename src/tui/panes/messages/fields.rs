@@ -23,7 +23,7 @@ pub enum Row {
 pub enum Field {
     /// The message role.
     Role,
-    /// The message content (text, or JSON when it is a list of parts).
+    /// The message content (text, or JSON when it is a list of parts or another value).
     Content,
     /// `reasoning_content`.
     Reasoning,
@@ -136,8 +136,10 @@ impl Field {
     pub fn kind(self, session: &Session, row: Row) -> FieldKind {
         match self {
             Field::Content => match message(session, row).and_then(|m| m.0.get("content")) {
-                Some(Json::Array(_)) => FieldKind::Json,
-                _ => FieldKind::Text,
+                // Parts, an object, a number: edited as the JSON they are, so saving
+                // keeps their type (transformers renders them as they are).
+                Some(Json::String(_) | Json::Null) | None => FieldKind::Text,
+                Some(_) => FieldKind::Json,
             },
             Field::CallArguments(_) | Field::Raw | Field::Tools | Field::Documents => {
                 FieldKind::Json
