@@ -33,6 +33,7 @@ mod e2e_recovery;
 mod e2e_roots;
 mod fuzz_input;
 mod key_docs;
+mod tui_clean;
 mod tui_compare;
 mod tui_compare_sources;
 mod tui_config;

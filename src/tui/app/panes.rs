@@ -179,6 +179,9 @@ impl App {
         };
         let editing = self.editor.is_some();
         (self.workbench).after(recorded, selected, editing, &mut self.workspace.session);
+        if matches!(action, MessageAction::Undo | MessageAction::Redo) {
+            self.workspace.clean_again();
+        }
         effect
     }
 
