@@ -12,11 +12,13 @@ use super::output;
 use super::render::fixture_input;
 use super::session_input::shown;
 use super::stdin;
+use chatplate_core::check::collect_fixtures;
 use chatplate_render::{CompiledTemplate, RenderControl};
 
 #[derive(Debug, Args)]
 pub(super) struct BenchArgs {
-    /// Fixture files (`-`: one from standard input).
+    /// Fixture files or folders of them, searched as `check` searches them (`-`: one
+    /// fixture from standard input).
     #[arg(required = true)]
     fixtures: Vec<PathBuf>,
     /// Renders per fixture (1 to 1000000).
@@ -34,10 +36,19 @@ pub(super) fn run(args: &BenchArgs) -> Result<i32> {
         "{:<40} {:>8} {:>12} {:>12} {:>10}\n",
         "fixture", "messages", "compile", "render p50", "fuel"
     ))?;
-    for path in &args.fixtures {
+    for (path, in_folder) in expand(&args.fixtures)? {
+        let path = &path;
         // Timings only (no template text is printed): the template may be anywhere,
         // like the bench fixture's, which points into the conformance corpus.
-        let (source, conversation) = fixture_input(path, None, None)?;
+        let (source, conversation) = match fixture_input(path, None, None) {
+            Ok(input) => input,
+            // A folder may hold other JSON files, as `check` finds.
+            Err(err) if in_folder => {
+                output::note(&format!("skipped {}: {err}", path.display()));
+                continue;
+            }
+            Err(err) => return Err(err),
+        };
         let name = shown(path);
         let started = Instant::now();
         let limits = args.limits.limits();
@@ -69,4 +80,26 @@ pub(super) fn run(args: &BenchArgs) -> Result<i32> {
         ))?;
     }
     Ok(0)
+}
+
+/// The fixtures `paths` name: a file (or `-`) as given, a folder's fixtures as `check`
+/// finds them (`*.json` below it, sorted, without dot-files and recovery files), each
+/// with whether it came from a folder. A folder without any is an error.
+fn expand(paths: &[PathBuf]) -> Result<Vec<(PathBuf, bool)>> {
+    let mut all = Vec::new();
+    for path in paths {
+        if !path.is_dir() {
+            all.push((path.clone(), false));
+            continue;
+        }
+        let found = collect_fixtures(std::slice::from_ref(path));
+        for note in &found.notes {
+            output::note(note);
+        }
+        if found.fixtures.is_empty() {
+            bail!("{}: no fixtures (*.json) in this folder", path.display());
+        }
+        all.extend(found.fixtures.into_iter().map(|f| (f.path, true)));
+    }
+    Ok(all)
 }

@@ -221,6 +221,8 @@ pub enum Action {
     Focus(Pane),
     /// Show the key help.
     Help,
+    /// Show the message log (see `dialogs::log`).
+    MessageLog,
     /// Quit, asking first when there are unsaved changes.
     Quit,
     /// Save the session (asks for a file name the first time).

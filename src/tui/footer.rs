@@ -1,6 +1,6 @@
 //! The key hints on the bottom line: the focused scope's most important keys first (the
-//! keymap table's order), only those that apply to what is selected, and `? help`
-//! always, so an 80-column footer never hides the way to the rest.
+//! keymap table's order), only those that apply to what is selected, and save, quit and
+//! `? help` always, so an 80-column footer never hides the way to the rest or out.
 
 use ratatui::text::{Line, Span};
 
@@ -74,6 +74,8 @@ fn applies(view: &FooterView, action: &Action) -> bool {
         Action::Message(MessageAction::Undo) => view.can_undo,
         Action::Message(MessageAction::FindNext(_)) => view.finding,
         Action::Prompt(PromptAction::NextChange(_) | PromptAction::ToggleHunks) => view.diff,
+        // The status line names it when a notice is cut; the help lists it.
+        Action::MessageLog => false,
         Action::Template(TemplateAction::EditFile) => {
             (view.template).is_some_and(|t| matches!(t.origin, Origin::File(_)))
         }
@@ -81,26 +83,33 @@ fn applies(view: &FooterView, action: &Action) -> bool {
     }
 }
 
+/// Whether the hint for `action` is always shown: the way to the rest of the keys, and
+/// saving and quitting, which an 80-column footer must not push out.
+fn kept(action: &Action) -> bool {
+    matches!(action, Action::Help | Action::Save | Action::Quit)
+}
+
 /// The footer, at most `width` columns.
 pub fn line(view: &FooterView, width: u16) -> Line<'static> {
     let (scope, theme) = (view.scope, view.theme);
-    let mut hints: Vec<(String, &'static str)> = keymap::hints_with_actions(scope)
+    let hints: Vec<(String, &'static str, Action)> = keymap::hints_with_actions(scope)
         .into_iter()
         .filter(|(_, _, action)| applies(view, action))
-        .map(|(keys, label, _)| (keys, label))
         .collect();
-    // `? help` goes last but is never pushed out by the others.
-    let help = hints
-        .iter()
-        .position(|(k, _)| k == "?")
-        .map(|i| hints.remove(i));
-    let reserve = help
-        .as_ref()
-        .map_or(0, |(k, l)| k.chars().count() + l.chars().count() + 2);
+    let cost = |keys: &str, label: &str| keys.chars().count() + label.chars().count() + 2;
+    // Save, quit and `? help` go last but are never pushed out by the others (help
+    // last of all, and the one kept when even they do not fit).
+    let (mut last, others): (Vec<_>, Vec<_>) = hints.into_iter().partition(|h| kept(&h.2));
+    last.sort_by_key(|h| h.2 == Action::Help);
+    while last.iter().map(|h| cost(&h.0, h.1)).sum::<usize>() > usize::from(width) && last.len() > 1
+    {
+        last.remove(0);
+    }
+    let reserve: usize = last.iter().map(|h| cost(&h.0, h.1)).sum();
     let mut spans = Vec::new();
     let mut used = 0;
-    for (keys, label) in hints {
-        let cost = keys.chars().count() + label.chars().count() + 2;
+    for (keys, label, _) in others {
+        let cost = cost(&keys, label);
         if used + cost + reserve > usize::from(width) {
             continue;
         }
@@ -108,8 +117,8 @@ pub fn line(view: &FooterView, width: u16) -> Line<'static> {
         spans.push(Span::styled(keys, theme.key()));
         spans.push(Span::raw(format!(" {label} ")));
     }
-    if let Some((keys, label)) = help {
-        if used + reserve <= usize::from(width) {
+    if used + reserve <= usize::from(width) {
+        for (keys, label, _) in last {
             spans.push(Span::styled(keys, theme.key()));
             spans.push(Span::raw(format!(" {label} ")));
         }

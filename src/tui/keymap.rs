@@ -55,6 +55,8 @@ pub enum Scope {
     Input,
     /// The session picker.
     Picker,
+    /// The message log.
+    Log,
 }
 
 impl Scope {
@@ -75,6 +77,7 @@ impl Scope {
             Scope::Conflict => "Session changed on disk",
             Scope::Input => "Text input",
             Scope::Picker => "Session picker",
+            Scope::Log => "Message log",
         }
     }
 
@@ -96,7 +99,7 @@ impl Scope {
     }
 
     /// Every scope, in help order.
-    pub const ALL: [Scope; 14] = [
+    pub const ALL: [Scope; 15] = [
         Scope::Global,
         Scope::Everywhere,
         Scope::Browse,
@@ -110,6 +113,7 @@ impl Scope {
         Scope::Conflict,
         Scope::Input,
         Scope::Picker,
+        Scope::Log,
         Scope::Help,
     ];
 }
@@ -257,6 +261,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Global, &[key(K::BackTab)], Action::FocusPrev, "", "Previous pane"),
     bind(S::Global, &[ch('z')], Action::Zoom, "zoom", "Show this pane alone on the whole screen, or all panes again"),
     bind(S::Global, &[ch('?')], Action::Help, "help", "Show the keys (this pane's first)"),
+    bind(S::Global, &[ch('L')], Action::MessageLog, "log", "Show the message log: every notice, warning and error of this run, with its time"),
     bind(S::Everywhere, &[ctrl('s')], Action::Save, "save", "Save the session (asks for a name the first time)"),
     bind(S::Everywhere, &[ctrl('o')], Action::OpenPicker, "", "Open a saved session"),
     bind(S::Global, &[ctrl('p')], Action::OpenTarget, "", "Open a path, model folder, model id (HF cache / Hub) or .gguf"),
@@ -314,8 +319,8 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Messages, &[ch('R')], msg(MessageAction::PromptRole), "", "Type a custom role"),
     bind(S::Messages, &[ch('0')], msg(MessageAction::CycleContentKind), "", "Content: text, null, or no content key"),
     bind(S::Messages, &[ch('p')], Action::PasteOutput, "", "Paste a model's raw output: parsed with the session's response_template into a new assistant message"),
-    bind(S::Messages, &[ch('+')], Action::AddTool, "", "Add a tool: NAME PARAM description (one string parameter), or a JSON file of tools"),
-    bind(S::Fields, &[ch('+')], Action::AddTool, "", "Add a tool: NAME PARAM description (one string parameter), or a JSON file of tools"),
+    bind(S::Messages, &[ch('+')], Action::AddTool, "", "Add a tool: NAME PARAM description (one string parameter), NAME city:string days:integer description, or a JSON file of tools"),
+    bind(S::Fields, &[ch('+')], Action::AddTool, "", "Add a tool: NAME PARAM description (one string parameter), NAME city:string days:integer description, or a JSON file of tools"),
     bind(S::Fields, &[key(K::Enter), ch('e')], msg(MessageAction::EditField), "edit", "Edit (or toggle) the field"),
     bind(S::Fields, &[key(K::Esc), ch('h'), key(K::Left)], msg(MessageAction::LeaveFields), "back", "Back to the message list"),
     bind(S::Fields, &[ch('a')], msg(MessageAction::Add), "", "Add a message after this one (after the last from the settings)"),
@@ -389,6 +394,15 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Picker, &[key(K::PageDown)], dialog(DialogAction::Select(Step::Page(Down))), "", "A page down"),
     bind(S::Picker, &[key(K::Home)], dialog(DialogAction::Select(Step::First)), "", "First session"),
     bind(S::Picker, &[key(K::End)], dialog(DialogAction::Select(Step::Last)), "", "Last session"),
+    bind(S::Log, &[key(K::Esc)], dialog(DialogAction::Cancel), "", "Clear the filter, or close the log"),
+    bind(S::Log, &[key(K::Enter)], dialog(DialogAction::Accept), "", "Close the log"),
+    bind(S::Log, &[key(K::Backspace)], dialog(DialogAction::Backspace), "", "Delete a character of the filter"),
+    bind(S::Log, &[key(K::Up)], dialog(DialogAction::Select(Step::Line(Up))), "", "Older entry"),
+    bind(S::Log, &[key(K::Down)], dialog(DialogAction::Select(Step::Line(Down))), "", "Newer entry"),
+    bind(S::Log, &[key(K::PageUp)], dialog(DialogAction::Select(Step::Page(Up))), "", "A page up"),
+    bind(S::Log, &[key(K::PageDown)], dialog(DialogAction::Select(Step::Page(Down))), "", "A page down"),
+    bind(S::Log, &[key(K::Home)], dialog(DialogAction::Select(Step::First)), "", "Oldest entry"),
+    bind(S::Log, &[key(K::End)], dialog(DialogAction::Select(Step::Last)), "", "Newest entry"),
     bind(S::Help, &[key(K::Esc), key(K::F(1))], dialog(DialogAction::Cancel), "close", "Clear the filter, or close the help"),
     bind(S::Help, &[key(K::Enter)], dialog(DialogAction::Accept), "run", "Run the selected key's command"),
     bind(S::Help, &[key(K::Backspace)], dialog(DialogAction::Backspace), "", "Delete a character of the filter"),
@@ -468,11 +482,20 @@ fn fallback(scope: Scope, chord: Chord, event: &KeyEvent) -> Option<Action> {
     match (scope, chord.code) {
         (Scope::Editor, _) => Some(Action::Editor(EditorAction::Input((*event).into()))),
         (Scope::Filter, KeyCode::Char(c)) => plain(c).map(|c| tpl(TemplateAction::FilterPush(c))),
-        (Scope::Input | Scope::Picker | Scope::Help, KeyCode::Char(c)) => {
+        (Scope::Input | Scope::Picker | Scope::Help | Scope::Log, KeyCode::Char(c)) => {
             plain(c).map(|c| dialog(DialogAction::Type(c)))
         }
         _ => None,
     }
+}
+
+/// The first key bound to `action` in any scope (as the table in use has it), to name
+/// in a hint: `None` when the user's config unbound it.
+pub fn key_for(action: &Action) -> Option<String> {
+    table()
+        .iter()
+        .find(|b| b.action == *action && !b.keys.is_empty())
+        .map(|b| b.keys[0].label())
 }
 
 /// The footer hints for `scope`: `(keys, label)` pairs, the scope's own first.

@@ -21,7 +21,7 @@ fn preview_then_compare_leave_the_session_unchanged() {
     tui.pump(Duration::from_millis(200));
     tui.send("k");
     tui.wait_for("a preview", |s| {
-        s.contains("preview: gemma-3-tools · 4 hunks differ")
+        s.contains("4 hunks differ · preview: gemma-3-tools")
     });
     // Esc alone (a key right after it would read as Alt+key).
     tui.send("\x1b");

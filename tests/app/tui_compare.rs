@@ -200,7 +200,7 @@ fn a_missing_engine_shows_its_error_on_its_side() {
         app.update(Action::Compare(CompareAction::CycleSide));
     }
     let text = screen(&mut app, 80, 24);
-    assert!(text.contains("Prompt vs python ✗"), "{text}");
+    assert!(text.contains("✗ Prompt vs python"), "{text}");
     assert!(text.contains("python is not available"), "{text}");
     assert!(text.contains("the session's render:"), "{text}");
     assert!(
@@ -226,7 +226,7 @@ fn python_agrees_with_chatplate_on_the_example() {
         app.update(Action::Compare(CompareAction::CycleSide));
     }
     let text = screen(&mut app, 80, 24);
-    assert!(text.contains("Prompt vs python · same"), "{text}");
+    assert!(text.contains("same · Prompt vs python"), "{text}");
     assert!(text.contains("python (5.23.0)"), "its version: {text}");
 }
 
@@ -262,11 +262,11 @@ fn the_expected_side_follows_e() {
         app.update(Action::Compare(CompareAction::CycleSide));
     }
     let text = screen(&mut app, 80, 24);
-    assert!(text.contains("Prompt vs expected ✗"), "{text}");
+    assert!(text.contains("✗ Prompt vs expected"), "{text}");
     assert!(text.contains("no expected prompt yet"), "{text}");
     app.handle_key(key(KeyCode::Char('E')));
     let text = screen(&mut app, 80, 24);
-    assert!(text.contains("Prompt vs expected · same"), "{text}");
+    assert!(text.contains("same · Prompt vs expected"), "{text}");
 }
 
 /// Without the session's template an engine has nothing to render: its side says why.
@@ -284,7 +284,7 @@ fn an_engine_side_without_the_sessions_template_says_why() {
     app.update(Action::Focus(Pane::Prompt));
     app.update(Action::Compare(CompareAction::CycleSide));
     let text = screen(&mut app, 80, 24);
-    assert!(text.contains("Prompt vs minijinja ✗"), "{text}");
+    assert!(text.contains("✗ Prompt vs minijinja"), "{text}");
     assert!(text.contains("template not found: gone.jinja"), "{text}");
 }
 
@@ -311,5 +311,5 @@ fn side_by_side_a_missing_engine_keeps_the_sessions_column() {
     let (left, right) = row.split_once(" │ ").expect("two columns");
     assert!(left.contains("<|im_start|>system"), "{row}");
     assert!(right.contains("✗ hf-jinja is not available"), "{row}");
-    assert!(text.contains("Prompt vs hf-jinja ✗"), "{text}");
+    assert!(text.contains("✗ Prompt vs hf-jinja"), "{text}");
 }

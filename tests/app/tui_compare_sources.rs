@@ -150,7 +150,7 @@ fn a_llama_server_url_is_a_side() {
     assert!(!other.contains("0.3333333333"), "{other:?}");
     let text = screen(&mut app, 120, 40);
     assert!(
-        text.contains("Prompt vs llama.cpp · 1 hunk differs"),
+        text.contains("1 hunk differs · Prompt vs llama.cpp"),
         "{text}"
     );
     assert!(

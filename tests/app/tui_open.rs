@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use chatplate::tui::action::{Action, DialogAction, MessageAction, Pane, Step};
 use chatplate::tui::app::driver;
 use chatplate::tui::app::App;
-use chatplate::tui::dialogs::Overlay;
+use chatplate::tui::dialogs::{Confirm, Overlay};
 use crossterm::event::KeyCode;
 use insta::assert_snapshot;
 use tui_support::{ctrl, example_app, key, screen, type_text};
@@ -119,9 +119,15 @@ fn new_session_and_save_as() {
     app.handle_key(key(KeyCode::Char('e')));
     type_text(&mut app, "x");
     app.handle_key(key(KeyCode::Esc));
-    // Unsaved changes are never dropped by Ctrl+N.
+    // Unsaved changes are never dropped by Ctrl+N without asking: save, discard or stay.
     app.handle_key(ctrl('n'));
-    assert!(status(&app).contains("unsaved changes"));
+    assert!(matches!(
+        app.overlay(),
+        Some(Overlay::Confirm(Confirm::NewDiscard))
+    ));
+    assert_snapshot!("new_discard_80x24", screen(&mut app, 80, 24));
+    app.handle_key(key(KeyCode::Esc));
+    assert!(app.overlay().is_none(), "Esc stays");
     assert_eq!(app.workspace().session.messages.len(), 4);
     app.handle_key(ctrl('a'));
     let path = dir.path().join("saved-as.json");
@@ -139,6 +145,20 @@ fn new_session_and_save_as() {
     driver::press(&mut app, ctrl('n'));
     assert!(app.workspace().session.messages.is_empty());
     assert!(app.workspace().path.is_none());
+}
+
+#[test]
+fn new_session_over_unsaved_changes_discards_them_when_asked_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.handle_key(key(KeyCode::Char('e')));
+    type_text(&mut app, "x");
+    app.handle_key(key(KeyCode::Esc));
+    app.handle_key(ctrl('n'));
+    driver::press(&mut app, key(KeyCode::Char('d')));
+    assert!(app.overlay().is_none());
+    assert!(app.workspace().session.messages.is_empty());
+    assert!(!app.workspace().dirty);
 }
 
 #[test]

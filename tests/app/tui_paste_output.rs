@@ -117,3 +117,24 @@ fn without_a_schema_the_dialog_says_how_to_add_one() {
         "nothing is added without a message"
     );
 }
+
+/// The paste box shows as much of a long output as the screen has room for.
+#[test]
+fn the_paste_box_uses_the_height_it_has() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = paste_app(dir.path(), true);
+    let output: Vec<String> = (1..=50).map(|n| format!("line {n}")).collect();
+    app.update(Action::PasteOutput);
+    app.update(Action::Paste(output.join("\n")));
+    // 40 rows: a 38-row box, 36 inside; the outcome's line, the rule and `… above`
+    // leave 33 output lines.
+    let tall = screen(&mut app, 120, 40);
+    assert!(tall.contains("… 17 lines above"), "{tall}");
+    assert!(
+        tall.contains("line 18 ") && tall.contains("line 50 "),
+        "{tall}"
+    );
+    // 24 rows: 20 inside, 17 output lines.
+    let short = screen(&mut app, 80, 24);
+    assert!(short.contains("… 33 lines above"), "{short}");
+}

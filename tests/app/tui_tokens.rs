@@ -61,18 +61,21 @@ fn token_mode_counts_and_names_the_token_under_the_cursor() {
         .collect();
     assert_eq!(specials[..2], [0, 12]);
     let total = shown.tokenized.len();
-    let text = screen(&mut app, 80, 24);
+    // The all-zero mask's warning comes first in the title: the pane alone shows the rest.
+    app.update(Action::Zoom);
+    let text = screen(&mut app, 120, 40);
     assert!(text.contains(&format!("{total} tokens")), "{text}");
     // The cursor starts on <|im_start|>; one step right is the next token, "user"'s u.
     assert!(text.contains("\"<|im_start|>\""), "{text}");
     right(&mut app, 1);
-    let text = screen(&mut app, 80, 24);
+    let text = screen(&mut app, 120, 40);
     assert!(text.contains("\"u\""), "{text}");
     // "Hi" is one token: the cursor jumps over it.
     right(&mut app, 5);
-    assert!(screen(&mut app, 80, 24).contains("\"Hi\""));
+    assert!(screen(&mut app, 120, 40).contains("\"Hi\""));
     right(&mut app, 1);
-    assert!(screen(&mut app, 80, 24).contains("\"Ġw\""));
+    assert!(screen(&mut app, 120, 40).contains("\"Ġw\""));
+    app.update(Action::Zoom);
     // Message 1's turn (exact attribution: markers included) is the 14 tokens above.
     assert_eq!(app.message_tokens(0), Some(14));
     assert!(text_has(&mut app, "14t"));

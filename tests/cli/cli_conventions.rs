@@ -324,3 +324,35 @@ fn a_request_body_on_stdin_renders_and_imports() {
     let session: Json = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(session["template"]["source"], "{{ messages[0].content }}!");
 }
+
+/// `bench FOLDER` benches the fixtures `check FOLDER` finds, skipping other JSON files
+/// there with a note; a folder without any is an error.
+#[test]
+fn bench_takes_a_folder_like_check() {
+    let dir = tempfile::tempdir().unwrap();
+    let folder = dir.path().join("fx");
+    std::fs::create_dir(&folder).unwrap();
+    fixture_on_a_template_file(&folder);
+    std::fs::write(folder.join("g.json"), "{\"not\": \"a fixture\"}").unwrap();
+    std::fs::write(folder.join("f.recovery.json"), "{}").unwrap();
+    let output = chatplate(&["bench", "--iterations", "1", "fx"], dir.path(), "");
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+    let table = stdout(&output);
+    let rows: Vec<&str> = table.lines().skip(1).collect();
+    assert_eq!(rows.len(), 1, "{table}");
+    assert!(rows[0].starts_with("fx/f.json "), "{table}");
+    assert!(
+        stderr(&output).contains("skipped fx/g.json"),
+        "{}",
+        stderr(&output)
+    );
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    let output = chatplate(&["bench", "empty"], dir.path(), "");
+    assert_eq!(output.status.code(), Some(2), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("no fixtures"),
+        "{}",
+        stderr(&output)
+    );
+}

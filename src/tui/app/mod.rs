@@ -22,6 +22,7 @@ use crate::tui::action::Pane;
 use crate::tui::action::PromptAction;
 use crate::tui::app::rendering::Pending;
 use crate::tui::context::Deferred;
+use crate::tui::dialogs::log::{LogDialog, MessageLog};
 use crate::tui::dialogs::open::Opening;
 use crate::tui::dialogs::Overlay;
 use crate::tui::files::disk::Done;
@@ -96,6 +97,8 @@ pub struct App {
     screen: Screen,
     /// The status line.
     status: Option<Status>,
+    /// Everything the status line said this run (see `dialogs::log`).
+    log: MessageLog,
     /// Colours or modifiers only.
     theme: Theme,
     /// Saving, opening, the recovery autosave and the template watch.
@@ -144,6 +147,7 @@ impl App {
                 zoom: false,
             },
             status: None,
+            log: MessageLog::default(),
             theme: Theme::colored(),
             file_work: Default::default(),
             pending: Pending::new(worker),
@@ -188,8 +192,24 @@ impl App {
 
     /// Applies one action, or what came of file work; returns work that needs the
     /// terminal or the disk.
+    /// What the status line shows after it is kept in the message log.
     pub fn update(&mut self, message: impl Into<Message>) -> Option<Effect> {
-        match message.into() {
+        let message = message.into();
+        // A key clears the status line first, so anything it shows after is new.
+        let clears = matches!(&message, Message::Action(a) if !matches!(a, Action::Resize(..)));
+        let before = if clears { None } else { self.status.clone() };
+        let effect = self.dispatch(message);
+        if let Some(status) = &self.status {
+            if before.as_ref() != Some(status) {
+                self.log.record_now(status);
+            }
+        }
+        effect
+    }
+
+    /// [`App::update`] without keeping what it says (for actions that repeat others).
+    pub(in crate::tui) fn dispatch(&mut self, message: Message) -> Option<Effect> {
+        match message {
             Message::Action(action) => self.act(action),
             Message::Disk(done) => self.take_in(done),
             Message::Worker(reply) => self.receive(reply),
@@ -207,6 +227,9 @@ impl App {
             Action::Help => {
                 let from = self.scope();
                 self.overlay = Some(Overlay::help(from));
+            }
+            Action::MessageLog => {
+                self.overlay = Some(Overlay::Log(LogDialog::new(&self.log)));
             }
             Action::Zoom => self.screen.zoom = !self.screen.zoom,
             Action::Quit => return self.file(FileRequest::Quit),

@@ -179,6 +179,9 @@ impl App {
         };
         let editing = self.editor.is_some();
         (self.workbench).after(recorded, selected, editing, &mut self.workspace.session);
+        if matches!(action, MessageAction::Undo | MessageAction::Redo) {
+            self.workspace.clean_again();
+        }
         effect
     }
 
@@ -245,10 +248,10 @@ impl App {
         };
         match mouse::request(input, &view)? {
             MouseRequest::Wheel { action, lines } => {
-                (0..lines).find_map(|_| self.update(action.clone()))
+                (0..lines).find_map(|_| self.dispatch(action.clone().into()))
             }
             MouseRequest::Click { pane, hit } => {
-                self.update(Action::Focus(pane));
+                self.dispatch(Action::Focus(pane).into());
                 self.hit(hit?)
             }
         }
@@ -265,11 +268,11 @@ impl App {
                 if let Some(cursor) = cursor {
                     self.templates.cursor = cursor;
                 }
-                self.update(Action::Template(TemplateAction::Select(step)))
+                self.dispatch(Action::Template(TemplateAction::Select(step)).into())
             }
             Hit::PromptByte { offset, top } => {
                 self.prompt.cursor.offset = Some(offset);
-                let effect = self.update(Action::Prompt(PromptAction::JumpToSource));
+                let effect = self.dispatch(Action::Prompt(PromptAction::JumpToSource).into());
                 self.prompt.top = Some(top);
                 effect
             }
@@ -447,9 +450,9 @@ impl App {
             DialogRequest::Show(overlay) => self.overlay = Some(overlay),
             DialogRequest::Run { focus, action } => {
                 if let Some(pane) = focus {
-                    self.update(Action::Focus(pane));
+                    self.dispatch(Action::Focus(pane).into());
                 }
-                return self.update(action);
+                return self.dispatch(action.into());
             }
             DialogRequest::Save { then_quit } => {
                 return self.file(FileRequest::Save {

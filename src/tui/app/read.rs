@@ -84,6 +84,11 @@ impl App {
         self.screen
     }
 
+    /// What the status line said this run.
+    pub fn log(&self) -> &crate::tui::dialogs::log::MessageLog {
+        &self.log
+    }
+
     /// The status line's message, if any.
     pub fn status(&self) -> Option<&Status> {
         self.status.as_ref()

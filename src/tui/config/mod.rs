@@ -247,6 +247,7 @@ pub fn scope_name(scope: Scope) -> &'static str {
         Scope::Conflict => "conflict",
         Scope::Input => "input",
         Scope::Picker => "picker",
+        Scope::Log => "log",
     }
 }
 

@@ -34,6 +34,8 @@ pub enum Confirm {
     Restore(Found),
     /// Unsaved changes before opening another session.
     OpenDiscard(PathBuf),
+    /// Unsaved changes before a new session (`Ctrl+N`): save, discard or stay.
+    NewDiscard,
     /// Another program changed the session file since it was read or saved.
     Changed,
     /// Saving held back: the session may not name its template's file from where it
@@ -101,6 +103,10 @@ fn answer(
             path: path.clone(),
             discard: true,
         },
+        (Confirm::NewDiscard, Accept) => DialogRequest::Save { then_quit: false },
+        (Confirm::NewDiscard, Discard) => {
+            DialogRequest::Effect(crate::tui::dialogs::open::start_new(ws))
+        }
         (Confirm::SaveExpected, Accept) => DialogRequest::Save { then_quit: false },
         (Confirm::SaveExpected, Discard) => return Some(None),
         (Confirm::Changed, Overwrite) => DialogRequest::Overwrite,

@@ -39,6 +39,31 @@ pub const TEXT_KEYS: &[(&str, &str)] = &[
     ("Ctrl+X", "Cut the selection (Ctrl+R also redoes)"),
 ];
 
+/// What the Prompt pane's title says besides its name, first what matters most (see
+/// `panes::prompt::view` and `ui::compare`).
+pub const PROMPT_MARKS: &[(&str, &str)] = &[
+    ("attributing…", "Which message made each byte is still being worked out"),
+    ("attributing the rest…", "Exact for the lines on screen; the rest is on its way"),
+    ("exact on screen only", "Attribution is exact for the lines on screen only (a large prompt)"),
+    ("not prefix-monotone", "The template changes earlier text as messages are added: attribution is by the render of each prefix"),
+    ("attribution failed", "Which message made a byte is not known for this render"),
+    ("⚠ N injected", "Token mode: N message texts became special tokens the model receives as such"),
+    ("⚠ 0 trained", "Token mode: the assistant mask trains on nothing ({% generation %} marks no token)"),
+    ("N tokens · N trained", "Token mode: the prompt's tokens, and those the assistant mask trains on"),
+    ("#ID \"text\"", "Token mode: the token under the cursor"),
+    ("[ws] [diff]", "Whitespace shown; the diff against the expected prompt shown"),
+    ("N lines · ✗ error", "The render's lines, or why it failed"),
+    ("stale", "The session changed since this render; the new one is on its way"),
+    ("N hunks differ · same", "Compare view: how the other side differs from the session's render"),
+];
+
+/// What the mouse does (see `terminal::mouse`).
+pub const MOUSE: &[(&str, &str)] = &[
+    ("Click", "Focus the pane and select what was hit: a message, a template, or the message that made a prompt byte"),
+    ("Wheel", "Move the selection of the list under the pointer, or the prompt's cursor, three lines a notch"),
+    ("Shift+drag", "Select text the terminal's way (or \"mouse\": false in the config file)"),
+];
+
 /// One row of the overlay.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum HelpRow {
@@ -110,6 +135,18 @@ pub fn rows(from: Scope) -> Vec<HelpRow> {
         if scope == Scope::Templates {
             rows.push(HelpRow::Heading(badges::LEGEND_TITLE));
             rows.extend((badges::LEGEND.iter()).map(|(w, h)| HelpRow::Key((*w).into(), h)));
+        }
+        if scope == Scope::Prompt {
+            rows.push(HelpRow::Heading("Prompt pane: the title's marks"));
+            rows.extend(
+                PROMPT_MARKS
+                    .iter()
+                    .map(|(k, h)| HelpRow::Key((*k).into(), h)),
+            );
+        }
+        if scope == Scope::Global {
+            rows.push(HelpRow::Heading("The mouse"));
+            rows.extend(MOUSE.iter().map(|(k, h)| HelpRow::Key((*k).into(), h)));
         }
         if scope == Scope::Editor {
             rows.push(HelpRow::Heading("Field editor: text keys"));

@@ -12,6 +12,7 @@ pub mod context;
 pub mod help;
 pub mod help_keys;
 pub mod input;
+pub mod log;
 pub mod open;
 pub mod opener;
 pub mod opener_paths;
@@ -121,6 +122,8 @@ overlays! {
     Picker(Picker),
     /// A model's raw output to parse into a new message (see `dialogs::paste`).
     Paste(paste::PasteDialog),
+    /// What the status line said this run (see `dialogs::log`).
+    Log(log::LogDialog),
 }
 
 impl Overlay {

@@ -21,6 +21,7 @@ use chatplate_core::worker::{Job, JobKind, Output, Reply};
 use crate::tui::context::Effect;
 use crate::tui::dialogs::context::DialogContext;
 use crate::tui::dialogs::context::DialogRequest;
+use crate::tui::dialogs::Confirm;
 use crate::tui::dialogs::InputDialog;
 use crate::tui::dialogs::InputKind;
 use crate::tui::dialogs::Overlay;
@@ -67,19 +68,23 @@ pub(in crate::tui) fn could_not_open(text: &str, why: &str) -> String {
 /// A new, empty, untitled session on the current template (the event loop makes its
 /// workspace: naming its recovery file looks at the template file's path).
 pub fn new_session(ctx: &mut DialogContext) {
-    let workspace = ctx.workspace;
-    if workspace.dirty {
-        return ctx.warn("unsaved changes: save (Ctrl+S) before starting a new session");
+    if ctx.workspace.dirty {
+        return ctx.show(Overlay::Confirm(Confirm::NewDiscard));
     }
+    ctx.effect(start_new(ctx.workspace));
+}
+
+/// The file work that starts a new, empty session on `workspace`'s template.
+pub fn start_new(workspace: &Workspace) -> Effect {
     // The job refers to the template from the sessions folder (that reads the disk).
     let mut session = example_session(workspace.session.template.clone());
     session.messages.clear();
     session.tools = None;
-    ctx.effect(Effect::Disk(disk::Job::NewSession {
+    Effect::Disk(disk::Job::NewSession {
         session: Box::new(session),
         template: Box::new(workspace.template.clone()),
         sessions_dir: workspace.sessions_dir.clone(),
-    }));
+    })
 }
 
 /// Asks for something to open, and lists the files below the working directory for

@@ -15,7 +15,8 @@ use crate::tui::dialogs::paste::PasteState;
 use crate::tui::dialogs::view::dialog_box;
 use crate::tui::theme::Theme;
 
-/// How many lines of the pasted output are shown above the outcome.
+/// The fewest lines of the pasted output shown above the outcome (more when the screen
+/// has room).
 const OUTPUT_LINES: usize = 6;
 
 /// Draws the dialog in the middle of `area`.
@@ -23,23 +24,45 @@ pub(in crate::tui) fn draw(frame: &mut Frame, area: Rect, dialog: &PasteDialog, 
     let height = area.height.saturating_sub(2).max(8);
     let title = "Paste a model's raw output";
     let inner = dialog_box(frame, area, 100, height, title, theme);
-    let mut lines = output_lines(&dialog.text, theme);
+    let outcome = outcome_lines(&dialog.state, theme);
+    // The output takes the room the outcome and the rule leave (its `… N lines above`
+    // line included), at least OUTPUT_LINES.
+    let width = usize::from(inner.width).max(1);
+    let outcome_rows: usize = outcome.iter().map(|l| rows(l.width(), width)).sum();
+    let room = usize::from(inner.height)
+        .saturating_sub(outcome_rows + 2)
+        .max(OUTPUT_LINES);
+    let mut lines = output_lines(&dialog.text, room, width, theme);
     lines.push(Line::styled(
         "─".repeat(usize::from(inner.width)),
         theme.dim(),
     ));
-    lines.extend(outcome_lines(&dialog.state, theme));
+    lines.extend(outcome);
     let paragraph = Paragraph::new(lines).wrap(Wrap { trim: false });
     frame.render_widget(paragraph, inner);
 }
 
-fn output_lines(text: &str, theme: Theme) -> Vec<Line<'static>> {
+/// The screen rows a line `columns` wide takes, wrapped at `width`.
+fn rows(columns: usize, width: usize) -> usize {
+    columns.div_ceil(width).max(1)
+}
+
+/// The last lines of `text` that fit `room` rows wrapped at `width` (at least one).
+fn output_lines(text: &str, room: usize, width: usize, theme: Theme) -> Vec<Line<'static>> {
     if text.is_empty() {
         let hint = "Paste the output (from a server log); Enter parses it, Esc cancels.";
         return vec![Line::styled(hint, theme.dim())];
     }
     let all: Vec<&str> = text.lines().collect();
-    let skipped = all.len().saturating_sub(OUTPUT_LINES);
+    let mut used = 0;
+    let kept = (all.iter().rev())
+        .take_while(|line| {
+            used += rows(unicode_width::UnicodeWidthStr::width(**line), width);
+            used <= room
+        })
+        .count()
+        .max(1);
+    let skipped = all.len().saturating_sub(kept);
     let mut lines = Vec::new();
     if skipped > 0 {
         lines.push(Line::styled(

@@ -1,6 +1,7 @@
 //! Adding a tool definition without typing its JSON schema (most of the typing in a
 //! fixture): `+` in the Messages pane asks for `NAME PARAM description...`, which
-//! becomes a function tool with one required string parameter, or for the path of a
+//! becomes a function tool with one required string parameter (or `NAME city:string
+//! days:integer description...`: several typed parameters), or for the path of a
 //! JSON file of tools (a list, `{"tools": [...]}` as in a request body, or one tool),
 //! read as file work. The tools are added to the session's, as one undo step: the
 //! dialog asks for it with [`DialogRequest::AddTools`].
@@ -16,18 +17,40 @@ use crate::tui::dialogs::context::DialogContext;
 use crate::tui::dialogs::context::DialogRequest;
 use crate::tui::files::disk::Job;
 
-/// A function tool from `NAME PARAM description...`: the parameter is a required
-/// string; the description may be left out.
+/// The JSON Schema types a typed parameter may name.
+const TYPES: [&str; 6] = ["string", "number", "integer", "boolean", "array", "object"];
+
+/// A function tool from `NAME PARAM description...` (one required string parameter) or
+/// `NAME PARAM:TYPE PARAM:TYPE... description...` (each typed parameter required, in
+/// the order typed); the description may be left out.
 pub fn skeleton(text: &str) -> Result<Json, String> {
-    let mut words = text.split_whitespace();
-    let (Some(name), Some(param)) = (words.next(), words.next()) else {
+    let mut words = text.split_whitespace().peekable();
+    let (Some(name), Some(first)) = (words.next(), words.next()) else {
         return Err(
-            "type NAME PARAM description (e.g. get_weather city Current \
-                    weather), or the path of a .json file"
+            "type NAME PARAM description (e.g. get_weather city Current weather, or \
+                    get_weather city:string date:string ...), or the path of a .json file"
                 .into(),
         );
     };
+    let mut params = vec![typed(first)?];
+    if first.contains(':') {
+        // A word with a type after its colon; `Note:` starts the description.
+        let is_typed = |w: &&str| w.split_once(':').is_some_and(|(_, kind)| !kind.is_empty());
+        while let Some(word) = words.next_if(is_typed) {
+            params.push(typed(word)?);
+        }
+    }
     let description = words.collect::<Vec<_>>().join(" ");
+    let mut properties = serde_json::Map::new();
+    for (param, kind) in &params {
+        if properties
+            .insert(param.clone(), json!({"type": kind}))
+            .is_some()
+        {
+            return Err(format!("parameter {param:?} is typed twice"));
+        }
+    }
+    let required: Vec<&String> = params.iter().map(|(param, _)| param).collect();
     Ok(json!({
         "type": "function",
         "function": {
@@ -35,11 +58,25 @@ pub fn skeleton(text: &str) -> Result<Json, String> {
             "description": description,
             "parameters": {
                 "type": "object",
-                "properties": {param: {"type": "string"}},
-                "required": [param],
+                "properties": properties,
+                "required": required,
             },
         },
     }))
+}
+
+/// `PARAM:TYPE` (or a bare `PARAM`, a string) as the parameter and its type.
+fn typed(word: &str) -> Result<(String, String), String> {
+    let Some((param, kind)) = word.split_once(':') else {
+        return Ok((word.to_string(), "string".into()));
+    };
+    if param.is_empty() {
+        return Err(format!("{word:?}: the parameter has no name"));
+    }
+    if !TYPES.contains(&kind) {
+        return Err(format!("{word:?}: the type is one of {}", TYPES.join(", ")));
+    }
+    Ok((param.to_string(), kind.to_string()))
 }
 
 /// The tools a JSON document holds: a list of tools, an object with a `tools` list (a
@@ -120,6 +157,34 @@ mod tests {
         assert_eq!(parameters["properties"]["city"], json!({"type": "string"}));
         assert_eq!(parameters["required"], json!(["city"]));
         assert!(skeleton("get_weather").is_err());
+    }
+
+    #[test]
+    fn typed_parameters_are_all_required_in_the_order_typed() {
+        let tool = skeleton("get_weather city:string days:integer The forecast").unwrap();
+        assert_eq!(tool["function"]["description"], "The forecast");
+        let parameters = &tool["function"]["parameters"];
+        assert_eq!(
+            parameters["properties"],
+            json!({"city": {"type": "string"}, "days": {"type": "integer"}})
+        );
+        let order: Vec<&String> = parameters["properties"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .collect();
+        assert_eq!(order, ["city", "days"]);
+        assert_eq!(parameters["required"], json!(["city", "days"]));
+        // The description may hold a colon once the parameters end.
+        let tool = skeleton("f a:string Note: b").unwrap();
+        assert_eq!(tool["function"]["description"], "Note: b");
+        assert!(skeleton("f city:text")
+            .unwrap_err()
+            .contains("one of string"));
+        assert!(skeleton("f :string").is_err());
+        assert!(skeleton("f a:string a:number")
+            .unwrap_err()
+            .contains("twice"));
     }
 
     #[test]

@@ -83,6 +83,11 @@ pub(in crate::tui) fn draw_confirm(
             format!("The current render is now the expected outcome of {name}. Save it?"),
             "y save · n or Esc not now (Ctrl+S saves later)",
         ),
+        Confirm::NewDiscard => (
+            "Unsaved changes",
+            format!("{name} has unsaved changes. Start a new session?"),
+            "y save (then Ctrl+N again) · d discard and start new · Esc stay",
+        ),
         Confirm::OpenDiscard(path) => (
             "Unsaved changes",
             format!("Discard the unsaved changes and open {}?", path.display()),

@@ -175,7 +175,7 @@ fn from_request(
     }
     let mut workspace = Workspace::new(imported.session, None, template.clone(), sessions_dir);
     workspace.set_template(template);
-    workspace.dirty = true;
+    workspace.unsaved();
     workspace
 }
 
@@ -305,6 +305,6 @@ pub fn restore(place: &Place, path: &Path) -> anyhow::Result<Workspace> {
     );
     restored.keep_recovery_key(&place.untitled_key);
     restored.adopt_recovery(path.to_path_buf());
-    restored.dirty = true;
+    restored.unsaved();
     Ok(restored)
 }

@@ -91,23 +91,24 @@ pub fn draw(frame: &mut Frame, area: Rect, view: &CompareView, focused: bool) {
 
 fn title(view: &CompareView) -> String {
     let label = view.side.choice.label();
-    let mut title = if view.preview {
-        format!("preview: {label}")
-    } else {
-        format!("Prompt vs {label}")
-    };
-    match (view.side.answer(), &view.side.shown) {
-        (Some(answer), _) if answer.render.result.is_err() => title.push_str(" ✗"),
+    // The verdict first: a long label (a template path) is what 80 columns cut.
+    let mut title = match (view.side.answer(), &view.side.shown) {
+        (Some(answer), _) if answer.render.result.is_err() => "✗ ".to_string(),
         (Some(answer), _) => match answer.hunks() {
-            0 => title.push_str(" · same"),
-            1 => title.push_str(" · 1 hunk differs"),
-            n => title.push_str(&format!(" · {n} hunks differ")),
+            0 => "same · ".to_string(),
+            1 => "1 hunk differs · ".to_string(),
+            n => format!("{n} hunks differ · "),
         },
-        (None, Shown::Failed(_)) => title.push_str(" ✗"),
-        (None, _) => {}
-    }
+        (None, Shown::Failed(_)) => "✗ ".to_string(),
+        (None, _) => String::new(),
+    };
     if view.waiting {
-        title.push_str(" …");
+        title.push_str("… ");
+    }
+    if view.preview {
+        title.push_str(&format!("preview: {label}"));
+    } else {
+        title.push_str(&format!("Prompt vs {label}"));
     }
     title
 }

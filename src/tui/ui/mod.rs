@@ -52,7 +52,8 @@ pub fn draw(frame: &mut Frame, app: &App) {
             },
         }
     }
-    frame.render_widget(Paragraph::new(status_line(app)), areas.status);
+    let status = status_line(app, areas.status.width);
+    frame.render_widget(Paragraph::new(status), areas.status);
     frame.render_widget(
         Paragraph::new(crate::tui::footer::line(
             &footer_view(app),
@@ -165,14 +166,14 @@ fn tab_line(app: &App, width: u16) -> Line<'static> {
     Line::from(spans)
 }
 
-fn status_line(app: &App) -> Line<'static> {
+fn status_line(app: &App, width: u16) -> Line<'static> {
     if let Some(status) = app.status() {
         let style = if status.error {
             app.theme().error()
         } else {
             app.theme().key()
         };
-        return Line::styled(status.text.clone(), style);
+        return Line::styled(cut_notice(&status.text, usize::from(width)), style);
     }
     let render = match &app.preview().output {
         Ok(text) => Span::raw(format!("✓ {} bytes", text.len())),
@@ -203,6 +204,28 @@ fn status_line(app: &App) -> Line<'static> {
     }
     spans.push(expected);
     Line::from(spans)
+}
+
+/// `text` in `width` columns on one line: when it does not fit, cut with a pointer to
+/// the message log, which keeps it whole (`… (L for the log)`).
+pub fn cut_notice(text: &str, width: usize) -> String {
+    use unicode_width::UnicodeWidthStr;
+    let one_line = text.replace(['\n', '\r'], " ");
+    if one_line.width() <= width {
+        return one_line;
+    }
+    let pointer = crate::tui::keymap::key_for(&crate::tui::action::Action::MessageLog)
+        .map(|key| format!(" ({key} for the log)"))
+        .unwrap_or_default();
+    // The pointer goes whole or not at all: on a very narrow screen, the text.
+    let pointer = if pointer.width() + 10 <= width {
+        pointer
+    } else {
+        String::new()
+    };
+    let mut cut = truncate(&one_line, width - pointer.width());
+    cut.push_str(&pointer);
+    cut
 }
 
 /// What the status line says while the template's file cannot be read again: lasting,

@@ -57,6 +57,9 @@ pub struct Workspace {
     pub template: TemplateSource,
     /// Unsaved changes exist.
     pub dirty: bool,
+    /// The session as last opened or saved, when the file holds it: undoing back to it
+    /// leaves nothing unsaved (see [`Workspace::clean_again`]).
+    clean: Option<Session>,
     /// Where new sessions are saved and looked for.
     pub sessions_dir: PathBuf,
     pending: Option<Pending>,
@@ -157,6 +160,7 @@ impl Workspace {
             path,
             template,
             dirty: false,
+            clean: None,
             sessions_dir,
             pending: None,
             watch: None,
@@ -168,7 +172,24 @@ impl Workspace {
             template_file: None,
         };
         workspace.watch_template();
+        workspace.clean = workspace.path.is_some().then(|| workspace.session.clone());
         workspace
+    }
+
+    /// After an undo or redo: back at what the file holds, nothing is unsaved (and no
+    /// recovery file is due).
+    pub fn clean_again(&mut self) {
+        if self.dirty && self.clean.as_ref() == Some(&self.session) {
+            self.dirty = false;
+            self.pending = None;
+        }
+    }
+
+    /// Marks the session unsaved although nothing was edited (imported, restored): no
+    /// undo makes it clean.
+    pub fn unsaved(&mut self) {
+        self.dirty = true;
+        self.clean = None;
     }
 
     /// The folder relative template paths are written against.
@@ -289,6 +310,7 @@ impl Workspace {
             self.session.record_template(&self.template.source);
         }
         self.dirty = false;
+        self.clean = Some(self.session.clone());
         self.pending = None;
         self.recovery = None;
     }

@@ -169,18 +169,18 @@ impl TokenMode {
             0 => String::new(),
             n => format!(" · ⚠ {n} injected"),
         };
-        note.push_str(&format!(" · {} tokens", shown.tokenized.len()));
         let mask = shown.mask.as_ref();
+        // The all-zero mask is a standing fact (inspect and `chatplate tokens` say it
+        // too): first with the other warning, where 80 columns do not cut it.
+        if mask.is_some_and(|m| m.silently_empty()) {
+            note.push_str(" · ⚠ 0 trained");
+        }
+        note.push_str(&format!(" · {} tokens", shown.tokenized.len()));
         if let Some(mask) = mask.filter(|m| m.trained_tokens > 0) {
             note.push_str(&format!(" · {} trained", mask.trained_tokens));
         }
         if let Some(under) = cursor.and_then(|offset| cursor_token(shown, offset)) {
             note.push_str(&format!(" · {under}"));
-        }
-        // After the token under the cursor, which moves with every key: the all-zero
-        // mask is a standing fact (inspect and `chatplate tokens` say it too).
-        if mask.is_some_and(|m| m.silently_empty()) {
-            note.push_str(" · ⚠ 0 trained");
         }
         note
     }

@@ -107,6 +107,11 @@ pub fn draw(frame: &mut Frame, area: Rect, view: &PromptView, focused: bool) {
 
 fn title(view: &PromptView) -> String {
     let mut title = String::from("Prompt");
+    // The notes (attribution state, token warnings and totals) come first: they are
+    // what a narrow pane must not cut; the modes and the line count can go.
+    if !view.stale && view.preview.error().is_none() {
+        title.push_str(&view.notes);
+    }
     if view.pane.whitespace {
         title.push_str(" [ws]");
     }
@@ -126,8 +131,6 @@ fn title(view: &PromptView) -> String {
     if view.stale {
         // The text changed since this render; the new one is on its way.
         title.push_str(" · stale");
-    } else if view.preview.error().is_none() {
-        title.push_str(&view.notes);
     }
     title
 }
