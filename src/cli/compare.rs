@@ -84,14 +84,26 @@ fn parse_engine_arg(name: &str) -> Result<EngineArg, String> {
 
 /// An engine named by its name (`check --engines`, and `compare --engine` without a URL).
 pub(super) fn parse_engine(name: &str) -> Result<Engine, String> {
+    if name.starts_with(compare::plugin::CMD_PREFIX) {
+        return Engine::plugin(None, name, std::path::Path::new("."));
+    }
+    if let Some(spec) = crate::engines_config::named(name)? {
+        return Engine::plugin(Some(name), &spec.command, &spec.base);
+    }
+    parse_builtin(name)
+}
+
+/// A built-in engine, by its name.
+fn parse_builtin(name: &str) -> Result<Engine, String> {
     match Engine::parse(name) {
         Some(Engine::Transformers) => {
             Err("transformers is always rendered: it is the reference".into())
         }
         Some(engine) => Ok(engine),
         None => Err(
-            "the engines are minijinja, python, hf-jinja, and a llama-server's \
-                     http:// URL for llama.cpp"
+            "the engines are minijinja, python, hf-jinja, a llama-server's http:// URL \
+                     for llama.cpp, a plug-in `cmd:PROGRAM [ARGS]`, and the names the \
+                     config file's \"engines\" gives"
                 .into(),
         ),
     }

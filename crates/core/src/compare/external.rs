@@ -13,6 +13,7 @@ use chatplate_render::remedy::{means, Knob};
 use chatplate_render::{visible, Conversation};
 use serde_json::Value as Json;
 
+use super::plugin::{Plugin, PROTOCOL_VERSION};
 use super::{hf_jinja, input_document, process, scripts};
 use super::{Engine, EngineError, EngineRender, EngineSetup};
 
@@ -64,13 +65,17 @@ const NODE_HOW: &str = "install Node.js and @huggingface/jinja in a folder of yo
 struct Launch {
     /// The interpreter, located (an absolute path).
     program: PathBuf,
-    /// Its arguments: isolation flags and the embedded script.
-    args: Vec<&'static str>,
+    /// Its arguments: isolation flags and the embedded script, or a plug-in's own.
+    args: Vec<String>,
     /// The input document.
     input: Json,
 }
 
-/// Renders in the external `engine` (`Engine::Python` or `Engine::HfJinja`).
+/// How to make a plug-in available.
+const PLUGIN_HOW: &str = "check the program of the `cmd:` engine (it runs in an empty \
+     folder of its own, with a short environment: see docs/compare.md)";
+
+/// Renders in the external `engine` (`Engine::Python`, `Engine::HfJinja` or a plug-in).
 pub(super) fn render(
     engine: Engine,
     template: &str,
@@ -80,6 +85,7 @@ pub(super) fn render(
     let input = input_document(template, conversation);
     let (launch, how) = match engine {
         Engine::Python => (python(setup, input), python_how()),
+        Engine::Plugin(plugin) => (Ok(command(plugin, input)), PLUGIN_HOW.to_string()),
         _ => (node(setup, input), NODE_HOW.to_string()),
     };
     let launch = match launch {
@@ -114,7 +120,7 @@ fn python(setup: &EngineSetup, input: Json) -> Result<Launch, String> {
         process::locate(named).map_err(|err| format!("cannot run {}: {err}", named.display()))?;
     Ok(Launch {
         program,
-        args: vec!["-I", "-c", scripts::PYTHON],
+        args: ["-I", "-c", scripts::PYTHON].map(String::from).to_vec(),
         input,
     })
 }
@@ -129,9 +135,19 @@ fn node(setup: &EngineSetup, mut input: Json) -> Result<Launch, String> {
     input["package"] = Json::String(package.to_string_lossy().into_owned());
     Ok(Launch {
         program,
-        args: vec!["-e", scripts::HF_JINJA],
+        args: ["-e", scripts::HF_JINJA].map(String::from).to_vec(),
         input,
     })
+}
+
+/// A plug-in, given the request with its protocol version (located when it runs).
+fn command(plugin: &Plugin, mut input: Json) -> Launch {
+    input["protocol"] = Json::from(PROTOCOL_VERSION);
+    Launch {
+        program: plugin.program.clone(),
+        args: plugin.args.clone(),
+        input,
+    }
 }
 
 fn missing(engine: Engine, reason: String, how: String) -> EngineRender {
@@ -171,9 +187,13 @@ fn answer(engine: Engine, stdout: &[u8], how: &str) -> EngineRender {
     if let Some(reason) = said("missing", visible::MAX_ECHO_CHARS) {
         return missing(engine, reason, how.to_string());
     }
-    let result = match (text("prompt"), said("error", visible::MAX_MESSAGE_CHARS)) {
+    let error = said("error", visible::MAX_MESSAGE_CHARS).or_else(|| error_object(&fields));
+    let result = match (text("prompt"), error) {
         (Some(prompt), _) => Ok(prompt),
         (None, Some(error)) => Err(EngineError::Render(error)),
+        (None, None) if fields.contains_key("tokens") => Err(EngineError::Failed(
+            "it answered tokens; this chatplate compares prompts only (answer \"prompt\")".into(),
+        )),
         (None, None) => Err(EngineError::Failed(
             "no prompt and no error in its answer".into(),
         )),
@@ -186,6 +206,18 @@ fn answer(engine: Engine, stdout: &[u8], how: &str) -> EngineRender {
         url: None,
         note: None,
     }
+}
+
+/// A plug-in's `{"error": {"type", "message"}}`, as `type: message`.
+fn error_object(fields: &serde_json::Map<String, Json>) -> Option<String> {
+    let error = fields.get("error")?.as_object()?;
+    let part = |key: &str| error.get(key).and_then(Json::as_str);
+    let message = part("message").unwrap_or("no message");
+    let said = match part("type") {
+        Some(kind) => format!("{kind}: {message}"),
+        None => message.to_string(),
+    };
+    Some(visible::cut(&said, visible::MAX_MESSAGE_CHARS).into_owned())
 }
 
 enum RunError {

@@ -16,6 +16,7 @@ mod hf_jinja;
 mod http;
 mod llama_server;
 mod loaded_template;
+pub mod plugin;
 mod process;
 pub mod report;
 mod scripts;
@@ -31,6 +32,7 @@ use serde_json::{json, Value as Json};
 
 pub use external::Bounds;
 pub use llama_server::check_server_url;
+pub use plugin::Plugin;
 
 /// A renderer a conversation can be compared across.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -46,6 +48,10 @@ pub enum Engine {
     HfJinja,
     /// A running llama-server's `/apply-template` (llama.cpp's own Jinja engine).
     LlamaCpp,
+    /// A plug-in named by the user (`cmd:PROGRAM [ARGS]`, see [`plugin`]). It lives as
+    /// long as chatplate: the few the user names are kept for the whole run, which keeps
+    /// an engine a small value that can be copied into every report row.
+    Plugin(&'static Plugin),
 }
 
 impl Engine {
@@ -66,7 +72,47 @@ impl Engine {
             Engine::Python => "python",
             Engine::HfJinja => "hf-jinja",
             Engine::LlamaCpp => "llama.cpp",
+            Engine::Plugin(plugin) => &plugin.name,
         }
+    }
+
+    /// The plug-in engine `spec` (`cmd:PROGRAM [ARGS]`) named `name` (else by its spec),
+    /// its relative paths taken from `base`: see [`Plugin::parse`].
+    ///
+    /// # Errors
+    /// When `spec` is not a plug-in's.
+    pub fn plugin(
+        name: Option<&str>,
+        spec: &str,
+        base: &std::path::Path,
+    ) -> Result<Engine, String> {
+        let plugin = Plugin::parse(name, spec, base)?;
+        Ok(Engine::Plugin(Box::leak(Box::new(plugin))))
+    }
+
+    /// How the engine travels to another chatplate process (`check`'s children): its
+    /// name, or `NAME=cmd:...` for a plug-in; read back by [`Engine::from_spec`].
+    pub fn spec(self) -> String {
+        match self {
+            Engine::Plugin(plugin) if plugin.name != plugin.spec => {
+                format!("{}={}", plugin.name, plugin.spec)
+            }
+            Engine::Plugin(plugin) => plugin.spec.clone(),
+            engine => engine.name().to_string(),
+        }
+    }
+
+    /// The engine [`Engine::spec`] wrote (plug-in paths are absolute by then).
+    pub fn from_spec(spec: &str) -> Option<Engine> {
+        if let Some(engine) = Engine::parse(spec) {
+            return Some(engine);
+        }
+        let (name, spec) = match spec.split_once('=') {
+            Some((name, rest)) if !name.contains(':') => (Some(name), rest),
+            _ => (None, spec),
+        };
+        let here = std::path::Path::new(".");
+        Engine::plugin(name, spec, here).ok()
     }
 
     /// The engine called `name`, if any.
@@ -181,7 +227,9 @@ pub fn render(
             url: None,
             note: None,
         },
-        Engine::Python | Engine::HfJinja => external::render(engine, template, conversation, setup),
+        Engine::Python | Engine::HfJinja | Engine::Plugin(_) => {
+            external::render(engine, template, conversation, setup)
+        }
         Engine::LlamaCpp => llama_server::render(template, conversation, setup),
     }
 }
