@@ -84,7 +84,7 @@ fn parse_engine_arg(name: &str) -> Result<EngineArg, String> {
 
 /// An engine named by its name (`check --engines`, and `compare --engine` without a URL).
 pub(super) fn parse_engine(name: &str) -> Result<Engine, String> {
-    if name.starts_with(compare::plugin::CMD_PREFIX) {
+    if compare::plugin::is_plugin(name) {
         return Engine::plugin(None, name, std::path::Path::new("."));
     }
     if let Some(spec) = crate::engines_config::named(name)? {
@@ -102,7 +102,7 @@ fn parse_builtin(name: &str) -> Result<Engine, String> {
         Some(engine) => Ok(engine),
         None => Err(
             "the engines are minijinja, python, hf-jinja, a llama-server's http:// URL \
-                     for llama.cpp, a plug-in `cmd:PROGRAM [ARGS]`, and the names the \
+                     for llama.cpp, a plug-in `cmd:PROGRAM [ARGS]` or `py:FILE.py:FUNCTION`, and the names the \
                      config file's \"engines\" gives"
                 .into(),
         ),

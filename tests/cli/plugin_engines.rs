@@ -178,3 +178,116 @@ fn check_engines_takes_a_plugin() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// The Jinja port of tests/data/encoders/encoding_dsv_style.py, as engines hand-port them.
+const DSV_PORT: &str = "{{ bos_token }}{% for m in messages %}{% if m.role == 'system' %}{{ m.content }}{% elif m.role == 'user' %}<｜User｜>{{ m.content }}{% else %}<｜Assistant｜></think>{{ m.content }}<｜end▁of▁sentence｜>{% endif %}{% endfor %}{% if messages[-1].role == 'user' %}<｜Assistant｜>{% if thinking %}<think>{% else %}</think>{% endif %}{% endif %}";
+
+fn dsv_session(dir: &Path, variables: &Json) -> PathBuf {
+    let body = json!({
+        "version": 1,
+        "template": {"source": DSV_PORT},
+        "bos_token": "<｜begin▁of▁sentence｜>",
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello."},
+            {"role": "user", "content": "2+2?"},
+        ],
+        "variables": variables,
+    });
+    let path = dir.join("dsv.json");
+    std::fs::write(&path, body.to_string()).unwrap();
+    path
+}
+
+fn encoder_file() -> String {
+    let file =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/encoders/encoding_dsv_style.py");
+    format!("py:{}:encode_messages", file.display())
+}
+
+#[test]
+fn a_python_encoder_agrees_with_its_jinja_port_and_parts_where_the_port_drifts() {
+    let test = "a_python_encoder_agrees_with_its_jinja_port_and_parts_where_the_port_drifts";
+    let Some(python) = python(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let spec = encoder_file();
+    let run = |variables: Json| {
+        let path = dsv_session(dir.path(), &variables);
+        let mut command = command(
+            &[
+                "compare",
+                "--json",
+                path.to_str().unwrap(),
+                "--engine",
+                &spec,
+            ],
+            dir.path(),
+        );
+        command
+            .env("CHATPLATE_PYTHON", &python)
+            .env("CHATPLATE_CONFIG", dir.path().join("no-config.json"));
+        let out = command.output().unwrap();
+        let report: Json = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+        (out.status.code(), report)
+    };
+    // The encoder takes `thinking_mode`; the port reads `thinking`. Each gets the
+    // variables it names.
+    let (code, report) = run(json!({"thinking_mode": "chat", "thinking": false}));
+    assert_eq!(code, Some(0), "{report:#}");
+    assert_eq!(
+        report["renders"][1]["version"], "encode_messages 0.1-test",
+        "{report:#}"
+    );
+    // The port forgets to read `thinking_mode`: it drifts from the encoder at the end.
+    let (code, report) = run(json!({"thinking_mode": "thinking"}));
+    assert_eq!(code, Some(1), "{report:#}");
+    let reference = report["renders"][0]["prompt"].as_str().unwrap();
+    let encoded = report["renders"][1]["prompt"].as_str().unwrap();
+    assert!(reference.ends_with("<｜Assistant｜></think>"), "{report:#}");
+    assert!(encoded.ends_with("<｜Assistant｜><think>"), "{report:#}");
+    assert_eq!(
+        report["first_difference"],
+        reference.len() - "/think>".len()
+    );
+    // Its own errors are the engine's answer.
+    let (code, report) = run(json!({"thinking_mode": "deep"}));
+    assert_eq!(code, Some(1), "{report:#}");
+    assert_eq!(
+        report["renders"][1]["error"], "ValueError: Invalid thinking_mode: deep",
+        "{report:#}"
+    );
+}
+
+#[test]
+fn a_module_function_is_called_from_the_users_python() {
+    let Some(python) = python("a_module_function_is_called_from_the_users_python") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = session(dir.path(), TEMPLATE);
+    // json.dumps(messages) is a function of an installed module that returns a string.
+    let mut command = command(
+        &[
+            "compare",
+            "--json",
+            path.to_str().unwrap(),
+            "--engine",
+            "py:json:dumps",
+        ],
+        dir.path(),
+    );
+    command
+        .env("CHATPLATE_PYTHON", &python)
+        .env("CHATPLATE_CONFIG", dir.path().join("no-config.json"));
+    let out = command.output().unwrap();
+    let report: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    assert_eq!(
+        report["renders"][1]["prompt"], r#"[{"role": "user", "content": "Hi, it's me"}]"#,
+        "{report:#}"
+    );
+}

@@ -13,7 +13,7 @@ use chatplate_render::remedy::{means, Knob};
 use chatplate_render::{visible, Conversation};
 use serde_json::Value as Json;
 
-use super::plugin::{Plugin, PROTOCOL_VERSION};
+use super::plugin::{Plugin, Runs, PROTOCOL_VERSION};
 use super::{hf_jinja, input_document, process, scripts};
 use super::{Engine, EngineError, EngineRender, EngineSetup};
 
@@ -75,6 +75,11 @@ struct Launch {
 const PLUGIN_HOW: &str = "check the program of the `cmd:` engine (it runs in an empty \
      folder of its own, with a short environment: see docs/compare.md)";
 
+/// How to make a `py:` encoder available.
+const PY_HOW: &str = "check the `py:` engine's file or module and function; it runs in the \
+     Python named by --python or CHATPLATE_PYTHON, isolated (`python -I`: an installed module \
+     or a file, never the working folder's)";
+
 /// Renders in the external `engine` (`Engine::Python`, `Engine::HfJinja` or a plug-in).
 pub(super) fn render(
     engine: Engine,
@@ -85,7 +90,10 @@ pub(super) fn render(
     let input = input_document(template, conversation);
     let (launch, how) = match engine {
         Engine::Python => (python(setup, input), python_how()),
-        Engine::Plugin(plugin) => (Ok(command(plugin, input)), PLUGIN_HOW.to_string()),
+        Engine::Plugin(plugin) => match &plugin.runs {
+            Runs::Command { .. } => (Ok(command(plugin, input)), PLUGIN_HOW.to_string()),
+            Runs::Encoder { .. } => (encoder(setup, plugin, input), PY_HOW.to_string()),
+        },
         _ => (node(setup, input), NODE_HOW.to_string()),
     };
     let launch = match launch {
@@ -140,14 +148,38 @@ fn node(setup: &EngineSetup, mut input: Json) -> Result<Launch, String> {
     })
 }
 
-/// A plug-in, given the request with its protocol version (located when it runs).
+/// A plug-in program, given the request with its protocol version (located when it runs).
 fn command(plugin: &Plugin, mut input: Json) -> Launch {
     input["protocol"] = Json::from(PROTOCOL_VERSION);
+    let (program, args) = match &plugin.runs {
+        Runs::Command { program, args } => (program.clone(), args.clone()),
+        Runs::Encoder { .. } => (PathBuf::new(), Vec::new()),
+    };
     Launch {
-        program: plugin.program.clone(),
-        args: plugin.args.clone(),
+        program,
+        args,
         input,
     }
+}
+
+/// A Python encoder: the user's Python, isolated, running the encoder script with the
+/// request and which function to call.
+fn encoder(setup: &EngineSetup, plugin: &Plugin, mut input: Json) -> Result<Launch, String> {
+    input["protocol"] = Json::from(PROTOCOL_VERSION);
+    if let Runs::Encoder {
+        file,
+        module,
+        function,
+    } = &plugin.runs
+    {
+        input["encoder"] = match (file, module) {
+            (Some(file), _) => serde_json::json!({"file": file, "function": function}),
+            (None, module) => serde_json::json!({"module": module, "function": function}),
+        };
+    }
+    let mut launch = python(setup, input)?;
+    launch.args = ["-I", "-c", scripts::PY_ENCODER].map(String::from).to_vec();
+    Ok(launch)
 }
 
 fn missing(engine: Engine, reason: String, how: String) -> EngineRender {
