@@ -136,3 +136,27 @@ fn a_report_allows_the_template_roots_check_allows() {
     assert_eq!(report[0]["cases"], 0, "{report:#}");
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn an_engine_that_could_not_run_is_counted_apart_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), "plain", "{{ messages[0].content }}");
+    fixture(dir.path(), "quote", "{{ \"it's\" | tojson }}");
+    // Nothing listens on port 9 (discard) of this machine: llama.cpp cannot answer.
+    let args = [".", "--engine", "http://127.0.0.1:9", "--report"];
+    let out = compare(&args, dir.path());
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}{}", stderr(&out));
+    assert!(text.contains("0 same, 0 differ (0 templates), 2 could not run"), "{text}");
+    assert!(text.contains("  could not run: 2 cases, e.g. "), "{text}");
+    // A plug-in whose program is not there, likewise, in JSON.
+    let args = [".", "--engine", "cmd:/no/such/program", "--report", "--json"];
+    let out = compare(&args, dir.path());
+    let report: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{report:#}");
+    assert_eq!(report[0]["cases"], 0, "{report:#}");
+    let errors = report[0]["could_not_run"].as_array().unwrap();
+    assert_eq!(errors.len(), 2, "{report:#}");
+    let error = errors[0]["error"].as_str().unwrap();
+    assert!(error.contains("/no/such/program"), "{report:#}");
+}

@@ -188,6 +188,18 @@ pub enum EngineError {
     Failed(String),
 }
 
+impl EngineError {
+    /// Whether the engine could not run at all (not installed, its process or server
+    /// failed), as opposed to an answer about the template: a report counts these apart
+    /// from the cases that agree or differ.
+    pub fn could_not_run(&self) -> bool {
+        matches!(
+            self,
+            EngineError::NotInstalled { .. } | EngineError::Failed(_)
+        )
+    }
+}
+
 /// One engine's answer.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
