@@ -13,6 +13,7 @@ use chatplate_render::remedy::{means, Knob};
 use chatplate_render::{visible, Conversation};
 use serde_json::Value as Json;
 
+use super::persistent::{AskError, Persistent};
 use super::plugin::{Plugin, Runs, PROTOCOL_VERSION};
 use super::{hf_jinja, input_document, process, scripts};
 use super::{Engine, EngineError, EngineRender, EngineSetup};
@@ -114,6 +115,60 @@ pub(super) fn render(
             url: None,
             note: None,
         },
+    }
+}
+
+/// Renders in `python` or `hf-jinja` through `kept`, one Python or Node process answering
+/// a request a line for as long as it lives (started on the first render, and again after
+/// one that failed).
+pub(super) fn render_kept(
+    kept: &mut Option<Persistent>,
+    engine: Engine,
+    template: &str,
+    conversation: &Conversation,
+    setup: &EngineSetup,
+) -> EngineRender {
+    let input = input_document(template, conversation);
+    let (launch, how, separator) = match engine {
+        Engine::Python => (python(setup, input), python_how(), None),
+        _ => (node(setup, input), NODE_HOW.to_string(), Some("--")),
+    };
+    let launch = match launch {
+        Ok(launch) => launch,
+        Err(reason) => return missing(engine, reason, how),
+    };
+    if kept.is_none() {
+        let mut args: Vec<&OsStr> = launch.args.iter().map(OsStr::new).collect();
+        args.extend(separator.map(OsStr::new));
+        args.push(OsStr::new("--lines"));
+        match Persistent::start(&launch.program, &args, setup.bounds.max_output) {
+            Ok(started) => *kept = Some(started),
+            Err(err) => {
+                let reason = format!("cannot run {}: {err}", launch.program.display());
+                return missing(engine, reason, how);
+            }
+        }
+    }
+    let Some(process) = kept.as_mut() else {
+        return missing(engine, "not started".into(), how);
+    };
+    let request = launch.input.to_string().into_bytes();
+    let failure = match process.ask(&request, setup.bounds.timeout) {
+        Ok(line) => return answer(engine, &line, &how),
+        Err(AskError::TimedOut) => EngineError::TimedOut(setup.bounds.timeout),
+        Err(AskError::TooLarge) => EngineError::TooLarge(setup.bounds.max_output),
+        Err(AskError::Ended(last)) => {
+            let last = visible::cut(&last, visible::MAX_ECHO_CHARS).into_owned();
+            EngineError::Failed(format!("the engine ended without answering: {last}"))
+        }
+    };
+    *kept = None;
+    EngineRender {
+        engine,
+        version: "unknown".into(),
+        result: Err(failure),
+        url: None,
+        note: None,
     }
 }
 

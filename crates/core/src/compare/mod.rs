@@ -16,6 +16,7 @@ mod hf_jinja;
 mod http;
 mod llama_server;
 mod loaded_template;
+mod persistent;
 pub mod plugin;
 mod process;
 pub mod report;
@@ -243,6 +244,36 @@ pub fn render(
             external::render(engine, template, conversation, setup)
         }
         Engine::LlamaCpp => llama_server::render(template, conversation, setup),
+    }
+}
+
+/// Renders many conversations (a corpus report), keeping an engine's process running
+/// between them where it can: one Node for every `hf-jinja` render and one Python for
+/// every `python` render, instead of one a case.
+#[derive(Default)]
+pub struct Renderer {
+    node: Option<persistent::Persistent>,
+    python: Option<persistent::Persistent>,
+}
+
+impl Renderer {
+    /// Renders `conversation` with `template` in `engine`, as [`render`] does.
+    pub fn render(
+        &mut self,
+        engine: Engine,
+        template: &str,
+        conversation: &Conversation,
+        setup: &EngineSetup,
+    ) -> EngineRender {
+        match engine {
+            Engine::HfJinja => {
+                external::render_kept(&mut self.node, engine, template, conversation, setup)
+            }
+            Engine::Python => {
+                external::render_kept(&mut self.python, engine, template, conversation, setup)
+            }
+            _ => render(engine, template, conversation, setup),
+        }
     }
 }
 

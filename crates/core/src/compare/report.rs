@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use super::causes::{classify, Cause};
 use super::text::excerpt;
-use super::{first_difference, render, Engine, EngineSetup};
+use super::{first_difference, Engine, EngineSetup, Renderer};
 use crate::catalog::{self, TemplateAccess};
 use crate::fixture::Fixture;
 use crate::session::Session;
@@ -84,11 +84,20 @@ pub fn compare_fixtures(
         broken: Vec::new(),
         could_not_run: Vec::new(),
     };
+    let mut renderer = Renderer::default();
     for fixture in fixtures {
         // A corpus is strangers' templates: a render that panics is that case's failure,
         // not the end of the report.
         let compared = panic::catch_unwind(AssertUnwindSafe(|| {
-            compare_one(fixture, engine, setup, template_roots, &mut report.version)
+            let version = &mut report.version;
+            compare_one(
+                fixture,
+                engine,
+                setup,
+                template_roots,
+                &mut renderer,
+                version,
+            )
         }))
         .unwrap_or_else(|_| {
             Err("chatplate crashed on this fixture (a bug: please report it)".into())
@@ -109,6 +118,7 @@ fn compare_one(
     engine: Engine,
     setup: &EngineSetup,
     template_roots: &[PathBuf],
+    renderer: &mut Renderer,
     version: &mut String,
 ) -> Result<Compared, String> {
     let session = Session::load(&fixture.path).map_err(|err| err.to_string())?;
@@ -118,7 +128,7 @@ fn compare_one(
     let conversation =
         catalog::conversation_for(&session, &template).map_err(|err| err.to_string())?;
     let [want, got] = [Engine::Transformers, engine]
-        .map(|engine| render(engine, &template.source, &conversation, setup));
+        .map(|engine| renderer.render(engine, &template.source, &conversation, setup));
     if let Err(err) = &got.result {
         if err.could_not_run() {
             return Ok(Compared::CouldNotRun(err.to_string()));
