@@ -105,7 +105,7 @@ pub fn compare_fixtures(
         match compared {
             Ok(Compared::Case(case)) => report.cases.push(case),
             Ok(Compared::CouldNotRun(why)) => {
-                report.could_not_run.push((fixture.path.clone(), why))
+                report.could_not_run.push((fixture.path.clone(), why));
             }
             Err(why) => report.broken.push((fixture.path.clone(), why)),
         }
@@ -265,8 +265,10 @@ mod tests {
             "plain.json",
             "{{ messages[0].content }}",
         )];
-        let mut setup = EngineSetup::default();
-        setup.python = Some(dir.path().join("no-such-python"));
+        let setup = EngineSetup {
+            python: Some(dir.path().join("no-such-python")),
+            ..EngineSetup::default()
+        };
         let report = compare_fixtures(&fixtures, Engine::Python, &setup, &[]);
         assert!(report.cases.is_empty(), "{:?}", report.cases);
         assert_eq!(report.could_not_run.len(), 1);
