@@ -269,14 +269,15 @@ fn a_module_function_is_called_from_the_users_python() {
     };
     let dir = tempfile::tempdir().unwrap();
     let path = session(dir.path(), TEMPLATE);
-    // json.dumps(messages) is a function of an installed module that returns a string.
+    // pprint.pformat(messages) is a function of an installed module that returns a string;
+    // it takes none of the keyword arguments by name, so it gets none.
     let mut command = command(
         &[
             "compare",
             "--json",
             path.to_str().unwrap(),
             "--engine",
-            "py:json:dumps",
+            "py:pprint:pformat",
         ],
         dir.path(),
     );
@@ -287,7 +288,7 @@ fn a_module_function_is_called_from_the_users_python() {
     let report: Json = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(out.status.code(), Some(1), "{report:#}");
     assert_eq!(
-        report["renders"][1]["prompt"], r#"[{"role": "user", "content": "Hi, it's me"}]"#,
+        report["renders"][1]["prompt"], r#"[{'content': "Hi, it's me", 'role': 'user'}]"#,
         "{report:#}"
     );
 }
