@@ -292,3 +292,36 @@ fn a_module_function_is_called_from_the_users_python() {
         "{report:#}"
     );
 }
+
+#[test]
+fn check_engines_takes_a_config_engine_with_paths_from_the_config_folder() {
+    let test = "check_engines_takes_a_config_engine_with_paths_from_the_config_folder";
+    let Some(python) = python(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let home = dir.path().join("home");
+    let work = dir.path().join("work");
+    std::fs::create_dir(&home).unwrap();
+    std::fs::create_dir(&work).unwrap();
+    docs_adapter(&home);
+    let config = home.join("config.json");
+    let spec = format!("cmd:{python} adapter.py");
+    std::fs::write(&config, json!({"engines": {"jinja2": spec}}).to_string()).unwrap();
+    let fixture = json!({
+        "version": 1,
+        "template": {"source": TEMPLATE},
+        "messages": [{"role": "user", "content": "Hi, it's me"}],
+        "add_generation_prompt": true,
+        "expected": {"prompt": "<|user|>\"Hi, it's me\"\n<|assistant|>"},
+    });
+    std::fs::write(work.join("fixture.json"), fixture.to_string()).unwrap();
+    // The checking children get the engine with adapter.py made absolute.
+    let out = command(&["check", "fixture.json", "--engines", "jinja2"], &work)
+        .env("CHATPLATE_CONFIG", &config)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+}

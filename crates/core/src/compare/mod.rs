@@ -95,10 +95,7 @@ impl Engine {
     /// name, or `NAME=cmd:...` for a plug-in; read back by [`Engine::from_spec`].
     pub fn spec(self) -> String {
         match self {
-            Engine::Plugin(plugin) if plugin.name != plugin.spec => {
-                format!("{}={}", plugin.name, plugin.spec)
-            }
-            Engine::Plugin(plugin) => plugin.spec.clone(),
+            Engine::Plugin(plugin) => format!("{}={}", plugin.name, plugin.resolved_spec()),
             engine => engine.name().to_string(),
         }
     }
@@ -108,9 +105,15 @@ impl Engine {
         if let Some(engine) = Engine::parse(spec) {
             return Some(engine);
         }
-        let (name, spec) = match spec.split_once('=') {
-            Some((name, rest)) if !name.contains(':') => (Some(name), rest),
-            _ => (None, spec),
+        // `NAME=SPEC`; a name may itself be a spec (`cmd:a b=SPEC`): the spec is after
+        // the last `=` that a `cmd:` or `py:` follows.
+        let split = [plugin::CMD_PREFIX, plugin::PY_PREFIX]
+            .iter()
+            .filter_map(|prefix| spec.rfind(&format!("={prefix}")))
+            .max();
+        let (name, spec) = match split {
+            Some(at) => (Some(&spec[..at]), &spec[at + 1..]),
+            None => (None, spec),
         };
         let here = std::path::Path::new(".");
         Engine::plugin(name, spec, here).ok()
@@ -372,5 +375,23 @@ mod tests {
             assert_eq!(Engine::parse(engine.name()), Some(engine));
         }
         assert_eq!(Engine::parse("jinja2"), None);
+    }
+
+    #[test]
+    fn a_plugin_travels_by_spec_with_its_paths_resolved() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("adapter.py"), "").unwrap();
+        let engine = Engine::plugin(Some("mine"), "cmd:python3 adapter.py", dir.path()).unwrap();
+        let back = Engine::from_spec(&engine.spec()).expect("read back");
+        assert_eq!(back.name(), "mine");
+        let Engine::Plugin(plugin) = back else {
+            panic!("a plug-in")
+        };
+        let adapter = std::path::absolute(dir.path().join("adapter.py")).unwrap();
+        let want = format!("cmd:python3 {}", adapter.display());
+        assert_eq!(plugin.resolved_spec(), want);
+        let unnamed = Engine::plugin(None, "py:vendor.enc:encode", dir.path()).unwrap();
+        let back = Engine::from_spec(&unnamed.spec()).expect("read back");
+        assert_eq!(back.name(), "py:vendor.enc:encode");
     }
 }

@@ -84,6 +84,31 @@ impl Plugin {
     }
 }
 
+impl Plugin {
+    /// The spec with its paths made absolute, which reads back the same from any folder
+    /// (how a plug-in travels to `check`'s children).
+    pub fn resolved_spec(&self) -> String {
+        match &self.runs {
+            Runs::Command { program, args } => {
+                let mut words = vec![program.to_string_lossy().into_owned()];
+                words.extend(args.iter().cloned());
+                format!("{CMD_PREFIX}{}", words.join(" "))
+            }
+            Runs::Encoder {
+                file,
+                module,
+                function,
+            } => {
+                let target = file.as_ref().map_or_else(
+                    || module.clone().unwrap_or_default(),
+                    |file| file.to_string_lossy().into_owned(),
+                );
+                format!("{PY_PREFIX}{target}:{function}")
+            }
+        }
+    }
+}
+
 /// `py:TARGET:FUNCTION`: a `.py` file (made absolute from `base`) or a module name.
 fn encoder(spec: &str, target: &str, base: &Path) -> Result<Runs, String> {
     let Some((target, function)) = target.rsplit_once(':') else {
@@ -133,7 +158,7 @@ fn program(spec: &str, command: &str, base: &Path) -> Result<Runs, String> {
         };
         let program = Path::new(program);
         let program = if program.components().count() > 1 && program.is_relative() {
-            base.join(program)
+            std::path::absolute(base.join(program)).map_err(|err| format!("{spec}: {err}"))?
         } else {
             program.to_path_buf()
         };
