@@ -23,8 +23,9 @@ pub(super) struct CompareArgs {
     /// fixtures or a conformance corpus.
     session: PathBuf,
     /// An engine to compare with transformers (repeatable): minijinja, python, hf-jinja,
-    /// or a llama-server's URL (`http://127.0.0.1:8080`) for llama.cpp. Default: every
-    /// installed one.
+    /// a llama-server's URL (`http://127.0.0.1:8080`) for llama.cpp, a plug-in
+    /// (`cmd:PROGRAM ARGS`, `py:FILE.py:FUNCTION`) or a name from the config file's
+    /// "engines". Default: every installed one.
     #[arg(long = "engine", value_name = "NAME|URL", value_parser = parse_engine_arg)]
     engines: Vec<EngineArg>,
     /// The Python interpreter with transformers for the `python` engine (default:
