@@ -23,8 +23,9 @@ pub(super) struct CompareArgs {
     /// fixtures or a conformance corpus.
     session: PathBuf,
     /// An engine to compare with transformers (repeatable): minijinja, python, hf-jinja,
-    /// or a llama-server's URL (`http://127.0.0.1:8080`) for llama.cpp. Default: every
-    /// installed one.
+    /// a llama-server's URL (`http://127.0.0.1:8080`) for llama.cpp, a plug-in
+    /// (`cmd:PROGRAM ARGS`, `py:FILE.py:FUNCTION`) or a name from the config file's
+    /// "engines". Default: every installed one.
     #[arg(long = "engine", value_name = "NAME|URL", value_parser = parse_engine_arg)]
     engines: Vec<EngineArg>,
     /// The Python interpreter with transformers for the `python` engine (default:
@@ -84,14 +85,26 @@ fn parse_engine_arg(name: &str) -> Result<EngineArg, String> {
 
 /// An engine named by its name (`check --engines`, and `compare --engine` without a URL).
 pub(super) fn parse_engine(name: &str) -> Result<Engine, String> {
+    if compare::plugin::is_plugin(name) {
+        return Engine::plugin(None, name, std::path::Path::new("."));
+    }
+    if let Some(spec) = crate::engines_config::named(name)? {
+        return Engine::plugin(Some(name), &spec.command, &spec.base);
+    }
+    parse_builtin(name)
+}
+
+/// A built-in engine, by its name.
+fn parse_builtin(name: &str) -> Result<Engine, String> {
     match Engine::parse(name) {
         Some(Engine::Transformers) => {
             Err("transformers is always rendered: it is the reference".into())
         }
         Some(engine) => Ok(engine),
         None => Err(
-            "the engines are minijinja, python, hf-jinja, and a llama-server's \
-                     http:// URL for llama.cpp"
+            "the engines are minijinja, python, hf-jinja, a llama-server's http:// URL \
+                     for llama.cpp, a plug-in `cmd:PROGRAM [ARGS]` or `py:FILE.py:FUNCTION`, and the names the \
+                     config file's \"engines\" gives"
                 .into(),
         ),
     }

@@ -21,7 +21,8 @@ const NAMED_TEMPLATES: usize = 6;
 
 /// Compares `folder` with each engine, fixtures' templates allowed in their folder and
 /// `template_roots` (`--template-root` and the config file's, as `check` allows them);
-/// exit 0 when every case agrees, 1 when any differs.
+/// exit 0 when every case agrees, 1 when any differs, 2 when an engine could not run on
+/// any (a report with holes is not a verdict).
 pub(super) fn run(
     folder: &Path,
     engines: &[Engine],
@@ -39,6 +40,7 @@ pub(super) fn run(
         bail!("no fixtures found in {}", folder.display());
     }
     let mut differ = false;
+    let mut could_not_run = false;
     let mut documents = Vec::new();
     let mut text = String::new();
     for &engine in engines {
@@ -46,6 +48,7 @@ pub(super) fn run(
         let report = compare_fixtures(&found.fixtures, engine, setup, &roots);
         let seconds = started.elapsed().as_secs_f64();
         differ |= report.same() < report.cases.len() || !report.broken.is_empty();
+        could_not_run |= !report.could_not_run.is_empty();
         match json {
             true => documents.push(json_report(&report, seconds)),
             false => text.push_str(&text_report(&report, &found.fixtures, seconds)),
@@ -55,7 +58,7 @@ pub(super) fn run(
         true => output::print_json(&documents, true)?,
         false => output::print(&text)?,
     }
-    Ok(i32::from(differ))
+    Ok(if could_not_run { 2 } else { i32::from(differ) })
 }
 
 /// A conformance corpus (`MANIFEST.json`) turned into fixtures in a temporary folder,
@@ -98,7 +101,7 @@ impl Drop for ImportedCorpus {
 fn text_report(report: &CorpusReport, fixtures: &[Fixture], seconds: f64) -> String {
     let (templates, differing) = report.templates();
     let mut out = format!(
-        "{} ({}): {} cases of {} templates in {:.1} s: {} same, {} differ ({} templates)\n",
+        "{} ({}): {} cases of {} templates in {:.1} s: {} same, {} differ ({} templates){}\n",
         report.engine,
         visible::for_terminal(&report.version),
         report.cases.len(),
@@ -106,7 +109,11 @@ fn text_report(report: &CorpusReport, fixtures: &[Fixture], seconds: f64) -> Str
         seconds,
         report.same(),
         report.cases.len() - report.same(),
-        differing.len()
+        differing.len(),
+        match report.could_not_run.len() {
+            0 => String::new(),
+            n => format!(", {n} could not run"),
+        }
     );
     out.push_str(&format!(
         "  {:<36} {:>5} {:>9}  examples\n",
@@ -147,7 +154,16 @@ fn text_report(report: &CorpusReport, fixtures: &[Fixture], seconds: f64) -> Str
             visible::message(why)
         ));
     }
-    let skipped = fixtures.len() - report.cases.len() - report.broken.len();
+    if let Some((path, why)) = report.could_not_run.first() {
+        out.push_str(&format!(
+            "  could not run: {} cases, e.g. {}: {}\n",
+            report.could_not_run.len(),
+            visible::for_terminal(&shown_path(path)),
+            visible::message(why)
+        ));
+    }
+    let skipped =
+        fixtures.len() - report.cases.len() - report.broken.len() - report.could_not_run.len();
     if skipped > 0 {
         out.push_str(&format!("  ({skipped} files skipped)\n"));
     }
@@ -176,6 +192,7 @@ fn json_report(report: &CorpusReport, seconds: f64) -> serde_json::Value {
         "templates": templates.len(),
         "templates_differing": differing.len(),
         "causes": rows,
+        "could_not_run": report.could_not_run.iter().map(|(path, why)| json!({"path": shown_path(path), "error": why})).collect::<Vec<_>>(),
         "not_compared": report.broken.iter().map(|(path, why)| json!({"path": path, "error": why})).collect::<Vec<_>>(),
         "seconds": seconds,
     })

@@ -136,3 +136,110 @@ fn a_report_allows_the_template_roots_check_allows() {
     assert_eq!(report[0]["cases"], 0, "{report:#}");
     assert_eq!(out.status.code(), Some(1));
 }
+
+#[test]
+fn an_engine_that_could_not_run_is_counted_apart_and_exits_2() {
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), "plain", "{{ messages[0].content }}");
+    fixture(dir.path(), "quote", "{{ \"it's\" | tojson }}");
+    // Nothing listens on port 9 (discard) of this machine: llama.cpp cannot answer.
+    let args = [".", "--engine", "http://127.0.0.1:9", "--report"];
+    let out = compare(&args, dir.path());
+    let text = stdout(&out);
+    assert_eq!(out.status.code(), Some(2), "{text}{}", stderr(&out));
+    assert!(
+        text.contains("0 same, 0 differ (0 templates), 2 could not run"),
+        "{text}"
+    );
+    assert!(text.contains("  could not run: 2 cases, e.g. "), "{text}");
+    // A plug-in whose program is not there, likewise, in JSON.
+    let args = [
+        ".",
+        "--engine",
+        "cmd:/no/such/program",
+        "--report",
+        "--json",
+    ];
+    let out = compare(&args, dir.path());
+    let report: Json = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(2), "{report:#}");
+    assert_eq!(report[0]["cases"], 0, "{report:#}");
+    let errors = report[0]["could_not_run"].as_array().unwrap();
+    assert_eq!(errors.len(), 2, "{report:#}");
+    let error = errors[0]["error"].as_str().unwrap();
+    assert!(error.contains("/no/such/program"), "{report:#}");
+}
+
+#[test]
+fn one_node_serves_a_report_and_a_stuck_case_costs_only_its_own_timeout() {
+    let test = "one_node_serves_a_report_and_a_stuck_case_costs_only_its_own_timeout";
+    let Some(node_path) = crate::compare_cli::node_path(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), "a", "{{ messages[0].content }}");
+    // 10^8 steps: the reference runs out of fuel, hf-jinja runs past --timeout and its
+    // Node is killed; the next case starts another.
+    let stuck = "{% for i in range(10000) %}{% for j in range(10000) %}{% endfor %}{% endfor %}";
+    fixture(dir.path(), "b", stuck);
+    fixture(
+        dir.path(),
+        "c",
+        "<{{ messages[0].role }}>{{ messages[0].content }}",
+    );
+    let args = [
+        ".",
+        "--engine",
+        "hf-jinja",
+        "--report",
+        "--json",
+        "--timeout",
+        "2",
+    ];
+    let started = std::time::Instant::now();
+    let out = command(&[&["compare"], &args[..]].concat(), dir.path())
+        .env("NODE_PATH", &node_path)
+        .output()
+        .unwrap();
+    let report: Json =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    assert_eq!(report[0]["cases"], 3, "{report:#}");
+    assert_eq!(
+        report[0]["could_not_run"],
+        serde_json::json!([]),
+        "{report:#}"
+    );
+    assert!(report[0]["same"].as_u64().unwrap() >= 2, "{report:#}");
+    assert!(
+        report[0]["version"].as_str().unwrap().starts_with("0."),
+        "{report:#}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+}
+
+#[test]
+fn one_python_serves_a_report() {
+    let Some(python) = crate::compare_cli::python("one_python_serves_a_report") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    fixture(dir.path(), "a", "{{ messages[0].content }}");
+    fixture(
+        dir.path(),
+        "b",
+        "{{ \"it's\" | tojson }}{{ messages | length }}",
+    );
+    fixture(dir.path(), "c", "{{ raise_exception('no') }}");
+    let args = [".", "--engine", "python", "--report", "--json"];
+    let out = command(&[&["compare"], &args[..]].concat(), dir.path())
+        .env("CHATPLATE_PYTHON", &python)
+        .env("HF_HUB_OFFLINE", "1")
+        .output()
+        .unwrap();
+    let report: Json =
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|_| panic!("{}", stderr(&out)));
+    assert_eq!(report[0]["cases"], 3, "{report:#}");
+    assert_eq!(report[0]["same"], 3, "{report:#}");
+    assert_eq!(report[0]["version"], "5.23.0", "{report:#}");
+    assert_eq!(out.status.code(), Some(0));
+}

@@ -34,6 +34,7 @@ mod fuzz_config;
 mod inspect_cli;
 mod inspect_masks;
 mod parse_cli;
+mod plugin_engines;
 mod round_trip_cli;
 mod session_save;
 mod sources_cli;

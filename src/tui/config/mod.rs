@@ -153,6 +153,15 @@ fn entries(top: serde_json::Map<String, serde_json::Value>) -> (ConfigFile, Vec<
                 }
                 continue;
             }
+            // Read by compare and check (crate::engines_config); the app only checks it.
+            ("engines", value) => {
+                if !crate::engines_config::is_table(&value) {
+                    problems.push(at(format!(
+                        "{section}: expected an object of names and `cmd:` commands (none used)"
+                    )));
+                }
+                continue;
+            }
             ("mouse", serde_json::Value::Bool(on)) => {
                 file.mouse = Some(on);
                 continue;
@@ -170,7 +179,7 @@ fn entries(top: serde_json::Map<String, serde_json::Value>) -> (ConfigFile, Vec<
             }
             _ => {
                 problems.push(at(format!(
-                    "unknown section {} (expected \"keys\", \"colors\", \"mouse\", \"template_roots\" or \"hub_token_for_fixtures\"; ignored)",
+                    "unknown section {} (expected \"keys\", \"colors\", \"mouse\", \"template_roots\", \"hub_token_for_fixtures\" or \"engines\"; ignored)",
                     visible::quoted(&section)
                 )));
                 continue;

@@ -137,7 +137,7 @@ fn unknown_sections_are_reported_and_the_rest_is_used() {
     assert_eq!(
         settings.problems,
         vec![
-            "config.json:1:13: unknown section \"colours\" (expected \"keys\", \"colors\", \"mouse\", \"template_roots\" or \"hub_token_for_fixtures\"; ignored)"
+            "config.json:1:13: unknown section \"colours\" (expected \"keys\", \"colors\", \"mouse\", \"template_roots\", \"hub_token_for_fixtures\" or \"engines\"; ignored)"
                 .to_string()
         ]
     );

@@ -140,20 +140,40 @@ pub(crate) fn report(
     )
 }
 
-/// Engines travel to the checking children by name.
+/// The fields a fixture might use to name an engine or a program to run.
+const ENGINE_FIELDS: [&str; 4] = ["engine", "program", "command", "cmd"];
+
+/// A fixture's load error, with why a fixture that tries to name an engine or a program
+/// is refused: running a program is the user's choice (the command line, their config
+/// file), never a file's, so checking a stranger's fixtures runs nothing of theirs.
+pub(crate) fn refused(message: String) -> String {
+    let names_engine = ENGINE_FIELDS
+        .iter()
+        .any(|field| message.contains(&format!("unknown field `{field}")));
+    if names_engine {
+        format!(
+            "{message}\n  a fixture cannot name an engine or a program to run: name engines \
+             with `check --engines` or in your config file's \"engines\""
+        )
+    } else {
+        message
+    }
+}
+
+/// Engines travel to the checking children by name (a plug-in with its command).
 mod engine_names {
     use serde::{de::Error, Deserialize, Deserializer, Serializer};
 
     use crate::compare::Engine;
 
     pub(super) fn serialize<S: Serializer>(engines: &[Engine], s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(engines.iter().map(|engine| engine.name()))
+        s.collect_seq(engines.iter().map(|engine| engine.spec()))
     }
 
     pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<Engine>, D::Error> {
         Vec::<String>::deserialize(d)?
             .iter()
-            .map(|name| Engine::parse(name).ok_or_else(|| D::Error::custom(name)))
+            .map(|name| Engine::from_spec(name).ok_or_else(|| D::Error::custom(name)))
             .collect()
     }
 }

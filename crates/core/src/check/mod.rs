@@ -214,9 +214,9 @@ pub(crate) fn check_verdict(
         Ok(session) => session,
         Err(err) if fixture.found_in_folder => match crate::fixture::not_a_fixture(path) {
             Some(why) => return Verdict::of(Outcome::Skipped(why)),
-            None => return Verdict::of(Outcome::Broken(err.to_string())),
+            None => return Verdict::of(Outcome::Broken(engines::refused(err.to_string()))),
         },
-        Err(err) => return Verdict::of(Outcome::Broken(err.to_string())),
+        Err(err) => return Verdict::of(Outcome::Broken(engines::refused(err.to_string()))),
     };
     started(
         render_deadline(&session, &options.limits).saturating_add(options.engines.time_needed()),

@@ -13,6 +13,8 @@ use chatplate_render::remedy::{means, Knob};
 use chatplate_render::{visible, Conversation};
 use serde_json::Value as Json;
 
+use super::persistent::{AskError, Persistent};
+use super::plugin::{Plugin, Runs, PROTOCOL_VERSION};
 use super::{hf_jinja, input_document, process, scripts};
 use super::{Engine, EngineError, EngineRender, EngineSetup};
 
@@ -64,13 +66,22 @@ const NODE_HOW: &str = "install Node.js and @huggingface/jinja in a folder of yo
 struct Launch {
     /// The interpreter, located (an absolute path).
     program: PathBuf,
-    /// Its arguments: isolation flags and the embedded script.
-    args: Vec<&'static str>,
+    /// Its arguments: isolation flags and the embedded script, or a plug-in's own.
+    args: Vec<String>,
     /// The input document.
     input: Json,
 }
 
-/// Renders in the external `engine` (`Engine::Python` or `Engine::HfJinja`).
+/// How to make a plug-in available.
+const PLUGIN_HOW: &str = "check the program of the `cmd:` engine (it runs in an empty \
+     folder of its own, with a short environment: see docs/compare.md)";
+
+/// How to make a `py:` encoder available.
+const PY_HOW: &str = "check the `py:` engine's file or module and function; it runs in the \
+     Python named by --python or CHATPLATE_PYTHON, isolated (`python -I`: an installed module \
+     or a file, never the working folder's)";
+
+/// Renders in the external `engine` (`Engine::Python`, `Engine::HfJinja` or a plug-in).
 pub(super) fn render(
     engine: Engine,
     template: &str,
@@ -80,6 +91,10 @@ pub(super) fn render(
     let input = input_document(template, conversation);
     let (launch, how) = match engine {
         Engine::Python => (python(setup, input), python_how()),
+        Engine::Plugin(plugin) => match &plugin.runs {
+            Runs::Command { .. } => (Ok(command(plugin, input)), PLUGIN_HOW.to_string()),
+            Runs::Encoder { .. } => (encoder(setup, plugin, input), PY_HOW.to_string()),
+        },
         _ => (node(setup, input), NODE_HOW.to_string()),
     };
     let launch = match launch {
@@ -103,6 +118,60 @@ pub(super) fn render(
     }
 }
 
+/// Renders in `python` or `hf-jinja` through `kept`, one Python or Node process answering
+/// a request a line for as long as it lives (started on the first render, and again after
+/// one that failed).
+pub(super) fn render_kept(
+    kept: &mut Option<Persistent>,
+    engine: Engine,
+    template: &str,
+    conversation: &Conversation,
+    setup: &EngineSetup,
+) -> EngineRender {
+    let input = input_document(template, conversation);
+    let (launch, how, separator) = match engine {
+        Engine::Python => (python(setup, input), python_how(), None),
+        _ => (node(setup, input), NODE_HOW.to_string(), Some("--")),
+    };
+    let launch = match launch {
+        Ok(launch) => launch,
+        Err(reason) => return missing(engine, reason, how),
+    };
+    if kept.is_none() {
+        let mut args: Vec<&OsStr> = launch.args.iter().map(OsStr::new).collect();
+        args.extend(separator.map(OsStr::new));
+        args.push(OsStr::new("--lines"));
+        match Persistent::start(&launch.program, &args, setup.bounds.max_output) {
+            Ok(started) => *kept = Some(started),
+            Err(err) => {
+                let reason = format!("cannot run {}: {err}", launch.program.display());
+                return missing(engine, reason, how);
+            }
+        }
+    }
+    let Some(process) = kept.as_mut() else {
+        return missing(engine, "not started".into(), how);
+    };
+    let request = launch.input.to_string().into_bytes();
+    let failure = match process.ask(&request, setup.bounds.timeout) {
+        Ok(line) => return answer(engine, &line, &how),
+        Err(AskError::TimedOut) => EngineError::TimedOut(setup.bounds.timeout),
+        Err(AskError::TooLarge) => EngineError::TooLarge(setup.bounds.max_output),
+        Err(AskError::Ended(last)) => {
+            let last = visible::cut(&last, visible::MAX_ECHO_CHARS).into_owned();
+            EngineError::Failed(format!("the engine ended without answering: {last}"))
+        }
+    };
+    *kept = None;
+    EngineRender {
+        engine,
+        version: "unknown".into(),
+        result: Err(failure),
+        url: None,
+        note: None,
+    }
+}
+
 /// The user's Python, run isolated (`-I`: neither the working directory nor the script's
 /// folder on `sys.path`, no `PYTHON*` variables, as the environment is the child's own).
 fn python(setup: &EngineSetup, input: Json) -> Result<Launch, String> {
@@ -114,7 +183,7 @@ fn python(setup: &EngineSetup, input: Json) -> Result<Launch, String> {
         process::locate(named).map_err(|err| format!("cannot run {}: {err}", named.display()))?;
     Ok(Launch {
         program,
-        args: vec!["-I", "-c", scripts::PYTHON],
+        args: ["-I", "-c", scripts::PYTHON].map(String::from).to_vec(),
         input,
     })
 }
@@ -129,9 +198,43 @@ fn node(setup: &EngineSetup, mut input: Json) -> Result<Launch, String> {
     input["package"] = Json::String(package.to_string_lossy().into_owned());
     Ok(Launch {
         program,
-        args: vec!["-e", scripts::HF_JINJA],
+        args: ["-e", scripts::HF_JINJA].map(String::from).to_vec(),
         input,
     })
+}
+
+/// A plug-in program, given the request with its protocol version (located when it runs).
+fn command(plugin: &Plugin, mut input: Json) -> Launch {
+    input["protocol"] = Json::from(PROTOCOL_VERSION);
+    let (program, args) = match &plugin.runs {
+        Runs::Command { program, args } => (program.clone(), args.clone()),
+        Runs::Encoder { .. } => (PathBuf::new(), Vec::new()),
+    };
+    Launch {
+        program,
+        args,
+        input,
+    }
+}
+
+/// A Python encoder: the user's Python, isolated, running the encoder script with the
+/// request and which function to call.
+fn encoder(setup: &EngineSetup, plugin: &Plugin, mut input: Json) -> Result<Launch, String> {
+    input["protocol"] = Json::from(PROTOCOL_VERSION);
+    if let Runs::Encoder {
+        file,
+        module,
+        function,
+    } = &plugin.runs
+    {
+        input["encoder"] = match (file, module) {
+            (Some(file), _) => serde_json::json!({"file": file, "function": function}),
+            (None, module) => serde_json::json!({"module": module, "function": function}),
+        };
+    }
+    let mut launch = python(setup, input)?;
+    launch.args = ["-I", "-c", scripts::PY_ENCODER].map(String::from).to_vec();
+    Ok(launch)
 }
 
 fn missing(engine: Engine, reason: String, how: String) -> EngineRender {
@@ -171,9 +274,13 @@ fn answer(engine: Engine, stdout: &[u8], how: &str) -> EngineRender {
     if let Some(reason) = said("missing", visible::MAX_ECHO_CHARS) {
         return missing(engine, reason, how.to_string());
     }
-    let result = match (text("prompt"), said("error", visible::MAX_MESSAGE_CHARS)) {
+    let error = said("error", visible::MAX_MESSAGE_CHARS).or_else(|| error_object(&fields));
+    let result = match (text("prompt"), error) {
         (Some(prompt), _) => Ok(prompt),
         (None, Some(error)) => Err(EngineError::Render(error)),
+        (None, None) if fields.contains_key("tokens") => Err(EngineError::Failed(
+            "it answered tokens; this chatplate compares prompts only (answer \"prompt\")".into(),
+        )),
         (None, None) => Err(EngineError::Failed(
             "no prompt and no error in its answer".into(),
         )),
@@ -186,6 +293,18 @@ fn answer(engine: Engine, stdout: &[u8], how: &str) -> EngineRender {
         url: None,
         note: None,
     }
+}
+
+/// A plug-in's `{"error": {"type", "message"}}`, as `type: message`.
+fn error_object(fields: &serde_json::Map<String, Json>) -> Option<String> {
+    let error = fields.get("error")?.as_object()?;
+    let part = |key: &str| error.get(key).and_then(Json::as_str);
+    let message = part("message").unwrap_or("no message");
+    let said = match part("type") {
+        Some(kind) => format!("{kind}: {message}"),
+        None => message.to_string(),
+    };
+    Some(visible::cut(&said, visible::MAX_MESSAGE_CHARS).into_owned())
 }
 
 enum RunError {

@@ -16,6 +16,8 @@ mod hf_jinja;
 mod http;
 mod llama_server;
 mod loaded_template;
+mod persistent;
+pub mod plugin;
 mod process;
 pub mod report;
 mod scripts;
@@ -31,6 +33,7 @@ use serde_json::{json, Value as Json};
 
 pub use external::Bounds;
 pub use llama_server::check_server_url;
+pub use plugin::Plugin;
 
 /// A renderer a conversation can be compared across.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -46,6 +49,10 @@ pub enum Engine {
     HfJinja,
     /// A running llama-server's `/apply-template` (llama.cpp's own Jinja engine).
     LlamaCpp,
+    /// A plug-in named by the user (`cmd:PROGRAM [ARGS]`, see [`plugin`]). It lives as
+    /// long as chatplate: the few the user names are kept for the whole run, which keeps
+    /// an engine a small value that can be copied into every report row.
+    Plugin(&'static Plugin),
 }
 
 impl Engine {
@@ -66,7 +73,50 @@ impl Engine {
             Engine::Python => "python",
             Engine::HfJinja => "hf-jinja",
             Engine::LlamaCpp => "llama.cpp",
+            Engine::Plugin(plugin) => &plugin.name,
         }
+    }
+
+    /// The plug-in engine `spec` (`cmd:PROGRAM [ARGS]`) named `name` (else by its spec),
+    /// its relative paths taken from `base`: see [`Plugin::parse`].
+    ///
+    /// # Errors
+    /// When `spec` is not a plug-in's.
+    pub fn plugin(
+        name: Option<&str>,
+        spec: &str,
+        base: &std::path::Path,
+    ) -> Result<Engine, String> {
+        let plugin = Plugin::parse(name, spec, base)?;
+        Ok(Engine::Plugin(Box::leak(Box::new(plugin))))
+    }
+
+    /// How the engine travels to another chatplate process (`check`'s children): its
+    /// name, or `NAME=cmd:...` for a plug-in; read back by [`Engine::from_spec`].
+    pub fn spec(self) -> String {
+        match self {
+            Engine::Plugin(plugin) => format!("{}={}", plugin.name, plugin.resolved_spec()),
+            engine => engine.name().to_string(),
+        }
+    }
+
+    /// The engine [`Engine::spec`] wrote (plug-in paths are absolute by then).
+    pub fn from_spec(spec: &str) -> Option<Engine> {
+        if let Some(engine) = Engine::parse(spec) {
+            return Some(engine);
+        }
+        // `NAME=SPEC`; a name may itself be a spec (`cmd:a b=SPEC`): the spec is after
+        // the last `=` that a `cmd:` or `py:` follows.
+        let split = [plugin::CMD_PREFIX, plugin::PY_PREFIX]
+            .iter()
+            .filter_map(|prefix| spec.rfind(&format!("={prefix}")))
+            .max();
+        let (name, spec) = match split {
+            Some(at) => (Some(&spec[..at]), &spec[at + 1..]),
+            None => (None, spec),
+        };
+        let here = std::path::Path::new(".");
+        Engine::plugin(name, spec, here).ok()
     }
 
     /// The engine called `name`, if any.
@@ -142,6 +192,18 @@ pub enum EngineError {
     Failed(String),
 }
 
+impl EngineError {
+    /// Whether the engine could not run at all (not installed, its process or server
+    /// failed), as opposed to an answer about the template: a report counts these apart
+    /// from the cases that agree or differ.
+    pub fn could_not_run(&self) -> bool {
+        matches!(
+            self,
+            EngineError::NotInstalled { .. } | EngineError::Failed(_)
+        )
+    }
+}
+
 /// One engine's answer.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -181,8 +243,40 @@ pub fn render(
             url: None,
             note: None,
         },
-        Engine::Python | Engine::HfJinja => external::render(engine, template, conversation, setup),
+        Engine::Python | Engine::HfJinja | Engine::Plugin(_) => {
+            external::render(engine, template, conversation, setup)
+        }
         Engine::LlamaCpp => llama_server::render(template, conversation, setup),
+    }
+}
+
+/// Renders many conversations (a corpus report), keeping an engine's process running
+/// between them where it can: one Node for every `hf-jinja` render and one Python for
+/// every `python` render, instead of one a case.
+#[derive(Default)]
+pub struct Renderer {
+    node: Option<persistent::Persistent>,
+    python: Option<persistent::Persistent>,
+}
+
+impl Renderer {
+    /// Renders `conversation` with `template` in `engine`, as [`render`] does.
+    pub fn render(
+        &mut self,
+        engine: Engine,
+        template: &str,
+        conversation: &Conversation,
+        setup: &EngineSetup,
+    ) -> EngineRender {
+        match engine {
+            Engine::HfJinja => {
+                external::render_kept(&mut self.node, engine, template, conversation, setup)
+            }
+            Engine::Python => {
+                external::render_kept(&mut self.python, engine, template, conversation, setup)
+            }
+            _ => render(engine, template, conversation, setup),
+        }
     }
 }
 
@@ -281,5 +375,23 @@ mod tests {
             assert_eq!(Engine::parse(engine.name()), Some(engine));
         }
         assert_eq!(Engine::parse("jinja2"), None);
+    }
+
+    #[test]
+    fn a_plugin_travels_by_spec_with_its_paths_resolved() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("adapter.py"), "").unwrap();
+        let engine = Engine::plugin(Some("mine"), "cmd:python3 adapter.py", dir.path()).unwrap();
+        let back = Engine::from_spec(&engine.spec()).expect("read back");
+        assert_eq!(back.name(), "mine");
+        let Engine::Plugin(plugin) = back else {
+            panic!("a plug-in")
+        };
+        let adapter = std::path::absolute(dir.path().join("adapter.py")).unwrap();
+        let want = format!("cmd:python3 {}", adapter.display());
+        assert_eq!(plugin.resolved_spec(), want);
+        let unnamed = Engine::plugin(None, "py:vendor.enc:encode", dir.path()).unwrap();
+        let back = Engine::from_spec(&unnamed.spec()).expect("read back");
+        assert_eq!(back.name(), "py:vendor.enc:encode");
     }
 }

@@ -145,13 +145,7 @@ pub(super) fn run(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        command.process_group(0);
-    }
-    #[cfg(any(target_os = "linux", target_os = "android"))]
-    die_with_parent(&mut command);
+    fence(&mut command);
     let mut child = command.spawn().map_err(RunError::Spawn)?;
     let deadline = Instant::now() + timeout;
     if let Some(mut stdin) = child.stdin.take() {
@@ -175,6 +169,17 @@ pub(super) fn run(
         }),
         None => Err(RunError::TimedOut),
     }
+}
+
+/// Puts the child in a process group of its own, which dies with chatplate on Linux.
+pub(super) fn fence(command: &mut Command) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        command.process_group(0);
+    }
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    die_with_parent(command);
 }
 
 /// Makes the child die with chatplate. In a group of its own it no longer gets the
@@ -216,7 +221,7 @@ fn wait_until(child: &mut Child, deadline: Instant) -> Option<ExitStatus> {
 
 /// Kills whatever is left of the child's process group (the child itself at its
 /// deadline, and any grandchild still holding the pipes), and reaps the child.
-fn end_group(child: &mut Child) {
+pub(super) fn end_group(child: &mut Child) {
     #[cfg(unix)]
     {
         // The group is named by the child's pid (`process_group(0)`). When the child was

@@ -2,6 +2,8 @@
 // (the engine of transformers.js and the Hub), with the variables transformers.js's
 // apply_chat_template passes. Reads one JSON object on stdin, writes one on stdout:
 // {"prompt"} or {"error"}, with "version"; {"missing"} when the package cannot be loaded.
+// With `--lines` (a corpus report), it reads one request a line and answers each on a
+// line, so one Node serves the whole report.
 //
 // The package is loaded by the absolute folder chatplate found it in ("package": see
 // compare/hf_jinja.rs), never by Node's search from the working directory, which would
@@ -16,9 +18,10 @@ function load(folder) {
 
 // The engine's own strftime_now reads `new Date()` in local time: the fixed clock is made
 // that Date, in UTC, so the naive clock prints as given.
+const RealDate = Date;
+
 function fixClock(clock) {
   process.env.TZ = "UTC";
-  const RealDate = Date;
   const fixed = new RealDate(clock + "Z").getTime();
   globalThis.Date = class extends RealDate {
     constructor(...args) {
@@ -34,6 +37,7 @@ function fixClock(clock) {
 // (null when not given, so `tools is not none` is false), the special tokens and the
 // other variables after them.
 function render(jinja, data) {
+  globalThis.Date = RealDate;
   if (data.clock) fixClock(data.clock);
   const context = {
     messages: data.messages,
@@ -45,16 +49,12 @@ function render(jinja, data) {
   return new jinja.Template(data.template).render(context);
 }
 
-const chunks = [];
-process.stdin.on("data", (chunk) => chunks.push(chunk));
-process.stdin.on("end", () => {
-  const data = JSON.parse(Buffer.concat(chunks).toString("utf8"));
+function answer(data) {
   let loaded;
   try {
     loaded = load(data.package);
   } catch (err) {
-    process.stdout.write(JSON.stringify({ missing: String(err.message).split("\n")[0] }));
-    return;
+    return JSON.stringify({ missing: String(err.message).split("\n")[0] });
   }
   const out = { version: loaded.version };
   try {
@@ -62,5 +62,16 @@ process.stdin.on("end", () => {
   } catch (err) {
     out.error = `${err.name}: ${err.message}`;
   }
-  process.stdout.write(JSON.stringify(out));
-});
+  return JSON.stringify(out);
+}
+
+if (process.argv.includes("--lines")) {
+  const lines = require("node:readline").createInterface({ input: process.stdin });
+  lines.on("line", (line) => process.stdout.write(answer(JSON.parse(line)) + "\n"));
+} else {
+  const chunks = [];
+  process.stdin.on("data", (chunk) => chunks.push(chunk));
+  process.stdin.on("end", () => {
+    process.stdout.write(answer(JSON.parse(Buffer.concat(chunks).toString("utf8"))));
+  });
+}

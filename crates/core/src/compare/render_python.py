@@ -1,7 +1,9 @@
 # chatplate compare's `python` engine: renders one chat template with the user's own
 # transformers (`render_jinja_template`, the function behind `apply_chat_template`).
 # Reads one JSON object on stdin, writes one on stdout: {"prompt"} or {"error"}, with
-# "version"; {"missing"} when transformers cannot be imported.
+# "version"; {"missing"} when transformers cannot be imported. With `--lines` (a corpus
+# report), it reads one request a line and answers each on a line, so one Python serves
+# the whole report.
 #
 # chatplate runs it isolated (`python -I`): neither the working folder nor PYTHON*
 # variables reach sys.path, so nothing a fixture's folder holds is imported.
@@ -34,7 +36,11 @@ def fixed_datetime(clock):
     return FixedDatetime
 
 
+REAL_DATETIME = _dt.datetime
+
+
 def render(ctu, data):
+    ctu.datetime = REAL_DATETIME
     if data.get("clock"):
         ctu.datetime = fixed_datetime(data["clock"])
     cont = data.get("continue_final_message")
@@ -50,6 +56,15 @@ def render(ctu, data):
     return rendered[0]
 
 
+def answer(transformers, ctu, data):
+    out = {"version": transformers.__version__}
+    try:
+        out["prompt"] = render(ctu, data)
+    except Exception as err:  # noqa: BLE001 - the template's error is the answer
+        out["error"] = f"{type(err).__name__}: {err}"
+    return json.dumps(out)
+
+
 def main():
     add_user_site()
     try:
@@ -58,13 +73,14 @@ def main():
     except Exception as err:  # noqa: BLE001 - any import failure means "not installed"
         json.dump({"missing": f"{type(err).__name__}: {err}"}, sys.stdout)
         return
+    if "--lines" in sys.argv:
+        for line in sys.stdin.buffer:
+            data = json.loads(line.decode("utf-8"))
+            sys.stdout.write(answer(transformers, ctu, data) + "\n")
+            sys.stdout.flush()
+        return
     data = json.loads(sys.stdin.buffer.read().decode("utf-8"))
-    out = {"version": transformers.__version__}
-    try:
-        out["prompt"] = render(ctu, data)
-    except Exception as err:  # noqa: BLE001 - the template's error is the answer
-        out["error"] = f"{type(err).__name__}: {err}"
-    sys.stdout.write(json.dumps(out))
+    sys.stdout.write(answer(transformers, ctu, data))
 
 
 main()

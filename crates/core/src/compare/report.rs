@@ -8,7 +8,7 @@ use std::path::PathBuf;
 
 use super::causes::{classify, Cause};
 use super::text::excerpt;
-use super::{first_difference, render, Engine, EngineSetup};
+use super::{first_difference, Engine, EngineSetup, Renderer};
 use crate::catalog::{self, TemplateAccess};
 use crate::fixture::Fixture;
 use crate::session::Session;
@@ -41,6 +41,17 @@ pub struct CorpusReport {
     pub cases: Vec<CaseComparison>,
     /// Fixtures that could not be loaded, with why.
     pub broken: Vec<(PathBuf, String)>,
+    /// Fixtures the engine could not run on (not installed, its process or server
+    /// failed), with its error: neither agreeing nor differing.
+    pub could_not_run: Vec<(PathBuf, String)>,
+}
+
+/// What comparing one fixture gave.
+enum Compared {
+    /// Both rendered (or failed on the template): a case.
+    Case(CaseComparison),
+    /// The engine could not run, with why.
+    CouldNotRun(String),
 }
 
 /// One line of the table: a cause, its cases and the templates it touches.
@@ -71,18 +82,31 @@ pub fn compare_fixtures(
         version: String::new(),
         cases: Vec::new(),
         broken: Vec::new(),
+        could_not_run: Vec::new(),
     };
+    let mut renderer = Renderer::default();
     for fixture in fixtures {
         // A corpus is strangers' templates: a render that panics is that case's failure,
         // not the end of the report.
         let compared = panic::catch_unwind(AssertUnwindSafe(|| {
-            compare_one(fixture, engine, setup, template_roots, &mut report.version)
+            let version = &mut report.version;
+            compare_one(
+                fixture,
+                engine,
+                setup,
+                template_roots,
+                &mut renderer,
+                version,
+            )
         }))
         .unwrap_or_else(|_| {
             Err("chatplate crashed on this fixture (a bug: please report it)".into())
         });
         match compared {
-            Ok(case) => report.cases.push(case),
+            Ok(Compared::Case(case)) => report.cases.push(case),
+            Ok(Compared::CouldNotRun(why)) => {
+                report.could_not_run.push((fixture.path.clone(), why));
+            }
             Err(why) => report.broken.push((fixture.path.clone(), why)),
         }
     }
@@ -94,32 +118,35 @@ fn compare_one(
     engine: Engine,
     setup: &EngineSetup,
     template_roots: &[PathBuf],
+    renderer: &mut Renderer,
     version: &mut String,
-) -> Result<CaseComparison, String> {
+) -> Result<Compared, String> {
     let session = Session::load(&fixture.path).map_err(|err| err.to_string())?;
     let access = TemplateAccess::for_tree(&fixture.root, template_roots);
     let template =
         catalog::resolve_for(&session, fixture.dir(), &access).map_err(|err| err.to_string())?;
     let conversation =
         catalog::conversation_for(&session, &template).map_err(|err| err.to_string())?;
-    let results = [Engine::Transformers, engine].map(|engine| {
-        let rendered = render(engine, &template.source, &conversation, setup);
-        (
-            rendered.version,
-            rendered.result.map_err(|err| err.to_string()),
-        )
-    });
-    let [(_, want), (engine_version, got)] = results;
+    let [want, got] = [Engine::Transformers, engine]
+        .map(|engine| renderer.render(engine, &template.source, &conversation, setup));
+    if let Err(err) = &got.result {
+        if err.could_not_run() {
+            return Ok(Compared::CouldNotRun(err.to_string()));
+        }
+    }
+    let engine_version = got.version;
+    let want = want.result.map_err(|err| err.to_string());
+    let got = got.result.map_err(|err| err.to_string());
     if version.is_empty() || version == "unknown" {
         *version = engine_version;
     }
     let cause = classify(&want, &got);
-    Ok(CaseComparison {
+    Ok(Compared::Case(CaseComparison {
         fixture: fixture.path.clone(),
         template: template.name,
         detail: cause.map(|_| detail(&want, &got)),
         cause,
-    })
+    }))
 }
 
 /// The engine's error (its first line), or both excerpts where the prompts part: text
@@ -228,5 +255,29 @@ mod tests {
         assert!(fixture.ends_with("quote.json"), "{fixture:?}");
         let want = r#"byte 3: "\"it's\"" vs "\"it\\u0027s\"""#;
         assert_eq!(detail, want);
+    }
+
+    #[test]
+    fn an_engine_that_cannot_run_is_counted_apart() {
+        let dir = tempfile::tempdir().unwrap();
+        let fixtures = [fixture(
+            dir.path(),
+            "plain.json",
+            "{{ messages[0].content }}",
+        )];
+        let setup = EngineSetup {
+            python: Some(dir.path().join("no-such-python")),
+            ..EngineSetup::default()
+        };
+        let report = compare_fixtures(&fixtures, Engine::Python, &setup, &[]);
+        assert!(report.cases.is_empty(), "{:?}", report.cases);
+        assert_eq!(report.could_not_run.len(), 1);
+        assert!(
+            report.could_not_run[0]
+                .1
+                .starts_with("python is not available: "),
+            "{:?}",
+            report.could_not_run
+        );
     }
 }

@@ -8,3 +8,6 @@ pub(super) const PYTHON: &str = include_str!("render_python.py");
 /// `hf-jinja`: @huggingface/jinja's `Template`, loaded from the folder chatplate found it
 /// in (see [`super::hf_jinja`]).
 pub(super) const HF_JINJA: &str = include_str!("render_hf_jinja.js");
+
+/// `py:`: a vendor's Python encoder function, called with the conversation.
+pub(super) const PY_ENCODER: &str = include_str!("run_encoder.py");

@@ -50,7 +50,7 @@ impl Counterpart {
         matches!(
             self,
             Counterpart::Engine {
-                engine: Engine::Python | Engine::HfJinja | Engine::LlamaCpp,
+                engine: Engine::Python | Engine::HfJinja | Engine::LlamaCpp | Engine::Plugin(_),
                 ..
             }
         )
