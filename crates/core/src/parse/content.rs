@@ -247,15 +247,13 @@ fn restore_strings(working: &str, captured: &[String]) -> String {
         out.push_str(&rest[..open]);
         let after = &rest[open + LAX_OPEN.len_utf8()..];
         let digits = after.find(LAX_CLOSE).map(|close| &after[..close]);
-        match digits.and_then(|d| Some((d, captured.get(d.parse::<usize>().ok()?)?))) {
-            Some((digits, string)) => {
-                out.push_str(&ascii_json_string(string));
-                rest = &after[digits.len() + LAX_CLOSE.len_utf8()..];
-            }
-            None => {
-                out.push(LAX_OPEN);
-                rest = after;
-            }
+        let found = digits.and_then(|d| Some((d, captured.get(d.parse::<usize>().ok()?)?)));
+        if let Some((digits, string)) = found {
+            out.push_str(&ascii_json_string(string));
+            rest = &after[digits.len() + LAX_CLOSE.len_utf8()..];
+        } else {
+            out.push(LAX_OPEN);
+            rest = after;
         }
     }
     out.push_str(rest);

@@ -123,8 +123,21 @@ impl Pattern {
     /// `pattern.finditer(text)`: every non-overlapping match, left to right.
     pub(crate) fn find_all(&self, text: &str, clock: &Clock) -> Result<Vec<Found>, ParseError> {
         let mut found = Vec::new();
+        self.for_each_match(text, clock, |m| found.push(m))?;
+        Ok(found)
+    }
+
+    /// `for m in pattern.finditer(text)`, the deadline checked at every match (a pattern
+    /// that matches the empty string matches at every position).
+    pub(crate) fn for_each_match(
+        &self,
+        text: &str,
+        clock: &Clock,
+        mut each: impl FnMut(Found),
+    ) -> Result<(), ParseError> {
         let mut pos = 0;
         while pos <= text.len() {
+            clock.check(|| format!("going through the matches of a pattern, at byte {pos}"))?;
             let Some(m) = self.search(text, pos, clock)? else {
                 break;
             };
@@ -133,9 +146,9 @@ impl Pattern {
             } else {
                 m.end + text[m.end..].chars().next().map_or(1, char::len_utf8)
             };
-            found.push(m);
+            each(m);
         }
-        Ok(found)
+        Ok(())
     }
 }
 

@@ -132,11 +132,9 @@ impl ResponseTemplate {
         prefix: &'p str,
         clock: &Clock,
     ) -> Result<&'p str, ParseError> {
-        let last_end = self
-            .start_anchor
-            .find_all(prefix, clock)?
-            .last()
-            .map(|m| m.end);
+        let mut last_end = None;
+        self.start_anchor
+            .for_each_match(prefix, clock, |m| last_end = Some(m.end))?;
         Ok(last_end.map_or(prefix, |end| &prefix[end..]))
     }
 }

@@ -14,3 +14,4 @@ mod tokens_support;
 
 mod fuzz;
 mod fuzz_inputs;
+mod fuzz_parse;
