@@ -269,6 +269,47 @@ EDGE = [
 ]
 
 
+# Values of every JSON type where the format expects a string, a pattern, a list of
+# pairs or a parser: transformers fails on each with Python's own exception (a list is
+# unhashable, an int not iterable), which chatplate must raise too.
+ODD_VALUES = [("list", ["a"]), ("dict", {"a": 1}), ("int", 3), ("null", None), ("true", True),
+              ("float", 1.5), ("empty-list", []), ("empty-dict", {})]
+
+
+def n_field(content, args):
+    return {"start_anchor": "A", "fields": {"n": {"open": "<n>", "close": "</n>", "content": content,
+                                                  "content_args": args}}}
+
+
+for label, odd in ODD_VALUES:
+    EDGE += [
+        (f"type/open-pattern-{label}", {"start_anchor": "A", "fields": {"t": {"open_pattern": odd, "close": "x"}}}, "", "x"),
+        (f"type/close-pattern-{label}", {"start_anchor": "A", "fields": {"content": {"close_pattern": odd}}}, "", "x"),
+        (f"type/start-pattern-{label}", {"start_anchor_pattern": odd, "fields": {"content": {}}}, "", "x"),
+        (f"type/content-{label}", variant(field_content=odd), "", "hi<end>"),
+        (f"type/version-{label}", variant(version=odd), "", "hi<end>"),
+        (f"type/tag-pattern-{label}", n_field("xml-inline", {"tag_pattern": odd}), "", "<n>a</n>"),
+        (f"type/string-delims-{label}", n_field("json", {"string_delims": odd}), "", "<n>'x'</n>"),
+        (f"type/value-parser-{label}", n_field("kv-lines", {"value_parser": odd}), "", "<n>a: 1</n>"),
+        (f"type/value-parser-name-{label}", n_field("kv-lines", {"value_parser": {"name": odd}}), "", "<n>a: 1</n>"),
+    ]
+for label, delims in [("short-pair", [["'", "'"], ["a"]]), ("long-pair", [["'", "'", "x"]]),
+                      ("two-char-string", ["''"]), ("int-pair", [5]), ("int-delim", [[5, "'"]]),
+                      ("dict-pair", [{"a": 1, "b": 2}]), ("string", "ab"), ("dict", {"''": 1})]:
+    EDGE.append((f"type/string-delims-pairs-{label}", n_field("json", {"string_delims": delims}), "", "<n>'x'</n>"))
+EDGE += [
+    # Patterns that backtrack a lot, on outputs small enough that Python and chatplate
+    # both finish: the same message (chatplate bounds them by time on long outputs).
+    ("hostile/variable-look-behind", {"start_anchor": "A", "fields": {"content": {"close_pattern": "(?<=a+)b"}}}, "", "a" * 2000 + "b tail"),
+    ("hostile/variable-look-behind-absent", {"start_anchor": "A", "fields": {"content": {"close_pattern": "(?<=a+)b"}}}, "", "a" * 2000),
+    ("hostile/repeated-look-behind", {"start_anchor": "A", "fields": {"content": {"close_pattern": "(?:(?<=a+)a)*b"}}}, "", "xaab" + "a" * 300),
+    ("hostile/look-ahead-to-absent-close", {"start_anchor": "A", "fields": {"r": {"open_pattern": "(?=[\\s\\S]*?</think>)", "close": "</think>"}, "content": {}}}, "", "x" * 3000),
+    ("hostile/nested-quantifiers", {"start_anchor": "A", "fields": {"content": {"close_pattern": "(?:(?=a)a|a)*c"}}}, "", "a" * 18 + "c!"),
+    ("hostile/backreference", {"start_anchor": "A", "fields": {"content": {"close_pattern": "(\\w+)\\1\\1!"}}}, "", "ab" * 300 + "abab!"),
+    ("hostile/dollar-in-alternation", {"start_anchor": "A", "fields": {"content": {"close_pattern": "<end>\\s*|$"}}}, "", "x" * 5000 + "\n"),
+]
+
+
 def run(schema, prefix, response, tools):
     try:
         return parse_response(response, schema, prefix=prefix, tools=tools)

@@ -14,8 +14,7 @@ use super::session_input::{
     input_dir, load_session, read_input, read_json, shown, template_access,
 };
 use super::stdin;
-use chatplate_core::files::MAX_SESSION_BYTES;
-use chatplate_core::parse::{self, ResponseTemplate};
+use chatplate_core::parse::{self, ParseLimits, ResponseTemplate, MAX_INPUT_BYTES};
 use chatplate_render::{CompiledTemplate, ContinueFinal, RenderControl};
 
 #[derive(Debug, Args)]
@@ -68,12 +67,16 @@ pub(super) fn run(args: ParseArgs) -> Result<i32> {
         Ok(template) => template,
         Err(err) => bail!("invalid response_template: {err}"),
     };
+    // Read no more than a parse takes (the cap applies while reading, not after).
+    let cap = MAX_INPUT_BYTES as u64;
     let output = match &args.response {
-        Some(path) => read_input(path, MAX_SESSION_BYTES)
-            .with_context(|| format!("reading {}", shown(path).display()))?,
-        None => stdin::read_text(MAX_SESSION_BYTES)?,
+        Some(path) => {
+            read_input(path, cap).with_context(|| format!("reading {}", shown(path).display()))?
+        }
+        None => stdin::read_text(cap)?,
     };
-    match parse::parse_response(&output, &template, &inputs.prefix, &inputs.tools) {
+    let limits = ParseLimits::new(args.limits.limits().deadline);
+    match parse::parse_response_within(&output, &template, &inputs.prefix, &inputs.tools, &limits) {
         Ok(message) => {
             output::print_json(&message, true)?;
             Ok(0)
@@ -100,7 +103,7 @@ fn gather(args: &ParseArgs) -> Result<Inputs> {
         inputs.spec = parse::read_schema_file(path)?;
     }
     if let Some(path) = &args.prefix {
-        inputs.prefix = read_input(path, MAX_SESSION_BYTES)
+        inputs.prefix = read_input(path, MAX_INPUT_BYTES as u64)
             .with_context(|| format!("reading {}", shown(path).display()))?;
     }
     if let Some(path) = &args.tools {

@@ -7,8 +7,10 @@ use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Value as Json};
 
+use super::limits::LimitArgs;
 use super::output;
 use super::render::with_stdin_note;
 use super::session_input::{input_dir, load_session, read_input, shown, template_access};
@@ -18,9 +20,11 @@ use chatplate_core::catalog;
 use chatplate_core::files::MAX_SESSION_BYTES;
 use chatplate_core::tokens::expect::session_tokenizer;
 use chatplate_core::tokens::injection::{self, Injection, SplitEffect, TextSource, UntrustedText};
-use chatplate_core::tokens::{shared, ModelTokenizer, Tokenized, TokenizerError, TokenizerFiles};
+use chatplate_core::tokens::{
+    shared, ModelTokenizer, Token, Tokenized, TokenizerError, TokenizerFiles,
+};
 use chatplate_core::training::{has_assistant_turn, render_tracked_with};
-use chatplate_render::{Limits, TrackedRender};
+use chatplate_render::TrackedRender;
 
 #[derive(Debug, Args)]
 pub(super) struct TokensArgs {
@@ -43,6 +47,10 @@ pub(super) struct TokensArgs {
     /// inside the fixture's folder.
     #[arg(long = "template-root", value_name = "DIR")]
     template_roots: Vec<PathBuf>,
+    /// The render limits; `--max-memory` also bounds the tokenizer (a prompt is
+    /// tokenized in pieces cut at its special tokens to stay within it).
+    #[command(flatten)]
+    limits: LimitArgs,
 }
 
 /// What one input gave.
@@ -87,16 +95,15 @@ pub(super) fn run(args: TokensArgs) -> Result<i32> {
             code = 1;
         }
         if args.json {
-            output::print_json(&to_json(&report), false)?;
+            // Serialized straight from the report: no JSON tree of millions of tokens.
+            output::print_json(&JsonReport(&report), false)?;
             continue;
         }
-        let mut text = String::new();
         if args.inputs.len() > 1 {
             let gap = if index > 0 { "\n" } else { "" };
-            text.push_str(&format!("{gap}== {}\n", shown(input).display()));
+            output::print_visible(&format!("{gap}== {}\n", shown(input).display()))?;
         }
-        text.push_str(&table(&report));
-        output::print_visible(&text)?;
+        print_table(&report)?;
     }
     Ok(code)
 }
@@ -113,13 +120,16 @@ fn tokenize_input(input: &Path, args: &TokensArgs) -> Result<Option<Report>> {
         assistant_turns,
     } = prepared;
     let tokenizer = shared(&files)?;
-    let tokenized = tokenizer.tokenize(&tracked.prompt)?;
+    let max_memory = args.limits.limits().max_memory_bytes;
+    let tokenized = tokenizer.tokenize_within(&tracked.prompt, max_memory)?;
     let mask = assistant_turns.map(|turns| MaskReport::new(&tracked, &tokenized, turns));
     let prompt = tracked.prompt;
     let injections = injection::find_in_texts(&tokenizer, &untrusted)?;
     // Only worth a second pass over the prompt when there is something to explain.
     let split_effect = match injections.iter().any(|i| i.special) {
-        true => Some(injection::split_effect(&tokenizer, &prompt, &tokenized)?),
+        true => Some(injection::split_effect(
+            &tokenizer, &prompt, &tokenized, max_memory,
+        )?),
         false => None,
     };
     Ok(Some(Report {
@@ -171,7 +181,8 @@ fn prepare(input: &Path, args: &TokensArgs) -> Result<Option<Prepared>> {
     let rendered = catalog::resolve_for(&session, &dir, &access)
         .map_err(|err| with_stdin_note(err, input, &session).to_string())
         .and_then(|template| {
-            render_tracked_with(&session, &template, Limits::default()).map_err(|f| f.description)
+            render_tracked_with(&session, &template, args.limits.limits())
+                .map_err(|f| f.description)
         });
     let tracked = match rendered {
         Ok(tracked) => tracked,
@@ -231,8 +242,11 @@ fn split_advice(found: &Injection, effect: Option<&SplitEffect>) -> String {
     advice
 }
 
-/// One row per token and a total, as text.
-fn table(report: &Report) -> String {
+/// Rows printed at a time: the table is never held whole.
+const ROWS_PER_WRITE: usize = 4096;
+
+/// One row per token and a total, printed as they are made.
+fn print_table(report: &Report) -> Result<()> {
     let Report {
         tokenizer,
         tokenized,
@@ -251,6 +265,9 @@ fn table(report: &Report) -> String {
             "{index:>6} {:>7}  {bytes:<13} {string:?}{special}{trained}\n",
             token.id
         ));
+        if index % ROWS_PER_WRITE == ROWS_PER_WRITE - 1 {
+            output::print_visible(&std::mem::take(&mut text))?;
+        }
     }
     let trained = report
         .mask
@@ -264,44 +281,73 @@ fn table(report: &Report) -> String {
         report.prompt.len(),
         tokenizer.files().tokenizer.display()
     ));
-    text
+    output::print_visible(&text)?;
+    Ok(())
 }
 
-fn to_json(report: &Report) -> Json {
-    let Report {
-        tokenizer,
-        tokenized,
-        ..
-    } = report;
-    let tokens = &tokenized.tokens;
-    let mut object = json!({
-        "input": report.input.display().to_string(),
-        "tokenizer": tokenizer.files().tokenizer.display().to_string(),
-        "split_special_tokens": tokenizer.split_special_tokens(),
-        "count": tokenized.len(),
-        "special_count": tokenized.special_count(),
-        "ids": tokenized.ids(),
-        "tokens": tokens.iter().map(|t| tokenizer.token_string(t.id).unwrap_or_default()).collect::<Vec<_>>(),
-        "offsets": tokens.iter().map(|t| [t.start, t.end]).collect::<Vec<_>>(),
-        "special": tokens.iter().map(|t| t.special).collect::<Vec<_>>(),
-        "injections": report.injections.iter().map(injection_json).collect::<Vec<_>>(),
-        "split_effect": report.split_effect.map(|e| json!({
-            "configured": e.configured,
-            "tokens": e.tokens,
-            "special": e.special,
-            "flipped_tokens": e.flipped_tokens,
-            "flipped_special": e.flipped_special,
-        })),
-    });
-    match &report.mask {
-        Some(mask) => mask.insert_json(&mut object),
-        None => {
-            object["has_generation_markers"] = Json::Null;
-            object["assistant_mask"] = Json::Null;
-            object["assistant_spans"] = Json::Null;
-        }
+/// One input as `--json` writes it, serialized field by field from the report (the
+/// token lists straight from the tokens).
+struct JsonReport<'r>(&'r Report);
+
+/// A list serialized from the tokens, one item per token.
+struct PerToken<'r, T: Serialize>(&'r [Token], fn(&Report, &Token) -> T, &'r Report);
+
+impl<T: Serialize> Serialize for PerToken<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let PerToken(tokens, item, report) = self;
+        serializer.collect_seq(tokens.iter().map(|token| item(report, token)))
     }
-    object
+}
+
+impl Serialize for JsonReport<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let report = self.0;
+        let (tokenizer, tokens) = (&report.tokenizer, &report.tokenized.tokens[..]);
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("input", &report.input.display().to_string())?;
+        map.serialize_entry(
+            "tokenizer",
+            &tokenizer.files().tokenizer.display().to_string(),
+        )?;
+        map.serialize_entry("split_special_tokens", &tokenizer.split_special_tokens())?;
+        map.serialize_entry("count", &report.tokenized.len())?;
+        map.serialize_entry("special_count", &report.tokenized.special_count())?;
+        map.serialize_entry("ids", &PerToken(tokens, |_, t| t.id, report))?;
+        let string = |r: &Report, t: &Token| r.tokenizer.token_string(t.id).unwrap_or_default();
+        map.serialize_entry("tokens", &PerToken(tokens, string, report))?;
+        map.serialize_entry(
+            "offsets",
+            &PerToken(tokens, |_, t| [t.start, t.end], report),
+        )?;
+        map.serialize_entry("special", &PerToken(tokens, |_, t| t.special, report))?;
+        let injections: Vec<Json> = report.injections.iter().map(injection_json).collect();
+        map.serialize_entry("injections", &injections)?;
+        map.serialize_entry(
+            "split_effect",
+            &report.split_effect.map(|e| {
+                json!({
+                    "configured": e.configured,
+                    "tokens": e.tokens,
+                    "special": e.special,
+                    "flipped_tokens": e.flipped_tokens,
+                    "flipped_special": e.flipped_special,
+                })
+            }),
+        )?;
+        match &report.mask {
+            Some(mask) => mask.serialize_entries(&mut map)?,
+            None => {
+                for key in [
+                    "has_generation_markers",
+                    "assistant_mask",
+                    "assistant_spans",
+                ] {
+                    map.serialize_entry(key, &Json::Null)?;
+                }
+            }
+        }
+        map.end()
+    }
 }
 
 fn injection_json(found: &Injection) -> Json {

@@ -1,7 +1,8 @@
 //! The assistant mask in `chatplate tokens`: what fine-tuning with assistant-only loss
 //! trains on (see `chatplate_core::training`), as JSON keys, a table mark and a warning.
 
-use serde_json::{json, Value as Json};
+use serde::ser::SerializeMap;
+use serde_json::Value as Json;
 
 use super::output;
 use chatplate_core::tokens::{MaskError, Tokenized};
@@ -56,22 +57,20 @@ impl MaskReport {
     }
 
     /// The JSON keys: `has_generation_markers`, `assistant_mask`, `assistant_spans`.
-    pub(super) fn insert_json(&self, object: &mut Json) {
-        let (has_tag, tokens, spans) = match &self.mask {
-            Ok(mask) => (
-                json!(mask.has_generation_tag),
-                json!(mask.tokens),
-                json!(mask
-                    .bytes
-                    .iter()
-                    .map(|r| [r.start, r.end])
-                    .collect::<Vec<_>>()),
-            ),
-            Err(_) => (json!(true), Json::Null, Json::Null),
-        };
-        object["has_generation_markers"] = has_tag;
-        object["assistant_mask"] = tokens;
-        object["assistant_spans"] = spans;
+    pub(super) fn serialize_entries<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        match &self.mask {
+            Ok(mask) => {
+                map.serialize_entry("has_generation_markers", &mask.has_generation_tag)?;
+                map.serialize_entry("assistant_mask", &mask.tokens)?;
+                let spans: Vec<[usize; 2]> = mask.bytes.iter().map(|r| [r.start, r.end]).collect();
+                map.serialize_entry("assistant_spans", &spans)
+            }
+            Err(_) => {
+                map.serialize_entry("has_generation_markers", &true)?;
+                map.serialize_entry("assistant_mask", &Json::Null)?;
+                map.serialize_entry("assistant_spans", &Json::Null)
+            }
+        }
     }
 
     /// ", N trained" for the total line, when the template has generation blocks.

@@ -299,3 +299,24 @@ fn tokens_reads_a_fixture_or_prompt_text_from_stdin() {
     let output = chatplate_with_input(&["tokens", "-", "-"], dir.path(), &text);
     assert_eq!(output.status.code(), Some(2));
 }
+
+#[test]
+fn tokens_past_the_memory_bound_are_refused_naming_the_flag() {
+    // The tokenizer library holds about a hundred bytes per byte of text it works on: a
+    // 1 KiB bound takes 8 bytes between special tokens, and this text has more.
+    let dir = tempfile::tempdir().unwrap();
+    write_tiny_tokenizer(&dir.path().join("model"), &Json::Null);
+    std::fs::write(dir.path().join("p.txt"), "Hi wé Hi wé").unwrap();
+    let args = ["tokens", "--text", "p.txt", "--tokenizer", "model"];
+    let output = chatplate(&[&args[..], &["--max-memory", "1K"]].concat(), dir.path());
+    assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
+    assert!(
+        stderr(&output)
+            .contains("tokenizing 13 bytes of text with no special token to cut them at")
+            && stderr(&output).contains("raise it with --max-memory"),
+        "{}",
+        stderr(&output)
+    );
+    let output = chatplate(&args, dir.path());
+    assert_eq!(output.status.code(), Some(0), "{}", stderr(&output));
+}

@@ -148,3 +148,104 @@ fn a_model_folder_s_tokenizer_config_supplies_the_schema() {
         json!({"role": "assistant", "reasoning_content": "hm", "content": "Hello!"})
     );
 }
+
+/// Writes `schema` and `output` in `dir`; the arguments that parse one with the other.
+fn hostile_files(dir: &std::path::Path, schema: &Json, output: &str) -> Vec<String> {
+    std::fs::write(dir.join("schema.json"), schema.to_string()).unwrap();
+    std::fs::write(dir.join("output.txt"), output).unwrap();
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_string();
+    vec![
+        "parse".into(),
+        "--schema".into(),
+        path("schema.json"),
+        "--response".into(),
+        path("output.txt"),
+    ]
+}
+
+/// Runs `chatplate ARGS`, killed (and the test failed) if it hangs.
+fn bounded(args: &[String]) -> common::binary::Run {
+    let mut command = std::process::Command::new(common::binary::binary_under_test());
+    command.args(args).current_dir(repo());
+    common::binary::run_bounded(command, std::time::Duration::from_secs(300))
+}
+
+#[test]
+fn a_variable_look_behind_on_a_long_output_parses_as_python_does() {
+    // `(?<=a+)b` rescans every `a` before each position: 83 minutes on 1 MB when every
+    // position is tried. Only a `b` can start a match, and there is none: the whole
+    // output is the content (Python: the same message, in under a millisecond).
+    let dir = tempfile::tempdir().unwrap();
+    let schema = json!({"start_anchor": "A", "fields": {"content": {"close_pattern": "(?<=a+)b"}}});
+    let output = "a".repeat(1 << 20);
+    let run = bounded(&hostile_files(dir.path(), &schema, &output));
+    assert_eq!(run.code(), Some(0), "{}", run.stderr);
+    let message: Json = serde_json::from_str(&run.stdout).unwrap();
+    assert_eq!(message["content"].as_str().map(str::len), Some(1 << 20));
+}
+
+#[test]
+fn a_pattern_whose_attempts_grow_with_the_square_of_the_output_stops_at_the_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let schema =
+        json!({"start_anchor": "A", "fields": {"content": {"close_pattern": "(?:(?<=a+)a)*b"}}});
+    let mut args = hostile_files(dir.path(), &schema, &"a".repeat(1 << 20));
+    args.extend(["--deadline".into(), "0.5".into()]);
+    let run = bounded(&args);
+    assert_eq!(run.code(), Some(1), "{}", run.stdout);
+    assert!(
+        run.stderr
+            .contains("LimitExceeded: the parse would take longer than its deadline of 0.5 s")
+            && run.stderr.contains("raise it with --deadline"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn backtracking_without_end_stops_at_the_deadline() {
+    // Two ways to match each `a` before a `b` the negative look-ahead refuses: 2^40 paths.
+    let dir = tempfile::tempdir().unwrap();
+    let schema = json!({"start_anchor": "A", "fields": {"content": {"close_pattern": "(?:(?=a)a|a)*b(?!d)"}}});
+    let output = format!("{}bd", "a".repeat(40));
+    let mut args = hostile_files(dir.path(), &schema, &output);
+    args.extend(["--deadline".into(), "0.3".into()]);
+    let run = bounded(&args);
+    assert_eq!(run.code(), Some(1), "{}", run.stdout);
+    assert!(
+        run.stderr.contains("raise it with --deadline"),
+        "{}",
+        run.stderr
+    );
+}
+
+#[test]
+fn standard_input_is_read_no_further_than_a_parse_takes() {
+    // 64 MiB is what a parse takes: the read stops one byte past it, not at the 256 MiB
+    // of a session file.
+    let input = vec![b'x'; (64 << 20) + 4096];
+    let output = chatplate_with_input(&["parse", "--schema", SCHEMA], &repo(), &input);
+    assert_eq!(output.status.code(), Some(2), "{}", stdout(&output));
+    assert!(
+        stderr(&output).contains("<stdin>: 67108865 bytes is more than the 67108864 bytes"),
+        "{}",
+        stderr(&output)
+    );
+}
+
+#[test]
+fn a_long_region_is_cut_in_the_error_with_its_size() {
+    // transformers repeats the whole region in its message; chatplate keeps the first
+    // 1,000 characters and says how long it was.
+    let region = format!("{{\"name\": x{}}}", " ".repeat(3 << 20));
+    let text = format!("<tool_call>{region}</tool_call>");
+    let output = chatplate_with_input(&["parse", "--schema", SCHEMA], &repo(), text.as_bytes());
+    assert_eq!(output.status.code(), Some(1), "{}", stdout(&output));
+    let error = stderr(&output);
+    assert!(error.len() < 4000, "{} bytes of error", error.len());
+    assert!(
+        error.contains(&format!("'… ({} bytes in all)", region.len()))
+            && error.contains("Error: Expecting value: line 1 column 10 (char 9)"),
+        "{error}"
+    );
+}

@@ -111,3 +111,57 @@ fn a_round_trip_without_a_schema_is_reported() {
         stdout(&output)
     );
 }
+
+/// A blessed fixture in `dir` whose `response_template` closes the content with `close`,
+/// its one assistant message `content`.
+fn hostile_fixture(dir: &Path, close: &str, content: &str) {
+    let session = json!({
+        "version": 1,
+        "template": {"bundled": "qwen2.5-reasoning-tools"},
+        "response_template": {"defaults": {"role": "assistant"},
+            "start_anchor": "<|im_start|>assistant\n",
+            "fields": {"content": {"close_pattern": close}}},
+        "assert_round_trip": true,
+        "messages": [{"role": "user", "content": "Say a."},
+                     {"role": "assistant", "content": content}],
+    });
+    std::fs::write(dir.join("session.json"), session.to_string()).unwrap();
+    let blessed = chatplate(&["check", "--bless", "session.json"], dir);
+    assert_eq!(blessed.status.code(), Some(0), "{}", stdout(&blessed));
+}
+
+/// `chatplate check session.json` in `dir`, failed if it hangs.
+fn bounded_check(dir: &Path) -> common::binary::Run {
+    let mut command = std::process::Command::new(common::binary::binary_under_test());
+    command.args(["check", "session.json"]).current_dir(dir);
+    common::binary::run_bounded(command, std::time::Duration::from_secs(300))
+}
+
+#[test]
+fn a_look_behind_schema_round_trips_a_long_message_as_python_would() {
+    // Trying `(?<=a+)` at every position rescans the message before it: minutes at
+    // 300 KB. Only where `<|im_end|>` follows can it match.
+    let dir = tempfile::tempdir().unwrap();
+    hostile_fixture(dir.path(), "(?<=a+)<\\|im_end\\|>", &"a".repeat(300_000));
+    let run = bounded_check(dir.path());
+    assert_eq!(run.code(), Some(0), "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("1 passed, 0 failed"), "{}", run.stdout);
+}
+
+#[test]
+fn a_schema_whose_parse_grows_with_the_square_of_the_message_fails_by_the_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    hostile_fixture(
+        dir.path(),
+        "(?:(?<=a+)a)*<\\|im_end\\|>",
+        &"a".repeat(300_000),
+    );
+    let run = bounded_check(dir.path());
+    assert_eq!(run.code(), Some(1), "{}{}", run.stdout, run.stderr);
+    assert!(
+        run.stdout.contains("the generated text does not parse: LimitExceeded: the parse would take longer than its deadline")
+            && run.stdout.contains("raise it with --deadline"),
+        "{}",
+        run.stdout
+    );
+}

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use chatplate_core::parse::MAX_INPUT_BYTES;
 use chatplate_core::worker::parsing::{Pasted, SchemaLookup};
 use chatplate_core::worker::{Job, JobKind, Output, Reply};
 use ratatui::layout::Rect;
@@ -44,8 +45,17 @@ pub struct PasteDialog {
 }
 
 impl PasteDialog {
-    /// Takes more text: what was parsed no longer holds.
+    /// Takes more text: what was parsed no longer holds. Past what a parse takes
+    /// ([`MAX_INPUT_BYTES`]) the text is refused as it arrives, not after it is held.
     pub fn add(&mut self, text: &str) {
+        let total = self.text.len().saturating_add(text.len());
+        if total > MAX_INPUT_BYTES {
+            self.state = PasteState::Parsed(Pasted::Failed(format!(
+                "the output would be {total} bytes, more than the {MAX_INPUT_BYTES} bytes a \
+                 parse takes: paste less"
+            )));
+            return;
+        }
         self.text.push_str(text);
         self.state = PasteState::Editing;
     }
@@ -151,5 +161,30 @@ impl Background for PasteDialog {
 
     fn pending(&self, _view: &JobView) -> bool {
         matches!(self.state, PasteState::Wanted | PasteState::Parsing(_))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_beyond_what_a_parse_takes_is_refused_as_it_arrives() {
+        let mut dialog = PasteDialog {
+            text: "x".repeat(MAX_INPUT_BYTES - 2),
+            state: PasteState::Editing,
+        };
+        dialog.add("ab");
+        assert_eq!(dialog.text.len(), MAX_INPUT_BYTES);
+        dialog.add("c");
+        assert_eq!(
+            dialog.text.len(),
+            MAX_INPUT_BYTES,
+            "the extra byte is not held"
+        );
+        let PasteState::Parsed(Pasted::Failed(why)) = &dialog.state else {
+            panic!("expected a refusal: {:?}", dialog.state);
+        };
+        assert!(why.contains("more than the 67108864 bytes"), "{why}");
     }
 }

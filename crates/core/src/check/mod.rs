@@ -267,7 +267,8 @@ pub(crate) fn check_verdict(
         let outcome = prefix_stable(&session, &template, outcome, options.limits);
         let outcome =
             round_trip::round_trip_step(&session, dir, &access, &template, outcome, options.limits);
-        let outcome = token_step(outcome, &session, dir, &access, &rendered);
+        let max_memory = options.limits.max_memory_bytes;
+        let outcome = token_step(outcome, &session, dir, &access, &rendered, max_memory);
         let outcome = match &outcome {
             Outcome::Pass => engines::cross_check(
                 &options.engines,
@@ -359,11 +360,12 @@ fn token_step(
     dir: &Path,
     access: &TemplateAccess,
     rendered: &Result<String, RenderFailure>,
+    max_memory: usize,
 ) -> Outcome {
     let (Outcome::Pass, Ok(prompt)) = (&outcome, rendered) else {
         return outcome;
     };
-    match tokens::expect::check(session, dir, access, prompt) {
+    match tokens::expect::check(session, dir, access, prompt, max_memory) {
         Ok(()) => outcome,
         Err(TokenCheckError::Mismatch(difference)) => Outcome::TokensDiffer(difference),
         Err(TokenCheckError::Tokenizer(err)) => Outcome::Broken(err.to_string()),

@@ -3,10 +3,11 @@
 use serde_json::{Map, Value};
 
 use super::error::ParseError;
-use super::pattern::Pattern;
+use super::limits::Clock;
+use super::pattern::{Found, Pattern, PatternCache};
 use super::pyjson;
 use super::pynum::{parse_float, parse_int};
-use super::pyvalue::{float_value, number_from_text, str_repr, truthy, type_name};
+use super::pyvalue::{float_value, number_from_text, repr, shown, shown_repr, truthy, type_name};
 
 /// Sentinels for the strings `string_delims` pulls out before JSON parsing.
 const LAX_OPEN: char = '\u{1}';
@@ -55,8 +56,21 @@ impl<'a> Args<'a> {
     }
 }
 
+/// What a content parser runs with: the parse's clock, and the template's patterns
+/// compiled once (Python's `regex` caches what it compiles the same way).
+#[derive(Clone, Copy)]
+pub(crate) struct Run<'a> {
+    pub(crate) clock: &'a Clock,
+    pub(crate) patterns: &'a PatternCache,
+}
+
 /// `parse_content`: runs the named parser over `text`.
-pub(crate) fn parse_content(text: &str, name: &str, args: &Value) -> Result<Value, ParseError> {
+pub(crate) fn parse_content(
+    text: &str,
+    name: &str,
+    args: &Value,
+    run: Run<'_>,
+) -> Result<Value, ParseError> {
     let args = Args::new(args)?;
     match name {
         "text" => Ok(Value::from(args.strip(text))),
@@ -70,31 +84,41 @@ pub(crate) fn parse_content(text: &str, name: &str, args: &Value) -> Result<Valu
             args.strip(text).to_lowercase().as_str(),
             "true" | "1"
         ))),
-        "json" => json(text, &args),
-        "xml-inline" => xml_inline(text, &args),
-        "kv-lines" => kv_lines(text, &args),
-        other => Err(ParseError::new("KeyError", str_repr(other))),
+        "json" => json(text, &args, run),
+        "xml-inline" => xml_inline(text, &args, run),
+        "kv-lines" => kv_lines(text, &args, run),
+        other => Err(ParseError::new("KeyError", shown_repr(other))),
     }
 }
 
 /// A nested parser (`value_parser`: `{"name": ..., "args": {...}}`), or the raw text.
-fn sub_parse(raw: &str, value_parser: Option<&Value>) -> Result<Value, ParseError> {
+fn sub_parse(raw: &str, value_parser: Option<&Value>, run: Run<'_>) -> Result<Value, ParseError> {
     let Some(parser) = value_parser else {
         return Ok(Value::from(raw));
     };
     let parser = Args::new(parser)?;
-    let name = parser.text("name", "text")?;
+    // `value_parser.get("name", "text")`, then the parsers' dict looked up with it.
+    let name = match parser.0.get("name") {
+        None => "text",
+        Some(Value::String(name)) => name,
+        Some(other) => {
+            super::template::unhashable(other)?;
+            return Err(ParseError::new("KeyError", shown(&repr(other))));
+        }
+    };
     let empty = Value::Object(Map::new());
-    parse_content(raw, name, parser.get("args").unwrap_or(&empty))
+    parse_content(raw, name, parser.0.get("args").unwrap_or(&empty), run)
 }
 
-fn json(text: &str, args: &Args<'_>) -> Result<Value, ParseError> {
-    let delims = string_delims(args)?;
-    if !delims.is_empty() && text.contains([LAX_OPEN, LAX_CLOSE]) {
+fn json(text: &str, args: &Args<'_>, run: Run<'_>) -> Result<Value, ParseError> {
+    // `args.get("string_delims", [])`: a null is kept, and fails when iterated.
+    let raw_delims = args.0.get("string_delims");
+    if raw_delims.is_some_and(truthy) && text.contains([LAX_OPEN, LAX_CLOSE]) {
         return Err(ParseError::value(
             "json: input contains reserved sentinel characters (\\x01/\\x02); cannot parse safely.",
         ));
     }
+    let delims = raw_delims.map_or(Ok(Vec::new()), string_delims)?;
     let mut captured: Vec<String> = Vec::new();
     let mut working = text.to_string();
     for (open, close) in &delims {
@@ -103,71 +127,137 @@ fn json(text: &str, args: &Args<'_>) -> Result<Value, ParseError> {
             fancy_regex::escape(open),
             fancy_regex::escape(close)
         );
-        let pattern = Pattern::python(&source).map_err(ParseError::value)?;
-        working = replace_all(&pattern, &working, |m| {
+        let pattern = run.patterns.python(&source).map_err(ParseError::value)?;
+        working = replace_all(&pattern, &working, run.clock, |m| {
             captured.push(m.groups.first().map(|g| g.1.clone()).unwrap_or_default());
             format!("{LAX_OPEN}{}{LAX_CLOSE}", captured.len() - 1)
         })?;
     }
     if args.flag("unquoted_keys", false) {
-        working = quote_bare_keys(&working)?;
+        working = quote_bare_keys(&working, run.clock)?;
     }
-    for (i, s) in captured.iter().enumerate() {
-        working = working.replace(&format!("{LAX_OPEN}{i}{LAX_CLOSE}"), &ascii_json_string(s));
+    if !captured.is_empty() {
+        working = restore_strings(&working, &captured);
     }
     pyjson::loads(&working).or_else(|e| {
         if args.flag("allow_non_json", false) {
             return Ok(Value::from(args.strip(text)));
         }
         Err(ParseError::value(if working == text {
-            format!("json parser could not parse region as JSON.\nContent: {}\nError: {e}", str_repr(text))
+            format!("json parser could not parse region as JSON.\nContent: {}\nError: {e}", shown_repr(text))
         } else {
             format!(
                 "json: could not parse after dialect transforms.\nOriginal: {}\nTransformed: {}\nError: {e}",
-                str_repr(text),
-                str_repr(&working)
+                shown_repr(text),
+                shown_repr(&working)
             )
         }))
     })
 }
 
-fn string_delims(args: &Args<'_>) -> Result<Vec<(String, String)>, ParseError> {
-    let Some(raw) = args.get("string_delims") else {
-        return Ok(Vec::new());
-    };
-    let bad =
-        || ParseError::value("json: 'string_delims' must be a list of [open, close] string pairs");
-    let pairs = raw.as_array().ok_or_else(bad)?;
-    pairs
+/// `for open_d, close_d in string_delims`, with `re.escape` of each: any Python iterable
+/// of pairs, each pair any iterable of two strings, failing as Python fails.
+fn string_delims(raw: &Value) -> Result<Vec<(String, String)>, ParseError> {
+    iterate(raw)?
         .iter()
-        .map(|pair| match pair.as_array().map(Vec::as_slice) {
-            Some([Value::String(open), Value::String(close)]) => Ok((open.clone(), close.clone())),
-            _ => Err(bad()),
+        .map(|pair| {
+            let [open, close] = unpack_pair(pair)?;
+            Ok((escape_argument(&open)?, escape_argument(&close)?))
         })
         .collect()
 }
 
+/// `iter(value)` of a JSON value: a list's items, a dict's keys, a string's characters.
+fn iterate(value: &Value) -> Result<Vec<Value>, ParseError> {
+    match value {
+        Value::Array(items) => Ok(items.clone()),
+        Value::Object(map) => Ok(map.keys().cloned().map(Value::from).collect()),
+        Value::String(text) => Ok(text.chars().map(|c| Value::from(c.to_string())).collect()),
+        other => Err(ParseError::new(
+            "TypeError",
+            format!("'{}' object is not iterable", type_name(other)),
+        )),
+    }
+}
+
+/// `open_d, close_d = pair`.
+fn unpack_pair(pair: &Value) -> Result<[Value; 2], ParseError> {
+    if !matches!(pair, Value::Array(_) | Value::Object(_) | Value::String(_)) {
+        return Err(ParseError::new(
+            "TypeError",
+            format!("cannot unpack non-iterable {} object", type_name(pair)),
+        ));
+    }
+    match <[Value; 2]>::try_from(iterate(pair)?) {
+        Ok(both) => Ok(both),
+        Err(items) if items.len() < 2 => Err(ParseError::value(format!(
+            "not enough values to unpack (expected 2, got {})",
+            items.len()
+        ))),
+        Err(_) => Err(ParseError::value("too many values to unpack (expected 2)")),
+    }
+}
+
+/// The text `re.escape(value)` escapes: a string, or the strings a list or dict holds.
+fn escape_argument(value: &Value) -> Result<String, ParseError> {
+    match value {
+        Value::String(text) => Ok(text.clone()),
+        Value::Array(_) | Value::Object(_) => iterate(value)?
+            .iter()
+            .map(escape_argument)
+            .collect::<Result<Vec<_>, _>>()
+            .map(|parts| parts.concat()),
+        other => iterate(other).map(|_| String::new()),
+    }
+}
+
 /// `re.sub(r"(?<=[{,])(\w+):", r'"\1":', text)`.
-fn quote_bare_keys(text: &str) -> Result<String, ParseError> {
-    let pattern = Pattern::python(r"(?<=[{,])(?P<key>\w+):").expect("a fixed pattern");
-    replace_all(&pattern, text, |m| format!("\"{}\":", m.groups[0].1))
+fn quote_bare_keys(text: &str, clock: &Clock) -> Result<String, ParseError> {
+    static PATTERN: std::sync::OnceLock<Pattern> = std::sync::OnceLock::new();
+    let pattern = PATTERN
+        .get_or_init(|| Pattern::python(r"(?<=[{,])(?P<key>\w+):").expect("a fixed pattern"));
+    replace_all(pattern, text, clock, |m| format!("\"{}\":", m.groups[0].1))
 }
 
 /// `re.sub` with a function over every non-overlapping match.
 fn replace_all(
     pattern: &Pattern,
     text: &str,
-    mut replace: impl FnMut(&super::pattern::Found) -> String,
+    clock: &Clock,
+    mut replace: impl FnMut(&Found) -> String,
 ) -> Result<String, ParseError> {
     let mut out = String::with_capacity(text.len());
     let mut last = 0;
-    for m in pattern.find_all(text)? {
+    for m in pattern.find_all(text, clock)? {
         out.push_str(&text[last..m.start]);
         out.push_str(&replace(&m));
         last = m.end;
     }
     out.push_str(&text[last..]);
     Ok(out)
+}
+
+/// Python's `working.replace(f"\x01{i}\x02", json.dumps(s))` for every captured string,
+/// in one pass (one replace per string rescans the text: quadratic in a region of many
+/// strings). The same result: a replacement is ASCII JSON, which holds no sentinel.
+fn restore_strings(working: &str, captured: &[String]) -> String {
+    let mut out = String::with_capacity(working.len());
+    let mut rest = working;
+    while let Some(open) = rest.find(LAX_OPEN) {
+        out.push_str(&rest[..open]);
+        let after = &rest[open + LAX_OPEN.len_utf8()..];
+        let digits = after.find(LAX_CLOSE).map(|close| &after[..close]);
+        let found = digits.and_then(|d| Some((d, captured.get(d.parse::<usize>().ok()?)?)));
+        if let Some((digits, string)) = found {
+            out.push_str(&ascii_json_string(string));
+            rest = &after[digits.len() + LAX_CLOSE.len_utf8()..];
+        } else {
+            out.push(LAX_OPEN);
+            rest = after;
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// `json.dumps(text)`: ASCII only, as Python's default `ensure_ascii` writes it.
@@ -195,32 +285,37 @@ fn ascii_json_string(text: &str) -> String {
     out
 }
 
-fn xml_inline(text: &str, args: &Args<'_>) -> Result<Value, ParseError> {
+fn xml_inline(text: &str, args: &Args<'_>, run: Run<'_>) -> Result<Value, ParseError> {
     let Some(tag_pattern) = args.get("tag_pattern") else {
         return Err(ParseError::value(
             "xml-inline: 'tag_pattern' content_arg is required",
         ));
     };
+    super::template::unhashable(tag_pattern)?;
     let source = tag_pattern.as_str().ok_or_else(|| {
         ParseError::new(
             "TypeError",
-            "first argument must be string or compiled pattern",
+            "first argument must be a string or compiled pattern",
         )
     })?;
-    let pattern = Pattern::python(source).map_err(|e| ParseError::new("error", e))?;
+    let pattern = run
+        .patterns
+        .python(source)
+        .map_err(|e| ParseError::new("error", e))?;
     let has_value = pattern.group_names().iter().any(|n| n == "value");
     let merge = args.flag("merge_duplicates", false);
     let mut out = Map::new();
-    for m in pattern.find_all(text)? {
+    for m in pattern.find_all(text, run.clock)? {
         let group = |name: &str| m.groups.iter().find(|g| g.0 == name).map(|g| g.1.as_str());
         let Some(key) = group("key") else {
             return Err(ParseError::value(format!(
-                "xml-inline: tag_pattern must have a named group 'key'. Pattern: {source}"
+                "xml-inline: tag_pattern must have a named group 'key'. Pattern: {}",
+                shown(source)
             )));
         };
         let value = match (group("value"), has_value) {
-            (Some(raw), _) => sub_parse(raw, args.get("value_parser"))?,
-            (None, false) => sub_parse("", args.get("value_parser"))?,
+            (Some(raw), _) => sub_parse(raw, args.get("value_parser"), run)?,
+            (None, false) => sub_parse("", args.get("value_parser"), run)?,
             // A `value` group that took no part is `None` in Python.
             (None, true) if args.get("value_parser").is_none() => Value::Null,
             (None, true) => {
@@ -252,7 +347,7 @@ fn insert(out: &mut Map<String, Value>, key: &str, value: Value, merge: bool) {
     }
 }
 
-fn kv_lines(text: &str, args: &Args<'_>) -> Result<Value, ParseError> {
+fn kv_lines(text: &str, args: &Args<'_>, run: Run<'_>) -> Result<Value, ParseError> {
     let line_sep = args.text("line_sep", "\n")?;
     let kv_sep = args.text("kv_sep", ":")?;
     if line_sep.is_empty() {
@@ -260,6 +355,7 @@ fn kv_lines(text: &str, args: &Args<'_>) -> Result<Value, ParseError> {
     }
     let mut out = Map::new();
     for line in text.split(line_sep) {
+        run.clock.check(|| "reading kv-lines".into())?;
         let line = args.strip(line);
         if line.is_empty() || !line.contains(kv_sep) {
             continue;
@@ -268,7 +364,7 @@ fn kv_lines(text: &str, args: &Args<'_>) -> Result<Value, ParseError> {
             return Err(ParseError::value("empty separator"));
         }
         let (key, value) = line.split_once(kv_sep).expect("checked above");
-        let value = sub_parse(args.strip(value), args.get("value_parser"))?;
+        let value = sub_parse(args.strip(value), args.get("value_parser"), run)?;
         out.insert(args.strip(key).to_string(), value);
     }
     Ok(Value::Object(out))
@@ -278,6 +374,20 @@ fn kv_lines(text: &str, args: &Args<'_>) -> Result<Value, ParseError> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn parse_content(text: &str, name: &str, args: &Value) -> Result<Value, ParseError> {
+        let clock = Clock::unbounded();
+        let patterns = PatternCache::default();
+        super::parse_content(
+            text,
+            name,
+            args,
+            Run {
+                clock: &clock,
+                patterns: &patterns,
+            },
+        )
+    }
 
     #[test]
     fn json_dialects_quote_keys_and_pull_strings() {

@@ -24,10 +24,15 @@
 //! Patterns are Python regexes run on fancy-regex; where the two differ, and where
 //! Python's `json` gives what a JSON value cannot hold, see docs/parse.md ("Differences
 //! from Python") and the notes at the top of `pattern.rs` and `pyjson.rs`.
+//!
+//! Unlike Python, a parse is bounded: the input's size ([`MAX_INPUT_BYTES`]) and its
+//! time ([`ParseLimits`]), which a hostile pattern cannot escape (`backtracking.rs`).
 
+mod backtracking;
 mod coerce;
 mod content;
 mod error;
+mod limits;
 mod parser;
 mod pattern;
 mod pattern_error;
@@ -36,6 +41,7 @@ mod pynum;
 mod pyvalue;
 mod round_trip;
 mod searches;
+mod shape;
 mod source;
 mod template;
 mod transform;
@@ -43,6 +49,7 @@ mod transform;
 use serde_json::Value;
 
 pub use error::{ParseError, LIMIT_CLASS};
+pub use limits::ParseLimits;
 pub use round_trip::{check_round_trip, round_trip_each, RoundTripFailure};
 pub use source::{model_schema, read_schema_file, session_schema, SchemaFound, SchemaSourceError};
 pub use template::ResponseTemplate;
@@ -52,7 +59,7 @@ pub use template::ResponseTemplate;
 pub const MAX_INPUT_BYTES: usize = 64 << 20;
 
 /// `parse_response(text, template, prefix=prefix, tools=tools)`: the assistant message
-/// that `text` (the model's output) stands for.
+/// that `text` (the model's output) stands for, within the default [`ParseLimits`].
 ///
 /// `prefix` is the prompt before generation; the part after the template's last start
 /// anchor is parsed before `text`, since templates often write the start of the message
@@ -65,15 +72,33 @@ pub fn parse_response(
     prefix: &str,
     tools: &[Value],
 ) -> Result<Value, ParseError> {
-    if prefix.len().saturating_add(text.len()) > MAX_INPUT_BYTES {
+    parse_response_within(text, template, prefix, tools, &ParseLimits::default())
+}
+
+/// [`parse_response`] within `limits`: past its deadline, or once cancelled, the parse
+/// stops with an error of class [`LIMIT_CLASS`].
+pub fn parse_response_within(
+    text: &str,
+    template: &ResponseTemplate,
+    prefix: &str,
+    tools: &[Value],
+    limits: &ParseLimits,
+) -> Result<Value, ParseError> {
+    check_input_size(prefix.len().saturating_add(text.len()))?;
+    let clock = limits.start();
+    let mut buffer = template.truncate_prefix(prefix, &clock)?.to_string();
+    buffer.push_str(text);
+    parser::Parser::new(template, tools, &clock).finish(&buffer)
+}
+
+/// Fails when a prefix and response of `bytes` in all are more than a parse takes.
+pub fn check_input_size(bytes: usize) -> Result<(), ParseError> {
+    if bytes > MAX_INPUT_BYTES {
         return Err(ParseError::limit(format!(
-            "the prefix and response are {} bytes; the limit is {MAX_INPUT_BYTES}",
-            prefix.len() + text.len()
+            "the prefix and response are {bytes} bytes; the limit is {MAX_INPUT_BYTES}"
         )));
     }
-    let mut buffer = template.truncate_prefix(prefix)?.to_string();
-    buffer.push_str(text);
-    parser::Parser::new(template, tools).finish(&buffer)
+    Ok(())
 }
 
 /// [`parse_response`] with the template still to be loaded: the outcome as transformers

@@ -10,10 +10,11 @@
 use serde_json::{Map, Value};
 
 use super::coerce::ToolParams;
-use super::content::parse_content;
+use super::content::{parse_content, Run};
 use super::error::ParseError;
+use super::limits::Clock;
 use super::pattern::Found;
-use super::pyvalue::type_name;
+use super::pyvalue::{shown, shown_repr, type_name};
 use super::searches::Searches;
 use super::template::{Field, ResponseTemplate};
 use super::transform::apply_transform;
@@ -27,6 +28,7 @@ enum Kind {
 
 pub(crate) struct Parser<'t> {
     spec: &'t ResponseTemplate,
+    clock: &'t Clock,
     tools: ToolParams,
     output: Map<String, Value>,
     /// The region text goes to: the implicit field, or `None` (text is dropped).
@@ -38,9 +40,10 @@ pub(crate) struct Parser<'t> {
 }
 
 impl<'t> Parser<'t> {
-    pub(crate) fn new(spec: &'t ResponseTemplate, tools: &[Value]) -> Self {
+    pub(crate) fn new(spec: &'t ResponseTemplate, tools: &[Value], clock: &'t Clock) -> Self {
         Self {
             spec,
+            clock,
             tools: ToolParams::new(tools),
             output: spec.defaults.clone(),
             current: spec.implicit,
@@ -62,10 +65,7 @@ impl<'t> Parser<'t> {
             .map(|f| f.name.as_str())
             .collect();
         if !missing.is_empty() {
-            let names: Vec<String> = missing
-                .iter()
-                .map(|n| super::pyvalue::str_repr(n))
-                .collect();
+            let names: Vec<String> = missing.iter().map(|n| shown_repr(n)).collect();
             return Err(ParseError::value(format!(
                 "Required response_template fields missing from parsed output: [{}]",
                 names.join(", ")
@@ -80,6 +80,7 @@ impl<'t> Parser<'t> {
     fn process(&mut self, buffer: &str) -> Result<(), ParseError> {
         let mut pos = 0;
         loop {
+            self.clock.check(|| format!("parsing at byte {pos}"))?;
             let Some((kind, field, m)) = self.earliest(buffer, pos)? else {
                 if pos < buffer.len() {
                     self.accumulate(&buffer[pos..]);
@@ -146,19 +147,14 @@ impl<'t> Parser<'t> {
             };
             let pattern = pattern.as_ref().expect("watched");
             let delimiter = (kind == Kind::Close, index);
-            let Some(m) = self.searches.search(delimiter, pattern, buffer, pos)? else {
+            let Some(m) = self
+                .searches
+                .search(delimiter, pattern, buffer, pos, self.clock)?
+            else {
                 continue;
             };
-            let key = |k: Kind, f: &Field, m: &Found| {
-                (
-                    m.start,
-                    std::cmp::Reverse(m.end - m.start),
-                    k == Kind::Close,
-                    f.name.clone(),
-                )
-            };
             let better = best.as_ref().is_none_or(|(bk, bi, bm)| {
-                key(kind, field, &m) < key(*bk, &self.spec.fields[*bi], bm)
+                rank(kind, field, &m) < rank(*bk, &self.spec.fields[*bi], bm)
             });
             if better {
                 best = Some((kind, index, m));
@@ -201,7 +197,11 @@ impl<'t> Parser<'t> {
 
     fn store(&mut self, index: usize) -> Result<(), ParseError> {
         let field = &self.spec.fields[index];
-        let mut value = process_field(&self.body, field, &self.captures)?;
+        let run = Run {
+            clock: self.clock,
+            patterns: &self.spec.patterns,
+        };
+        let mut value = process_field(&self.body, field, &self.captures, run)?;
         if !self.tools.is_empty() {
             self.tools.coerce(&mut value);
         }
@@ -209,7 +209,7 @@ impl<'t> Parser<'t> {
             let Value::String(text) = value else {
                 return Err(ParseError::value(format!(
                     "Field '{}': 'join' requires each match to parse to a string, got {}.",
-                    field.name,
+                    shown(&field.name),
                     type_name(&value)
                 )));
             };
@@ -221,6 +221,20 @@ impl<'t> Parser<'t> {
         self.output.insert(field.name.clone(), value);
         Ok(())
     }
+}
+
+/// How candidates compare: earliest, then longest, opens before closes, then by name.
+fn rank<'f>(
+    kind: Kind,
+    field: &'f Field,
+    m: &Found,
+) -> (usize, std::cmp::Reverse<usize>, bool, &'f str) {
+    (
+        m.start,
+        std::cmp::Reverse(m.end - m.start),
+        kind == Kind::Close,
+        &field.name,
+    )
 }
 
 fn join_into(
@@ -271,8 +285,9 @@ fn process_field(
     body: &str,
     field: &Field,
     captures: &Map<String, Value>,
+    run: Run<'_>,
 ) -> Result<Value, ParseError> {
-    let value = parse_content(body, &field.content, &field.content_args)?;
+    let value = parse_content(body, &field.content, &field.content_args, run)?;
     let Some(transform) = &field.transform else {
         return Ok(value);
     };
@@ -284,7 +299,7 @@ fn process_field(
     let Value::Array(items) = value else {
         return Err(ParseError::value(format!(
             "Field '{}': transform_each requires the parsed content to be a list, got {}.",
-            field.name,
+            shown(&field.name),
             type_name(&value)
         )));
     };
@@ -294,7 +309,7 @@ fn process_field(
             let Value::Object(keys) = item else {
                 return Err(ParseError::value(format!(
                     "Field '{}': transform_each requires each list element to be a dict, got {}.",
-                    field.name,
+                    shown(&field.name),
                     type_name(&item)
                 )));
             };

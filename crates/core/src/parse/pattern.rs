@@ -12,20 +12,30 @@
 //! Known differences left: Python's error messages for invalid patterns (the class,
 //! `ValueError`, is the same; the wording is fancy-regex's), and `finditer` after an
 //! empty match resumes one character later (Python may still find a non-empty match
-//! at the same position). Every search is bounded by fancy-regex's backtrack limit.
+//! at the same position).
+//!
+//! Every search is bounded by the parse's deadline: patterns that need no backtracking
+//! run on fancy-regex's linear-time engine, the others in short steps between which the
+//! deadline is checked (`backtracking.rs`).
 
-use fancy_regex::{Regex, RegexBuilder};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
 
+use fancy_regex::{Captures, Regex};
+
+use super::backtracking::{stopped, Backtracking};
 use super::error::ParseError;
+use super::limits::Clock;
 use super::pattern_error::python_message;
-
-/// Backtracking steps one search may take before it fails with a limit error.
-const BACKTRACK_LIMIT: usize = 1_000_000;
+use super::pyvalue::shown_repr;
 
 /// A compiled pattern and the names of its named groups.
 #[derive(Debug, Clone)]
 pub(crate) struct Pattern {
+    /// The pattern as compiled (fancy-regex's linear engine runs it when it can).
     regex: Regex,
+    /// For a pattern that needs backtracking: its bounded searches.
+    backtracking: Option<Arc<Backtracking>>,
 }
 
 /// One match: where it is, and its named groups that took part.
@@ -41,11 +51,13 @@ impl Pattern {
     /// A Python pattern, compiled with `DOTALL`; the error is fancy-regex's message.
     pub(crate) fn python(source: &str) -> Result<Self, String> {
         let translated = format!("(?s){}", translate(source));
-        let regex = RegexBuilder::new(&translated)
-            .backtrack_limit(BACKTRACK_LIMIT)
-            .build()
+        let regex = Regex::new(&translated)
             .map_err(|e| python_message(source).unwrap_or_else(|| e.to_string()))?;
-        Ok(Self { regex })
+        let backtracking = Backtracking::new(&translated, &shown_repr(source)).map(Arc::new);
+        Ok(Self {
+            regex,
+            backtracking,
+        })
     }
 
     /// Any of `literals`, longest first (so the longer wins where both match).
@@ -68,12 +80,15 @@ impl Pattern {
             .collect()
     }
 
-    /// `pattern.search(text, pos)`: the first match at or after byte `pos`.
-    pub(crate) fn search(&self, text: &str, pos: usize) -> Result<Option<Found>, ParseError> {
-        let captures = self
-            .regex
-            .captures_from_pos(text, pos)
-            .map_err(limit_error)?;
+    /// `pattern.search(text, pos)`: the first match at or after byte `pos`, within the
+    /// parse's deadline.
+    pub(crate) fn search(
+        &self,
+        text: &str,
+        pos: usize,
+        clock: &Clock,
+    ) -> Result<Option<Found>, ParseError> {
+        let captures = self.captures(text, pos, clock)?;
         Ok(captures.map(|caps| {
             let whole = caps.get(0).expect("group 0 is the match");
             let groups = self
@@ -90,12 +105,40 @@ impl Pattern {
         }))
     }
 
+    fn captures<'t>(
+        &self,
+        text: &'t str,
+        pos: usize,
+        clock: &Clock,
+    ) -> Result<Option<Captures<'t>>, ParseError> {
+        match &self.backtracking {
+            Some(backtracking) => backtracking.search(text, pos, clock),
+            None => self
+                .regex
+                .captures_from_pos(text, pos)
+                .map_err(|e| stopped(&e)),
+        }
+    }
+
     /// `pattern.finditer(text)`: every non-overlapping match, left to right.
-    pub(crate) fn find_all(&self, text: &str) -> Result<Vec<Found>, ParseError> {
+    pub(crate) fn find_all(&self, text: &str, clock: &Clock) -> Result<Vec<Found>, ParseError> {
         let mut found = Vec::new();
+        self.for_each_match(text, clock, |m| found.push(m))?;
+        Ok(found)
+    }
+
+    /// `for m in pattern.finditer(text)`, the deadline checked at every match (a pattern
+    /// that matches the empty string matches at every position).
+    pub(crate) fn for_each_match(
+        &self,
+        text: &str,
+        clock: &Clock,
+        mut each: impl FnMut(Found),
+    ) -> Result<(), ParseError> {
         let mut pos = 0;
         while pos <= text.len() {
-            let Some(m) = self.search(text, pos)? else {
+            clock.check(|| format!("going through the matches of a pattern, at byte {pos}"))?;
+            let Some(m) = self.search(text, pos, clock)? else {
                 break;
             };
             pos = if m.end > m.start {
@@ -103,14 +146,30 @@ impl Pattern {
             } else {
                 m.end + text[m.end..].chars().next().map_or(1, char::len_utf8)
             };
-            found.push(m);
+            each(m);
         }
-        Ok(found)
+        Ok(())
     }
 }
 
-fn limit_error(error: fancy_regex::Error) -> ParseError {
-    ParseError::limit(format!("regex search stopped: {error}"))
+/// The patterns a template's content parsers compile from their arguments
+/// (`tag_pattern`, `string_delims`), each compiled once per template and shared by its
+/// copies, as Python's `regex` module caches what it compiles. Only the template's own
+/// text is compiled, so the cache cannot grow with the output.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PatternCache(Arc<Mutex<HashMap<String, Result<Pattern, String>>>>);
+
+impl PatternCache {
+    /// [`Pattern::python`] of `source`, compiled on its first use.
+    pub(crate) fn python(&self, source: &str) -> Result<Pattern, String> {
+        let mut compiled = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(found) = compiled.get(source) {
+            return found.clone();
+        }
+        let pattern = Pattern::python(source);
+        compiled.insert(source.to_string(), pattern.clone());
+        pattern
+    }
 }
 
 /// Rewrites the places where Python's `regex` and fancy-regex read a pattern
@@ -174,9 +233,14 @@ fn starts_repetition(chars: &[char]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::parse::limits::ParseLimits;
+    use std::time::Duration;
 
     fn search(pattern: &str, text: &str) -> Option<(usize, usize)> {
-        let found = Pattern::python(pattern).unwrap().search(text, 0).unwrap();
+        let found = Pattern::python(pattern)
+            .unwrap()
+            .search(text, 0, &Clock::unbounded())
+            .unwrap();
         found.map(|m| (m.start, m.end))
     }
 
@@ -193,25 +257,73 @@ mod tests {
     #[test]
     fn literals_prefer_the_longest() {
         let pattern = Pattern::literals(&["<a".into(), "<ab".into()]);
-        let m = pattern.search("x<ab", 0).unwrap().unwrap();
+        let m = pattern
+            .search("x<ab", 0, &Clock::unbounded())
+            .unwrap()
+            .unwrap();
         assert_eq!((m.start, m.end), (1, 4));
     }
 
     #[test]
     fn named_groups_are_reported() {
         let pattern = Pattern::python("<(?P<name>\\w+)(?P<rest>!)?>").unwrap();
-        let m = pattern.search("<call>", 0).unwrap().unwrap();
+        let m = pattern
+            .search("<call>", 0, &Clock::unbounded())
+            .unwrap()
+            .unwrap();
         assert_eq!(m.groups, vec![("name".to_string(), "call".to_string())]);
         assert_eq!(pattern.group_names(), vec!["name", "rest"]);
     }
 
     #[test]
-    fn catastrophic_backtracking_stops_at_the_limit() {
+    fn catastrophic_backtracking_stops_at_the_deadline() {
         // The look-ahead inside the repeated group puts the whole loop on fancy-regex's
-        // backtracking engine: two ways to match each `a`, 2^40 paths to fail.
-        let pattern = Pattern::python("(?:(?=a)a|a)*b").unwrap();
-        let text = "a".repeat(40);
-        let error = pattern.search(&text, 0).unwrap_err();
+        // backtracking engine: two ways to match each `a`, 2^40 paths to fail before the
+        // `b` is refused by the negative look-ahead.
+        let pattern = Pattern::python("(?:(?=a)a|a)*b(?!d)").unwrap();
+        let text = format!("{}bd", "a".repeat(40));
+        let clock = ParseLimits::new(Duration::from_millis(200)).start();
+        let error = pattern.search(&text, 0, &clock).unwrap_err();
         assert_eq!(error.class, crate::parse::LIMIT_CLASS);
+        assert!(error.message.contains("deadline"), "{}", error.message);
+    }
+
+    #[test]
+    fn a_variable_look_behind_is_only_tried_where_the_rest_can_match() {
+        // `(?<=a+)` scans back over every `a` at each position: quadratic if every
+        // position were tried, where only a `b` can start a match.
+        let pattern = Pattern::python("(?<=a+)b").unwrap();
+        let text = "a".repeat(1 << 20);
+        assert!(pattern
+            .search(&text, 0, &Clock::unbounded())
+            .unwrap()
+            .is_none());
+        let text = format!("{text}b");
+        let found = pattern.search(&text, 0, &Clock::unbounded()).unwrap();
+        assert_eq!(found.map(|m| m.start), Some(1 << 20));
+    }
+
+    #[test]
+    fn a_look_ahead_scanning_for_an_absent_close_is_tried_once() {
+        // TRL's Nemotron schema opens its reasoning where a `</think>` follows: with none
+        // in the text, no position can match.
+        let pattern = Pattern::python("(?=[\\s\\S]*?</think>)").unwrap();
+        let text = "x".repeat(1 << 20);
+        assert!(pattern
+            .search(&text, 5, &Clock::unbounded())
+            .unwrap()
+            .is_none());
+    }
+
+    #[test]
+    fn a_quadratic_attempt_is_refused_by_the_time_left() {
+        let pattern = Pattern::python("(?:(?<=a+)a)*b").unwrap();
+        let clock = ParseLimits::new(Duration::from_millis(100)).start();
+        let text = "a".repeat(1 << 20);
+        let error = pattern.search(&text, 0, &clock).unwrap_err();
+        assert!(error.message.contains("power 2"), "{}", error.message);
+        // Small texts still parse, as Python does (`regex.search` gives (1, 3)).
+        let found = pattern.search("aab", 0, &clock).unwrap();
+        assert_eq!(found.map(|m| (m.start, m.end)), Some((1, 3)));
     }
 }

@@ -4,11 +4,16 @@
 //! Digits are ASCII only: Python also accepts other scripts' decimal digits (`int("٣")`),
 //! which model output practically never contains.
 
-use super::pyvalue::str_repr;
+use super::pyvalue::shown_repr;
 
 /// The result of `int(text)`, as its canonical decimal text (any size).
 pub(crate) fn parse_int(text: &str) -> Result<String, String> {
-    let fail = || format!("invalid literal for int() with base 10: {}", str_repr(text));
+    let fail = || {
+        format!(
+            "invalid literal for int() with base 10: {}",
+            shown_repr(text)
+        )
+    };
     let (negative, body) = split_sign(text.trim());
     let digits = plain_digits(body).ok_or_else(fail)?;
     let trimmed = digits.trim_start_matches('0');
@@ -21,7 +26,7 @@ pub(crate) fn parse_int(text: &str) -> Result<String, String> {
 
 /// The result of `float(text)`.
 pub(crate) fn parse_float(text: &str) -> Result<f64, String> {
-    let fail = || format!("could not convert string to float: {}", str_repr(text));
+    let fail = || format!("could not convert string to float: {}", shown_repr(text));
     let (negative, body) = split_sign(text.trim());
     let magnitude = match body.to_ascii_lowercase().as_str() {
         "inf" | "infinity" => f64::INFINITY,

@@ -40,6 +40,25 @@ pub(crate) fn str_repr(text: &str) -> String {
     out
 }
 
+/// Longest value an error message repeats, in characters: a region of the output or a
+/// name from the template is cut there, with its full size noted, where Python's
+/// message would repeat all of it (a 30 MB region, say).
+pub(crate) const MAX_SHOWN_CHARS: usize = 1000;
+
+/// `repr(text)` for a message, cut after [`MAX_SHOWN_CHARS`] characters:
+/// `'abc…'… (52428800 bytes in all)`.
+pub(crate) fn shown_repr(text: &str) -> String {
+    match text.char_indices().nth(MAX_SHOWN_CHARS) {
+        None => str_repr(text),
+        Some((end, _)) => format!("{}… ({} bytes in all)", str_repr(&text[..end]), text.len()),
+    }
+}
+
+/// `text` for a message, cut likewise.
+pub(crate) fn shown(text: &str) -> std::borrow::Cow<'_, str> {
+    chatplate_render::visible::cut(text, MAX_SHOWN_CHARS)
+}
+
 /// `str(value)`: strings as they are, everything else as its `repr`.
 pub(crate) fn py_str(value: &Value) -> String {
     match value {
@@ -78,13 +97,13 @@ fn number_repr(number: &serde_json::Number) -> String {
     chatplate_render::python_float_repr(value)
 }
 
-/// `repr(sorted(names))` for a list of strings.
+/// `repr(sorted(names))` for a list of strings, cut when long (see [`shown`]).
 pub(crate) fn sorted_names_repr<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     let mut names: Vec<&str> = names.into_iter().collect();
     names.sort_unstable();
     names.dedup();
     let parts: Vec<String> = names.into_iter().map(str_repr).collect();
-    format!("[{}]", parts.join(", "))
+    shown(&format!("[{}]", parts.join(", "))).into_owned()
 }
 
 /// A JSON number from Python's `float`, printed as Python prints it (`json.dumps`
@@ -115,5 +134,14 @@ mod tests {
         assert_eq!(sorted_names_repr(["b", "a"]), "['a', 'b']");
         assert_eq!(type_name(&json!(1.0)), "float");
         assert_eq!(float_value(1e16), json!(1e16));
+    }
+
+    #[test]
+    fn long_values_are_cut_with_their_size() {
+        let long = "é".repeat(MAX_SHOWN_CHARS + 1);
+        let shown = shown_repr(&long);
+        assert!(shown.starts_with("'éé"), "{shown}");
+        assert!(shown.ends_with("'… (2002 bytes in all)"), "{shown}");
+        assert_eq!(shown_repr("it's"), "\"it's\"");
     }
 }

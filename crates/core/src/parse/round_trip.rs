@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{parse_response, ResponseTemplate};
+use super::{parse_response_within, ParseLimits, ResponseTemplate};
 use chatplate_render::{CompiledTemplate, ContinueFinal, Conversation, RenderControl};
 
 /// Why an assistant message does not survive the round trip.
@@ -92,7 +92,10 @@ fn one_message(
     };
     let generated = generated_part(tail, conversation);
     let tools = conversation.tools.clone().unwrap_or_default();
-    let parsed = parse_response(generated, parser, &before, &tools)
+    // Each parse gets the render deadline, and stops when the renders would.
+    let deadline = control.deadline.unwrap_or(template.limits().deadline);
+    let limits = ParseLimits::new(deadline).with_cancel(control.cancel.clone());
+    let parsed = parse_response_within(generated, parser, &before, &tools, &limits)
         .map_err(|err| fail(format!("the generated text does not parse: {err}")))?;
     let original = &conversation.messages[index];
     if parsed == *original {

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 
 use super::error::ParseError;
+use super::limits::Clock;
 use super::pattern::{Found, Pattern};
 
 /// A delimiter: whether it is a close, and its field's index.
@@ -23,6 +24,7 @@ impl Searches {
         pattern: &Pattern,
         text: &str,
         pos: usize,
+        clock: &Clock,
     ) -> Result<Option<Found>, ParseError> {
         if let Some((from, result)) = self.0.get(&delimiter) {
             match result {
@@ -31,7 +33,7 @@ impl Searches {
                 _ => {}
             }
         }
-        let result = pattern.search(text, pos)?;
+        let result = pattern.search(text, pos, clock)?;
         self.0.insert(delimiter, (pos, result.clone()));
         Ok(result)
     }

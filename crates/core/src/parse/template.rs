@@ -4,8 +4,9 @@
 use serde_json::{Map, Value};
 
 use super::error::ParseError;
-use super::pattern::Pattern;
-use super::pyvalue::{py_str, sorted_names_repr, truthy, type_name};
+use super::limits::Clock;
+use super::pattern::{Pattern, PatternCache};
+use super::pyvalue::{py_str, shown, sorted_names_repr, truthy, type_name};
 use super::transform::validate_transform;
 
 /// The content parsers the format defines.
@@ -50,6 +51,8 @@ pub struct ResponseTemplate {
     /// The index of the field without an open anchor (the leftover sink), if any.
     pub(crate) implicit: Option<usize>,
     pub(crate) start_anchor: Pattern,
+    /// The content parsers' patterns, compiled once for all parses with this template.
+    pub(crate) patterns: PatternCache,
 }
 
 /// One field of the template: where its region opens and closes, and how its text
@@ -89,7 +92,7 @@ impl ResponseTemplate {
             return Err(ParseError::value(format!(
                 "At most one field may omit 'open'/'open_pattern' (that field becomes the \
                  implicit-open / leftover sink). Found: {}",
-                names.join(", ")
+                shown(&names.join(", "))
             )));
         }
         let start_anchor = compile_anchor(
@@ -113,6 +116,7 @@ impl ResponseTemplate {
             fields,
             implicit: implicit.first().copied(),
             start_anchor,
+            patterns: PatternCache::default(),
         })
     }
 
@@ -123,8 +127,14 @@ impl ResponseTemplate {
 
     /// `truncate_past_last_anchor`: the prefix after the last start anchor (all of it
     /// when the anchor does not occur).
-    pub(crate) fn truncate_prefix<'p>(&self, prefix: &'p str) -> Result<&'p str, ParseError> {
-        let last_end = self.start_anchor.find_all(prefix)?.last().map(|m| m.end);
+    pub(crate) fn truncate_prefix<'p>(
+        &self,
+        prefix: &'p str,
+        clock: &Clock,
+    ) -> Result<&'p str, ParseError> {
+        let mut last_end = None;
+        self.start_anchor
+            .for_each_match(prefix, clock, |m| last_end = Some(m.end))?;
         Ok(last_end.map_or(prefix, |end| &prefix[end..]))
     }
 }
@@ -140,7 +150,7 @@ fn validate_shape(spec: &Value) -> Result<&Map<String, Value>, ParseError> {
     if !equals_one(&version) {
         return Err(ParseError::value(format!(
             "Unsupported response_template version: {}",
-            py_str(&version)
+            shown(&py_str(&version))
         )));
     }
     let unknown: Vec<&str> = spec
@@ -177,7 +187,7 @@ fn equals_one(version: &Value) -> bool {
 }
 
 fn build_field(name: &str, raw: &Value) -> Result<Field, ParseError> {
-    let scope = format!("Field '{name}'");
+    let scope = format!("Field '{}'", shown(name));
     let Value::Object(field) = raw else {
         return Err(ParseError::value(format!("{scope} must be a dict")));
     };
@@ -248,15 +258,31 @@ fn build_field(name: &str, raw: &Value) -> Result<Field, ParseError> {
     })
 }
 
+/// `content not in CONTENT_PARSERS` (a dict): a list or dict cannot be looked up in one.
 fn content_parser(scope: &str, content: Option<&Value>) -> Result<String, ParseError> {
     let content = content.cloned().unwrap_or(Value::from("text"));
     match content.as_str() {
         Some(name) if CONTENT_PARSERS.contains(&name) => Ok(name.to_string()),
-        _ => Err(ParseError::value(format!(
-            "{scope}: unknown content parser '{}'. Available: {}",
-            py_str(&content),
-            sorted_names_repr(CONTENT_PARSERS)
-        ))),
+        _ => {
+            unhashable(&content)?;
+            Err(ParseError::value(format!(
+                "{scope}: unknown content parser '{}'. Available: {}",
+                shown(&py_str(&content)),
+                sorted_names_repr(CONTENT_PARSERS)
+            )))
+        }
+    }
+}
+
+/// The `TypeError` Python raises for a list or dict used as a dict key or looked up in
+/// a cache (`regex.compile`'s, say).
+pub(crate) fn unhashable(value: &Value) -> Result<(), ParseError> {
+    match value {
+        Value::Array(_) | Value::Object(_) => Err(ParseError::new(
+            "TypeError",
+            format!("unhashable type: '{}'", type_name(value)),
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -298,16 +324,19 @@ fn compile_anchor(
     }
     match field.get(pattern_key) {
         None => Ok(None),
-        Some(Value::String(source)) => Pattern::python(source)
-            .map(Some)
-            .map_err(|e| ParseError::value(format!("{scope}: invalid {pattern_key} regex: {e}"))),
-        Some(other) => Err(ParseError::new(
-            "TypeError",
-            format!(
-                "first argument must be a string or compiled pattern, got {}",
-                type_name(other)
-            ),
-        )),
+        Some(Value::String(source)) => Pattern::python(source).map(Some).map_err(|e| {
+            ParseError::value(format!(
+                "{scope}: invalid {pattern_key} regex: {}",
+                shown(&e)
+            ))
+        }),
+        Some(other) => {
+            unhashable(other)?;
+            Err(ParseError::new(
+                "TypeError",
+                "first argument must be a string or compiled pattern",
+            ))
+        }
     }
 }
 

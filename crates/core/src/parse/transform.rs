@@ -4,7 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::error::ParseError;
-use super::pyvalue::{sorted_names_repr, str_repr, type_name};
+use super::pyvalue::{shown, shown_repr, sorted_names_repr, str_repr, type_name};
 
 /// The dotted path of a whole-string placeholder (`"{content.args}"`), if `text` is one.
 fn placeholder(text: &str) -> Option<&str> {
@@ -39,7 +39,7 @@ pub(crate) fn validate_transform(scope: &str, transform: &Value) -> Result<(), P
                 "{scope}: transform string {} mixes a {{placeholder}} with literal text. Use either \
                  a whole-string placeholder (e.g. \"{{content}}\") or a plain literal; string \
                  interpolation is not supported.",
-                str_repr(text)
+                shown_repr(text)
             )))
         }
         _ => Ok(()),
@@ -73,6 +73,8 @@ pub(crate) fn apply_transform(
 fn look_up(path: &str, scope: &Map<String, Value>) -> Result<Value, ParseError> {
     let mut keys = path.split('.');
     let root = keys.next().unwrap_or_default();
+    // The path comes from the template; it is cut in messages when long.
+    let path = shown(path);
     let Some(mut value) = scope.get(root) else {
         let message = format!(
             "transform placeholder '{{{path}}}' is not defined. Available: {}",
@@ -84,13 +86,15 @@ fn look_up(path: &str, scope: &Map<String, Value>) -> Result<Value, ParseError> 
     for key in keys {
         let Value::Object(map) = value else {
             return Err(ParseError::value(format!(
-                "transform placeholder '{{{path}}}' cannot index into {} at '{key}'",
-                type_name(value)
+                "transform placeholder '{{{path}}}' cannot index into {} at '{}'",
+                type_name(value),
+                shown(key)
             )));
         };
         value = map.get(key).ok_or_else(|| {
             ParseError::value(format!(
-                "transform placeholder '{{{path}}}' is missing key '{key}'. Available: {}",
+                "transform placeholder '{{{path}}}' is missing key '{}'. Available: {}",
+                shown(key),
                 sorted_names_repr(map.keys().map(String::as_str))
             ))
         })?;

@@ -72,19 +72,20 @@ pub(crate) fn compare_tokens(expected: &ExpectedTokens, ids: &[u32]) -> Result<(
     }
 }
 
-/// Tokenizes `prompt` with the session's tokenizer and compares with `expected_tokens`
-/// (nothing to do when the session has none).
+/// Tokenizes `prompt` with the session's tokenizer, holding at most about `max_memory`
+/// bytes, and compares with `expected_tokens` (nothing to do when the session has none).
 #[cfg(feature = "tokens")]
 pub(crate) fn check(
     session: &Session,
     session_dir: &Path,
     access: &TemplateAccess,
     prompt: &str,
+    max_memory: usize,
 ) -> Result<(), TokenCheckError> {
     let Some(expected) = &session.expected_tokens else {
         return Ok(());
     };
-    let ids = prompt_ids(session, session_dir, access, prompt)?;
+    let ids = prompt_ids(session, session_dir, access, prompt, max_memory)?;
     compare_tokens(expected, &ids).map_err(TokenCheckError::Mismatch)
 }
 
@@ -99,7 +100,13 @@ pub(crate) fn bless(
     let Some(expected) = &session.expected_tokens else {
         return Ok(());
     };
-    let ids = prompt_ids(session, session_dir, access, prompt)?;
+    let ids = prompt_ids(
+        session,
+        session_dir,
+        access,
+        prompt,
+        super::DEFAULT_MAX_MEMORY,
+    )?;
     session.expected_tokens = Some(match expected {
         ExpectedTokens::Count(_) => ExpectedTokens::Count(ids.len()),
         ExpectedTokens::Ids(_) => ExpectedTokens::Ids(ids),
@@ -113,9 +120,10 @@ fn prompt_ids(
     dir: &Path,
     access: &TemplateAccess,
     prompt: &str,
+    max_memory: usize,
 ) -> Result<Vec<u32>, TokenizerError> {
     let tokenizer = super::shared(&session_tokenizer(session, dir, access)?)?;
-    Ok(tokenizer.tokenize(prompt)?.ids())
+    Ok(tokenizer.tokenize_within(prompt, max_memory)?.ids())
 }
 
 /// Without tokenizer support a fixture with `expected_tokens` cannot pass.
@@ -125,6 +133,7 @@ pub(crate) fn check(
     _dir: &Path,
     _access: &TemplateAccess,
     _prompt: &str,
+    _max_memory: usize,
 ) -> Result<(), TokenCheckError> {
     match session.expected_tokens {
         Some(_) => Err(TokenizerError::Unsupported.into()),

@@ -234,14 +234,16 @@ pub struct SplitEffect {
 }
 
 /// Tokenizes `prompt` with `split_special_tokens` flipped and compares with `tokenized`
-/// (the prompt as configured).
+/// (the prompt as configured), within `max_memory` (see
+/// [`ModelTokenizer::tokenize_within`]).
 pub fn split_effect(
     tokenizer: &ModelTokenizer,
     prompt: &str,
     tokenized: &Tokenized,
+    max_memory: usize,
 ) -> Result<SplitEffect, TokenizerError> {
     let configured = tokenizer.split_special_tokens();
-    let flipped = tokenizer.tokenize_split(prompt, !configured)?;
+    let flipped = tokenizer.tokenize_split_within(prompt, !configured, max_memory)?;
     Ok(SplitEffect {
         configured,
         tokens: tokenized.len(),

@@ -10,6 +10,7 @@ use tokenizers::{AddedToken, Tokenizer};
 
 use super::config::{AddedTokenSpec, TokenizerConfig};
 use super::files::TokenizerFiles;
+use super::pieces::{Cuts, MEMORY_PER_BYTE, PIECE_BYTES};
 use super::tokenized::{Token, Tokenized};
 use super::TokenizerError;
 use crate::files::{read_bytes, read_text, MAX_CONFIG_BYTES, MAX_TOKENIZER_BYTES};
@@ -25,7 +26,12 @@ pub struct ModelTokenizer {
     flipped: OnceLock<Tokenizer>,
     /// Every added token's id, with whether it is special.
     added: HashMap<u32, bool>,
+    /// Where a long text may be cut and tokenized in pieces.
+    cuts: Cuts,
 }
+
+/// The memory bound of [`ModelTokenizer::tokenize`]: the render's default.
+pub const DEFAULT_MAX_MEMORY: usize = 256 << 20;
 
 impl std::fmt::Debug for ModelTokenizer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -62,11 +68,13 @@ impl ModelTokenizer {
             .into_iter()
             .map(|(id, token)| (id, token.special))
             .collect();
+        let cuts = Cuts::new(&inner);
         Ok(ModelTokenizer {
             files: files.clone(),
             inner,
             flipped: OnceLock::new(),
             added,
+            cuts,
         })
     }
 
@@ -81,22 +89,47 @@ impl ModelTokenizer {
         self.inner.get_encode_special_tokens()
     }
 
-    /// Tokens of `text` exactly as `tokenizer(text, add_special_tokens=False)`.
+    /// Tokens of `text` exactly as `tokenizer(text, add_special_tokens=False)`, within
+    /// [`DEFAULT_MAX_MEMORY`].
     pub fn tokenize(&self, text: &str) -> Result<Tokenized, TokenizerError> {
-        self.encode_with(&self.inner, text)
+        self.tokenize_within(text, DEFAULT_MAX_MEMORY)
     }
 
-    /// Tokens of `text` with `split_special_tokens` set to `split`, whatever the config says.
+    /// [`ModelTokenizer::tokenize`] holding at most about `max_memory` bytes while it
+    /// works: a long text is tokenized in pieces cut where the tokenizer cuts it anyway
+    /// (before its special tokens), with the same result; a stretch too long for the bound
+    /// with nowhere to cut is refused ([`TokenizerError::TooLarge`]).
+    pub fn tokenize_within(
+        &self,
+        text: &str,
+        max_memory: usize,
+    ) -> Result<Tokenized, TokenizerError> {
+        self.encode_with(&self.inner, text, max_memory)
+    }
+
+    /// Tokens of `text` with `split_special_tokens` set to `split`, whatever the config
+    /// says, within [`DEFAULT_MAX_MEMORY`].
     pub fn tokenize_split(&self, text: &str, split: bool) -> Result<Tokenized, TokenizerError> {
+        self.tokenize_split_within(text, split, DEFAULT_MAX_MEMORY)
+    }
+
+    /// [`ModelTokenizer::tokenize_split`] within `max_memory` (see
+    /// [`ModelTokenizer::tokenize_within`]).
+    pub fn tokenize_split_within(
+        &self,
+        text: &str,
+        split: bool,
+        max_memory: usize,
+    ) -> Result<Tokenized, TokenizerError> {
         if split == self.split_special_tokens() {
-            return self.tokenize(text);
+            return self.tokenize_within(text, max_memory);
         }
         let flipped = self.flipped.get_or_init(|| {
             let mut copy = self.inner.clone();
             copy.set_encode_special_tokens(split);
             copy
         });
-        self.encode_with(flipped, text)
+        self.encode_with(flipped, text, max_memory)
     }
 
     /// The vocabulary string of a token id (`convert_ids_to_tokens`), e.g. `Ġhello`.
@@ -114,21 +147,39 @@ impl ModelTokenizer {
         self.added_token(id) == Some(true)
     }
 
-    fn encode_with(&self, tokenizer: &Tokenizer, text: &str) -> Result<Tokenized, TokenizerError> {
-        let encoding = tokenizer
-            .encode(text, false)
-            .map_err(|err| TokenizerError::Encode(err.to_string()))?;
-        let tokens = encoding
-            .get_ids()
-            .iter()
-            .zip(encoding.get_offsets())
-            .map(|(&id, &(start, end))| Token {
-                id,
-                start,
-                end,
-                special: self.is_special(id),
-            })
-            .collect();
+    fn encode_with(
+        &self,
+        tokenizer: &Tokenizer,
+        text: &str,
+        max_memory: usize,
+    ) -> Result<Tokenized, TokenizerError> {
+        let split = tokenizer.get_encode_special_tokens();
+        let cuts = self.cuts.cuts(text, PIECE_BYTES, split);
+        let mut tokens = Vec::new();
+        let mut start = 0;
+        for end in cuts.into_iter().chain([text.len()]) {
+            let piece = &text[start..end];
+            let needed = piece.len().saturating_mul(MEMORY_PER_BYTE);
+            if needed > max_memory {
+                return Err(TokenizerError::TooLarge {
+                    bytes: piece.len(),
+                    needed,
+                    max_memory,
+                });
+            }
+            let encoding = tokenizer
+                .encode(piece, false)
+                .map_err(|err| TokenizerError::Encode(err.to_string()))?;
+            tokens.extend(encoding.get_ids().iter().zip(encoding.get_offsets()).map(
+                |(&id, &(from, to))| Token {
+                    id,
+                    start: start + from,
+                    end: start + to,
+                    special: self.is_special(id),
+                },
+            ));
+            start = end;
+        }
         Ok(Tokenized { tokens })
     }
 }

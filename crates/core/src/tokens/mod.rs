@@ -31,6 +31,8 @@ pub mod mask;
 #[cfg(feature = "tokens")]
 mod parse;
 #[cfg(feature = "tokens")]
+mod pieces;
+#[cfg(feature = "tokens")]
 mod ranges;
 #[cfg(feature = "tokens")]
 mod tokenized;
@@ -46,7 +48,7 @@ pub use files::{TokenizerFiles, CONFIG_FILE, TOKENIZER_FILE};
 #[cfg(feature = "tokens")]
 pub use cache::shared;
 #[cfg(feature = "tokens")]
-pub use load::ModelTokenizer;
+pub use load::{ModelTokenizer, DEFAULT_MAX_MEMORY};
 #[cfg(feature = "tokens")]
 pub use mask::{assistant_mask, MaskError};
 #[cfg(feature = "tokens")]
@@ -91,4 +93,15 @@ pub enum TokenizerError {
     /// The tokenizer failed on the text.
     #[error("tokenizing failed: {0}")]
     Encode(String),
+    /// A stretch of text with no special token to cut at is too long to tokenize within
+    /// the memory bound (the library holds about a hundred bytes per byte of text).
+    #[error("tokenizing {bytes} bytes of text with no special token to cut them at would take about {} MiB, more than the {} MiB memory bound; raise it with {}", .needed >> 20, .max_memory >> 20, chatplate_render::remedy::means(chatplate_render::remedy::Knob::MaxMemory))]
+    TooLarge {
+        /// The stretch's length.
+        bytes: usize,
+        /// About how much memory tokenizing it takes.
+        needed: usize,
+        /// The bound.
+        max_memory: usize,
+    },
 }

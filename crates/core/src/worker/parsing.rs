@@ -10,7 +10,7 @@ use serde_json::Value as Json;
 use chatplate_render::{CancelToken, ContinueFinal, RenderError};
 
 use crate::catalog::{TemplateAccess, TemplateSource};
-use crate::parse::{self, ResponseTemplate};
+use crate::parse::{self, ParseLimits, ResponseTemplate};
 use crate::session::Session;
 
 use super::snapshot::Snapshot;
@@ -72,40 +72,80 @@ pub(super) fn parse_pasted(
     // The output answers the conversation: the prompt ends with the assistant's opening
     // (unless the session continues its final message), as `chatplate parse` has it.
     answered.add_generation_prompt |= answered.continue_final_message == ContinueFinal::Off;
-    let prefix = template.compiled()?.render_cancellable(&answered, cancel)?;
+    let compiled = template.compiled()?;
+    let prefix = compiled.render_cancellable(&answered, cancel)?;
     let tools = answered.tools.unwrap_or_default();
-    Ok(Output::Pasted(parse_with(&spec, output, &prefix, &tools)))
+    let limits = ParseLimits::new(compiled.limits().deadline).with_cancel(cancel.clone());
+    let pasted = parse_with(&spec, output, &prefix, &tools, &limits);
+    // A cancelled parse says nothing about the output.
+    if cancel.is_cancelled() {
+        return Err(RenderError::cancelled());
+    }
+    Ok(Output::Pasted(pasted))
 }
 
-/// The outcome of parsing `output` after `prefix` with the template `spec`.
-pub fn parse_with(spec: &Json, output: &str, prefix: &str, tools: &[Json]) -> Pasted {
-    let parsed = ResponseTemplate::load(spec)
-        .and_then(|template| parse::parse_response(output, &template, prefix, tools));
+/// The outcome of parsing `output` after `prefix` with the template `spec`, within
+/// `limits` (the deadline bounds the parse and the search for unplaced text each).
+pub fn parse_with(
+    spec: &Json,
+    output: &str,
+    prefix: &str,
+    tools: &[Json],
+    limits: &ParseLimits,
+) -> Pasted {
+    let parsed = ResponseTemplate::load(spec).and_then(|template| {
+        parse::parse_response_within(output, &template, prefix, tools, limits)
+    });
     match parsed {
         Ok(message) => Pasted::Message {
-            unplaced: unplaced(output, &message),
+            unplaced: unplaced(output, &message, limits),
             message,
         },
         Err(err) => Pasted::Failed(err.to_string()),
     }
 }
 
+/// Most unplaced lines listed; more are counted in one last line.
+const MAX_UNPLACED: usize = 50;
+
 /// The lines of `output` whose text appears in none of the message's strings (after
 /// stripping the markup a schema's anchors consume): what a schema without a region
 /// for it drops. Lines that are only markup (`<tool_call>`, `</think>`) count as placed.
-fn unplaced(output: &str, message: &Json) -> Vec<String> {
+/// Each line is looked for in every string, so a long output is read only until the
+/// parse's deadline; the last line says what was left out.
+fn unplaced(output: &str, message: &Json, limits: &ParseLimits) -> Vec<String> {
+    let started = std::time::Instant::now();
     let mut strings = Vec::new();
     collect_strings(message, &mut strings);
-    output
-        .lines()
-        .map(str::trim)
-        .filter(|line| !is_markup(line))
-        .filter(|line| {
-            let text = squeezed(&without_tags(line));
-            !strings.iter().any(|s| squeezed(s).contains(&text))
-        })
-        .map(str::to_string)
-        .collect()
+    let strings: Vec<String> = strings.iter().map(|s| squeezed(s)).collect();
+    let mut found = Vec::new();
+    let mut more = 0usize;
+    for (index, line) in output.lines().enumerate() {
+        if started.elapsed() > limits.deadline || limits.cancel.is_cancelled() {
+            found.push(format!(
+                "… (lines from {} on not checked: the output is long)",
+                index + 1
+            ));
+            return found;
+        }
+        let line = line.trim();
+        if is_markup(line) {
+            continue;
+        }
+        let text = squeezed(&without_tags(line));
+        if strings.iter().any(|s| s.contains(&text)) {
+            continue;
+        }
+        if found.len() < MAX_UNPLACED {
+            found.push(line.to_string());
+        } else {
+            more += 1;
+        }
+    }
+    if more > 0 {
+        found.push(format!("… and {more} more lines"));
+    }
+    found
 }
 
 /// `text` without whitespace and double quotes: JSON comes back formatted differently
@@ -184,7 +224,8 @@ mod tests {
             {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}\n</tool_call>\n\
             <tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Rome\"}}\n\
             </tool_call><|im_end|>";
-        let Pasted::Message { message, unplaced } = parse_with(&qwen_schema(), output, "", &[])
+        let Pasted::Message { message, unplaced } =
+            parse_with(&qwen_schema(), output, "", &[], &ParseLimits::default())
         else {
             panic!("expected a message");
         };
@@ -196,7 +237,7 @@ mod tests {
     #[test]
     fn text_the_message_lost_is_reported() {
         let output = "Hi!<|im_end|>\nafter the end";
-        let outcome = parse_with(&qwen_schema(), output, "", &[]);
+        let outcome = parse_with(&qwen_schema(), output, "", &[], &ParseLimits::default());
         let Pasted::Message { unplaced, message } = outcome else {
             panic!("expected a message: {outcome:?}");
         };
@@ -210,7 +251,7 @@ mod tests {
     fn an_output_that_does_not_parse_keeps_its_error() {
         let schema = json!({"fields": {"tool_calls": {"open": "<c>", "close": "</c>",
             "content": "json", "optional": false}}});
-        let outcome = parse_with(&schema, "<c>{broken</c>", "", &[]);
+        let outcome = parse_with(&schema, "<c>{broken</c>", "", &[], &ParseLimits::default());
         assert!(
             matches!(outcome, Pasted::Failed(ref why) if !why.is_empty()),
             "{outcome:?}"

@@ -79,8 +79,12 @@ pub(super) fn tokenize(
     conversation: &Conversation,
     token: &CancelToken,
 ) -> Result<Output, RenderError> {
+    // The memory bound of the template's renders bounds the tokenizer's work too.
+    let max_memory = template.map_or(chatplate_render::Limits::default().max_memory_bytes, |t| {
+        t.limits.max_memory_bytes
+    });
     #[cfg_attr(not(feature = "tokens"), allow(unused_mut))]
-    let mut tokenized = run(choice, prompt, conversation)?;
+    let mut tokenized = run(choice, prompt, conversation, max_memory)?;
     #[cfg(feature = "tokens")]
     if let Some(template) = template {
         let mask = super::training_mask::compute(
@@ -108,6 +112,7 @@ fn run(
     choice: &TokenizerChoice,
     prompt: &str,
     conversation: &Conversation,
+    max_memory: usize,
 ) -> Result<TokenizedPrompt, RenderError> {
     use crate::tokens::injection::split_effect;
     use crate::tokens::{shared, TokenizerError, TokenizerFiles};
@@ -126,10 +131,12 @@ fn run(
         (None, None) => Err(TokenizerError::Unspecified),
     };
     let tokenizer = files.and_then(|f| shared(&f)).map_err(input)?;
-    let tokenized = tokenizer.tokenize(prompt).map_err(input)?;
+    let tokenized = tokenizer
+        .tokenize_within(prompt, max_memory)
+        .map_err(input)?;
     let injections = injections(&tokenizer, prompt, &tokenized, conversation).map_err(input)?;
     let split_effect = if injections.iter().any(|i| i.special) {
-        Some(split_effect(&tokenizer, prompt, &tokenized).map_err(input)?)
+        Some(split_effect(&tokenizer, prompt, &tokenized, max_memory).map_err(input)?)
     } else {
         None
     };
@@ -189,6 +196,7 @@ fn run(
     _choice: &TokenizerChoice,
     _prompt: &str,
     _conversation: &Conversation,
+    _max_memory: usize,
 ) -> Result<TokenizedPrompt, RenderError> {
     Err(input(crate::tokens::TokenizerError::Unsupported))
 }

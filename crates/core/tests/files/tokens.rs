@@ -12,6 +12,7 @@ use chatplate_core::tokens::injection::{
 };
 use chatplate_core::tokens::{
     count_in_ranges, shared, ModelTokenizer, RangeCount, TokenizerError, TokenizerFiles,
+    DEFAULT_MAX_MEMORY,
 };
 use chatplate_render::Conversation;
 use serde_json::{json, Value as Json};
@@ -264,7 +265,7 @@ fn split_effect_counts_the_templates_own_special_tokens() {
     let (_dir, tokenizer) = tiny(&Json::Null);
     let prompt = format!("{IM_START}user\nHi{IM_END}\n");
     let tokenized = tokenizer.tokenize(&prompt).unwrap();
-    let effect = split_effect(&tokenizer, &prompt, &tokenized).unwrap();
+    let effect = split_effect(&tokenizer, &prompt, &tokenized, DEFAULT_MAX_MEMORY).unwrap();
     assert!(!effect.configured);
     assert_eq!((effect.special, effect.flipped_special), (2, 0));
     assert!(effect.flipped_tokens > effect.tokens);

@@ -112,3 +112,117 @@ fn llama_bench_prompt_has_transformers_token_count() {
     assert_eq!(tokenized.len(), 19_471);
     assert_eq!(tokenized.tokens.last().map(|t| t.end), Some(prompt.len()));
 }
+
+/// Markup of every model family, each in the contexts where a cut before it could go
+/// wrong: after a word, after spaces, before a word, doubled, at a line's start. In a
+/// tokenizer that does not have one, it is ordinary text.
+const MARKUP: [&str; 12] = [
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|eot_id|>",
+    "<|start_header_id|>",
+    "<start_of_turn>",
+    "<end_of_turn>",
+    "<｜end▁of▁sentence｜>",
+    "<｜User｜>",
+    "<|return|>",
+    "<|start|>",
+    "<|end|>",
+    "<tool_call>",
+];
+
+/// A prompt of about `bytes`, made of numbered turns mixing markup, words, digits and
+/// scripts, so that the tokenizer cuts it many times.
+fn long_prompt(bytes: usize) -> String {
+    let mut text = String::new();
+    let mut turn = 0usize;
+    while text.len() < bytes {
+        let mark = MARKUP[turn % MARKUP.len()];
+        let next = MARKUP[(turn * 7 + 3) % MARKUP.len()];
+        text.push_str(&format!(
+            "{mark}user\nTurn {turn}: wörld{next}word  {mark}  don't 日本語 😀 {turn}{turn}\n\n{next}{mark}\
+             x{mark}\n  \t{next} Paris, 12.5°C{mark}",
+        ));
+        turn += 1;
+    }
+    text
+}
+
+#[test]
+fn a_long_prompt_tokenized_in_pieces_gives_transformers_ids() {
+    let test = "a_long_prompt_tokenized_in_pieces_gives_transformers_ids";
+    let python = std::env::var("CHATPLATE_PYTHON").unwrap_or_else(|_| "python3".into());
+    let probe = std::process::Command::new(&python)
+        .args(["-c", "import transformers"])
+        .output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        common::skip_unless_ci(test, &format!("{python} has no transformers"));
+        return;
+    }
+    // Longer than a piece (1 MiB), so that it is cut at its special tokens.
+    let prompt = long_prompt(3 << 19);
+    let dir = tempfile::tempdir().unwrap();
+    let text_file = dir.path().join("prompt.txt");
+    std::fs::write(&text_file, &prompt).unwrap();
+    let script = "import json, sys; from transformers import AutoTokenizer; \
+                  t = AutoTokenizer.from_pretrained(sys.argv[1]); \
+                  print(json.dumps(t(open(sys.argv[2], encoding='utf-8').read(), add_special_tokens=False)['input_ids']))";
+    for name in tokens_support::REAL {
+        let Some(folder) = real_tokenizer(name, test) else {
+            continue;
+        };
+        let ours = load(&folder).tokenize(&prompt).unwrap();
+        let output = std::process::Command::new(&python)
+            .args([
+                "-c",
+                script,
+                folder.to_str().unwrap(),
+                text_file.to_str().unwrap(),
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let theirs: Vec<u32> = serde_json::from_slice(&output.stdout).unwrap();
+        let at = ours
+            .ids()
+            .iter()
+            .zip(&theirs)
+            .take_while(|(a, b)| a == b)
+            .count();
+        assert!(
+            ours.ids() == theirs,
+            "{name}: {} ids against transformers' {}, first difference at token {at}",
+            ours.len(),
+            theirs.len()
+        );
+        assert_eq!(
+            ours.tokens.last().map(|t| t.end),
+            Some(prompt.len()),
+            "{name}"
+        );
+    }
+}
+
+#[test]
+fn a_long_stretch_without_special_tokens_is_refused_past_the_memory_bound() {
+    let test = "a_long_stretch_without_special_tokens_is_refused_past_the_memory_bound";
+    let Some(folder) = real_tokenizer("qwen3", test) else {
+        return;
+    };
+    let tokenizer = load(&folder);
+    let text = "word ".repeat(1 << 19);
+    let error = tokenizer.tokenize_within(&text, 64 << 20).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("with no special token to cut them at would take about 320 MiB, more than the 64 MiB memory bound; raise it with"),
+        "{error}"
+    );
+    // Raised, the bound lets it through, whole.
+    let tokenized = tokenizer.tokenize_within(&text, 512 << 20).unwrap();
+    assert_eq!(tokenized.tokens.last().map(|t| t.end), Some(text.len()));
+}

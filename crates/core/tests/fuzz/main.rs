@@ -16,3 +16,4 @@ mod tokens_support;
 mod fuzz;
 mod fuzz_engines;
 mod fuzz_inputs;
+mod fuzz_parse;
