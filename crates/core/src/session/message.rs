@@ -11,7 +11,7 @@ pub struct Message(pub Map<String, Json>);
 impl<'de> Deserialize<'de> for Message {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::Error;
-        let fields = Map::<String, Json>::deserialize(deserializer)?;
+        let fields = super::compact::object(deserializer)?;
         match fields.get("role") {
             Some(Json::String(_)) => {}
             Some(_) => return Err(D::Error::custom("message \"role\" must be a string")),
