@@ -274,6 +274,35 @@ pub(crate) fn reserve_items(state: Option<&State>, count: usize, each: usize) ->
     reserve(state, count.saturating_mul(each))
 }
 
+/// Appends `text` to `out`, checking before `out` grows that the render may hold the
+/// room it grows to (see [`make_room`]). For output built piece by piece from a
+/// template's input (`wordwrap`, `indent`).
+pub(crate) fn push_charged(
+    state: Option<&State>,
+    out: &mut String,
+    text: &str,
+) -> Result<(), Error> {
+    make_room(state, out, text.len())?;
+    out.push_str(text);
+    Ok(())
+}
+
+/// Makes room in `out` for `extra` more bytes, checking first that the render may hold
+/// the room it grows to (doubling, as `String` does) while the old room is still held.
+pub(crate) fn make_room(
+    state: Option<&State>,
+    out: &mut String,
+    extra: usize,
+) -> Result<(), Error> {
+    let needed = out.len().saturating_add(extra);
+    if needed > out.capacity() {
+        let room = needed.max(out.capacity().saturating_mul(2)).max(64);
+        reserve(state, room)?;
+        out.reserve_exact(room - out.len());
+    }
+    Ok(())
+}
+
 /// The current render's clock, if a render is in progress.
 pub(crate) fn clock() -> Option<DateTime> {
     CURRENT.with(|c| c.borrow().as_ref().map(|s| s.clock))
