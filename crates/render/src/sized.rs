@@ -50,32 +50,32 @@ pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
         (
             "sort",
             Value::from_function(minijinja::filters::sort),
-            items_only,
+            sorted_items,
         ),
         (
             "unique",
             Value::from_function(minijinja::filters::unique),
-            items_only,
+            compared_items,
         ),
         (
             "dictsort",
             Value::from_function(minijinja::filters::dictsort),
-            items_only,
+            compared_items,
         ),
         (
             "groupby",
             Value::from_function(minijinja::filters::groupby),
-            items_only,
+            sorted_items,
         ),
         (
             "min",
             Value::from_function(minijinja::filters::min),
-            items_only,
+            compared_items,
         ),
         (
             "max",
             Value::from_function(minijinja::filters::max),
-            items_only,
+            compared_items,
         ),
         (
             "pprint",
@@ -89,11 +89,18 @@ pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
         ),
     ];
     for (name, builtin, check) in wrapped {
+        // pprint prints its value: it gets it as it is.
+        let walks = name != "pprint";
         env.add_filter(
             name,
             move |state: &mut State, value: Value, args: Rest<Value>, kwargs: Kwargs| {
                 scope::tick(Some(state))?;
                 check(state, &value, &args)?;
+                let value = if walks {
+                    scope::stoppable(value)
+                } else {
+                    value
+                };
                 builtin.call(state, &super::generators::with_subject(value, args, kwargs))
             },
         );
@@ -114,6 +121,40 @@ pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
 /// The items of the filtered value are collected or visited.
 fn items_only(state: &State, value: &Value, _args: &[Value]) -> Result<(), Error> {
     scope::reserve_items(Some(state), value.len().unwrap_or(0), ITEM_BYTES)
+}
+
+/// `unique`, `min`, `max`, `dictsort`: the items, and comparing or hashing each once
+/// (see [`charge_comparisons`]).
+fn compared_items(state: &State, value: &Value, args: &[Value]) -> Result<(), Error> {
+    items_only(state, value, args)?;
+    charge_comparisons(state, value, 1)
+}
+
+/// `sort`, `groupby`: the items, and comparing each about log₂ n times.
+fn sorted_items(state: &State, value: &Value, args: &[Value]) -> Result<(), Error> {
+    items_only(state, value, args)?;
+    let count = value.len().unwrap_or(0);
+    charge_comparisons(state, value, u64::from(usize::BITS - count.leading_zeros()))
+}
+
+/// The work of comparing the items of `value` (a string's bytes each, `rounds` times),
+/// charged as steps before MiniJinja's filter starts, one per 64 bytes as MiniJinja
+/// charges for data it makes. A comparison inside MiniJinja has no checkpoint: two
+/// long strings take as long as they are, and a stopped render would go on comparing
+/// millions of them; so many are refused up front instead. The items are counted in
+/// runs, so a list too costly to compare is refused after its first few thousand.
+fn charge_comparisons(state: &State, value: &Value, rounds: u64) -> Result<(), Error> {
+    const RUN: usize = 4096;
+    let mut bytes = 0u64;
+    for (index, item) in value.try_iter()?.enumerate() {
+        bytes = bytes.saturating_add(item.as_str().map_or(1, str::len) as u64);
+        if index % RUN == RUN - 1 {
+            state.consume_fuel(bytes.saturating_mul(rounds) / 64)?;
+            scope::tick(Some(state))?;
+            bytes = 0;
+        }
+    }
+    state.consume_fuel(bytes.saturating_mul(rounds) / 64)
 }
 
 /// `batch(n)` / `slice(n)`: up to `n` filler slots or `n` new lists, plus the items.
