@@ -282,14 +282,10 @@ impl Session {
 
     /// The file text: pretty JSON with a trailing newline.
     pub fn to_json(&self) -> String {
-        let mut text = match &self.template_sha256 {
-            None => serde_json::to_string_pretty(self),
-            Some(hash) => serde_json::to_value(self).and_then(|mut value| {
-                fingerprint::write_into(&mut value, hash);
-                serde_json::to_string_pretty(&value)
-            }),
+        let mut text = serde_json::to_string_pretty(self).expect("sessions always serialize");
+        if let Some(hash) = &self.template_sha256 {
+            fingerprint::write_into(&mut text, hash);
         }
-        .expect("sessions always serialize");
         text.push('\n');
         text
     }
