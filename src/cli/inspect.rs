@@ -17,11 +17,6 @@ use chatplate_core::inspect::{
 };
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation, Limits, RenderError};
 
-/// How long a fixture's inspection may take before its growth with the conversation
-/// ([`Limits::deadline_for`]): it renders every prefix and every changed value, about
-/// 2 s for 1,000 messages on two cores.
-const FIXTURE_DEADLINE: std::time::Duration = std::time::Duration::from_secs(120);
-
 #[derive(Debug, Args)]
 pub(super) struct InspectArgs {
     /// Template: a .jinja file, tokenizer_config.json, a bundled template name, or `-`
@@ -42,6 +37,11 @@ pub(super) struct InspectArgs {
     /// can be).
     #[arg(long = "var", value_name = "KEY=VALUE")]
     vars: Vec<String>,
+    /// Wall-clock bound on the whole inspection, in seconds: every probe and prefix
+    /// render together. Default 60 with a fixture (every prefix is rendered: a long
+    /// conversation may need more), 20 for a template alone.
+    #[arg(long, value_name = "SECONDS", value_parser = super::limits::parse_seconds)]
+    deadline: Option<std::time::Duration>,
 }
 
 /// `chatplate inspect`: the report on stdout; exit 1 when the template does not compile.
@@ -63,7 +63,7 @@ pub(super) fn run(args: InspectArgs) -> Result<i32> {
             return Ok(1);
         }
     };
-    let outcome = with_deadline(&compiled, &input)?;
+    let outcome = with_deadline(&compiled, &input, args.deadline)?;
     let report = outcome.template?;
     let conversation = match outcome.conversation {
         Some(Ok(found)) => Some(found),
@@ -186,9 +186,14 @@ struct Outcome {
     conversation: Option<Result<ConversationReport, InspectError>>,
 }
 
-/// Runs the inspection on a worker thread and gives up past a deadline (a template can
-/// make one render slow in ways fuel does not count; the worker is then abandoned).
-fn with_deadline(compiled: &Arc<CompiledTemplate>, input: &Input) -> Result<Outcome> {
+/// Runs the inspection on a worker thread and gives up past a deadline, `--deadline` or
+/// [`inspect::inspection_deadline`] (a template can make one render slow in ways fuel
+/// does not count; the worker is then cancelled).
+fn with_deadline(
+    compiled: &Arc<CompiledTemplate>,
+    input: &Input,
+    given: Option<std::time::Duration>,
+) -> Result<Outcome> {
     let cancel = CancelToken::new();
     let (sender, receiver) = std::sync::mpsc::channel();
     let worker = Arc::clone(compiled);
@@ -206,18 +211,16 @@ fn with_deadline(compiled: &Arc<CompiledTemplate>, input: &Input) -> Result<Outc
                 conversation,
             });
         })?;
-    let deadline = match &input.conversation {
-        Some(conversation) => Limits::default()
-            .with_deadline(FIXTURE_DEADLINE)
-            .deadline_for(conversation.items()),
-        None => compiled.limits().deadline * 4,
-    };
+    let deadline = given.unwrap_or_else(|| {
+        inspect::inspection_deadline(&compiled.limits(), input.conversation.is_some())
+    });
     match receiver.recv_timeout(deadline) {
         Ok(outcome) => Ok(outcome),
         Err(_) => {
             cancel.cancel();
             Err(anyhow!(
-                "the probes did not finish within {:.0} s",
+                "the probes did not finish within {:.1} s (the inspection's bound; raise it \
+                 with --deadline)",
                 deadline.as_secs_f64()
             ))
         }

@@ -43,7 +43,7 @@ impl LimitArgs {
 }
 
 /// Seconds, more than 0 and at most a day.
-fn parse_seconds(text: &str) -> Result<Duration, String> {
+pub(super) fn parse_seconds(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text
         .parse()
         .map_err(|_| format!("{text:?} is not a number of seconds"))?;

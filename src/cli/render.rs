@@ -110,7 +110,9 @@ pub(super) fn fixture_template(
     name: Option<&str>,
     roots: Option<&[PathBuf]>,
 ) -> Result<(TemplateSource, Conversation)> {
-    let (_, template, conversation) = fixture_session(path, name, roots)?;
+    let (session, template) = fixture_resolved(path, name, roots)?;
+    // The session is not needed again: its messages move into the conversation.
+    let conversation = catalog::into_conversation_for(session, &template)?;
     Ok((template, conversation))
 }
 
@@ -120,6 +122,17 @@ pub(super) fn fixture_session(
     name: Option<&str>,
     roots: Option<&[PathBuf]>,
 ) -> Result<(Session, TemplateSource, Conversation)> {
+    let (session, template) = fixture_resolved(path, name, roots)?;
+    let conversation = catalog::conversation_for(&session, &template)?;
+    Ok((session, template, conversation))
+}
+
+/// A fixture's session and its resolved template.
+fn fixture_resolved(
+    path: &Path,
+    name: Option<&str>,
+    roots: Option<&[PathBuf]>,
+) -> Result<(Session, TemplateSource)> {
     let session = load_session(path)?;
     let dir = input_dir(path);
     let access = match roots {
@@ -131,8 +144,7 @@ pub(super) fn fixture_session(
         .map_err(|err| with_stdin_note(err, path, &session))?
         .pin(name);
     let template = set.choose(session.tools.is_some())?;
-    let conversation = catalog::conversation_for(&session, &template)?;
-    Ok((session, template, conversation))
+    Ok((session, template))
 }
 
 fn quick_input(args: &RenderArgs) -> Result<(TemplateSource, Conversation)> {

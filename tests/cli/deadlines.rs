@@ -12,7 +12,8 @@ use std::time::Instant;
 use crate::common::binary::{chatplate, stderr, stdout};
 use serde_json::{json, Value as Json};
 
-/// Messages in the long conversation: its deadline grows by 1 µs × 10,000² = 100 s.
+/// Messages in the long conversation: its deadline grows by 1 µs × 10,000² = 100 s, up
+/// to the minute where growth stops.
 const LONG: usize = 10_000;
 
 /// Linear work per message, far more than a millisecond in all, far less than 100 s.
@@ -46,7 +47,7 @@ fn a_long_conversation_gets_its_extended_deadline_in_render_check_and_bench() {
         Some(&prompt),
     );
     // A 1 ms base: the render takes longer than that anywhere, and far less than the
-    // 100 s its 10,000 messages add.
+    // minute its 10,000 messages add.
     let run = chatplate(&["render", "long.json", "--deadline", "0.001"], dir.path());
     assert_eq!(run.status.code(), Some(0), "{}", stderr(&run));
     assert_eq!(stdout(&run), prompt);
@@ -109,4 +110,27 @@ fn a_timeout_names_the_deadline_it_was_given() {
     // Stopped at the deadline it names, not at the base (a render is never stopped
     // early, so this holds however slow the machine is).
     assert!(ran.as_secs_f64() >= 1.5, "stopped after {ran:?}: {message}");
+}
+
+#[test]
+fn an_inspection_is_bounded_as_a_whole_and_says_how_to_allow_more() {
+    let dir = tempfile::tempdir().unwrap();
+    // One render is quick, but the inspection renders every prefix of 5,000 messages
+    // (some 250 million loop steps in all): it is cut off as a whole.
+    write_session(dir.path(), "slow.json", PER_MESSAGE_WORK, 5_000, None);
+    let started = Instant::now();
+    let run = chatplate(
+        &["inspect", "--fixture", "slow.json", "--deadline", "1"],
+        dir.path(),
+    );
+    let ran = started.elapsed();
+    assert_eq!(run.status.code(), Some(2), "{}", stdout(&run));
+    let message = stderr(&run);
+    assert!(
+        message.contains(
+            "the probes did not finish within 1.0 s (the inspection's bound; raise it with --deadline)"
+        ),
+        "{message}"
+    );
+    assert!(ran.as_secs_f64() >= 1.0, "stopped after {ran:?}: {message}");
 }

@@ -326,10 +326,26 @@ pub fn conversation_for(
     template: &TemplateSource,
 ) -> Result<Conversation, SessionError> {
     let mut conversation = session.conversation()?;
+    add_token_variables(&mut conversation, template);
+    Ok(conversation)
+}
+
+/// [`conversation_for`], taking the session's messages instead of copying them (for a
+/// caller that needs the session no longer: a large conversation is then held once).
+pub fn into_conversation_for(
+    session: Session,
+    template: &TemplateSource,
+) -> Result<Conversation, SessionError> {
+    let mut conversation = session.into_conversation()?;
+    add_token_variables(&mut conversation, template);
+    Ok(conversation)
+}
+
+/// The template's special tokens, under the conversation's own variables.
+pub(crate) fn add_token_variables(conversation: &mut Conversation, template: &TemplateSource) {
     for (key, value) in template.token_variables() {
         conversation.variables.entry(key).or_insert(value);
     }
-    Ok(conversation)
 }
 
 /// Reads a text file of at most `limit` bytes: regular files only, never blocking on a

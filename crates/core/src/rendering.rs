@@ -9,7 +9,7 @@ pub(crate) mod excerpt;
 
 use std::path::Path;
 
-use chatplate_render::{render_with_deadline, Limits, RenderError};
+use chatplate_render::{ConversationInput, Limits, RenderControl, RenderError};
 
 use crate::catalog::{self, TemplateAccess, TemplateSource};
 use crate::session::Session;
@@ -61,15 +61,23 @@ pub fn render_session(
 }
 
 /// Renders a session with an already resolved template (its special tokens included).
+/// The session's messages are rendered where they are, not copied.
 pub fn render_with(
     session: &Session,
     template: &TemplateSource,
     limits: Limits,
 ) -> Result<String, RenderFailure> {
-    let conversation = catalog::conversation_for(session, template)
+    let mut settings = session
+        .settings()
         .map_err(|e| RenderFailure::load(e.to_string()))?;
+    catalog::add_token_variables(&mut settings, template);
+    let input = ConversationInput::Parts {
+        settings: &settings,
+        messages: session.message_objects(),
+    };
+    let control = RenderControl::default().with_deadline(limits.deadline);
     compiled::shared(&template.source, limits)
-        .and_then(|compiled| render_with_deadline(&compiled, conversation, limits.deadline))
+        .and_then(|compiled| compiled.render_controlled(input, &control))
         .map_err(|err| RenderFailure::render(&err, &template.source))
 }
 

@@ -13,12 +13,14 @@ use crate::files::{self, FileError, MAX_SESSION_BYTES};
 use chatplate_render::{ContinueFinal, Conversation};
 
 mod atomic_write;
+pub(crate) mod compact;
 mod fields;
 mod fingerprint;
 mod message;
 pub(crate) mod scan;
 
 pub use atomic_write::write_atomically;
+pub use compact::{LOAD_FACTOR, LOAD_FLOOR};
 pub use fields::{ContinueSetting, ExpectedTokens};
 pub use fingerprint::template_sha256;
 pub use message::Message;
@@ -107,15 +109,28 @@ pub struct Session {
     #[serde(default, skip_serializing_if = "is_off")]
     pub continue_final_message: ContinueSetting,
     /// The conversation: OpenAI / Hugging Face message objects, kept key for key.
+    #[serde(deserialize_with = "compact::list")]
     pub messages: Vec<Message>,
     /// Tool definitions; absent means `tools=None`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "compact::optional_list"
+    )]
     pub tools: Option<Vec<Json>>,
     /// Retrieval documents; absent means `documents=None`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "compact::optional_list"
+    )]
     pub documents: Option<Vec<Json>>,
     /// Extra template variables (`enable_thinking`, `date_string`, ...).
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Map::is_empty",
+        deserialize_with = "compact::object"
+    )]
     pub variables: Map<String, Json>,
     /// Fixed time for `strftime_now`, `YYYY-MM-DDTHH:MM:SS`; absent means the real clock.
     #[serde(
@@ -126,7 +141,11 @@ pub struct Session {
     pub clock: Option<String>,
     /// Keys of an imported request body that are not part of the prompt (`model`,
     /// `temperature`, `stream`, ...), kept so `chatplate export --openai` writes them back.
-    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Map::is_empty",
+        deserialize_with = "compact::object"
+    )]
     pub request: Map<String, Json>,
     /// The model's tokenizer: a model folder, `tokenizer.json` or `tokenizer_config.json`,
     /// relative to the session file (for `chatplate tokens` and `expected_tokens`).
@@ -145,7 +164,11 @@ pub struct Session {
     /// The `response_template` that parses the model's raw output back into a message
     /// (`chatplate parse`, `assert_round_trip`): the template object itself, or the path
     /// of a JSON file holding it, relative to the session file.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "compact::optional_value"
+    )]
     pub response_template: Option<Json>,
     /// `chatplate check` also parses each assistant message, as the model would have
     /// generated it, back into a message and compares it with the original.
@@ -221,9 +244,12 @@ impl Session {
 
     /// Parses session JSON; errors name `path` with line and column. Numbers are kept
     /// exactly as written (serde_json's `arbitrary_precision`), and a key written twice
-    /// in one object is an error rather than a silent loss.
+    /// in one object is an error rather than a silent loss. The values may take at most
+    /// [`LOAD_FACTOR`] times the text's size in memory (at least [`LOAD_FLOOR`]); denser text is
+    /// refused where it crosses that bound.
     pub fn parse(text: &str, path: &Path) -> Result<Self, SessionError> {
-        let mut session: Session = serde_json::from_str(text).map_err(|err| {
+        let parsed = compact::bounded(text.len(), || serde_json::from_str(text));
+        let mut session: Session = parsed.map_err(|err| {
             let (line, column) = scan::error_position(text, &err);
             SessionError::Invalid {
                 path: path.to_path_buf(),
@@ -257,14 +283,11 @@ impl Session {
     /// The file text: pretty JSON with a trailing newline, control characters escaped
     /// ([`crate::machine_output`]).
     pub fn to_json(&self) -> String {
-        let mut text = match &self.template_sha256 {
-            None => crate::machine_output::to_json_pretty(self),
-            Some(hash) => serde_json::to_value(self).and_then(|mut value| {
-                fingerprint::write_into(&mut value, hash);
-                crate::machine_output::to_json_pretty(&value)
-            }),
+        let mut text =
+            crate::machine_output::to_json_pretty(self).expect("sessions always serialize");
+        if let Some(hash) = &self.template_sha256 {
+            fingerprint::write_into(&mut text, hash);
         }
-        .expect("sessions always serialize");
         text.push('\n');
         text
     }
@@ -289,6 +312,29 @@ impl Session {
 
     /// The render input: bos/eos first, then `variables` (which win on a clash).
     pub fn conversation(&self) -> Result<Conversation, SessionError> {
+        let mut conversation = self.settings()?;
+        conversation.messages = self
+            .messages
+            .iter()
+            .map(|m| Json::Object(m.0.clone()))
+            .collect();
+        Ok(conversation)
+    }
+
+    /// [`Session::conversation`], taking the messages instead of copying them.
+    pub fn into_conversation(mut self) -> Result<Conversation, SessionError> {
+        let mut conversation = self.settings()?;
+        conversation.messages = std::mem::take(&mut self.messages)
+            .into_iter()
+            .map(|message| Json::Object(message.0))
+            .collect();
+        Ok(conversation)
+    }
+
+    /// [`Session::conversation`] without its messages: the settings a render of them
+    /// needs (tools, documents, variables, ...), for rendering the session's messages
+    /// where they are, without copying them ([`Session::message_objects`]).
+    pub fn settings(&self) -> Result<Conversation, SessionError> {
         let mut variables = Map::new();
         if let Some(bos) = &self.bos_token {
             variables.insert("bos_token".into(), Json::from(bos.as_str()));
@@ -299,22 +345,24 @@ impl Session {
         for (key, value) in &self.variables {
             variables.insert(key.clone(), value.clone());
         }
-        Ok(Conversation::new(
-            self.messages
-                .iter()
-                .map(|m| Json::Object(m.0.clone()))
-                .collect(),
-        )
-        .with_tools(self.tools.clone())
-        .with_documents(self.documents.clone())
-        .with_generation_prompt(self.add_generation_prompt)
-        .with_continue_final(match &self.continue_final_message {
-            ContinueSetting::Flag(false) => ContinueFinal::Off,
-            ContinueSetting::Flag(true) => ContinueFinal::content(),
-            ContinueSetting::Field(name) => ContinueFinal::Field(name.clone()),
-        })
-        .with_variables(variables)
-        .with_clock(self.parsed_clock()?))
+        Ok(Conversation::new(Vec::new())
+            .with_tools(self.tools.clone())
+            .with_documents(self.documents.clone())
+            .with_generation_prompt(self.add_generation_prompt)
+            .with_continue_final(match &self.continue_final_message {
+                ContinueSetting::Flag(false) => ContinueFinal::Off,
+                ContinueSetting::Flag(true) => ContinueFinal::content(),
+                ContinueSetting::Field(name) => ContinueFinal::Field(name.clone()),
+            })
+            .with_variables(variables)
+            .with_clock(self.parsed_clock()?))
+    }
+
+    /// The messages as the JSON objects they are, borrowed: with
+    /// [`Session::settings`], a render input that copies no message
+    /// ([`ConversationInput::Parts`](chatplate_render::ConversationInput::Parts)).
+    pub fn message_objects(&self) -> Vec<&Map<String, Json>> {
+        self.messages.iter().map(|message| &message.0).collect()
     }
 
     /// The fixed clock, parsed.

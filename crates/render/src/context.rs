@@ -4,6 +4,7 @@
 
 use jiff::civil::DateTime;
 use minijinja::value::Value;
+use serde_json::{Map, Value as Json};
 
 use crate::data::{self, json_to_value};
 use crate::none::python_none;
@@ -19,11 +20,80 @@ pub(crate) struct Input {
     pub(crate) continued: Option<String>,
 }
 
+/// Where a render's messages come from: the conversation's own, objects borrowed from
+/// their owner (a session's messages, see [`ConversationInput`](crate::ConversationInput)),
+/// or the conversation's own taken from it, each freed once converted.
+pub(crate) enum MessageSource<'a> {
+    /// Borrowed JSON messages.
+    Json(&'a [Json]),
+    /// Borrowed message objects.
+    Objects(&'a [&'a Map<String, Json>]),
+    /// Messages owned by nothing else.
+    Owned(Vec<Json>),
+}
+
+impl MessageSource<'_> {
+    fn len(&self) -> usize {
+        match self {
+            MessageSource::Json(messages) => messages.len(),
+            MessageSource::Objects(messages) => messages.len(),
+            MessageSource::Owned(messages) => messages.len(),
+        }
+    }
+
+    /// Every message as a template value (owned messages are freed as they go).
+    fn values_all(self) -> Vec<Value> {
+        match self {
+            MessageSource::Json(messages) => {
+                messages.iter().map(conversation::message_value).collect()
+            }
+            MessageSource::Objects(messages) => messages
+                .iter()
+                .map(|fields| conversation::object_value(fields))
+                .collect(),
+            MessageSource::Owned(messages) => messages
+                .into_iter()
+                .map(|message| conversation::message_value(&message))
+                .collect(),
+        }
+    }
+
+    /// Every message but the final one as a template value, and the final one as JSON
+    /// (to be tagged for `continue_final_message`). There is at least one message.
+    fn values_but_last(self) -> (Vec<Value>, Json) {
+        match self {
+            MessageSource::Json(messages) => {
+                let (last, rest) = messages.split_last().expect("not empty");
+                (MessageSource::Json(rest).values_all(), last.clone())
+            }
+            MessageSource::Objects(messages) => {
+                let (last, rest) = messages.split_last().expect("not empty");
+                let last = Json::Object((*last).clone());
+                (MessageSource::Objects(rest).values_all(), last)
+            }
+            MessageSource::Owned(mut messages) => {
+                let last = messages.pop().expect("not empty");
+                (MessageSource::Owned(messages).values_all(), last)
+            }
+        }
+    }
+}
+
 impl CompiledTemplate {
     /// Validates the conversation and builds the template's variables.
     pub(crate) fn input(&self, conversation: &Conversation) -> Result<Input, RenderError> {
+        self.input_from(conversation, MessageSource::Json(&conversation.messages))
+    }
+
+    /// [`CompiledTemplate::input`] with `conversation`'s settings and the messages of
+    /// `messages` (the conversation's own are not read).
+    pub(crate) fn input_from(
+        &self,
+        conversation: &Conversation,
+        messages: MessageSource<'_>,
+    ) -> Result<Input, RenderError> {
         // In `apply_chat_template`'s order, with its words.
-        if conversation.messages.is_empty() {
+        if messages.len() == 0 {
             return Err(RenderError::input(
                 "Cannot apply chat template to an empty conversation. Provide at least one message.",
             ));
@@ -41,34 +111,26 @@ impl CompiledTemplate {
             .clock
             .unwrap_or_else(|| jiff::Zoned::now().datetime());
         let Some(field) = continuing else {
-            let context = build_context(
-                conversation,
-                message_values(&conversation.messages),
-                conversation.add_generation_prompt,
-            )?;
+            let values = Value::from(messages.values_all());
+            let context = build_context(conversation, values, conversation.add_generation_prompt)?;
             return Ok(Input {
                 context,
                 clock,
                 continued: None,
             });
         };
-        let mut messages = effective_messages(&conversation.messages);
-        let continued = continuation::tag_final_message(&mut messages, field, &self.inner.source)?;
+        let (mut values, last) = messages.values_but_last();
+        // Only the final message is tagged: it alone is copied.
+        let mut last = effective_messages(std::slice::from_ref(&last));
+        let continued = continuation::tag_final_message(&mut last, field, &self.inner.source)?;
+        values.push(conversation::message_value(&last[0]));
+        let values = Value::from(values);
         Ok(Input {
-            context: build_context(
-                conversation,
-                message_values(&messages),
-                conversation.add_generation_prompt,
-            )?,
+            context: build_context(conversation, values, conversation.add_generation_prompt)?,
             clock,
             continued: Some(continued),
         })
     }
-}
-
-/// Messages as transformers hands them to the template, as template values.
-fn message_values(messages: &[serde_json::Value]) -> Value {
-    messages.iter().map(conversation::message_value).collect()
 }
 
 /// The variables the template sees: `messages`, `tools`, `documents`,

@@ -114,22 +114,44 @@ impl Conversation {
 /// and its kin): borrowed, the caller turns it into template values and the render
 /// thread reads them; owned or shared, the render thread builds the values itself, in
 /// the cache of the core that reads them (about 5% of a 1,000-message render). Pass an
-/// owned conversation you no longer need, an `Arc` to render one several times, or a
-/// reference rather than copy one.
+/// owned conversation you no longer need (its messages are freed as they are
+/// converted), an `Arc` to render one several times, or a reference rather than copy
+/// one; a conversation whose messages live elsewhere (a session's) goes in parts, with
+/// no copy of them at all.
 #[derive(Debug, Clone)]
 pub enum ConversationInput<'a> {
     /// The caller's conversation, turned into values on the caller's thread.
     Borrowed(&'a Conversation),
     /// A conversation the render thread turns into values.
     Shared(Arc<Conversation>),
+    /// The settings of a conversation (its own `messages` are not read) and its
+    /// messages, borrowed where they are kept, turned into values on the caller's
+    /// thread.
+    Parts {
+        /// Tools, documents, variables and the other settings.
+        settings: &'a Conversation,
+        /// The messages, as JSON objects.
+        messages: Vec<&'a Map<String, Json>>,
+    },
 }
 
 impl ConversationInput<'_> {
-    /// The conversation itself.
+    /// The conversation's settings (and, unless given in parts, its messages).
     pub fn conversation(&self) -> &Conversation {
         match self {
             ConversationInput::Borrowed(conversation) => conversation,
             ConversationInput::Shared(conversation) => conversation,
+            ConversationInput::Parts { settings, .. } => settings,
+        }
+    }
+
+    /// Its input items: messages, tools and documents (see [`Conversation::items`]).
+    pub fn items(&self) -> usize {
+        match self {
+            ConversationInput::Parts { settings, messages } => {
+                settings.items() - settings.messages.len() + messages.len()
+            }
+            other => other.conversation().items(),
         }
     }
 }
@@ -215,10 +237,15 @@ fn alias_reasoning(fields: Map<String, Json>) -> Map<String, Json> {
 /// result as [`effective_messages`] followed by conversion, without the intermediate
 /// JSON copy (this runs for every message on every render).
 pub(crate) fn message_value(message: &Json) -> minijinja::Value {
-    match message_entries(message) {
-        Ok(entries) => super::data::dict(entries),
-        Err(value) => value,
+    match message {
+        Json::Object(fields) => object_value(fields),
+        other => super::data::json_to_value(other),
     }
+}
+
+/// [`message_value`] of a message object.
+pub(crate) fn object_value(fields: &Map<String, Json>) -> minijinja::Value {
+    super::data::dict(object_entries(fields))
 }
 
 /// The entries of a message's dict as transformers prepares them; a message that is
@@ -226,13 +253,21 @@ pub(crate) fn message_value(message: &Json) -> minijinja::Value {
 pub(crate) fn message_entries(
     message: &Json,
 ) -> Result<Vec<(minijinja::Value, minijinja::Value)>, minijinja::Value> {
+    match message {
+        Json::Object(fields) => Ok(object_entries(fields)),
+        other => Err(super::data::json_to_value(other)),
+    }
+}
+
+/// The entries of a message object's dict as transformers prepares them, in a list of
+/// exactly their number (a long conversation holds one per message).
+fn object_entries(fields: &Map<String, Json>) -> Vec<(minijinja::Value, minijinja::Value)> {
     use super::data::json_to_value;
     use minijinja::Value;
-    let Json::Object(fields) = message else {
-        return Err(json_to_value(message));
-    };
     let reasoning = first_reasoning(fields).map(json_to_value);
-    let mut entries: Vec<(Value, Value)> = Vec::with_capacity(fields.len() + 2);
+    let kept = fields.values().filter(|v| !v.is_null()).count();
+    let aliases = if reasoning.is_some() { 2 } else { 0 };
+    let mut entries: Vec<(Value, Value)> = Vec::with_capacity(kept + aliases);
     if let Some(reasoning) = &reasoning {
         entries.push((Value::from("thinking"), reasoning.clone()));
     }
@@ -254,7 +289,7 @@ pub(crate) fn message_entries(
     if let (Some(r), false) = (reasoning, has_reasoning_content) {
         entries.push((Value::from("reasoning_content"), r));
     }
-    Ok(entries)
+    entries
 }
 
 /// The message's reasoning: the first non-null of `reasoning_content`, `thinking`,

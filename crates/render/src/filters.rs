@@ -95,7 +95,10 @@ fn separator_pair(state: &State, value: &Value) -> Result<Option<(String, String
 
 /// Python's `str()`.
 fn string(state: &State, value: Value) -> Result<String, Error> {
-    to_str_in(Some(state), &value)
+    let text = to_str_in(Some(state), &value)?;
+    // Becoming a template value copies it.
+    scope::reserve(Some(state), text.len())?;
+    Ok(text)
 }
 
 /// Jinja2's `join(d='', attribute=None)`, stringifying items with Python's `str()`.
@@ -142,33 +145,55 @@ fn indent(state: &State, text: Value, args: Rest<Value>, kwargs: Kwargs) -> Resu
         Some(w) => " ".repeat(checked_count(state, w, 1)?),
         None => "    ".to_string(),
     };
-    let text = to_str_in(Some(state), &text)?;
-    let lines = text.matches('\n').count() + 1;
-    scope::reserve(
-        Some(state),
-        text.len()
-            .saturating_add(lines.saturating_mul(indention.len())),
-    )?;
-    Ok(indent_lines(&text, &indention, first, blank))
+    let text = match text.as_str() {
+        Some(borrowed) if text.kind() == ValueKind::String => std::borrow::Cow::Borrowed(borrowed),
+        _ => std::borrow::Cow::Owned(to_str_in(Some(state), &text)?),
+    };
+    let indented = indent_lines(state, &text, &indention, first, blank)?;
+    // Becoming a template value copies it.
+    scope::reserve(Some(state), indented.len())?;
+    Ok(indented)
 }
 
-fn indent_lines(text: &str, indention: &str, first: bool, blank: bool) -> String {
-    let padded = format!("{text}\n");
-    let lines = super::pystr::splitlines(&padded);
+/// Jinja2's `indent` of `text` (which appends a line break first, so that a text
+/// ending in one gets an empty last line), built line by line and charged to the
+/// render's byte budget before the result grows.
+fn indent_lines(
+    state: &State,
+    text: &str,
+    indention: &str,
+    first: bool,
+    blank: bool,
+) -> Result<String, Error> {
     let mut out = String::new();
-    for (index, line) in lines.iter().enumerate() {
+    if first {
+        scope::push_charged(Some(state), &mut out, indention)?;
+    }
+    // `(text + "\n").splitlines()`: the text's own lines, and an empty one after a
+    // final line break (or for an empty text).
+    let mut ends_in_break = true;
+    let lines = super::pystr::Lines::new(text).map(|line| {
+        ends_in_break = line.with_break.len() > line.text.len();
+        line.text
+    });
+    let mut index = 0;
+    let mut write = |line: &str, out: &mut String| -> Result<(), Error> {
         if index > 0 {
-            out.push('\n');
+            scope::push_charged(Some(state), out, "\n")?;
             if blank || !line.is_empty() {
-                out.push_str(indention);
+                scope::push_charged(Some(state), out, indention)?;
             }
         }
-        out.push_str(line);
+        index += 1;
+        scope::push_charged(Some(state), out, line)
+    };
+    for line in lines {
+        write(line, &mut out)?;
     }
-    if first {
-        out.insert_str(0, indention);
+    if ends_in_break {
+        write("", &mut out)?;
     }
-    out
+    Ok(out)
 }
 
 /// `len(x)`, failing like Python for values without a length.
@@ -269,13 +294,16 @@ pub(crate) fn ensure_iterable(value: &Value) -> Result<(), Error> {
 
 #[cfg(test)]
 mod tests {
-    use super::indent_lines;
-
     // CPython 3.11 + Jinja2 3.1.6: "a\n\nb\n"|indent(2) == "a\n\n  b\n"
     #[test]
     fn indent_keeps_trailing_newline_and_skips_blank_lines() {
-        assert_eq!(indent_lines("a\n\nb\n", "  ", false, false), "a\n\n  b\n");
-        assert_eq!(indent_lines("a\nb", "  ", true, false), "  a\n  b");
-        assert_eq!(indent_lines("a\n\nb", "  ", false, true), "a\n  \n  b");
+        let env = minijinja::Environment::new();
+        let state = env.empty_state();
+        let indent = |text, first, blank| super::indent_lines(&state, text, "  ", first, blank);
+        assert_eq!(indent("a\n\nb\n", false, false).unwrap(), "a\n\n  b\n");
+        assert_eq!(indent("a\nb", true, false).unwrap(), "  a\n  b");
+        assert_eq!(indent("a\n\nb", false, true).unwrap(), "a\n  \n  b");
+        assert_eq!(indent("", true, true).unwrap(), "  ");
+        assert_eq!(indent("a\r\nb", false, false).unwrap(), "a\n  b");
     }
 }

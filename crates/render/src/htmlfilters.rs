@@ -9,7 +9,7 @@ use std::borrow::Cow;
 use minijinja::value::{Value, ValueKind};
 use minijinja::{Error, State};
 
-use super::markup::{escape_charged, escape_html};
+use super::markup::escape_charged;
 use super::none::is_python_none;
 use super::pyerror::{raise, repr};
 use super::pyrepr::{to_str, to_str_in};
@@ -73,7 +73,8 @@ fn striptags(text: &str) -> String {
 /// Jinja2's `xmlattr(d, autospace=True)`: `key="value"` pairs, values (and keys)
 /// HTML-escaped, `None` and undefined values left out, keys with whitespace, `/`, `>`
 /// or `=` refused.
-fn xmlattr(value: Value, autospace: Option<bool>) -> Result<String, Error> {
+fn xmlattr(state: &State, value: Value, autospace: Option<bool>) -> Result<String, Error> {
+    super::scope::tick(Some(state))?;
     if value.kind() != ValueKind::Map {
         return Err(raise(
             "AttributeError",
@@ -83,31 +84,37 @@ fn xmlattr(value: Value, autospace: Option<bool>) -> Result<String, Error> {
             ),
         ));
     }
-    let mut items = Vec::new();
+    let mut out = String::new();
     for key in value.try_iter()? {
         let item = value.get_item(&key)?;
         if item.is_undefined() || is_python_none(&item) {
             continue;
         }
-        let key = to_str(&key);
+        let key = to_str_in(Some(state), &key)?;
         if key.contains(|c: char| c.is_ascii_whitespace() || "/>=\u{b}".contains(c)) {
             return Err(raise(
                 "ValueError",
                 format!("Invalid character in attribute name: {}", repr(&key)),
             ));
         }
-        items.push(format!(
-            "{}=\"{}\"",
-            escape_html(&key),
-            escape_html(&to_str(&item))
-        ));
+        // Each value escaped (up to five times its length, charged first) and appended
+        // to the result, which is charged before it grows.
+        let item = to_str_in(Some(state), &item)?;
+        let separator = if out.is_empty() && !autospace.unwrap_or(true) {
+            ""
+        } else {
+            " "
+        };
+        let pair = format!(
+            "{separator}{}=\"{}\"",
+            escape_charged(Some(state), &key)?,
+            escape_charged(Some(state), &item)?
+        );
+        super::scope::push_charged(Some(state), &mut out, &pair)?;
     }
-    let joined = items.join(" ");
-    Ok(if autospace.unwrap_or(true) && !joined.is_empty() {
-        format!(" {joined}")
-    } else {
-        joined
-    })
+    // Becoming a template value copies it.
+    super::scope::reserve(Some(state), out.len())?;
+    Ok(out)
 }
 
 #[cfg(test)]

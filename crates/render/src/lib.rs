@@ -147,7 +147,7 @@ pub use conversation::{
 };
 pub use error::{RenderError, RenderErrorKind, SourcePosition};
 pub use generation::{has_generation_block, has_generation_tag, GenerationSpan, TrackedRender};
-pub use limits::{Bound, Limits, STEPS_PER_ITEM_PAIR};
+pub use limits::{Bound, Limits, MAX_GROWN_DEADLINE, STEPS_PER_ITEM_PAIR};
 pub use memory::{
     is_metered, reset_thread_peak, thread_live_bytes, thread_peak_bytes, MeteredAllocator,
 };

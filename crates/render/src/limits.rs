@@ -39,6 +39,14 @@ pub const STEPS_PER_ITEM_PAIR: u64 = 10;
 /// quadratic templates of the corpus take per pair (BENCHMARKS.md).
 pub(crate) const MICROS_PER_ITEM_PAIR: u64 = 1;
 
+/// The most a deadline grows to with the input ([`Limits::deadline_for`]), and the
+/// most any bounded piece of work made of many renders may take (an inspection, a
+/// prefix-stability check), unless the base deadline itself is longer: a fixture from
+/// a stranger cannot buy minutes of work by being long. Real conversations render far
+/// within it (a 10,000-message conversation on the corpus' quadratic templates takes
+/// about a second, BENCHMARKS.md); a user who needs more raises the base.
+pub const MAX_GROWN_DEADLINE: Duration = Duration::from_secs(60);
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
@@ -135,11 +143,24 @@ impl Limits {
     }
 
     /// The wall-clock bound on one render of `items` input items (messages, tools and
-    /// documents): [`Limits::deadline`] + [`Limits::deadline_extension`]. The one place
-    /// that computes it: the renderer's own deadline, the app's render worker and the
-    /// command line's waits all use it, and [`Limits::deadline_exceeded`] names it.
+    /// documents): [`Limits::deadline`] + [`Limits::deadline_extension`], at most
+    /// [`Limits::deadline_cap`]. The one place that computes it: the renderer's own
+    /// deadline, the app's render worker and the command line's waits all use it, and
+    /// [`Limits::deadline_exceeded`] names it.
     pub fn deadline_for(&self, items: usize) -> Duration {
-        self.deadline.saturating_add(self.deadline_extension(items))
+        self.capped(self.deadline.saturating_add(self.deadline_extension(items)))
+    }
+
+    /// The most a deadline grows to: [`MAX_GROWN_DEADLINE`], or the base deadline when
+    /// the user set it longer (only they can buy more time, not the input).
+    pub fn deadline_cap(&self) -> Duration {
+        self.deadline.max(MAX_GROWN_DEADLINE)
+    }
+
+    /// `time`, at most [`Limits::deadline_cap`]: the bound on work made of many renders
+    /// (each within [`Limits::deadline_for`]) taken together.
+    pub fn capped(&self, time: Duration) -> Duration {
+        time.min(self.deadline_cap())
     }
 
     /// The bound hit by a render of `items` input items that ran past
@@ -273,6 +294,20 @@ fn memory_message(max: usize, needed: usize) -> String {
 }
 
 fn deadline_message(applied: Duration, items: usize, base: Duration) -> String {
+    let grown = base.saturating_add(Limits::default().deadline_extension(items));
+    if applied < grown && applied >= MAX_GROWN_DEADLINE {
+        return format!(
+            "the template did not finish within {} s and was stopped: its deadline for {} \
+             input items ({} s + {MICROS_PER_ITEM_PAIR} µs × items²) stops growing at {} s, \
+             so that a long fixture cannot buy minutes; if the conversation is real, \
+             give a longer deadline with {}",
+            seconds(applied),
+            group(items as u64),
+            seconds(base),
+            seconds(MAX_GROWN_DEADLINE),
+            means(Knob::Deadline)
+        );
+    }
     if applied.saturating_sub(base) < Duration::from_millis(100) {
         return format!(
             "the template did not finish within {} s and was stopped (the deadline; \
@@ -353,6 +388,29 @@ mod tests {
         // A small extension is still part of the number shown.
         assert!(limits.deadline_exceeded(100).contains("within 0.51 s"));
         assert_eq!(seconds(Duration::from_secs(100)), "100.0");
+    }
+
+    #[test]
+    fn the_grown_deadline_stops_at_a_minute_unless_the_base_is_longer() {
+        let limits = Limits::default();
+        // 5 s + 1 µs × 8,000² = 69 s, capped.
+        assert_eq!(limits.deadline_for(8_000), MAX_GROWN_DEADLINE);
+        assert_eq!(limits.deadline_for(5_000), Duration::from_secs(30));
+        let message = limits.deadline_exceeded(8_000);
+        assert!(
+            message.contains("within 60.0 s and was stopped: its deadline for 8,000 input items")
+                && message.contains("stops growing at 60.0 s")
+                && message.contains("Limits::deadline"),
+            "{message}"
+        );
+        // A user's longer base is the cap: the input buys nothing beyond it.
+        let patient = limits.with_deadline(Duration::from_secs(300));
+        assert_eq!(patient.deadline_for(8_000), Duration::from_secs(300));
+        assert_eq!(patient.deadline_for(0), Duration::from_secs(300));
+        assert_eq!(
+            patient.capped(Duration::from_secs(900)),
+            Duration::from_secs(300)
+        );
         assert_eq!(seconds(Duration::from_micros(1_000_001)), "1.0");
     }
 }

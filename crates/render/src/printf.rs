@@ -8,6 +8,8 @@
 //! by characters, MiniJinja by bytes, and knows no `%r`); numeric fields are handed to
 //! MiniJinja's printf with their argument.
 
+use std::borrow::Cow;
+
 use minijinja::value::{Value, ValueKind};
 use minijinja::Error;
 
@@ -164,22 +166,35 @@ fn emit(
     let python_type = || type_name(&value);
     match field.conversion {
         's' | 'r' | 'a' => {
-            let text = match field.conversion {
-                's' => to_str(&value),
-                other => to_str(&repr_of(&value, other == 'a')),
+            let text: Cow<str> = match (field.conversion, value.as_str()) {
+                ('s', Some(text)) if value.kind() == ValueKind::String => Cow::Borrowed(text),
+                ('s', _) => Cow::Owned(to_str(&value)),
+                (other, _) => Cow::Owned(to_str(&repr_of(&value, other == 'a'))),
             };
-            let text: String = match precision {
-                Some(keep) => text.chars().take(keep).collect(),
+            let text: Cow<str> = match precision {
+                Some(keep) => Cow::Owned(text.chars().take(keep).collect()),
                 None => text,
             };
             let pad = width.unwrap_or(0).saturating_sub(text.chars().count());
-            let padded = if field.flags.contains('-') {
-                format!("{text}{}", " ".repeat(pad))
-            } else {
-                format!("{}{text}", " ".repeat(pad))
+            // The field's text becomes an argument of its own (a field naming one value
+            // many times holds it many times), charged before it is made: padded, it is
+            // built and then copied into the value.
+            let made = text.len().saturating_add(pad);
+            super::scope::reserve(
+                None,
+                if pad == 0 {
+                    made
+                } else {
+                    made.saturating_mul(2)
+                },
+            )?;
+            let arg = match pad {
+                0 => Value::from(&*text),
+                _ if field.flags.contains('-') => Value::from(format!("{text}{}", " ".repeat(pad))),
+                _ => Value::from(format!("{}{text}", " ".repeat(pad))),
             };
             out.format.push_str("%s");
-            out.args.push(Value::from(padded));
+            out.args.push(arg);
             return Ok(());
         }
         'd' | 'i' | 'u' if !is_number => {

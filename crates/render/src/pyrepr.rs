@@ -80,12 +80,15 @@ impl Repr<'_, '_, '_> {
             ValueKind::Number => write_number(&mut self.out, value),
             ValueKind::String => {
                 let text = value.as_str().unwrap_or_default();
-                super::scope::reserve(self.state, text.len())?;
+                // Escapes make a repr up to four times the text: its exact length is
+                // charged before the output grows.
+                super::scope::make_room(self.state, &mut self.out, str_repr_len(text))?;
                 write_str_repr(&mut self.out, text);
             }
             ValueKind::Bytes => {
                 let bytes = value.as_bytes().unwrap_or_default();
-                super::scope::reserve(self.state, bytes.len())?;
+                let most = bytes.len().saturating_mul(4).saturating_add(3);
+                super::scope::make_room(self.state, &mut self.out, most)?;
                 write_bytes_repr(&mut self.out, bytes);
             }
             ValueKind::Seq | ValueKind::Iterable if !is_generator(value) => {
@@ -221,6 +224,25 @@ pub fn write_str_repr(out: &mut String, text: &str) {
     out.push(quote);
 }
 
+/// The length of [`write_str_repr`]'s output for `text`, counted without building it.
+pub(crate) fn str_repr_len(text: &str) -> usize {
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let escaped = |ch: char| match ch {
+        '\\' | '\n' | '\r' | '\t' => 2,
+        c if c == quote => 2,
+        c if is_printable(c) => c.len_utf8(),
+        c if (c as u32) < 0x100 => 4,
+        c if (c as u32) < 0x10000 => 6,
+        _ => 10,
+    };
+    text.chars()
+        .fold(2usize, |len, ch| len.saturating_add(escaped(ch)))
+}
+
 fn push_escape(out: &mut String, ch: char) {
     let code = ch as u32;
     let escaped = if code < 0x100 {
@@ -281,6 +303,23 @@ const NON_PRINTABLE: &[(u32, u32)] = &[
 mod tests {
     use super::*;
     use crate::data::json_to_value;
+
+    #[test]
+    fn the_repr_length_is_counted_exactly() {
+        for text in [
+            "",
+            "plain",
+            "it's",
+            "it's \"q\"",
+            "a\\b\n\t\r",
+            "\x01\u{7f}\u{ad}é中",
+            "\u{e0001}\u{feff}",
+        ] {
+            let mut out = String::new();
+            write_str_repr(&mut out, text);
+            assert_eq!(str_repr_len(text), out.len(), "{text:?}");
+        }
+    }
 
     fn to_repr(value: &Value) -> String {
         match value.as_str() {

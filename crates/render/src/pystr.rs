@@ -1,12 +1,5 @@
 //! Python `str` behaviours that MiniJinja does not share.
 
-/// Python's `str.splitlines()`: splits on every Unicode line boundary Python knows
-/// (`\n`, `\r`, `\r\n`, `\v`, `\f`, `\x1c`-`\x1e`, `\x85`, U+2028, U+2029) and drops a
-/// final empty piece.
-pub(crate) fn splitlines(text: &str) -> Vec<&str> {
-    Lines::new(text).map(|line| line.text).collect()
-}
-
 /// One line of [`Lines`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Line<'t> {
@@ -16,7 +9,9 @@ pub(crate) struct Line<'t> {
     pub with_break: &'t str,
 }
 
-/// The lines of a text as [`splitlines`] finds them, one at a time.
+/// The lines of a text as Python's `str.splitlines()` finds them, one at a time: split
+/// on every Unicode line boundary Python knows (`\n`, `\r`, `\r\n`, `\v`, `\f`,
+/// `\x1c`-`\x1e`, `\x85`, U+2028, U+2029), a final empty piece dropped.
 pub(crate) struct Lines<'t> {
     text: &'t str,
     start: usize,
@@ -66,7 +61,9 @@ fn is_line_boundary(ch: char) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::splitlines;
+    fn splitlines(text: &str) -> Vec<&str> {
+        super::Lines::new(text).map(|line| line.text).collect()
+    }
 
     // CPython: "a\r\nb\rc\n\nd\u2028e\n".splitlines() == ['a', 'b', 'c', '', 'd', 'e']
     #[test]

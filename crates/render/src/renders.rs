@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use minijinja::value::Value;
 
-use crate::context::build_context;
+use crate::context::{build_context, MessageSource};
 use crate::{
     continuation, generation, watchdog, CancelToken, CompiledTemplate, Conversation,
     ConversationInput, RenderControl, RenderError, TrackedRender,
@@ -68,19 +68,20 @@ impl CompiledTemplate {
         &self,
         conversation: ConversationInput<'_>,
     ) -> Result<(watchdog::RenderInput, usize), RenderError> {
-        let items = conversation.conversation().items();
+        let items = conversation.items();
         let input = match conversation {
-            ConversationInput::Borrowed(conversation) => {
-                let input = self.input(conversation)?;
-                watchdog::RenderInput::Values {
-                    context: input.context,
-                    clock: input.clock,
-                    continued: input.continued,
-                }
+            ConversationInput::Borrowed(conversation) => self.input(conversation)?,
+            ConversationInput::Parts { settings, messages } => {
+                self.input_from(settings, MessageSource::Objects(&messages))?
             }
             ConversationInput::Shared(conversation) => {
-                watchdog::RenderInput::Conversation(conversation)
+                return Ok((watchdog::RenderInput::Conversation(conversation), items));
             }
+        };
+        let input = watchdog::RenderInput::Values {
+            context: input.context,
+            clock: input.clock,
+            continued: input.continued,
         };
         Ok((input, items))
     }

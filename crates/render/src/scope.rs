@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use jiff::civil::DateTime;
+use minijinja::value::{Value, ValueKind};
 use minijinja::{Error, ErrorKind, State};
 
 use super::memory;
@@ -272,6 +273,67 @@ pub(crate) fn reserve(state: Option<&State>, bytes: usize) -> Result<(), Error> 
 /// [`reserve`] for `count` items of `each` bytes.
 pub(crate) fn reserve_items(state: Option<&State>, count: usize, each: usize) -> Result<(), Error> {
     reserve(state, count.saturating_mul(each))
+}
+
+/// Whether the render on this thread was stopped (cancelled, past its deadline, over
+/// its budget): one look at the flag the render's waiting caller sets, cheap enough for
+/// every item of a loop inside one call (a containment test over millions of items).
+pub(crate) fn is_stopped() -> bool {
+    CURRENT.with(|c| {
+        c.borrow()
+            .as_ref()
+            .is_some_and(|scope| scope.shared.stop().is_some())
+    })
+}
+
+/// `value` for one of MiniJinja's own filters that walks it in one call (`sort`,
+/// `unique`, `list`, `min`, ...): a list or iterable whose walk ends early once the
+/// render is stopped, so a stopped render leaves the call at once instead of after
+/// millions of items (the render then fails at its next checkpoint; what the cut
+/// walk gave is never used). Anything else, and any value outside a render, as it is.
+pub(crate) fn stoppable(value: Value) -> Value {
+    if !matches!(value.kind(), ValueKind::Seq | ValueKind::Iterable) {
+        return value;
+    }
+    let Some(shared) = CURRENT.with(|c| c.borrow().as_ref().map(|s| Arc::clone(&s.shared))) else {
+        return value;
+    };
+    Value::make_object_iterable(value, move |value| {
+        let shared = Arc::clone(&shared);
+        match value.try_iter() {
+            Ok(items) => Box::new(items.take_while(move |_| shared.stop().is_none())),
+            Err(_) => Box::new(std::iter::empty()),
+        }
+    })
+}
+
+/// Appends `text` to `out`, checking before `out` grows that the render may hold the
+/// room it grows to (see [`make_room`]). For output built piece by piece from a
+/// template's input (`wordwrap`, `indent`).
+pub(crate) fn push_charged(
+    state: Option<&State>,
+    out: &mut String,
+    text: &str,
+) -> Result<(), Error> {
+    make_room(state, out, text.len())?;
+    out.push_str(text);
+    Ok(())
+}
+
+/// Makes room in `out` for `extra` more bytes, checking first that the render may hold
+/// the room it grows to (doubling, as `String` does) while the old room is still held.
+pub(crate) fn make_room(
+    state: Option<&State>,
+    out: &mut String,
+    extra: usize,
+) -> Result<(), Error> {
+    let needed = out.len().saturating_add(extra);
+    if needed > out.capacity() {
+        let room = needed.max(out.capacity().saturating_mul(2)).max(64);
+        reserve(state, room)?;
+        out.reserve_exact(room - out.len());
+    }
+    Ok(())
 }
 
 /// The current render's clock, if a render is in progress.

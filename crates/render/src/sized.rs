@@ -21,7 +21,17 @@ type SizeCheck = fn(&State, &Value, &[Value]) -> Result<(), Error>;
 
 /// Registers the size-checked versions of MiniJinja's builtin filters.
 pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
-    let wrapped: [(&'static str, Value, SizeCheck); 11] = [
+    let wrapped: [(&'static str, Value, SizeCheck); 13] = [
+        (
+            "upper",
+            Value::from_function(minijinja::filters::upper),
+            case_mapped,
+        ),
+        (
+            "lower",
+            Value::from_function(minijinja::filters::lower),
+            case_mapped,
+        ),
         (
             "batch",
             Value::from_function(minijinja::filters::batch),
@@ -40,32 +50,32 @@ pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
         (
             "sort",
             Value::from_function(minijinja::filters::sort),
-            items_only,
+            sorted_items,
         ),
         (
             "unique",
             Value::from_function(minijinja::filters::unique),
-            items_only,
+            compared_items,
         ),
         (
             "dictsort",
             Value::from_function(minijinja::filters::dictsort),
-            items_only,
+            compared_items,
         ),
         (
             "groupby",
             Value::from_function(minijinja::filters::groupby),
-            items_only,
+            sorted_items,
         ),
         (
             "min",
             Value::from_function(minijinja::filters::min),
-            items_only,
+            compared_items,
         ),
         (
             "max",
             Value::from_function(minijinja::filters::max),
-            items_only,
+            compared_items,
         ),
         (
             "pprint",
@@ -79,11 +89,18 @@ pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
         ),
     ];
     for (name, builtin, check) in wrapped {
+        // pprint prints its value: it gets it as it is.
+        let walks = name != "pprint";
         env.add_filter(
             name,
             move |state: &mut State, value: Value, args: Rest<Value>, kwargs: Kwargs| {
                 scope::tick(Some(state))?;
                 check(state, &value, &args)?;
+                let value = if walks {
+                    scope::stoppable(value)
+                } else {
+                    value
+                };
                 builtin.call(state, &super::generators::with_subject(value, args, kwargs))
             },
         );
@@ -106,6 +123,40 @@ fn items_only(state: &State, value: &Value, _args: &[Value]) -> Result<(), Error
     scope::reserve_items(Some(state), value.len().unwrap_or(0), ITEM_BYTES)
 }
 
+/// `unique`, `min`, `max`, `dictsort`: the items, and comparing or hashing each once
+/// (see [`charge_comparisons`]).
+fn compared_items(state: &State, value: &Value, args: &[Value]) -> Result<(), Error> {
+    items_only(state, value, args)?;
+    charge_comparisons(state, value, 1)
+}
+
+/// `sort`, `groupby`: the items, and comparing each about log₂ n times.
+fn sorted_items(state: &State, value: &Value, args: &[Value]) -> Result<(), Error> {
+    items_only(state, value, args)?;
+    let count = value.len().unwrap_or(0);
+    charge_comparisons(state, value, u64::from(usize::BITS - count.leading_zeros()))
+}
+
+/// The work of comparing the items of `value` (a string's bytes each, `rounds` times),
+/// charged as steps before MiniJinja's filter starts, one per 64 bytes as MiniJinja
+/// charges for data it makes. A comparison inside MiniJinja has no checkpoint: two
+/// long strings take as long as they are, and a stopped render would go on comparing
+/// millions of them; so many are refused up front instead. The items are counted in
+/// runs, so a list too costly to compare is refused after its first few thousand.
+fn charge_comparisons(state: &State, value: &Value, rounds: u64) -> Result<(), Error> {
+    const RUN: usize = 4096;
+    let mut bytes = 0u64;
+    for (index, item) in value.try_iter()?.enumerate() {
+        bytes = bytes.saturating_add(item.as_str().map_or(1, str::len) as u64);
+        if index % RUN == RUN - 1 {
+            state.consume_fuel(bytes.saturating_mul(rounds) / 64)?;
+            scope::tick(Some(state))?;
+            bytes = 0;
+        }
+    }
+    state.consume_fuel(bytes.saturating_mul(rounds) / 64)
+}
+
 /// `batch(n)` / `slice(n)`: up to `n` filler slots or `n` new lists, plus the items.
 fn count_arg_items(state: &State, value: &Value, args: &[Value]) -> Result<(), Error> {
     items_only(state, value, args)?;
@@ -113,6 +164,24 @@ fn count_arg_items(state: &State, value: &Value, args: &[Value]) -> Result<(), E
         checked_count(state, count, ITEM_BYTES)?;
     }
     Ok(())
+}
+
+/// `upper` / `lower` (and the other case mappings): the result, and its copy into a
+/// template value.
+fn case_mapped(state: &State, value: &Value, _args: &[Value]) -> Result<(), Error> {
+    let text = value.as_str().unwrap_or_default();
+    scope::reserve(Some(state), case_mapped_len(text).saturating_mul(2))
+}
+
+/// The most bytes a case mapping of `text` can take: a character's upper, lower or
+/// title case is at most three times its UTF-8 length (`ΐ`, two bytes, upper-cases
+/// to three characters of two), and ASCII maps to ASCII.
+pub(crate) fn case_mapped_len(text: &str) -> usize {
+    if text.is_ascii() {
+        text.len()
+    } else {
+        text.len().saturating_mul(3)
+    }
 }
 
 /// The `replace` filter: `(old, new, count)`.
@@ -149,6 +218,10 @@ pub(crate) fn string_method(
         "replace" => replace(state, text, args),
         "join" => join(state, text, args),
         "center" | "ljust" | "rjust" => pad(state, text, method, args),
+        // Checked here; the method itself (pycompat's or chatplate's) does the work.
+        "upper" | "lower" | "title" | "capitalize" | "swapcase" | "casefold" => {
+            return case_mapped(state, &Value::from(text), args).err().map(Err);
+        }
         "format" => {
             let mut call = vec![Value::from(text)];
             call.extend(args.iter().cloned());
@@ -245,19 +318,33 @@ fn pad(state: &State, text: &str, method: &str, args: &[Value]) -> Result<Value,
 }
 
 /// Checks printf-style formatting (`'%5s' % x`, the `format` filter) against the byte
-/// budget: `call` is the format string followed by the arguments.
+/// budget: `call` is the format string followed by the arguments. Each conversion may
+/// print any argument (`'%(a)s%(a)s' % {'a': s}` prints one value twice), so the
+/// arguments count as often as there are conversions, or once each if that is more.
 pub(crate) fn check_format(state: &State, call: &[Value]) -> Result<(), Error> {
     let format = call.first().and_then(Value::as_str).unwrap_or_default();
     let args = call.get(1..).unwrap_or_default();
     let star_widths = format.contains('*');
     let widths = spec_numbers(format, '%', |c| c.is_ascii_alphabetic() || c == '%');
-    let mut bound = format.len().saturating_add(widths);
+    let conversions = format.matches('%').count();
+    let (mut each, mut largest) = (0usize, 0usize);
     for arg in args {
-        bound = bound.saturating_add(text_len(arg));
+        let printed = printed_len(arg);
+        each = each.saturating_add(printed);
+        largest = largest.max(printed);
+        if super::pytype::type_name(arg) == "dict" {
+            // `%(name)s` prints one of its values.
+            for key in arg.try_iter().into_iter().flatten() {
+                let item = arg.get_item(&key).unwrap_or_default();
+                largest = largest.max(printed_len(&item));
+            }
+        }
         if star_widths {
-            bound = bound.saturating_add(arg.as_i64().map_or(0, |n| n.unsigned_abs() as usize));
+            each = each.saturating_add(arg.as_i64().map_or(0, |n| n.unsigned_abs() as usize));
         }
     }
+    let fields = each.max(conversions.saturating_mul(largest));
+    let bound = format.len().saturating_add(widths).saturating_add(fields);
     scope::reserve(Some(state), bound)
 }
 
@@ -267,7 +354,7 @@ fn check_str_format(state: &State, call: &[Value]) -> Result<(), Error> {
     let format = call.first().and_then(Value::as_str).unwrap_or_default();
     let args = call.get(1..).unwrap_or_default();
     let fields = format.matches('{').count();
-    let largest = args.iter().map(text_len).max().unwrap_or(0);
+    let largest = args.iter().map(printed_len).max().unwrap_or(0);
     let mut bound = format
         .len()
         .saturating_add(spec_numbers(format, ':', |c| c == '}'))
@@ -305,12 +392,37 @@ fn spec_numbers(format: &str, start: char, end: impl Fn(char) -> bool) -> usize 
     total.saturating_add(number)
 }
 
-/// About how long a value is as text (strings exactly; containers by item count).
-fn text_len(value: &Value) -> usize {
+/// At most how long a value is as text: a string exactly, a list or dict as long as
+/// its repr can be (every item counted), anything else as long as a number's text.
+fn printed_len(value: &Value) -> usize {
     match value.kind() {
         ValueKind::String => value.as_str().map_or(0, str::len),
-        ValueKind::Seq | ValueKind::Map | ValueKind::Iterable => {
-            value.len().unwrap_or(0).saturating_mul(4).saturating_add(2)
+        _ => repr_len(value, 0),
+    }
+}
+
+/// At most how long `repr(value)` is; a container nested deeper than a repr may go is
+/// as long as can be (printing it fails anyway).
+fn repr_len(value: &Value, depth: usize) -> usize {
+    const DEEPEST: usize = 64;
+    match value.kind() {
+        ValueKind::String => super::pyrepr::str_repr_len(value.as_str().unwrap_or_default()),
+        ValueKind::Seq | ValueKind::Map if depth >= DEEPEST => usize::MAX / 4,
+        ValueKind::Seq | ValueKind::Iterable if !super::generators::is_generator(value) => {
+            let items = value.try_iter().into_iter().flatten();
+            items.fold(2usize, |len, item| {
+                len.saturating_add(repr_len(&item, depth + 1))
+                    .saturating_add(2)
+            })
+        }
+        ValueKind::Map => {
+            let keys = value.try_iter().into_iter().flatten();
+            keys.fold(2usize, |len, key| {
+                let item = value.get_item(&key).unwrap_or_default();
+                len.saturating_add(repr_len(&key, depth + 1))
+                    .saturating_add(repr_len(&item, depth + 1))
+                    .saturating_add(4)
+            })
         }
         _ => 48,
     }

@@ -25,13 +25,25 @@ pub(crate) fn is_space(ch: char) -> bool {
 
 /// Registers the string filters with Python's semantics.
 pub(crate) fn register(env: &mut minijinja::Environment<'static>) {
-    env.add_filter("title", |value: Value| {
-        jinja_title(&super::pyrepr::to_str(&value))
+    env.add_filter("title", |state: &State, value: Value| {
+        let text = case_mapping_input(state, &value)?;
+        Ok::<_, Error>(jinja_title(&text))
     });
     env.add_filter("trim", trim);
-    env.add_filter("capitalize", |value: Value| {
-        capitalize(&super::pyrepr::to_str(&value))
+    env.add_filter("capitalize", |state: &State, value: Value| {
+        let text = case_mapping_input(state, &value)?;
+        Ok::<_, Error>(capitalize(&text))
     });
+}
+
+/// `str(value)` for a case mapping filter, its result (and that result's copy into a
+/// template value) charged to the render's byte budget first.
+fn case_mapping_input(state: &State, value: &Value) -> Result<String, Error> {
+    super::scope::tick(Some(state))?;
+    let text = super::pyrepr::to_str_in(Some(state), value)?;
+    let most = super::sized::case_mapped_len(&text).saturating_mul(2);
+    super::scope::reserve(Some(state), most)?;
+    Ok(text)
 }
 
 /// The string methods this module implements, or `None` to let pycompat answer.

@@ -124,9 +124,19 @@ impl RenderInput {
                 };
                 (Ok(input), values)
             }
-            RenderInput::Conversation(conversation) => {
-                (template.input(&conversation), Box::new(conversation))
-            }
+            // A conversation no one else holds gives up its messages as they are
+            // converted, so its JSON and its values are not both held in full.
+            RenderInput::Conversation(conversation) => match Arc::try_unwrap(conversation) {
+                Ok(mut conversation) => {
+                    let messages = std::mem::take(&mut conversation.messages);
+                    let input = template.input_from(
+                        &conversation,
+                        super::context::MessageSource::Owned(messages),
+                    );
+                    (input, Box::new(conversation))
+                }
+                Err(shared) => (template.input(&shared), Box::new(shared)),
+            },
         }
     }
 }
@@ -169,9 +179,11 @@ pub(super) fn run_recording_on_own_thread(
     let hard_cap = hard_cap(template.limits().max_memory_bytes);
     let job = Box::new(move |offer_thread: &mut dyn FnMut()| {
         let active = Active::start();
-        memory::watch_this_thread(hard_cap, worker_shared.flag());
         let (result, give_back) = catch_unwind(AssertUnwindSafe(|| {
             let (prepared, give_back) = input.prepare(&worker);
+            // The conversation's values are the input's, not the template's doing: the
+            // hard cap counts from here.
+            memory::watch_this_thread(hard_cap, worker_shared.flag());
             let rendered = prepared.and_then(|input| {
                 let (prompt, spans) = worker.run_recording(
                     input.context,

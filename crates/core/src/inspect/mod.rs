@@ -71,7 +71,22 @@ pub use tools::ToolCaps;
 pub use training::TrainingCaps;
 pub use variables::{template_variables, TemplateVariable, VariableDefault, STANDARD_VARIABLES};
 
-use chatplate_render::{CancelToken, CompiledTemplate, Conversation, RenderError};
+use std::time::Duration;
+
+use chatplate_render::{CancelToken, CompiledTemplate, Conversation, Limits, RenderError};
+
+/// How long a whole inspection may take (its probe and prefix renders together, which
+/// it bounds through its [`CancelToken`]) when the user gave no bound of their own:
+/// with a conversation, [`Limits::deadline_cap`] (a minute by default: every prefix of
+/// a long conversation is rendered, and a stranger's fixture must not buy minutes of
+/// work); a template alone, four times its render deadline (its probes are small).
+pub fn inspection_deadline(limits: &Limits, with_conversation: bool) -> Duration {
+    if with_conversation {
+        limits.deadline_cap()
+    } else {
+        limits.deadline.saturating_mul(4)
+    }
+}
 
 /// The inspection was stopped through its [`CancelToken`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

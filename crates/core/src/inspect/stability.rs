@@ -231,16 +231,19 @@ const STABILITY_RENDERS: u32 = 3;
 /// For `chatplate check`: `Err` with a report when one more turn of `conversation` does
 /// not keep the earlier prompts as byte prefixes (or the check cannot run). Bounded
 /// like the fixture's own render: compiled with `limits`, and given three times the
-/// deadline for the grown conversation ([`Limits::deadline_for`]).
+/// deadline for the grown conversation ([`Limits::deadline_for`]), at most
+/// [`Limits::deadline_cap`] in all.
 pub fn check_prefix_stable(
     source: &str,
     conversation: &Conversation,
     limits: Limits,
 ) -> Result<(), String> {
     let template = CompiledTemplate::compile(source, limits).map_err(|err| err.to_string())?;
-    let allowed = limits
-        .deadline_for(conversation.items() + 2)
-        .saturating_mul(STABILITY_RENDERS);
+    let allowed = limits.capped(
+        limits
+            .deadline_for(conversation.items() + 2)
+            .saturating_mul(STABILITY_RENDERS),
+    );
     let cancel = CancelToken::new();
     let stability = cancel_after(&cancel, allowed, || {
         prefix_stability(&template, conversation, &cancel)
@@ -248,9 +251,10 @@ pub fn check_prefix_stable(
     let stability = stability.map_err(|err| match err {
         InspectError::Cancelled(_) => format!(
             "prefix stability could not be checked: its renders did not finish within {:.1} s \
-             ({STABILITY_RENDERS} × the deadline for the grown conversation; raise the base \
-             with {})",
+             ({STABILITY_RENDERS} × the deadline for the grown conversation, at most {:.0} s \
+             unless the deadline is longer; raise it with {})",
             allowed.as_secs_f64(),
+            limits.deadline_cap().as_secs_f64(),
             means(Knob::Deadline)
         ),
         other => format!("prefix stability could not be checked: {other}"),

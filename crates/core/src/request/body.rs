@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 
 use crate::files::{FileError, MAX_REQUEST_BYTES};
-use crate::session::scan;
+use crate::session::{compact, scan};
 
 /// Why a request body's text was refused before it was imported.
 #[derive(Debug, thiserror::Error)]
@@ -70,7 +70,8 @@ pub fn parse_body(text: &str, path: &Path) -> Result<Json, BodyError> {
         }
         .into());
     }
-    let body = serde_json::from_str(text).map_err(|err| BodyError::Syntax {
+    let parsed = compact::bounded(text.len(), || compact::from_str(text));
+    let body = parsed.map_err(|err| BodyError::Syntax {
         path: path.to_path_buf(),
         line: err.line(),
         column: err.column(),

@@ -61,26 +61,72 @@ impl Serialize for ExpectedTokens {
 
 impl<'de> Deserialize<'de> for ExpectedTokens {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        let wrong =
-            || D::Error::custom("\"expected_tokens\" must be a token count or a list of token ids");
-        let as_id = |value: &Json| value.as_u64().and_then(|id| u32::try_from(id).ok());
-        match Json::deserialize(deserializer)? {
-            Json::Number(count) => count
-                .as_u64()
-                .and_then(|c| usize::try_from(c).ok())
-                .map(ExpectedTokens::Count)
-                .ok_or_else(wrong),
-            Json::Array(ids) => ids
-                .iter()
-                .map(as_id)
-                .collect::<Option<Vec<u32>>>()
-                .map(ExpectedTokens::Ids)
-                .ok_or_else(wrong),
-            _ => Err(wrong()),
-        }
+        deserializer.deserialize_any(TokensVisitor)
     }
 }
+
+/// Reads `expected_tokens` straight into its count or ids: a tree of JSON numbers would
+/// take many times the bytes of the list as written.
+struct TokensVisitor;
+
+impl<'de> serde::de::Visitor<'de> for TokensVisitor {
+    type Value = ExpectedTokens;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        f.write_str(WRONG_TOKENS)
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, count: u64) -> Result<ExpectedTokens, E> {
+        usize::try_from(count)
+            .map(ExpectedTokens::Count)
+            .map_err(|_| E::custom(WRONG_TOKENS))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, _: i64) -> Result<ExpectedTokens, E> {
+        Err(E::custom(WRONG_TOKENS))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, _: f64) -> Result<ExpectedTokens, E> {
+        Err(E::custom(WRONG_TOKENS))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, _: bool) -> Result<ExpectedTokens, E> {
+        Err(E::custom(WRONG_TOKENS))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, _: &str) -> Result<ExpectedTokens, E> {
+        Err(E::custom(WRONG_TOKENS))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<ExpectedTokens, E> {
+        Err(E::custom(WRONG_TOKENS))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<ExpectedTokens, A::Error> {
+        // A number kept as text (`arbitrary_precision`), or anything else: read as JSON.
+        let value = Json::deserialize(serde::de::value::MapAccessDeserializer::new(map))?;
+        value.as_u64().map_or_else(
+            || Err(serde::de::Error::custom(WRONG_TOKENS)),
+            |n| self.visit_u64(n),
+        )
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(
+        self,
+        mut seq: A,
+    ) -> Result<ExpectedTokens, A::Error> {
+        let mut ids = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1 << 16));
+        while let Some(item) = seq.next_element::<Json>()? {
+            let id = item.as_u64().and_then(|id| u32::try_from(id).ok());
+            ids.push(id.ok_or_else(|| serde::de::Error::custom(WRONG_TOKENS))?);
+        }
+        ids.shrink_to_fit();
+        Ok(ExpectedTokens::Ids(ids))
+    }
+}
+
+/// What `expected_tokens` must be.
+const WRONG_TOKENS: &str = "\"expected_tokens\" must be a token count or a list of token ids";
 
 /// How a JSON value is described in a message.
 fn json_kind(value: &Json) -> &'static str {

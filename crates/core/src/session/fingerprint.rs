@@ -64,11 +64,24 @@ pub(crate) fn recorded(text: &str) -> Option<String> {
     top.template.sha256.map(|hash| hash.to_ascii_lowercase())
 }
 
-/// Puts `hash` into the `template` object of a serialized session.
-pub(crate) fn write_into(session: &mut Json, hash: &str) {
-    if let Some(Json::Object(template)) = session.get_mut("template") {
-        template.insert(KEY.into(), Json::from(hash));
+/// Puts `hash` into the `template` object of a session's pretty JSON text, as its last
+/// key: written into the text rather than into a copy of the session as a JSON tree,
+/// which would take several times a large session's size.
+pub(crate) fn write_into(text: &mut String, hash: &str) {
+    let Some(start) = super::scan::top_level_value(text, "template") else {
+        return;
+    };
+    if !text[start..].starts_with('{') {
+        return;
     }
+    let Some(end) = super::scan::object_end(text, start) else {
+        return;
+    };
+    // Pretty JSON closes the object on a line of its own: the key goes before it.
+    let at = text[..end].trim_end().len();
+    let line = format!(",\n    \"{KEY}\": \"{hash}\"");
+    text.reserve_exact(line.len());
+    text.insert_str(at, &line);
 }
 
 #[cfg(test)]
@@ -108,6 +121,25 @@ mod tests {
         assert!(
             written.contains("1.50"),
             "numbers stay as written: {written}"
+        );
+        assert_eq!(
+            crate::session::Session::parse(&written, path).unwrap(),
+            session
+        );
+    }
+
+    #[test]
+    fn the_fingerprint_is_written_after_a_nested_reference_too() {
+        let path = std::path::Path::new("f.json");
+        let mut session = crate::session::Session::new(TemplateRef::Named {
+            path: "model {\"x\"}".into(),
+            name: "tool_use".into(),
+        });
+        session.record_template("{{ 1 }}");
+        let written = session.to_json();
+        assert!(
+            written.contains("\"name\": \"tool_use\"\n    },\n    \"sha256\": \""),
+            "{written}"
         );
         assert_eq!(
             crate::session::Session::parse(&written, path).unwrap(),

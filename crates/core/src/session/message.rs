@@ -12,7 +12,7 @@ pub struct Message(pub Map<String, Json>);
 impl<'de> Deserialize<'de> for Message {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         use serde::de::Error;
-        let fields = Map::<String, Json>::deserialize(deserializer)?;
+        let fields = super::compact::object(deserializer)?;
         // `content` may be any JSON value: transformers passes it to the template as
         // `json.loads` gives it (an object is a dict, printed and iterated as one).
         match fields.get("role") {

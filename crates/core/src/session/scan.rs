@@ -104,6 +104,31 @@ pub(crate) fn top_level_value(text: &str, key: &str) -> Option<usize> {
     None
 }
 
+/// The offset of the `}` that closes the JSON object opening at `start` (valid JSON).
+pub(crate) fn object_end(text: &str, start: usize) -> Option<usize> {
+    let bytes = text.as_bytes();
+    let mut depth = 0usize;
+    let mut index = start;
+    while index < bytes.len() {
+        match bytes[index] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(index);
+                }
+            }
+            b'"' => {
+                index = string_end(bytes, index);
+                continue;
+            }
+            _ => {}
+        }
+        index += 1;
+    }
+    None
+}
+
 /// The offset just past the string that starts with the quote at `start`.
 fn string_end(bytes: &[u8], start: usize) -> usize {
     let mut index = start + 1;

@@ -45,7 +45,9 @@ pub(super) enum Command {
 /// keystroke figures).
 const SETTLE: Duration = Duration::from_millis(60);
 
-/// How many times a render's deadline a background job (many renders) may take.
+/// How many times a render's deadline a background job (many renders) may take, at
+/// most the deadline's cap ([`Limits::deadline_cap`]): a long conversation does not
+/// buy a background job minutes.
 const BACKGROUND_FACTOR: u32 = 30;
 
 /// Hands a reply to the caller (and wakes it); shared with the threads that open things.
@@ -434,7 +436,7 @@ impl Dispatcher {
         // as running (and abandoned, after a timeout) for as long as its render does.
         let token = CancelToken::new().waiting();
         let allowed = if kind.background() {
-            self.allowed() * BACKGROUND_FACTOR
+            self.limits().capped(self.allowed() * BACKGROUND_FACTOR)
         } else {
             self.allowed()
         };
@@ -462,13 +464,17 @@ impl Dispatcher {
     }
 
     /// The time a job on the current conversation may take: the engine's own deadline
-    /// for it ([`Limits::deadline_for`]), which grows with the square of the input, so
-    /// a long real conversation on a template that rescans it per message is never cut
-    /// off.
+    /// for it ([`Limits::deadline_for`]), which grows with the square of the input up
+    /// to a minute, so a long real conversation on a template that rescans it per
+    /// message is not cut off, and a long hostile one does not buy more.
     fn allowed(&self) -> Duration {
-        Limits::default()
-            .with_deadline(self.deadline)
-            .deadline_for(self.conversation.items())
+        self.limits().deadline_for(self.conversation.items())
+    }
+
+    /// The worker's deadline as render limits: what grows with the conversation, and
+    /// the most a job may take ([`Limits::deadline_cap`]).
+    fn limits(&self) -> Limits {
+        Limits::default().with_deadline(self.deadline)
     }
 }
 

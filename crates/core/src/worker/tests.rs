@@ -187,11 +187,12 @@ fn a_runaway_render_times_out_and_blocks_only_its_template() {
 #[test]
 fn a_stopped_render_counts_as_running_until_its_thread_ends() {
     let worker = Worker::spawn(Duration::from_millis(100)).unwrap();
-    // Seconds inside one builtin filter call (hashing ten million copies of a 1 KB
-    // string), with no checkpoint: the render can only stop once the call returns.
+    // Seconds inside one builtin filter call (sorting twenty thousand equal 100 KB
+    // strings, comparisons which have no checkpoint; the step budget that refuses it
+    // by default is lifted): the render can only stop once the call returns.
     let stuck = Template::new(
-        "{{ (['x' * 1000] * 10000000)|unique|list|length }}",
-        Limits::default(),
+        "{{ (['x' * 100000] * 20000)|sort|length }}",
+        Limits::default().with_fuel(u64::MAX / 4),
     );
     render(&worker, 1, &stuck, "x");
     let timed_out = next(&worker);
@@ -206,6 +207,43 @@ fn a_stopped_render_counts_as_running_until_its_thread_ends() {
     assert_eq!(reply.generation, 2);
     let refusal = reply.result.unwrap_err();
     assert!(refusal.message.contains("still running"), "{refusal}");
+}
+
+// A timed-out render in one builtin filter call (hashing ten thousand 10 MB strings,
+// a minute of work) went on for that long after the worker had said it stopped: the
+// filter walked its whole input without looking at the stop. Its walk now ends at
+// the stop.
+#[test]
+fn a_timed_out_render_in_a_long_filter_call_stops_soon_after_its_reply() {
+    let worker = Worker::spawn(Duration::from_millis(100)).unwrap();
+    // No step budget to end it first: only the stop can.
+    let unbounded = Limits::default().with_fuel(u64::MAX / 4);
+    let stuck = Template::new(
+        "{{ (['x' * 10000000] * 10000)|unique|list|length }}",
+        unbounded,
+    );
+    render(&worker, 1, &stuck, "x");
+    let timed_out = next(&worker);
+    assert_eq!(timed_out.result.unwrap_err().kind, RenderErrorKind::Timeout);
+    let answered = Instant::now();
+    // The worker counts the stopped render as running until its thread has ended, and
+    // refuses the same template meanwhile: the first request it does not refuse shows
+    // the thread has ended. Minutes before; here a few milliseconds (the margin is
+    // for a loaded machine).
+    for generation in 2.. {
+        render(&worker, generation, &stuck, "y");
+        let reply = next(&worker);
+        let refused = (reply.result.as_ref()).is_err_and(|e| e.message.contains("still running"));
+        if !refused {
+            break;
+        }
+        assert!(
+            answered.elapsed() < Duration::from_secs(5),
+            "the stopped render still runs {:?} after its timeout reply",
+            answered.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 /// The reply that settles `generation`: skips the "still running" refusal (the

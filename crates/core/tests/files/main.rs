@@ -23,6 +23,7 @@ mod gguf_files;
 mod gguf_large;
 mod hf_cache;
 mod hub;
+mod large_sessions;
 mod model_folders;
 mod request_bodies;
 mod session_file;

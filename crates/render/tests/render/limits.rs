@@ -425,3 +425,83 @@ fn templates_cannot_read_files() {
         assert!(!err.message.contains("root:"), "{source} leaked a file");
     }
 }
+
+// Filters and methods that build a string from their input: each is charged with
+// an estimate of its output before it allocates it. `wordwrap(1)` of a 60 MB text
+// reached 567 MB against a 256 MiB budget; a case mapping, a repr, an indent or a
+// field printed many times by `%` went past the budget in one call.
+
+/// Each source makes more than a 32 MiB budget (its result or its working memory)
+/// from an input of at most 12 MB: each must stop with the memory limit, having held
+/// little more than the budget.
+fn assert_charged_first(sources: &[&str]) {
+    let budget = 32 << 20;
+    let limits = Limits::default()
+        .with_max_memory_bytes(budget)
+        .with_fuel(u64::MAX / 128);
+    let mut failures = Vec::new();
+    for source in sources {
+        let template = CompiledTemplate::compile(source, limits).unwrap();
+        reset_thread_peak();
+        let result = template.render(&conversation());
+        let peak = thread_peak_bytes();
+        let limited = matches!(&result, Err(err) if err.kind == RenderErrorKind::Limit);
+        if !limited || peak >= budget as isize * 3 / 2 {
+            let result = result.map(|prompt| prompt.len()).map_err(|err| err.message);
+            failures.push(format!("{source}: {result:?}, held {peak} bytes"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn wordwrap_is_charged_before_it_allocates() {
+    assert_charged_first(&[
+        "{{ ('x ' * 3000000)|wordwrap(1)|length }}",
+        "{{ ('x ' * 3000000)|wordwrap(1, wrapstring='-' * 20)|length }}",
+        "{{ ('xxxx-' * 2000000)|wordwrap(3)|length }}",
+        "{{ ('x ' * 3000000)|wordwrap(10**12, false)|length }}",
+    ]);
+    // What fits renders as Jinja2 does (3.1.6: these lengths), a run of 100,000
+    // hyphens included (searched for em-dashes once, not once per hyphen).
+    let fits = "{{ ('a' ~ ('-' * 100000) ~ 'b')|wordwrap(10)|length }} \
+                {{ ('x ' * 300000)|wordwrap(1)|length }}";
+    assert_eq!(render(fits).unwrap(), "110002 599999");
+}
+
+#[test]
+fn case_mappings_are_charged_before_they_allocate() {
+    // U+0390 (two bytes) upper-cases to three characters of two bytes each.
+    assert_charged_first(&[
+        "{{ ('\u{390}' * 5000000)|upper|length }}",
+        "{{ ('\u{390}' * 5000000).upper()|length }}",
+        "{{ ('\u{390}' * 5000000)|title|length }}",
+        "{{ ('\u{390}' * 5000000).title()|length }}",
+        "{{ ('\u{390}' * 5000000)|capitalize|length }}",
+        "{{ ('\u{390}' * 5000000).capitalize()|length }}",
+        "{{ ('\u{390}' * 5000000).swapcase()|length }}",
+        "{{ ('\u{df}' * 5000000).casefold()|length }}",
+    ]);
+}
+
+#[test]
+fn reprs_and_formatting_are_charged_before_they_allocate() {
+    assert_charged_first(&[
+        "{{ ['\x01' * 8000000]|string|length }}",
+        "{{ ('\x01' * 8000000)|pprint|length }}",
+        "{{ ('%(a)s%(a)s%(a)s%(a)s' % {'a': 'x' * 10000000})|length }}",
+        "{{ ('%s' % (['x' * 10000000] * 4,))|length }}",
+        "{{ '{0}{0}{0}{0}'.format(['x' * 10000000])|length }}",
+    ]);
+}
+
+#[test]
+fn indent_and_xmlattr_are_charged_before_they_allocate() {
+    assert_charged_first(&[
+        "{{ ('a\n' * 3000000)|indent(20)|length }}",
+        "{{ ('a\r' * 3000000)|indent(20)|length }}",
+        "{{ ('a\n' * 1000000)|indent('-' * 40)|length }}",
+        "{{ {'a': '\"' * 8000000}|xmlattr|length }}",
+        "{{ ('x' * 10000000)|center(40000000)|length }}",
+    ]);
+}
