@@ -7,6 +7,7 @@
 //! crates instead (docs/library.md).
 
 pub mod cli;
+pub mod lint_config;
 pub mod template_roots;
 #[cfg(feature = "tui")]
 pub mod tui;

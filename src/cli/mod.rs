@@ -20,6 +20,8 @@ mod inspect_table;
 mod inspect_text;
 mod inspect_training;
 mod limits;
+mod lint;
+mod lint_text;
 mod output;
 mod parse;
 mod remedy;
@@ -94,6 +96,10 @@ enum Command {
     /// Explain a template by probing it: capabilities (minja's names), variables, and
     /// for a fixture the values it ignores and prefix stability.
     Inspect(InspectArgs),
+    /// Judge templates for CI: crashes, double BOS, dropped system messages and
+    /// reasoning, prefix stability, markers, portability, sandbox escapes...; exit 1 on
+    /// findings at or above --fail-on, 2 when something could not be linted.
+    Lint(lint::LintArgs),
     /// Convert a conformance corpus (MANIFEST.json + templates + scenarios) into fixtures.
     ImportCorpus {
         /// The corpus set directory, e.g. ../shared/conformance/dev.
@@ -145,6 +151,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         }),
         Some(Command::Render(args)) => render::run(args),
         Some(Command::Inspect(args)) => inspect::run(args),
+        Some(Command::Lint(args)) => lint::run(args),
         Some(Command::Check(args)) => check::run(&args),
         Some(Command::Compare(args)) => compare::run(args),
         Some(Command::Completions { shell }) => completions::completions(shell),
