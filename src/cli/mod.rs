@@ -202,6 +202,10 @@ fn interactive(args: Interactive) -> Result<i32> {
     // A config file that cannot be read is reported by the app's own settings.
     let (roots, _) = crate::template_roots::allowed(&args.template_roots);
     crate::tui::files::startup::allow_template_roots(roots);
+    // A bad "lint" section is reported by `chatplate lint`; the app lints by default then.
+    crate::tui::panes::templates::lint::set_policy(
+        crate::lint_config::policy().unwrap_or_default(),
+    );
     let options = crate::tui::TuiOptions {
         file: args.file,
         template_dirs: args.template_dirs,

@@ -142,6 +142,13 @@ fn entries(value: serde_json::Value) -> (ConfigFile, Vec<String>) {
                 }
                 continue;
             }
+            // `chatplate lint` and the Templates pane's lint read it (crate::lint_config).
+            (chatplate_core::lint::CONFIG_SECTION, value) => {
+                if let Err(problem) = chatplate_core::lint::Policy::from_config(&value) {
+                    problems.push(format!("{problem} (the defaults used)"));
+                }
+                continue;
+            }
             ("mouse", serde_json::Value::Bool(on)) => {
                 file.mouse = Some(on);
                 continue;
@@ -157,7 +164,7 @@ fn entries(value: serde_json::Value) -> (ConfigFile, Vec<String>) {
             }
             _ => {
                 problems.push(format!(
-                    "unknown section {} (expected \"keys\", \"colors\", \"mouse\" or \"template_roots\"; ignored)",
+                    "unknown section {} (expected \"keys\", \"colors\", \"mouse\", \"lint\" or \"template_roots\"; ignored)",
                     visible::quoted(&section)
                 ));
                 continue;
