@@ -399,7 +399,7 @@ fn lint_a_gguf_against_its_model_in_the_hf_cache_and_the_model_itself() {
     let dir = tempfile::tempdir().unwrap();
     let cache = dir.path().join("hub");
     hf_support::fake_cache(&cache);
-    let mut run = |args: &[&str]| {
+    let run = |args: &[&str]| {
         let mut all = vec!["lint", "--format", "json"];
         all.extend_from_slice(args);
         let mut cmd = command(&all, dir.path());

@@ -95,7 +95,11 @@ fn from_table(lab: &Lab, measured: &[Engine]) -> Vec<Finding> {
             })
             .map(|(engine, outcome)| {
                 let version = table.engines.get(engine).map_or("", String::as_str);
-                format!("{engine} ({version}) {}", outcome.replacen(": ", " ", 1))
+                let what = match outcome.strip_prefix("differs: ") {
+                    Some(cause) => format!("renders differently ({cause})"),
+                    None => outcome.clone(),
+                };
+                format!("{engine} ({version}) {what}")
             })
             .collect();
         if bad.is_empty() {
@@ -122,7 +126,7 @@ fn shown(construct: &str) -> String {
         "syntax" => name.replace('-', " "),
         "tag" => format!("{{% {name} %}}"),
         "loop" => format!("loop.{name}"),
-        "method" => format!(".{name}()"),
+        "method" => format!(".{}", name.replace("(x)", "(...)")),
         "function" => format!("{name}()"),
         _ => format!("the {name} {kind}"),
     }

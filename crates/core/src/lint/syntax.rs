@@ -182,7 +182,14 @@ impl<'s> Scan<'s> {
                     if matches!(before(1), Some(Token::Dot))
                         && matches!(after, Some(Token::ParenOpen)) =>
                 {
-                    add("method", name, *span);
+                    // Engines differ on arguments (`.strip()` and `.strip('x')`).
+                    let bare = matches!(tokens.get(index + 2), Some((Token::ParenClose, _)));
+                    let call = if bare {
+                        format!("{name}()")
+                    } else {
+                        format!("{name}(x)")
+                    };
+                    add("method", &call, *span);
                 }
                 Token::Ident(name)
                     if matches!(after, Some(Token::ParenOpen))
@@ -327,7 +334,7 @@ mod tests {
         for expected in [
             "tag:for",
             "syntax:slice-step",
-            "method:strip",
+            "method:strip()",
             "filter:tojson",
             "keyword:tojson.indent",
             "test:string",

@@ -256,6 +256,26 @@ fn marker_balance_on_real_and_crafted_templates() {
         open.message
     );
     assert!(open.location.is_some());
+    // Bielik 11B v3 closes a tool result's turn by looking at messages[loop.index0 + 1]
+    // of the loop without the system message: one message off after a system message.
+    let bielik = corpus_lint(test, "Bielik-11B-v3.0-Instruct").unwrap();
+    let off = finding(&bielik, "marker-balance");
+    assert!(
+        off.message
+            .contains("<|im_start|> opens again before <|im_end|>"),
+        "{}",
+        off.message
+    );
+    assert!(
+        off.scenario
+            .as_deref()
+            .is_some_and(|s| s.starts_with("system →")),
+        "{off:#?}"
+    );
+    assert!(off
+        .evidence
+        .as_deref()
+        .is_some_and(|e| e.contains("ToolResultNeedle9021<|im_start|>assistant")));
     // GigaChat mentions <instruction_priority> in prose before the block itself.
     for sound in [
         "Qwen-Qwen2.5-7B-Instruct",
