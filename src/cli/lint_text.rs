@@ -102,7 +102,8 @@ fn wrap_into(out: &mut String, text: &str, indent: &str) {
     }
 }
 
-/// The words of `text`, a Jinja tag (`{% generation %}`) kept as one.
+/// The words of `text`, a Jinja tag or expression (`{% generation %}`, `{{ x }}`) kept
+/// as one.
 fn words(text: &str) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     let mut in_tag = false;
@@ -114,11 +115,13 @@ fn words(text: &str) -> Vec<String> {
             }
             _ => found.push(word.to_string()),
         }
-        if word.contains("{%") {
-            in_tag = true;
-        }
-        if word.contains("%}") {
-            in_tag = false;
+        // The last delimiter in the word decides: `}}{%` opens, `{{x}}` closes.
+        let last = |marks: [&str; 2]| marks.iter().filter_map(|m| word.rfind(m)).max();
+        match (last(["{%", "{{"]), last(["%}", "}}"])) {
+            (Some(open), Some(close)) => in_tag = open > close,
+            (Some(_), None) => in_tag = true,
+            (None, Some(_)) => in_tag = false,
+            (None, None) => {}
         }
     }
     found
@@ -222,6 +225,17 @@ mod tests {
         );
         assert!(out.lines().all(|l| l.chars().count() <= WIDTH), "{out}");
         assert!(out.lines().count() > 4);
+    }
+
+    #[test]
+    fn jinja_tags_and_expressions_stay_on_one_line() {
+        let text = "fix: {% if a is string %}{{ a }}{% else %}{{ a | tojson }}{% endif %} or not";
+        let found = words(text);
+        assert_eq!(
+            found[1],
+            "{% if a is string %}{{ a }}{% else %}{{ a | tojson }}{% endif %}"
+        );
+        assert_eq!(found.len(), 4);
     }
 
     #[test]

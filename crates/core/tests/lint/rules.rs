@@ -422,3 +422,51 @@ fn bundled_templates_pass_by_default() {
         assert!(report.findings.iter().all(|f| f.rule != Rule::Crash));
     }
 }
+
+#[test]
+fn portability_from_the_table_and_from_an_engine() {
+    let test = "portability_from_the_table_and_from_an_engine";
+    // Qwen3 strips with an argument (`.lstrip('\n')`), which @huggingface/jinja ignores.
+    let Some(qwen) = corpus_lint(test, "Qwen-Qwen3-0.6B") else {
+        return;
+    };
+    let table = finding(&qwen, "portability");
+    assert!(
+        table
+            .message
+            .starts_with(".lstrip(...) hf-jinja (0.5.11) renders differently"),
+        "{}",
+        table.message
+    );
+    assert!(table.location.is_some());
+    let apertus = corpus_lint(test, "Apertus-8B-Instruct").unwrap();
+    assert!(
+        !rules(&apertus).contains(&"portability"),
+        "{:#?}",
+        apertus.findings
+    );
+    // GLM-4.6 passes ensure_ascii to tojson, which bare MiniJinja refuses: rendered there.
+    let corpus = common::corpus_dir(test).unwrap();
+    let (template, mut options) = corpus_template(&corpus, "GLM-4.6");
+    options.engines = vec![chatplate_core::compare::Engine::MiniJinja];
+    let report = lint_with(
+        &template,
+        &Surroundings::default(),
+        &options,
+        &Default::default(),
+    )
+    .unwrap();
+    let rendered = finding(&report, "portability");
+    assert!(
+        rendered.message.starts_with("minijinja (minijinja 3.1.0"),
+        "{}",
+        rendered.message
+    );
+    assert!(
+        rendered
+            .evidence
+            .as_deref()
+            .is_some_and(|e| e.contains("minijinja:")),
+        "{rendered:#?}"
+    );
+}
