@@ -87,7 +87,7 @@ fn wrap_into(out: &mut String, text: &str, indent: &str) {
     let room = WIDTH.saturating_sub(indent.len()).max(20);
     for paragraph in text.lines() {
         let mut line = String::new();
-        for word in words(paragraph) {
+        for word in words(paragraph).iter().flat_map(|w| pieces(w, room)) {
             let width = line.chars().count() + 1 + word.chars().count();
             if !line.is_empty() && width > room {
                 out.push_str(&format!("{indent}{line}\n"));
@@ -100,6 +100,26 @@ fn wrap_into(out: &mut String, text: &str, indent: &str) {
         }
         out.push_str(&format!("{indent}{line}\n"));
     }
+}
+
+/// `word` cut after its Jinja tags (`%}`, `}}`) into pieces of at most `room` characters
+/// where it is longer; a piece without such a place stays whole.
+fn pieces(word: &str, room: usize) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut rest = word;
+    while rest.chars().count() > room {
+        let cut = (rest.match_indices("%}").chain(rest.match_indices("}}")))
+            .map(|(at, _)| at + 2)
+            .filter(|&end| rest[..end].chars().count() <= room && end < rest.len())
+            .max();
+        let Some(cut) = cut else {
+            break;
+        };
+        found.push(rest[..cut].to_string());
+        rest = &rest[cut..];
+    }
+    found.push(rest.to_string());
+    found
 }
 
 /// The words of `text`, a Jinja tag or expression (`{% generation %}`, `{{ x }}`) kept

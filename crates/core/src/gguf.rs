@@ -165,7 +165,8 @@ pub fn read_metadata<R: Read + Seek>(file: R, len: u64) -> Result<GgufMetadata, 
     Ok(found)
 }
 
-/// `ORG/NAME` from `https://huggingface.co/ORG/NAME[/...]` or a bare `ORG/NAME`.
+/// `ORG/NAME` from `https://huggingface.co/ORG/NAME[/...]` or a bare `ORG/NAME` (the
+/// catalog checks it again as a model id before using it).
 fn hugging_face_model(text: &str) -> Option<String> {
     let rest = [
         "https://huggingface.co/",
@@ -180,8 +181,13 @@ fn hugging_face_model(text: &str) -> Option<String> {
     }
     let mut parts = rest.split('/').filter(|part| !part.is_empty());
     let (org, name) = (parts.next()?, parts.next()?);
-    let id = crate::catalog::ModelId::parse(&format!("{org}/{name}"))?;
-    Some(id.repo)
+    let plain = |part: &str| {
+        !part.starts_with('.')
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    };
+    (plain(org) && plain(name)).then(|| format!("{org}/{name}"))
 }
 
 /// Tokens between two remembered positions in the token list.

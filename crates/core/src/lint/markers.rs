@@ -41,9 +41,10 @@ pub(crate) fn check(lab: &Lab, scenarios: &[Scenario]) -> Result<Vec<Finding>, C
     let skip = [lab.bos(), lab.eos()];
     let prose_lines = prose_lines(&lab.scan.literals());
     for scenario in scenarios {
-        let probe = match ends_with_reply(&scenario.messages) {
-            true => scenario.request(),
-            false => scenario.closed(lab.message("assistant", FINAL_REPLY)),
+        let probe = if ends_with_reply(&scenario.messages) {
+            scenario.request()
+        } else {
+            scenario.closed(lab.message("assistant", FINAL_REPLY))
         };
         let Ok(text) = lab.render(&probe)? else {
             continue;

@@ -65,9 +65,12 @@ impl Policy {
         findings
             .into_iter()
             .filter(|finding| self.runs(finding.rule))
-            .map(|finding| match self.denied.contains(&finding.rule) {
-                true => finding.with_severity(Severity::Error),
-                false => finding,
+            .map(|finding| {
+                if self.denied.contains(&finding.rule) {
+                    finding.with_severity(Severity::Error)
+                } else {
+                    finding
+                }
             })
             .collect()
     }

@@ -68,12 +68,9 @@ pub(crate) fn check(
     let mut findings = Vec::new();
     let mut measured = Vec::new();
     for &engine in engines {
-        match rendered(lab, scenarios, engine, setup)? {
-            Some(found) => {
-                measured.push(engine);
-                findings.extend(found);
-            }
-            None => {}
+        if let Some(found) = rendered(lab, scenarios, engine, setup)? {
+            measured.push(engine);
+            findings.extend(found);
         }
     }
     findings.extend(from_table(lab, &measured));

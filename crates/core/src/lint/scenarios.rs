@@ -32,9 +32,10 @@ impl Scenario {
     /// conversation already ends with the assistant's turn).
     pub(crate) fn request(&self) -> Probe {
         let probe = self.probe(self.messages.clone());
-        match ends_with_reply(&self.messages) {
-            true => probe,
-            false => probe.with_generation_prompt(),
+        if ends_with_reply(&self.messages) {
+            probe
+        } else {
+            probe.with_generation_prompt()
         }
     }
 

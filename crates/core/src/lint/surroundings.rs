@@ -79,7 +79,7 @@ impl Surroundings {
             if let Some(spec) = config.get("response_template") {
                 match ResponseTemplate::load(spec) {
                     Ok(parser) => {
-                        self.response_template = Some((parser, config_path.display().to_string()))
+                        self.response_template = Some((parser, config_path.display().to_string()));
                     }
                     Err(err) => self.notes.push(format!(
                         "{}: response_template: {err}",

@@ -198,7 +198,7 @@ impl<'s> Scan<'s> {
                     add("function", name, *span);
                 }
                 Token::BracketOpen if has_step(&tokens[index + 1..]) => {
-                    add("syntax", "slice-step", *span)
+                    add("syntax", "slice-step", *span);
                 }
                 Token::Mod if matches!(before(1), Some(Token::Str(_) | Token::String(_))) => {
                     add("syntax", "percent-format", *span);

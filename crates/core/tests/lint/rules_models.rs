@@ -59,6 +59,7 @@ fn double_bos_when_the_tokenizer_adds_one_too() {
     assert!(!rules(&lint_path(dir.path())[0]).contains(&"double-bos"));
 }
 
+#[cfg(feature = "tokens")]
 #[test]
 fn injection_when_typed_text_becomes_a_special_token() {
     let test = "injection_when_typed_text_becomes_a_special_token";
@@ -93,6 +94,7 @@ fn injection_when_typed_text_becomes_a_special_token() {
     );
 }
 
+#[cfg(feature = "tokens")]
 #[test]
 fn reasoning_dropped_counts_tokens_with_the_tokenizer() {
     let Some(qwen) = real_model(
