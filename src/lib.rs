@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config_file;
 pub mod engines_config;
 pub mod hub_token;
+pub mod lint_config;
 pub mod template_roots;
 #[cfg(feature = "tui")]
 pub mod tui;

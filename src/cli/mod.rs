@@ -20,6 +20,8 @@ mod inspect_table;
 mod inspect_text;
 mod inspect_training;
 mod limits;
+mod lint;
+mod lint_text;
 mod output;
 mod parse;
 mod remedy;
@@ -99,6 +101,10 @@ enum Command {
     /// Explain a template by probing it: capabilities (minja's names), variables, and
     /// for a fixture the values it ignores and prefix stability.
     Inspect(InspectArgs),
+    /// Judge templates for CI: crashes, double BOS, dropped system messages and
+    /// reasoning, prefix stability, markers, portability, sandbox escapes...; exit 1 on
+    /// findings at or above --fail-on, 2 when something could not be linted.
+    Lint(lint::LintArgs),
     /// Convert a conformance corpus (MANIFEST.json + templates + scenarios) into fixtures.
     ImportCorpus {
         /// The corpus set directory, e.g. ../shared/conformance/dev.
@@ -159,6 +165,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         }),
         Some(Command::Render(args)) => render::run(args),
         Some(Command::Inspect(args)) => inspect::run(args),
+        Some(Command::Lint(args)) => lint::run(args),
         Some(Command::Check(args)) => check::run(&args),
         Some(Command::Compare(args)) => compare::run(args),
         Some(Command::Completions { shell }) => completions::completions(shell),
@@ -209,6 +216,10 @@ fn interactive(args: Interactive) -> Result<i32> {
     // A config file that cannot be read is reported by the app's own settings.
     let (roots, _) = crate::template_roots::allowed(&args.template_roots);
     crate::tui::files::startup::allow_template_roots(roots);
+    // A bad "lint" section is reported by `chatplate lint`; the app lints by default then.
+    crate::tui::panes::templates::lint::set_policy(
+        crate::lint_config::policy().unwrap_or_default(),
+    );
     let options = crate::tui::TuiOptions {
         file: args.file,
         template_dirs: args.template_dirs,

@@ -43,6 +43,7 @@ mod tui_generation_marks;
 mod tui_help;
 mod tui_info;
 mod tui_legend;
+mod tui_lint;
 mod tui_log;
 mod tui_masks;
 mod tui_mouse;

@@ -6,6 +6,8 @@ mod common;
 #[cfg(feature = "tui")]
 #[path = "../e2e_support/mod.rs"]
 mod e2e_support;
+#[path = "../gguf_support/mod.rs"]
+mod gguf_support;
 #[path = "../hf_support/mod.rs"]
 mod hf_support;
 #[path = "../llama_support/mod.rs"]
@@ -33,6 +35,8 @@ mod fixture_fidelity;
 mod fuzz_config;
 mod inspect_cli;
 mod inspect_masks;
+mod lint_cli;
+mod lint_portability;
 mod parse_cli;
 mod plugin_engines;
 mod round_trip_cli;

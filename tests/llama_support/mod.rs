@@ -48,6 +48,16 @@ pub fn server_files(test: &str) -> Option<(PathBuf, PathBuf)> {
 /// Starts llama-server on a free port with `template` as its chat template (or the GGUF's
 /// own when `None`), and waits until it answers `/health`.
 pub fn start(files: &(PathBuf, PathBuf), template: Option<&Path>, log: &Path) -> Server {
+    try_start(files, template, log).unwrap_or_else(|said| panic!("{said}"))
+}
+
+/// [`start`], or what the server said when it exited instead (llama-server refuses a
+/// template it cannot apply at startup).
+pub fn try_start(
+    files: &(PathBuf, PathBuf),
+    template: Option<&Path>,
+    log: &Path,
+) -> Result<Server, String> {
     let port = TcpListener::bind("127.0.0.1:0")
         .and_then(|listener| listener.local_addr())
         .expect("a free port")
@@ -75,13 +85,13 @@ pub fn start(files: &(PathBuf, PathBuf), template: Option<&Path>, log: &Path) ->
     while !healthy(port) {
         if let Ok(Some(status)) = server.child.try_wait() {
             let said = std::fs::read_to_string(log).unwrap_or_default();
-            panic!("llama-server exited ({status}):\n{said}");
+            return Err(format!("llama-server exited ({status}):\n{said}"));
         }
         assert!(Instant::now() < deadline, "llama-server did not come up");
         std::thread::sleep(Duration::from_millis(50));
     }
     server.url = format!("http://127.0.0.1:{port}");
-    server
+    Ok(server)
 }
 
 fn healthy(port: u16) -> bool {

@@ -25,6 +25,7 @@ use chatplate_render::Conversation;
 
 pub use access::{folder_to_allow, NamedFile, OutsideError, TemplateAccess};
 pub use choice::TemplateSet;
+pub(crate) use gguf_model::read as read_gguf;
 pub use hf_cache::{cached_models, ModelId};
 pub use open::{
     open_model, open_templates, prefetch, split_entry, Fetch, NamedBy, NamedByFile, NoFetch,

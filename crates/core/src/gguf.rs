@@ -25,6 +25,13 @@ const BOS_ID: &str = "tokenizer.ggml.bos_token_id";
 const EOS_ID: &str = "tokenizer.ggml.eos_token_id";
 const ADD_BOS: &str = "tokenizer.ggml.add_bos_token";
 const NAME: &str = "general.name";
+/// Where the model was converted from, newest key first (gguf-py's `SOURCE_REPO_URL`,
+/// the older `huggingface.repository`, then the model's web page).
+const SOURCES: [&str; 3] = [
+    "general.source.repo_url",
+    "general.source.huggingface.repository",
+    "general.source.url",
+];
 
 /// Longest template text kept (real templates are under 100 KB).
 pub const MAX_TEMPLATE_BYTES: u64 = 4 * 1024 * 1024;
@@ -56,6 +63,11 @@ pub struct GgufMetadata {
     pub eos_token: Option<String>,
     /// `tokenizer.ggml.add_bos_token`.
     pub(crate) add_bos_token: Option<bool>,
+    /// The Hugging Face model it was converted from (`ORG/NAME`), when its metadata
+    /// names one (see [`SOURCES`]).
+    pub source_model: Option<String>,
+    /// Which of [`SOURCES`] gave `source_model`.
+    source_rank: Option<usize>,
 }
 
 /// Why a GGUF header could not be read.
@@ -153,6 +165,31 @@ pub fn read_metadata<R: Read + Seek>(file: R, len: u64) -> Result<GgufMetadata, 
     Ok(found)
 }
 
+/// `ORG/NAME` from `https://huggingface.co/ORG/NAME[/...]` or a bare `ORG/NAME` (the
+/// catalog checks it again as a model id before using it).
+fn hugging_face_model(text: &str) -> Option<String> {
+    let rest = [
+        "https://huggingface.co/",
+        "http://huggingface.co/",
+        "huggingface.co/",
+    ]
+    .iter()
+    .find_map(|prefix| text.strip_prefix(prefix))
+    .unwrap_or(text);
+    if rest.contains("://") {
+        return None;
+    }
+    let mut parts = rest.split('/').filter(|part| !part.is_empty());
+    let (org, name) = (parts.next()?, parts.next()?);
+    let plain = |part: &str| {
+        !part.starts_with('.')
+            && part
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c))
+    };
+    (plain(org) && plain(name)).then(|| format!("{org}/{name}"))
+}
+
 /// Tokens between two remembered positions in the token list.
 const CHECKPOINT_EVERY: u64 = 1024;
 
@@ -182,6 +219,15 @@ fn read_value<R: Read + Seek>(
             found.chat_template = Some(input.string(key, MAX_TEMPLATE_BYTES)?);
         }
         (NAME, STRING) => found.name = Some(input.string(key, MAX_SHORT_STRING)?),
+        _ if SOURCES.contains(&key) && code == STRING => {
+            let text = input.string(key, MAX_SHORT_STRING)?;
+            let rank = |k: &str| SOURCES.iter().position(|s| *s == k);
+            let better = found.source_rank.is_none_or(|held| rank(key) < Some(held));
+            if let (Some(model), true) = (hugging_face_model(&text), better) {
+                found.source_model = Some(model);
+                found.source_rank = rank(key);
+            }
+        }
         (ADD_BOS, BOOL) => found.add_bos_token = Some(input.bytes::<1>(key)?[0] != 0),
         (BOS_ID | EOS_ID, _) if integer_size(code).is_some() => {
             let id = input.integer(key, code)?;

@@ -9,6 +9,7 @@
 //! * [`check`]: fixtures as golden tests ([`check_all`], [`check_file`]).
 //! * [`inspect`]: what a template does with a conversation: capabilities, which message
 //!   produced which bytes, values it ignores, prefix stability.
+//! * [`lint`]: a verdict on a template: rule ids, severities, where and how to fix.
 //! * [`parse`]: a model's raw output back into a message, with a `response_template`.
 //! * [`tokens`]: the model's tokenizer (feature `tokens`).
 //! * [`machine_output`]: JSON and XML documents without raw control characters, for
@@ -60,6 +61,7 @@ pub mod files;
 pub mod fixture;
 pub mod gguf;
 pub mod inspect;
+pub mod lint;
 pub mod machine_output;
 pub mod parse;
 pub mod rendering;

@@ -162,6 +162,13 @@ fn entries(top: serde_json::Map<String, serde_json::Value>) -> (ConfigFile, Vec<
                 }
                 continue;
             }
+            // `chatplate lint` and the Templates pane's lint read it (crate::lint_config).
+            (chatplate_core::lint::CONFIG_SECTION, value) => {
+                if let Err(problem) = chatplate_core::lint::Policy::from_config(&value) {
+                    problems.push(at(format!("{problem} (the defaults used)")));
+                }
+                continue;
+            }
             ("mouse", serde_json::Value::Bool(on)) => {
                 file.mouse = Some(on);
                 continue;
@@ -179,7 +186,7 @@ fn entries(top: serde_json::Map<String, serde_json::Value>) -> (ConfigFile, Vec<
             }
             _ => {
                 problems.push(at(format!(
-                    "unknown section {} (expected \"keys\", \"colors\", \"mouse\", \"template_roots\", \"hub_token_for_fixtures\" or \"engines\"; ignored)",
+                    "unknown section {} (expected \"keys\", \"colors\", \"mouse\", \"lint\", \"template_roots\", \"hub_token_for_fixtures\" or \"engines\"; ignored)",
                     visible::quoted(&section)
                 )));
                 continue;

@@ -132,12 +132,28 @@ fn unusable_entries_are_reported_and_the_rest_is_used() {
 }
 
 #[test]
+fn the_lint_section_is_checked_not_refused() {
+    assert!(
+        load(r#"{"lint": {"allow": ["clock"], "fail_on": "warning"}}"#)
+            .problems
+            .is_empty()
+    );
+    let bad = load(r#"{"lint": {"deny": ["nope"]}}"#);
+    assert_eq!(bad.problems.len(), 1);
+    assert!(
+        bad.problems[0].contains("lint.deny: no rule \"nope\""),
+        "{:?}",
+        bad.problems
+    );
+}
+
+#[test]
 fn unknown_sections_are_reported_and_the_rest_is_used() {
     let settings = load(r#"{"colours": {}, "keys": {"quit": "ctrl+x"}}"#);
     assert_eq!(
         settings.problems,
         vec![
-            "config.json:1:13: unknown section \"colours\" (expected \"keys\", \"colors\", \"mouse\", \"template_roots\", \"hub_token_for_fixtures\" or \"engines\"; ignored)"
+            "config.json:1:13: unknown section \"colours\" (expected \"keys\", \"colors\", \"mouse\", \"lint\", \"template_roots\", \"hub_token_for_fixtures\" or \"engines\"; ignored)"
                 .to_string()
         ]
     );

@@ -44,7 +44,7 @@ pub(crate) const MODEL_FILES: [&str; 7] = [
 ];
 
 /// Whether `dir` holds a Hugging Face model's template files.
-pub(crate) fn is_model_folder(dir: &Path) -> bool {
+pub fn is_model_folder(dir: &Path) -> bool {
     [
         TOKENIZER_CONFIG,
         CHAT_TEMPLATE_FILE,

@@ -71,6 +71,14 @@ pub use tools::ToolCaps;
 pub use training::TrainingCaps;
 pub use variables::{template_variables, TemplateVariable, VariableDefault, STANDARD_VARIABLES};
 
+// The probe vocabulary the lint rules build their conversations from.
+pub(crate) use content::{SECOND_USER_NEEDLE, USER_NEEDLE};
+pub(crate) use probe::failure_text;
+pub(crate) use reasoning::Maker;
+pub(crate) use roles::SYSTEM_NEEDLE;
+pub(crate) use stability::{PROBE_NEXT, PROBE_REASONING, PROBE_REPLY};
+pub(crate) use tools::{call_message, tool_call, tool_definition, CALL_ID};
+
 use std::time::Duration;
 
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation, Limits, RenderError};

@@ -259,10 +259,24 @@ pub(crate) struct Maker<'a> {
     with_tools: bool,
 }
 
-impl Maker<'_> {
+impl<'a> Maker<'a> {
+    /// A maker for the template whose probes found `content`, `tools` and `reasoning`.
+    pub(crate) fn new(
+        content: &'a ContentCaps,
+        tools: &'a ToolCaps,
+        reasoning: &ReasoningCaps,
+    ) -> Self {
+        Maker {
+            content,
+            tools,
+            format: reasoning.reasoning_format.value,
+            with_tools: reasoning.reasoning_requires_tools.value,
+        }
+    }
+
     /// An assistant turn carrying `reasoning` and `text` (or a tool call, when the
     /// format needs one).
-    fn reply(&self, reasoning: &str, text: &str) -> Json {
+    pub(crate) fn reply(&self, reasoning: &str, text: &str) -> Json {
         let call = || json!([self.tools.call(CALL_ID, "probe_call_one")]);
         match self.format {
             ReasoningFormat::ThinkingContentBlock => json!({"role": "assistant", "content": [
@@ -281,7 +295,7 @@ impl Maker<'_> {
     }
 
     /// The messages that close a reply with tool calls before the next user turn.
-    fn after_reply(&self) -> Vec<Json> {
+    pub(crate) fn after_reply(&self) -> Vec<Json> {
         if self.format == ReasoningFormat::ToolPlanField || self.with_tools {
             vec![
                 json!({"role": "tool", "tool_call_id": CALL_ID, "content": "ok"}),

@@ -142,13 +142,18 @@ fn template_of(job: &Job) -> Option<usize> {
         | Job::RoundTrips { template, .. }
         | Job::GenerationMarks { template } => Some(Arc::as_ptr(template) as usize),
         Job::Compare { counterpart, .. } => counterpart.template().map(|t| Arc::as_ptr(t) as usize),
-        Job::Open { .. } | Job::OpenRevision { .. } | Job::ScanCache | Job::Tokenize { .. } => None,
+        Job::Open { .. }
+        | Job::OpenRevision { .. }
+        | Job::ScanCache
+        | Job::Tokenize { .. }
+        | Job::Lint { .. } => None,
     }
 }
 
 /// Work that answers the current conversation (and so is cancelled by a render, and
 /// waits for typing to settle): attribution, tokens, value probes, badges, comparisons,
-/// round trips and generation marks.
+/// round trips, generation marks and lints (which follow no conversation, but are as
+/// heavy as the badges and as happy to be asked again).
 fn follows_the_conversation(kind: JobKind) -> bool {
     matches!(
         kind,
@@ -159,6 +164,7 @@ fn follows_the_conversation(kind: JobKind) -> bool {
             | JobKind::Compare
             | JobKind::RoundTrips
             | JobKind::GenerationMarks
+            | JobKind::Lint
     )
 }
 

@@ -31,6 +31,7 @@ mod dispatch;
 pub mod generation_marks;
 pub mod inspection;
 mod last_render;
+mod linting;
 pub mod locate;
 mod opening;
 pub mod parsing;
@@ -230,6 +231,15 @@ pub enum Job {
         /// The template.
         template: Arc<Template>,
     },
+    /// Lint a template ([`crate::lint`]), reading what is around it (its model folder,
+    /// tokenizer, GGUF): the lowest priority, cancelled by a render or a newer request of
+    /// this kind (the caller asks again), like the badges.
+    Lint {
+        /// The template, with where it came from.
+        template: Box<crate::TemplateSource>,
+        /// The policy and bounds.
+        options: Box<crate::lint::LintOptions>,
+    },
 }
 
 /// The kinds of job; each has its own coalescing slot.
@@ -259,11 +269,13 @@ pub enum JobKind {
     RoundTrips,
     /// [`Job::GenerationMarks`].
     GenerationMarks,
+    /// [`Job::Lint`].
+    Lint,
 }
 
 impl JobKind {
     /// Every kind, in the order the dispatcher prefers when several are queued.
-    pub(crate) const ALL: [JobKind; 12] = [
+    pub(crate) const ALL: [JobKind; 13] = [
         JobKind::Render,
         JobKind::Parse,
         JobKind::Compare,
@@ -276,6 +288,7 @@ impl JobKind {
         JobKind::GenerationMarks,
         JobKind::RoundTrips,
         JobKind::Badges,
+        JobKind::Lint,
     ];
 
     fn index(self) -> usize {
@@ -292,6 +305,7 @@ impl JobKind {
             JobKind::Parse => 9,
             JobKind::RoundTrips => 10,
             JobKind::GenerationMarks => 11,
+            JobKind::Lint => 12,
         }
     }
 
@@ -319,6 +333,7 @@ impl Job {
             Job::Parse { .. } => JobKind::Parse,
             Job::RoundTrips { .. } => JobKind::RoundTrips,
             Job::GenerationMarks { .. } => JobKind::GenerationMarks,
+            Job::Lint { .. } => JobKind::Lint,
         }
     }
 }
@@ -359,6 +374,8 @@ pub enum Output {
     RoundTrips(Arc<round_trips::RoundTrips>),
     /// From [`Job::GenerationMarks`].
     GenerationMarks(Arc<generation_marks::GenerationMarks>),
+    /// From [`Job::Lint`].
+    Lint(Arc<crate::lint::TemplateLint>),
 }
 
 /// The answer to one request.

@@ -154,6 +154,7 @@ fn run(
         Job::RoundTrips { template, lookup } => {
             super::round_trips::check(&template, &lookup, conversation, token)
         }
+        Job::Lint { template, options } => super::linting::lint(&template, &options, token),
     }
 }
 

@@ -154,19 +154,23 @@ pub fn draw(frame: &mut Frame, area: Rect, pane: &TemplatesPane, theme: Theme) {
         return;
     };
     let block = Block::default().borders(Borders::TOP).title(Span::styled(
-        format!(" {} · capabilities · i: source ", template.name),
+        format!(" {} · lint and capabilities · i: source ", template.name),
         theme.dim(),
     ));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let lines = match pane.info.get(template) {
-        Some(InfoState::Done(info)) => info_lines(theme, info, usize::from(inner.width)),
+    let width = usize::from(inner.width);
+    let mut lines =
+        crate::tui::panes::templates::lint::info_lines(theme, pane.lints.get(template), width);
+    lines.push(Line::styled("capabilities", theme.dim()));
+    lines.extend(match pane.info.get(template) {
+        Some(InfoState::Done(info)) => info_lines(theme, info, width),
         Some(InfoState::Failed(error)) => error
             .lines()
-            .map(|l| Line::styled(truncate(l, usize::from(inner.width)), theme.error()))
+            .map(|l| Line::styled(truncate(l, width), theme.error()))
             .collect(),
         Some(InfoState::Computing) | None => vec![Line::styled("computing…", theme.dim())],
-    };
+    });
     let last = lines.len().saturating_sub(usize::from(inner.height));
     let top = u16::try_from(pane.info.top.min(last)).unwrap_or(u16::MAX);
     let paragraph = Paragraph::new(lines).scroll((top, 0));

@@ -6,6 +6,7 @@
 mod answers;
 pub mod badges;
 pub mod info;
+pub mod lint;
 pub mod origin;
 pub mod source;
 pub mod view;
@@ -22,6 +23,7 @@ use crate::tui::context::PaneContext;
 use crate::tui::matcher;
 use crate::tui::panes::templates::badges::TemplateBadges;
 use crate::tui::panes::templates::info::InfoView;
+use crate::tui::panes::templates::lint::TemplateLints;
 use crate::tui::panes::templates::origin as template_origin;
 use crate::tui::panes::templates::source::SourceView;
 use crate::tui::screen::Screen;
@@ -47,6 +49,8 @@ pub struct TemplatesPane {
     pub info: InfoView,
     /// Capability badges in the list (from the worker).
     pub badges: TemplateBadges,
+    /// The lint's verdicts: a badge per row, findings in the info view.
+    pub lints: TemplateLints,
 }
 
 impl TemplatesPane {
@@ -62,6 +66,7 @@ impl TemplatesPane {
             source_view: Default::default(),
             info: InfoView::default(),
             badges: TemplateBadges::default(),
+            lints: TemplateLints::default(),
         };
         if let Some(current) = current {
             pane.remember(current);
@@ -176,6 +181,13 @@ impl TemplatesPane {
     pub fn badge_job(&mut self, screen: &Screen) -> Option<(u64, Job)> {
         let visible = self.visible();
         self.badges
+            .next_job(&self.catalog, &visible, self.cursor, screen)
+    }
+
+    /// The job that lints the next template without a verdict (the selected one first).
+    pub fn lint_job(&mut self, screen: &Screen) -> Option<(u64, Job)> {
+        let visible = self.visible();
+        self.lints
             .next_job(&self.catalog, &visible, self.cursor, screen)
     }
 

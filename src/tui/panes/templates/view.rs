@@ -12,7 +12,10 @@ use chatplate_core::catalog::TemplateSource;
 use crate::tui::panes::messages::view::pane_block;
 use crate::tui::panes::messages::view::truncate;
 use crate::tui::panes::messages::view::window_start;
+use chatplate_core::lint::Severity;
+
 use crate::tui::panes::templates::badges::badge_text;
+use crate::tui::panes::templates::lint;
 use crate::tui::panes::templates::origin as template_origin;
 use crate::tui::panes::templates::TemplatesPane;
 use crate::tui::preview::Preview;
@@ -67,8 +70,9 @@ pub fn draw(frame: &mut Frame, area: Rect, view: TemplatesView, focused: bool) {
     }
 }
 
-/// A list row: the name, then its capability badges right-aligned in what room the
-/// name leaves (badges go first when the pane is narrow; the name is cut only when it
+/// A list row: the name, then its lint badge (the most serious finding's rule) and its
+/// capability badges right-aligned in what room the name leaves (badges go first when
+/// the pane is narrow, capabilities before the lint's; the name is cut only when it
 /// alone is too wide).
 fn badged_line(
     view: TemplatesView,
@@ -79,17 +83,42 @@ fn badged_line(
     use unicode_width::UnicodeWidthStr;
     let width = usize::from(width);
     let name = truncate(name, width);
-    let room = width.saturating_sub(name.width() + 1);
-    let badges = badge_text(view.pane.badges.get(&template.source), room);
-    if badges.is_empty() {
-        return Line::raw(name);
+    let mut room = width.saturating_sub(name.width() + 1);
+    let lint = lint_badge(view, template, room);
+    if let Some((text, _)) = &lint {
+        room = room.saturating_sub(text.width() + 1);
     }
-    let pad = width.saturating_sub(name.width() + badges.width());
-    Line::from(vec![
-        Span::raw(name),
-        Span::raw(" ".repeat(pad)),
-        Span::styled(badges, view.theme.dim()),
-    ])
+    let badges = badge_text(view.pane.badges.get(&template.source), room);
+    let mut spans = vec![Span::raw(name.clone())];
+    let used = name.width()
+        + lint
+            .as_ref()
+            .map_or(0, |(t, _)| t.width() + usize::from(!badges.is_empty()))
+        + badges.width();
+    spans.push(Span::raw(" ".repeat(width.saturating_sub(used))));
+    if let Some((text, style)) = lint {
+        spans.push(Span::styled(text, style));
+        if !badges.is_empty() {
+            spans.push(Span::raw(" "));
+        }
+    }
+    spans.push(Span::styled(badges, view.theme.dim()));
+    Line::from(spans)
+}
+
+/// The lint badge and its colour, when it fits in `room`.
+fn lint_badge(
+    view: TemplatesView,
+    template: &TemplateSource,
+    room: usize,
+) -> Option<(String, ratatui::style::Style)> {
+    use unicode_width::UnicodeWidthStr;
+    let (text, severity) = lint::badge(view.pane.lints.get(template))?;
+    let style = match severity {
+        Severity::Error => view.theme.error(),
+        _ => view.theme.key(),
+    };
+    (text.width() <= room).then_some((text, style))
 }
 
 /// A line of the template list.
