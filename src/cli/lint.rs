@@ -116,12 +116,12 @@ fn exit_code(reports: &[TemplateLint], policy: &Policy) -> i32 {
 
 /// The JSON report: one function, so the one place JSON text is made.
 fn json_text(reports: &[TemplateLint]) -> Result<String> {
-    Ok(serde_json::to_string_pretty(&lint::json::report(reports))? + "\n")
+    Ok(chatplate_core::machine_output::to_json_pretty(&lint::json::report(reports))? + "\n")
 }
 
 /// The SARIF log: one function, so the one place SARIF text is made.
 fn sarif_text(reports: &[TemplateLint]) -> Result<String> {
-    Ok(serde_json::to_string_pretty(&lint::sarif::report(reports))? + "\n")
+    Ok(chatplate_core::machine_output::to_json_pretty(&lint::sarif::report(reports))? + "\n")
 }
 
 /// The config file's policy with the flags on top, and the rest of the options.
