@@ -159,11 +159,14 @@ impl Pattern {
 /// behind an `Arc`: a cloned regex starts with empty matching caches, which it would
 /// rebuild at every use.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct PatternCache(Arc<Mutex<HashMap<String, Result<Arc<Pattern>, String>>>>);
+pub(crate) struct PatternCache(Arc<Mutex<HashMap<String, Compiled>>>);
+
+/// A pattern as compiled, or why it does not compile.
+type Compiled = Result<Arc<Pattern>, String>;
 
 impl PatternCache {
     /// [`Pattern::python`] of `source`, compiled on its first use.
-    pub(crate) fn python(&self, source: &str) -> Result<Arc<Pattern>, String> {
+    pub(crate) fn python(&self, source: &str) -> Compiled {
         let mut compiled = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(found) = compiled.get(source) {
             return found.clone();
