@@ -155,18 +155,23 @@ impl Pattern {
 /// The patterns a template's content parsers compile from their arguments
 /// (`tag_pattern`, `string_delims`), each compiled once per template and shared by its
 /// copies, as Python's `regex` module caches what it compiles. Only the template's own
-/// text is compiled, so the cache cannot grow with the output.
+/// text is compiled, so the cache cannot grow with the output. Patterns are handed out
+/// behind an `Arc`: a cloned regex starts with empty matching caches, which it would
+/// rebuild at every use.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct PatternCache(Arc<Mutex<HashMap<String, Result<Pattern, String>>>>);
+pub(crate) struct PatternCache(Arc<Mutex<HashMap<String, Compiled>>>);
+
+/// A pattern as compiled, or why it does not compile.
+type Compiled = Result<Arc<Pattern>, String>;
 
 impl PatternCache {
     /// [`Pattern::python`] of `source`, compiled on its first use.
-    pub(crate) fn python(&self, source: &str) -> Result<Pattern, String> {
+    pub(crate) fn python(&self, source: &str) -> Compiled {
         let mut compiled = self.0.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(found) = compiled.get(source) {
             return found.clone();
         }
-        let pattern = Pattern::python(source);
+        let pattern = Pattern::python(source).map(Arc::new);
         compiled.insert(source.to_string(), pattern.clone());
         pattern
     }

@@ -248,6 +248,36 @@ mod tests {
     }
 
     #[test]
+    fn a_schema_that_backtracks_without_end_fails_at_the_deadline() {
+        let schema = json!({"start_anchor": "A",
+            "fields": {"content": {"close_pattern": "(?:(?=a)a|a)*b(?!d)"}}});
+        let output = format!("{}bd", "a".repeat(40));
+        let limits = ParseLimits::new(std::time::Duration::from_millis(100));
+        let outcome = parse_with(&schema, &output, "", &[], &limits);
+        assert!(
+            matches!(outcome, Pasted::Failed(ref why) if why.contains("deadline")),
+            "{outcome:?}"
+        );
+    }
+
+    #[test]
+    fn unplaced_lines_of_a_long_output_are_counted_past_the_first() {
+        let schema =
+            json!({"start_anchor": "A", "fields": {"t": {"open": "<t>", "close": "</t>"}}});
+        let output = format!("<t>kept</t>\n{}", "lost line\n".repeat(200));
+        let Pasted::Message { unplaced, .. } =
+            parse_with(&schema, &output, "", &[], &ParseLimits::default())
+        else {
+            panic!("expected a message");
+        };
+        assert_eq!(unplaced.len(), MAX_UNPLACED + 1);
+        assert_eq!(
+            unplaced.last().map(String::as_str),
+            Some("… and 150 more lines")
+        );
+    }
+
+    #[test]
     fn an_output_that_does_not_parse_keeps_its_error() {
         let schema = json!({"fields": {"tool_calls": {"open": "<c>", "close": "</c>",
             "content": "json", "optional": false}}});
