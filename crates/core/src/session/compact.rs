@@ -29,7 +29,7 @@ const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 const KEEP_SCRATCH: usize = 1024;
 
 /// How many times its size a file's values may take in memory once read.
-pub const LOAD_FACTOR: usize = 4;
+pub const LOAD_FACTOR: usize = 3;
 
 /// The memory any file's values may take, however small the file: a bound that only
 /// dense files of tens of megabytes reach.
@@ -64,6 +64,16 @@ fn bounded_to<T>(budget: usize, read: impl FnOnce() -> T) -> T {
     let result = read();
     LOAD.set(outer);
     result
+}
+
+/// What a string of `len` bytes allocates: allocators hand out blocks in steps (16
+/// bytes here; a one-digit number kept as text takes a block too).
+fn heap(len: usize) -> usize {
+    if len == 0 {
+        0
+    } else {
+        len.div_ceil(16) * 16
+    }
 }
 
 /// Counts `bytes` against the load bound, if one is set.
@@ -192,12 +202,12 @@ impl<'de> Visitor<'de> for AnyValue {
     }
 
     fn visit_str<E: de::Error>(self, text: &str) -> Result<Json, E> {
-        charge(text.len())?;
+        charge(heap(text.len()))?;
         Ok(Json::String(text.to_owned()))
     }
 
     fn visit_string<E: de::Error>(self, text: String) -> Result<Json, E> {
-        charge(text.len())?;
+        charge(heap(text.len()))?;
         Ok(Json::String(text))
     }
 
@@ -224,7 +234,7 @@ impl<'de> Visitor<'de> for AnyValue {
         if first == NUMBER_TOKEN {
             // A number kept as written (`arbitrary_precision`).
             let text: String = map.next_value()?;
-            charge(text.len())?;
+            charge(heap(text.len()))?;
             return text
                 .parse::<Number>()
                 .map(Json::Number)
@@ -330,7 +340,7 @@ fn read_object<'de, A: MapAccess<'de>>(
     let start = ENTRIES.with_borrow(Vec::len);
     let mut key = first;
     let read = charge(OBJECT_BYTES).and_then(|()| loop {
-        if let Err(err) = charge(ENTRY_BYTES + key.len()) {
+        if let Err(err) = charge(ENTRY_BYTES + heap(key.len())) {
             break Err(err);
         }
         let item = match map.next_value_seed(Seed) {
