@@ -6,9 +6,10 @@
 //! (see `shape.rs`). So a search is run as match attempts at one start position each
 //! (`\G` in front of the pattern), at the positions where a pattern without the
 //! backtracking constructs matches (a superset: the `relaxed` pattern). Each attempt
-//! starts with a backtrack limit sized so that it cannot run long, and is tried again
-//! with eight times the limit while the time left allows: the limit found is then a
-//! matter of time, the parse's deadline, and never of a count.
+//! starts with a backtrack limit sized so that it cannot run long whatever the text
+//! (from the pattern's shape), and is tried again with eight times the limit while the
+//! previous run's time says the next one fits in the time left: the limit found is then
+//! a matter of time, the parse's deadline, and never of a count.
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
@@ -124,19 +125,23 @@ impl Backtracking {
                 Err(Error::RuntimeError(RuntimeError::BacktrackLimitExceeded))
                     if level + 1 < LEVELS =>
                 {
-                    let took = began.elapsed();
                     level += 1;
-                    let estimate = limit_at(level) as f64 * unit as f64 / STEPS_PER_SECOND;
-                    let expected = took
-                        .saturating_mul(8)
-                        .max(Duration::from_secs_f64(estimate));
-                    if expected > clock.remaining() {
+                    if self.next_run(began.elapsed()) > clock.remaining() {
                         return Err(clock.over(&self.doing(start)));
                     }
                 }
                 Err(error) => return Err(stopped(&error)),
             }
         }
+    }
+
+    /// How long the next run may take, with eight times the backtracks of one that took
+    /// `took`: eight times as long when each backtrack costs about the same, 64 times when
+    /// each may also scan more than the one before (a back-reference to a group that
+    /// grows with every backtrack, a look-around that reaches further).
+    fn next_run(&self, took: Duration) -> Duration {
+        let growth = if self.shape.degree == 0 { 8 } else { 64 };
+        took.saturating_mul(growth)
     }
 
     /// What one backtrack may cost, in steps: a scan of the text when the pattern can
