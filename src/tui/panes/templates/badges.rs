@@ -112,15 +112,7 @@ impl TemplateBadges {
         if self.in_flight.is_some() {
             return None;
         }
-        // A screenful around the cursor, whether or not the pane is shown right now
-        // (a few milliseconds per template, once per session).
-        let shown = crate::tui::layout::pane_height(screen, Pane::Templates);
-        let height = shown.max(usize::from(screen.height));
-        let start = window_start(cursor, visible.len(), height);
-        let window = visible.iter().skip(start).take(height);
-        let selected = visible.get(cursor).into_iter();
-        let template = (selected.chain(window))
-            .map(|&index| &catalog[index])
+        let template = in_reach(catalog, visible, cursor, screen)
             .find(|t| !self.cache.contains_key(&t.source))?;
         let job = Job::Badges {
             template: Template::new(&template.source, crate::tui::preview::app_limits()),
@@ -201,6 +193,24 @@ pub fn badge_text(state: Option<&BadgeState>, room: usize) -> String {
         }
     }
     String::new()
+}
+
+/// The templates a background job works through, in order: the one at `cursor`, then a
+/// screenful of the list around it, whether or not the pane is shown right now (a few
+/// milliseconds per template, once per session). `visible` are the catalog indices the
+/// filter shows. Shared by the badges and the lint verdicts.
+pub(super) fn in_reach<'a>(
+    catalog: &'a [TemplateSource],
+    visible: &'a [usize],
+    cursor: usize,
+    screen: &Screen,
+) -> impl Iterator<Item = &'a TemplateSource> {
+    let shown = crate::tui::layout::pane_height(screen, Pane::Templates);
+    let height = shown.max(usize::from(screen.height));
+    let start = window_start(cursor, visible.len(), height);
+    let window = visible.iter().skip(start).take(height);
+    let selected = visible.get(cursor).into_iter();
+    selected.chain(window).map(|&index| &catalog[index])
 }
 
 #[cfg(test)]

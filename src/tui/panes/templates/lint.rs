@@ -19,8 +19,6 @@ use chatplate_core::lint::{LintOptions, Policy, Severity, TemplateLint};
 use chatplate_core::worker::{Job, Output, Reply};
 use chatplate_render::RenderErrorKind;
 
-use crate::tui::action::Pane;
-use crate::tui::panes::messages::view::window_start;
 use crate::tui::screen::Screen;
 use crate::tui::theme::Theme;
 
@@ -69,13 +67,7 @@ impl TemplateLints {
         if self.in_flight.is_some() {
             return None;
         }
-        let shown = crate::tui::layout::pane_height(screen, Pane::Templates);
-        let height = shown.max(usize::from(screen.height));
-        let start = window_start(cursor, visible.len(), height);
-        let window = visible.iter().skip(start).take(height);
-        let selected = visible.get(cursor).into_iter();
-        let template = (selected.chain(window))
-            .map(|&index| &catalog[index])
+        let template = super::badges::in_reach(catalog, visible, cursor, screen)
             .find(|t| !self.cache.contains_key(&key_of(t)))?;
         let mut options = LintOptions::default();
         options.policy = POLICY.get().cloned().unwrap_or_default();
