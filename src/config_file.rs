@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use chatplate_core::json_text::{key_text, string_end};
 use serde_json::{Map, Value};
 
 /// The file's text as a JSON object, or the problem with its place. A UTF-8 byte order
@@ -134,19 +135,6 @@ fn is_at(open: &[Open], key: Option<&str>, keys: &[&str]) -> bool {
     path.zip(keys).all(|(at, want)| at == Some(*want))
 }
 
-/// The offset just past the string whose opening quote is at `start`.
-fn string_end(bytes: &[u8], start: usize) -> usize {
-    let mut index = start + 1;
-    while index < bytes.len() {
-        match bytes[index] {
-            b'\\' => index += 2,
-            b'"' => return index + 1,
-            _ => index += 1,
-        }
-    }
-    bytes.len()
-}
-
 /// The offset just past a number, `true`, `false` or `null` starting at `start`.
 fn literal_end(bytes: &[u8], start: usize) -> usize {
     let rest = &bytes[start..];
@@ -155,11 +143,6 @@ fn literal_end(bytes: &[u8], start: usize) -> usize {
         .position(|b| matches!(b, b',' | b'}' | b']' | b':' | b' ' | b'\t' | b'\n' | b'\r'))
         .unwrap_or(rest.len());
     start + len.max(1)
-}
-
-/// A quoted key as the text it stands for (`"\u0061"` is the key `a`).
-fn key_text(quoted: &str) -> String {
-    serde_json::from_str(quoted).unwrap_or_else(|_| quoted.trim_matches('"').to_string())
 }
 
 #[cfg(test)]

@@ -61,6 +61,7 @@ pub mod files;
 pub mod fixture;
 pub mod gguf;
 pub mod inspect;
+pub mod json_text;
 pub mod lint;
 pub mod machine_output;
 pub mod parse;

@@ -9,6 +9,8 @@
 
 use std::collections::HashSet;
 
+use crate::json_text::{key_text, string_end};
+
 /// A key written twice in one object, where the second one is (1-based).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct DuplicateKey {
@@ -127,30 +129,6 @@ pub(crate) fn object_end(text: &str, start: usize) -> Option<usize> {
         index += 1;
     }
     None
-}
-
-/// The offset just past the string that starts with the quote at `start`.
-fn string_end(bytes: &[u8], start: usize) -> usize {
-    let mut index = start + 1;
-    while index < bytes.len() {
-        match bytes[index] {
-            b'\\' => index += 2,
-            b'"' => return index + 1,
-            _ => index += 1,
-        }
-    }
-    bytes.len()
-}
-
-/// A quoted key as the text it stands for (`"\u0061"` is the key `a`).
-fn key_text(quoted: &str) -> String {
-    let inner = quoted
-        .get(1..quoted.len().saturating_sub(1))
-        .unwrap_or_default();
-    if !inner.contains('\\') {
-        return inner.to_string();
-    }
-    serde_json::from_str(quoted).unwrap_or_else(|_| inner.to_string())
 }
 
 /// Where to point for a parse error (1-based). serde_json reports a message's own
