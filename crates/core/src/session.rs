@@ -20,7 +20,7 @@ mod message;
 pub(crate) mod scan;
 
 pub use atomic_write::write_atomically;
-pub use compact::{LOAD_FACTOR, LOAD_FLOOR};
+pub use compact::{load_bound, LOAD_FLOOR, LOAD_HALVES};
 pub use fields::{ContinueSetting, ExpectedTokens};
 pub use fingerprint::template_sha256;
 pub use message::Message;
@@ -245,7 +245,7 @@ impl Session {
     /// Parses session JSON; errors name `path` with line and column. Numbers are kept
     /// exactly as written (serde_json's `arbitrary_precision`), and a key written twice
     /// in one object is an error rather than a silent loss. The values may take at most
-    /// [`LOAD_FACTOR`] times the text's size in memory (at least [`LOAD_FLOOR`]); denser text is
+    /// [`LOAD_HALVES`] halves of the text's size in memory (at least [`LOAD_FLOOR`]); denser text is
     /// refused where it crosses that bound.
     pub fn parse(text: &str, path: &Path) -> Result<Self, SessionError> {
         let parsed = compact::bounded(text.len(), || serde_json::from_str(text));

@@ -10,8 +10,8 @@
 //!
 //! A tree of small values still takes many times the bytes they are written in (a
 //! two-key object costs hundreds of bytes, a one-digit number a slot and a string), so
-//! reading is also bounded ([`bounded`]): a file may take at most [`LOAD_FACTOR`]
-//! times its size in memory (at least [`LOAD_FLOOR`]), counted as it is read, and a
+//! reading is also bounded ([`bounded`]): a file may take at most [`LOAD_HALVES`]
+//! halves of its size in memory (at least [`LOAD_FLOOR`]), counted as it is read, and a
 //! file past that is refused where it crosses the bound instead of taking gigabytes.
 //! Real conversations are mostly text and stay far below it.
 
@@ -28,12 +28,15 @@ const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 /// Scratch space larger than this is given back once the outermost value is read.
 const KEEP_SCRATCH: usize = 1024;
 
-/// How many times its size a file's values may take in memory once read.
-pub const LOAD_FACTOR: usize = 3;
+/// How many halves of its size a file's values may take in memory once read (5: two
+/// and a half times). The text itself is held while it is read, so a file of N bytes
+/// peaks at about 3.5 N plus the program: under 400 MB for the densest 100 MB file.
+pub const LOAD_HALVES: usize = 5;
 
 /// The memory any file's values may take, however small the file: a bound that only
-/// dense files of tens of megabytes reach.
-pub const LOAD_FLOOR: usize = 256 << 20;
+/// dense files of tens of megabytes reach (a 10 MB file of the tiniest tool calls is
+/// read whole). Files from about 54 MB up have two and a half times their size.
+pub const LOAD_FLOOR: usize = 128 << 20;
 
 /// What an object costs besides its entries: its hash table's header and smallest
 /// allocation.
@@ -53,9 +56,14 @@ thread_local! {
 }
 
 /// Runs `read` (which reads JSON text of `len` bytes through this module) under the
-/// load bound: [`LOAD_FACTOR`] × `len`, at least [`LOAD_FLOOR`].
+/// load bound: [`LOAD_HALVES`] halves of `len`, at least [`LOAD_FLOOR`].
 pub(crate) fn bounded<T>(len: usize, read: impl FnOnce() -> T) -> T {
-    bounded_to(len.saturating_mul(LOAD_FACTOR).max(LOAD_FLOOR), read)
+    bounded_to(load_bound(len), read)
+}
+
+/// The memory the values of a file of `len` bytes may take.
+pub fn load_bound(len: usize) -> usize {
+    (len.saturating_mul(LOAD_HALVES) / 2).max(LOAD_FLOOR)
 }
 
 /// Runs `read` with at most `budget` bytes of values.
@@ -88,9 +96,10 @@ fn charge<E: de::Error>(bytes: usize) -> Result<(), E> {
     }
     Err(E::custom(format!(
         "too many small values: reading this file would take more than {} MiB of memory \
-         ({LOAD_FACTOR} × its size, at least {} MiB), far more than a conversation of \
+         ({} × its size, at least {} MiB), far more than a conversation of \
          its size needs",
         budget >> 20,
+        LOAD_HALVES as f64 / 2.0,
         LOAD_FLOOR >> 20
     )))
 }
@@ -410,7 +419,7 @@ mod tests {
     fn a_dense_text_is_refused_where_it_crosses_the_bound_and_text_is_not() {
         // 1,000 numbers written in 2 bytes each take 80 bytes each as values.
         let numbers = format!("[{}]", vec!["1"; 1000].join(","));
-        let err = bounded_to(numbers.len() * LOAD_FACTOR, || from_str(&numbers)).unwrap_err();
+        let err = bounded_to(numbers.len() * LOAD_HALVES / 2, || from_str(&numbers)).unwrap_err();
         assert!(
             err.to_string().starts_with("too many small values"),
             "{err}"

@@ -61,8 +61,8 @@ fn a_session_of_short_messages_is_held_in_less_than_serde_json_takes() {
         "{live} bytes held, serde_json {theirs}"
     );
     // The densest text a conversation has (80-byte messages) takes about four times
-    // its size while it is read; a file this dense is refused past LOAD_FACTOR times
-    // its size once it is large.
+    // its size while it is read; a file this dense is refused past two and a half
+    // times its size (LOAD_HALVES) once it is large.
     assert!(peak < 5 * text.len(), "{peak} bytes at the peak");
 }
 
