@@ -18,18 +18,18 @@
 //!   attribution where the template's prefixes are predicted, else a partial one.
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
 
-use chatplate_core::catalog;
 use chatplate_core::inspect::{
     attribute, attribute_focused, attribute_incremental, dropped_fields, inspect_template,
     message_span, prefix_stability, source_at, Previous, ProbeSettings,
 };
 use chatplate_core::session::Session;
+use chatplate_core::{catalog, corpus};
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation, Limits, PreparedMessages};
 use criterion::{criterion_group, criterion_main, Criterion};
-use serde_json::{json, Map, Value as Json};
+use serde_json::json;
 
 /// The allocator the chatplate binary installs: its bookkeeping and mimalloc's speed are
 /// part of what a user's run costs.
@@ -38,40 +38,18 @@ static ALLOCATOR: chatplate_render::MeteredAllocator = chatplate_render::Metered
 
 fn corpus_templates() -> Vec<(String, String, ProbeSettings)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/dev/templates");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
+    let Ok(templates) = corpus::corpus_templates(&dir) else {
         eprintln!("skipping inspect/*: ../shared/conformance is not beside the repo");
         return Vec::new();
     };
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jinja"))
-        .collect();
-    paths.sort();
-    paths
+    templates
         .into_iter()
-        .map(|path| {
-            let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-            let source = std::fs::read_to_string(&path).unwrap();
-            let meta: Json = serde_json::from_str(
-                &std::fs::read_to_string(path.with_extension("json")).unwrap(),
-            )
-            .unwrap();
-            let mut variables = Map::new();
-            for key in ["bos_token", "eos_token"] {
-                variables.insert(key.into(), meta[key].clone());
-            }
-            if let Some(name) = meta["tools_json_kwarg"].as_str() {
-                variables.insert(name.into(), json!("[]"));
-            }
-            if let Some(extra) = meta["extra"].as_object() {
-                variables.extend(extra.clone());
-            }
+        .map(|template| {
             let settings = ProbeSettings {
-                variables,
+                variables: template.variables_with_tokens(),
                 ..ProbeSettings::default()
             };
-            (stem, source, settings)
+            (template.name, template.source, settings)
         })
         .collect()
 }

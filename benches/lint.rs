@@ -12,14 +12,14 @@
 //! template), and one whole-corpus run: the figures the goal in BENCHMARKS.md is about.
 
 use std::hint::black_box;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use chatplate_core::corpus::{self, CorpusTemplate};
 use chatplate_core::lint::{lint_with, LintOptions, Surroundings};
 use chatplate_core::{Origin, TemplateSource};
 use criterion::{criterion_group, criterion_main, Criterion};
-use serde_json::Value as Json;
 
 /// The allocator the chatplate binary installs.
 #[global_allocator]
@@ -27,35 +27,20 @@ static ALLOCATOR: chatplate_render::MeteredAllocator = chatplate_render::Metered
 
 fn corpus() -> Vec<(TemplateSource, LintOptions)> {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/dev/templates");
-    let Ok(entries) = std::fs::read_dir(&dir) else {
+    let Ok(templates) = corpus::corpus_templates(&dir) else {
         eprintln!("skipping lint/*: ../shared/conformance is not beside the repo");
         return Vec::new();
     };
-    let mut paths: Vec<PathBuf> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "jinja"))
-        .collect();
-    paths.sort();
-    paths.into_iter().map(|path| template(&path)).collect()
+    templates.into_iter().map(template).collect()
 }
 
-fn template(path: &Path) -> (TemplateSource, LintOptions) {
-    let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
-    let source = std::fs::read_to_string(path).unwrap();
-    let meta: Json =
-        serde_json::from_str(&std::fs::read_to_string(path.with_extension("json")).unwrap())
-            .unwrap();
-    let mut template = TemplateSource::new(stem, source, Origin::File(path.to_path_buf()));
-    template.bos_token = meta["bos_token"].as_str().map(String::from);
-    template.eos_token = meta["eos_token"].as_str().map(String::from);
+/// A corpus template and the options the corpus renders it with.
+fn template(corpus: CorpusTemplate) -> (TemplateSource, LintOptions) {
+    let mut template = TemplateSource::new(corpus.name, corpus.source, Origin::File(corpus.path));
+    template.bos_token = corpus.bos_token;
+    template.eos_token = corpus.eos_token;
     let mut options = LintOptions::default();
-    if let Some(name) = meta["tools_json_kwarg"].as_str() {
-        options.variables.insert(name.into(), Json::from("[]"));
-    }
-    if let Some(extra) = meta["extra"].as_object() {
-        options.variables.extend(extra.clone());
-    }
+    options.variables = corpus.variables;
     (template, options)
 }
 

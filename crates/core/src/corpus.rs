@@ -7,6 +7,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value as Json};
 
+mod template;
+
+pub use template::{corpus_templates, CorpusTemplate};
+
 use crate::catalog::relative_to;
 use crate::session::{ContinueSetting, Expected, Message, Session, TemplateRef, FORMAT_VERSION};
 

@@ -4,32 +4,20 @@
 use crate::common;
 use std::path::Path;
 
+use chatplate_core::corpus::CorpusTemplate;
 use chatplate_core::inspect::{inspect_template, ProbeSettings};
 use chatplate_render::{CancelToken, CompiledTemplate, Limits};
-use serde_json::{json, Map, Value as Json};
+use serde_json::{json, Value as Json};
 
 /// The JSON report of corpus template `stem`, probed with its corpus variables.
 fn report(corpus: &Path, stem: &str) -> Json {
-    let templates = corpus.join("templates");
-    let source = std::fs::read_to_string(templates.join(format!("{stem}.jinja"))).unwrap();
-    let meta: Json = serde_json::from_str(
-        &std::fs::read_to_string(templates.join(format!("{stem}.json"))).unwrap(),
-    )
-    .unwrap();
-    let mut variables = Map::new();
-    for key in ["bos_token", "eos_token"] {
-        variables.insert(key.into(), meta[key].clone());
-    }
-    if let Some(name) = meta["tools_json_kwarg"].as_str() {
-        variables.insert(name.into(), json!("[]"));
-    }
-    if let Some(extra) = meta["extra"].as_object() {
-        variables.extend(extra.clone());
-    }
+    let path = corpus.join("templates").join(format!("{stem}.jinja"));
+    let read = CorpusTemplate::read(&path).unwrap();
     let settings = ProbeSettings {
-        variables,
+        variables: read.variables_with_tokens(),
         ..ProbeSettings::default()
     };
+    let source = read.source;
     let template = CompiledTemplate::compile(&source, Limits::default()).unwrap();
     inspect_template(&template, &settings, &CancelToken::new())
         .unwrap()

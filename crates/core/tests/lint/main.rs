@@ -15,29 +15,20 @@ mod rules_models;
 
 use std::path::{Path, PathBuf};
 
+use chatplate_core::corpus::CorpusTemplate;
 use chatplate_core::lint::{lint_template, lint_with, LintOptions, Surroundings, TemplateLint};
 use chatplate_core::{Origin, TemplateSource};
-use serde_json::Value as Json;
 
 /// A dev corpus template as the corpus renders it: its bos/eos, and the variables its
 /// metadata names, as options.
 pub fn corpus_template(corpus: &Path, stem: &str) -> (TemplateSource, LintOptions) {
-    let templates = corpus.join("templates");
-    let path = templates.join(format!("{stem}.jinja"));
-    let source = std::fs::read_to_string(&path).unwrap();
-    let meta: Json =
-        serde_json::from_str(&std::fs::read_to_string(path.with_extension("json")).unwrap())
-            .unwrap();
-    let mut template = TemplateSource::new(stem, source, Origin::File(path));
-    template.bos_token = meta["bos_token"].as_str().map(String::from);
-    template.eos_token = meta["eos_token"].as_str().map(String::from);
+    let path = corpus.join("templates").join(format!("{stem}.jinja"));
+    let read = CorpusTemplate::read(&path).unwrap();
+    let mut template = TemplateSource::new(stem, read.source, Origin::File(path));
+    template.bos_token = read.bos_token;
+    template.eos_token = read.eos_token;
     let mut options = LintOptions::default();
-    if let Some(name) = meta["tools_json_kwarg"].as_str() {
-        options.variables.insert(name.into(), Json::from("[]"));
-    }
-    if let Some(extra) = meta["extra"].as_object() {
-        options.variables.extend(extra.clone());
-    }
+    options.variables = read.variables;
     (template, options)
 }
 
