@@ -77,6 +77,27 @@ pub fn finding<'r>(report: &'r TemplateLint, rule: &str) -> &'r chatplate_core::
         .unwrap_or_else(|| panic!("no {rule} in {:#?}", report.findings))
 }
 
+/// Panics, listing what was found, when `report` has a finding of `rule`.
+pub fn assert_lacks(report: &TemplateLint, rule: &str) {
+    assert!(
+        !rules(report).contains(&rule),
+        "{rule} found: {:#?}",
+        report.findings
+    );
+}
+
+/// Panics unless `finding`'s evidence contains `text`.
+pub fn assert_evidence(finding: &chatplate_core::lint::Finding, text: &str) {
+    assert!(
+        finding
+            .evidence
+            .as_deref()
+            .is_some_and(|e| e.contains(text)),
+        "no {text:?} in the evidence {:?}",
+        finding.evidence
+    );
+}
+
 /// A real tokenizer's model folder (target/tokenizers/NAME), or `None` (skipped).
 pub fn real_model(name: &str, test: &str) -> Option<PathBuf> {
     let folder = std::env::var_os("CHATPLATE_TOKENIZERS")

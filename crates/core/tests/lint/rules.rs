@@ -4,7 +4,10 @@
 use chatplate_core::lint::{lint_with, Location, Rule, Severity, Surroundings};
 use chatplate_render::Limits;
 
-use crate::{bundled, common, corpus_lint, corpus_template, crafted, finding, rules};
+use crate::{
+    assert_evidence, assert_lacks, bundled, common, corpus_lint, corpus_template, crafted, finding,
+    rules,
+};
 
 /// A plain ChatML loop with a generation prompt: sound for inference.
 const CHATML: &str = "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n\
@@ -103,7 +106,7 @@ fn crash_when_a_real_template_hits_a_bound_and_not_otherwise() {
         &Default::default(),
     )
     .unwrap();
-    assert!(!rules(&sound).contains(&"crash"), "{:#?}", sound.findings);
+    assert_lacks(&sound, "crash");
     // Its tool definitions block alone is over 1 KiB: the tools scenarios hit the bound.
     options.limits = Limits::default().with_max_output_bytes(1024);
     let bounded = lint_with(
@@ -134,10 +137,7 @@ fn tool_args_given_as_a_string_encoded_twice_or_crashing() {
         "{}",
         twice.message
     );
-    assert!(twice
-        .evidence
-        .as_deref()
-        .is_some_and(|e| e.contains("\\\"argument_needle\\\"")));
+    assert_evidence(twice, "\\\"argument_needle\\\"");
     let glm = corpus_lint(test, "GLM-4.7-Flash").unwrap();
     let crash = finding(&glm, "tool-args-string");
     assert!(
@@ -147,11 +147,7 @@ fn tool_args_given_as_a_string_encoded_twice_or_crashing() {
     );
     // Qwen3 prints a string as it is and an object through tojson: the same bytes.
     let qwen = corpus_lint(test, "Qwen-Qwen3-0.6B").unwrap();
-    assert!(
-        !rules(&qwen).contains(&"tool-args-string"),
-        "{:#?}",
-        qwen.findings
-    );
+    assert_lacks(&qwen, "tool-args-string");
 }
 
 #[test]
@@ -171,21 +167,13 @@ fn a_silently_dropped_system_message() {
     else {
         return;
     };
-    assert!(
-        !rules(&gemma).contains(&"system-dropped"),
-        "{:#?}",
-        gemma.findings
-    );
+    assert_lacks(&gemma, "system-dropped");
     let merged = corpus_lint(
         "a_silently_dropped_system_message",
         "mistralai-Mistral-Nemo-Instruct-2407",
     )
     .unwrap();
-    assert!(
-        !rules(&merged).contains(&"system-dropped"),
-        "{:#?}",
-        merged.findings
-    );
+    assert_lacks(&merged, "system-dropped");
 }
 
 #[test]
@@ -202,17 +190,10 @@ fn reasoning_dropped_from_history_and_kept() {
         "{}",
         dropped.message
     );
-    assert!(dropped
-        .evidence
-        .as_deref()
-        .is_some_and(|e| e.contains("Let me think about it.")));
+    assert_evidence(dropped, "Let me think about it.");
     // Kimi K2 Thinking keeps every turn's reasoning.
     let kimi = corpus_lint(test, "Kimi-K2-Thinking").unwrap();
-    assert!(
-        !rules(&kimi).contains(&"reasoning-dropped"),
-        "{:#?}",
-        kimi.findings
-    );
+    assert_lacks(&kimi, "reasoning-dropped");
 }
 
 #[test]
@@ -224,16 +205,9 @@ fn prefix_unstable_and_stable() {
         return;
     };
     let unstable = finding(&phi, "prefix-unstable");
-    assert!(unstable
-        .evidence
-        .as_deref()
-        .is_some_and(|e| e.contains("<|endoftext|>")));
+    assert_evidence(unstable, "<|endoftext|>");
     let llama = corpus_lint(test, "meta-llama-Llama-3.1-8B-Instruct").unwrap();
-    assert!(
-        !rules(&llama).contains(&"prefix-unstable"),
-        "{:#?}",
-        llama.findings
-    );
+    assert_lacks(&llama, "prefix-unstable");
     assert!(!rules(&crafted(CHATML)).contains(&"prefix-unstable"));
 }
 
@@ -272,10 +246,7 @@ fn marker_balance_on_real_and_crafted_templates() {
             .is_some_and(|s| s.starts_with("system →")),
         "{off:#?}"
     );
-    assert!(off
-        .evidence
-        .as_deref()
-        .is_some_and(|e| e.contains("ToolResultNeedle9021<|im_start|>assistant")));
+    assert_evidence(off, "ToolResultNeedle9021<|im_start|>assistant");
     // GigaChat mentions <instruction_priority> in prose before the block itself.
     for sound in [
         "Qwen-Qwen2.5-7B-Instruct",
@@ -341,7 +312,7 @@ fn zero_mask_without_generation_blocks_and_with_them() {
     };
     assert_eq!(finding(&qwen, "zero-mask").severity, Severity::Info);
     let lfm = corpus_lint(test, "LFM2.5-8B-A1B").unwrap();
-    assert!(!rules(&lfm).contains(&"zero-mask"), "{:#?}", lfm.findings);
+    assert_lacks(&lfm, "zero-mask");
     // A block that leaves the reply out is a warning.
     let outside = crafted(
         "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}{% generation %}<|im_end|>{% endgeneration %}\n{% endfor %}\
@@ -356,11 +327,7 @@ fn mask_covering_what_the_generation_prompt_supplies() {
         std::fs::read_to_string(common::repo().join("tests/fixtures/masks/qwen3-training.jinja"))
             .unwrap();
     let sound = crafted(&training);
-    assert!(
-        !rules(&sound).contains(&"mask-untrained-prefix"),
-        "{:#?}",
-        sound.findings
-    );
+    assert_lacks(&sound, "mask-untrained-prefix");
     // The same template with the turn header moved inside the block.
     let header_inside = training.replace(
         "{{- '<|im_start|>assistant\\n' }}\n        {%- generation %}",
@@ -380,11 +347,7 @@ fn mask_covering_what_the_generation_prompt_supplies() {
     ) else {
         return;
     };
-    assert!(
-        !rules(&lfm).contains(&"mask-untrained-prefix"),
-        "{:#?}",
-        lfm.findings
-    );
+    assert_lacks(&lfm, "mask-untrained-prefix");
 }
 
 #[test]
@@ -398,11 +361,7 @@ fn clock_dependent_prompts() {
     assert!(clock.location.is_some());
     // 3.1 names a fixed date.
     let llama31 = corpus_lint(test, "meta-llama-Llama-3.1-8B-Instruct").unwrap();
-    assert!(
-        !rules(&llama31).contains(&"clock"),
-        "{:#?}",
-        llama31.findings
-    );
+    assert_lacks(&llama31, "clock");
 }
 
 #[test]
@@ -440,11 +399,7 @@ fn portability_from_the_table_and_from_an_engine() {
     );
     assert!(table.location.is_some());
     let apertus = corpus_lint(test, "Apertus-8B-Instruct").unwrap();
-    assert!(
-        !rules(&apertus).contains(&"portability"),
-        "{:#?}",
-        apertus.findings
-    );
+    assert_lacks(&apertus, "portability");
     // GLM-4.6 passes ensure_ascii to tojson, which bare MiniJinja refuses: rendered there.
     let corpus = common::corpus_dir(test).unwrap();
     let (template, mut options) = corpus_template(&corpus, "GLM-4.6");
