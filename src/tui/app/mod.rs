@@ -191,8 +191,8 @@ impl App {
     }
 
     /// Applies one action, or what came of file work; returns work that needs the
-    /// terminal or the disk.
-    /// What the status line shows after it is kept in the message log.
+    /// terminal or the disk. What the status line shows after it is kept in the message
+    /// log (progress excepted: see [`MessageLog::record`]).
     pub fn update(&mut self, message: impl Into<Message>) -> Option<Effect> {
         let message = message.into();
         // A key clears the status line first, so anything it shows after is new.

@@ -39,6 +39,7 @@ use crate::tui::dialogs::open;
 use crate::tui::dialogs::opener_paths;
 use crate::tui::dialogs::tool_skeleton;
 use crate::tui::dialogs::Overlay;
+use crate::tui::screen::Status;
 use crate::tui::files::disk::Job;
 use crate::tui::files::workspace::Workspace;
 use crate::tui::jobs::Said;
@@ -499,6 +500,8 @@ impl App {
                     self.search_as_typed(&mut input);
                     self.overlay = Some(Overlay::Input(input));
                 }
+                // What a keystroke found is progress: Enter's find is what the log keeps.
+                self.status = self.status.take().map(Status::transient);
             }
             DialogRequest::CancelSearch(input) => return self.cancel_search(&input),
             DialogRequest::Find(input) => {
