@@ -172,5 +172,9 @@ fn notices_that_differ_only_in_numbers_are_one_entry_counted() {
     }
     let last = app.status().expect("n says where it is").text.clone();
     let entries = kept(&app);
-    assert_eq!(entries, [(last, 4)], "Enter and three n: one line, the newest text");
+    assert_eq!(
+        entries,
+        [(last, 4)],
+        "Enter and three n: one line, the newest text"
+    );
 }

@@ -321,6 +321,13 @@ impl App {
         self.status = Some(Status::error(text));
     }
 
+    /// Shows `status` and keeps it in the message log: for what the event loop did
+    /// outside [`App::update`] (a copy, an external editor).
+    pub fn tell(&mut self, status: Status) {
+        self.log.record_now(&status);
+        self.status = Some(status);
+    }
+
     /// After any change to the session: mark it dirty and ask for a new render.
     pub fn edited(&mut self) {
         self.workspace.touch();
