@@ -101,6 +101,10 @@ pub enum MessageAction {
     Redo,
     /// Cycle the content between text, `null` and no `content` key at all.
     CycleContentKind,
+    /// Start a block of messages at the selected one (range mode), or leave the mode.
+    ToggleRange,
+    /// Copy the block (or the selected message) as a JSON list of messages.
+    CopyJson,
 }
 
 /// Intents for the open field editor.
@@ -298,4 +302,6 @@ pub enum MouseKind {
     Click,
     /// The wheel turned.
     Wheel(Direction),
+    /// The pointer moved with the left button down (extends a block of messages).
+    Drag,
 }

@@ -331,7 +331,9 @@ fn a_copy_over_ssh_into_tmux_names_the_fix() {
         s.contains("OSC 52 over ssh to your tmux: dropped unless it has set -g set-clipboard on")
     });
     tui.send("L");
-    tui.wait_for("the log keeps it", |s| s.contains("Message log") && s.contains("over ssh"));
+    tui.wait_for("the log keeps it", |s| {
+        s.contains("Message log") && s.contains("over ssh")
+    });
 }
 
 #[test]

@@ -51,6 +51,7 @@ mod tui_needs;
 mod tui_open;
 mod tui_opener;
 mod tui_paste_output;
+mod tui_range;
 mod tui_round_trip_badges;
 mod tui_search;
 mod tui_session_watch;

@@ -169,6 +169,7 @@ impl App {
             (None, Pane::Prompt) => Scope::Prompt,
             (None, Pane::Messages) if self.editor.is_some() => Scope::Editor,
             (None, Pane::Messages) if self.messages.in_fields => Scope::Fields,
+            (None, Pane::Messages) if self.messages.anchor.is_some() => Scope::Range,
             (None, Pane::Messages) => Scope::Messages,
         }
     }
@@ -366,6 +367,14 @@ impl App {
                 });
             }
             (None, Scope::Filter) => self.templates.filter_paste(text),
+            (None, Scope::Messages | Scope::Range) => {
+                return self.as_one_step(|app| {
+                    app.in_messages(|pane, ctx, _| {
+                        pane.paste_messages(text, ctx);
+                        None
+                    })
+                });
+            }
             _ => {}
         }
         None

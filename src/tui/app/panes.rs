@@ -173,10 +173,7 @@ impl App {
                 self.in_workbench(|bench, ctx, list| bench.handle(action, ctx, list));
                 None
             }
-            false => self.in_messages(|pane, ctx, editor| {
-                pane.handle(action, ctx, editor);
-                None
-            }),
+            false => self.in_messages(|pane, ctx, editor| pane.handle(action, ctx, editor)),
         };
         let editing = self.editor.is_some();
         (self.workbench).after(recorded, selected, editing, &mut self.workspace.session);
@@ -255,6 +252,15 @@ impl App {
                 self.dispatch(Action::Focus(pane).into());
                 self.hit(hit?)
             }
+            MouseRequest::Drag(Hit::MessageRow(index)) => {
+                let list = &mut self.messages;
+                let on_message = list.selected < self.workspace.session.messages.len();
+                if list.anchor.is_none() && index != list.selected && on_message {
+                    list.anchor = Some(list.selected);
+                }
+                self.hit(Hit::MessageRow(index))
+            }
+            MouseRequest::Drag(_) => None,
         }
     }
 
