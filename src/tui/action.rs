@@ -243,6 +243,9 @@ pub enum Action {
     AddTool,
     /// Paste a model's raw output to parse into a new message (see `dialogs::paste`).
     PasteOutput,
+    /// Copy the session as code: the Python `apply_chat_template` call, the `chatplate
+    /// render` command or an OpenAI request body (a chooser).
+    CopyAsCode,
     /// A mouse click or wheel turn at a screen cell (see `terminal::mouse`).
     Mouse(crate::tui::action::MouseInput),
     /// Save the session under a new name.

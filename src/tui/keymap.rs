@@ -391,6 +391,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Prompt, &[ch('Y')], prompt(PromptAction::Copy(CopyTarget::Message)), "", "Copy the selected message's part of the prompt"),
     bind(S::Prompt, &[ch('m')], prompt(PromptAction::Copy(CopyTarget::Match)), "", "Copy the line of the current search match"),
     bind(S::Browse, &[ch('E')], Action::SaveExpected, "expect", "Save the render as the expected prompt"),
+    bind(S::Browse, &[ch('X')], Action::CopyAsCode, "", "Copy as code: the Python apply_chat_template call, the chatplate render command or an OpenAI request body (curl)"),
     bind(S::Browse, &[ch('1')], Action::Focus(Pane::Templates), "", "Templates pane"),
     bind(S::Browse, &[ch('2')], Action::Focus(Pane::Messages), "", "Messages pane"),
     bind(S::Browse, &[ch('3')], Action::Focus(Pane::Prompt), "", "Prompt pane"),

@@ -37,6 +37,7 @@ mod tui_clean;
 mod tui_compare;
 mod tui_compare_sources;
 mod tui_config;
+mod tui_copy_code;
 mod tui_explain;
 mod tui_files;
 mod tui_generation_marks;

@@ -240,6 +240,7 @@ impl App {
             | Action::OpenTarget
             | Action::AddTool
             | Action::PasteOutput
+            | Action::CopyAsCode
             | Action::SaveAs => {
                 return self.in_dialogs(|ctx| {
                     crate::tui::dialogs::start(&action, ctx);
