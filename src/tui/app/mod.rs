@@ -113,6 +113,8 @@ pub struct App {
     jobs: Jobs,
     /// A worker reply changed what is shown since the last [`App::collect`].
     redraw: bool,
+    /// What to do once the save under way is done (save, then open another session).
+    after_save: Option<Effect>,
 }
 
 impl App {
@@ -155,6 +157,7 @@ impl App {
             workbench: Default::default(),
             jobs: Jobs::default(),
             redraw: false,
+            after_save: None,
         };
         app.invalidate();
         app
@@ -220,6 +223,14 @@ impl App {
     fn act(&mut self, action: Action) -> Option<Effect> {
         if !matches!(action, Action::Resize(..)) {
             self.status = None;
+        }
+        // Back at the panes without having saved (the save-as input cancelled): what the
+        // save was for is off.
+        if !matches!(
+            action,
+            Action::Dialog(_) | Action::Resize(..) | Action::Paste(_)
+        ) {
+            self.after_save = None;
         }
         match action {
             Action::FocusNext => self.cycle_focus(1),

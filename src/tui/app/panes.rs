@@ -157,7 +157,15 @@ impl App {
             Done::ToolsRead { path, result } => self.tools_read(&path, result),
             Done::Openable(files) => self.openable_listed(files),
             Done::Folder { typed, entries } => self.folder_listed(typed, entries),
-            done => return self.in_files(|files, ctx, open| files.take_in(done, ctx, open)),
+            done => {
+                let saved = matches!(done, Done::Saved { .. });
+                if matches!(done, Done::SaveFailed(_)) {
+                    self.after_save = None;
+                }
+                let effect = self.in_files(|files, ctx, open| files.take_in(done, ctx, open));
+                // What the save was for (open another session, start a new one).
+                return effect.or_else(|| saved.then(|| self.after_save.take()).flatten());
+            }
         }
         None
     }
@@ -481,6 +489,13 @@ impl App {
                 });
             }
             DialogRequest::Effect(effect) => return Some(effect),
+            DialogRequest::SaveThen(then) => {
+                self.after_save = Some(*then);
+                return self.file(FileRequest::Save {
+                    path: None,
+                    then_quit: false,
+                });
+            }
             request => return self.carry_out_edit(request),
         }
         None
