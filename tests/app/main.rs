@@ -38,6 +38,7 @@ mod tui_compare;
 mod tui_compare_sources;
 mod tui_config;
 mod tui_copy_code;
+mod tui_excerpt;
 mod tui_explain;
 mod tui_files;
 mod tui_generation_marks;
