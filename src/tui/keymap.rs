@@ -297,7 +297,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Filter, &[key(K::Backspace)], tpl(TemplateAction::FilterPop), "", "Delete a filter character"),
     bind(S::Filter, &[key(K::Tab)], tpl(TemplateAction::EndFilter), "keep", "Stop typing, keep the filter"),
     bind(S::Messages, &[ch('a')], msg(MessageAction::Add), "add", "Add a message after this one"),
-    bind(S::Messages, &[ch('e')], msg(MessageAction::EditContent), "edit", "Edit the content"),
+    bind(S::Messages, &[ch('e')], msg(MessageAction::EditContent), "edit", "Edit the content (on the settings row: all the settings as one JSON object)"),
     bind(S::Messages, &[ch('r')], msg(MessageAction::CycleRole), "role", "Cycle role: system, user, assistant, tool"),
     bind(S::Messages, &[ch('t')], msg(MessageAction::AddToolCall), "call", "Add a tool call and edit its arguments (on a user or tool message: in a new assistant message after it)"),
     bind(S::Messages, &[ch('T')], msg(MessageAction::AddToolResult), "result", "Add the tool result for the next unanswered call"),

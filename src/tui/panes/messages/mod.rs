@@ -10,6 +10,7 @@ pub mod fields;
 pub mod needs;
 mod range;
 pub mod range_view;
+pub mod settings_json;
 pub mod view;
 
 use chatplate_core::session::{Message, Session};
@@ -275,12 +276,17 @@ impl MessagesPane {
         }
     }
 
+    /// `e`: a message's content; on the settings row, the settings as one JSON object
+    /// (tools, variables and the rest in one edit), from its field.
     fn edit_content(&mut self, ctx: &mut PaneContext, editor: &mut Editor) {
         if self.selected < ctx.workspace.session.messages.len() {
-            self.open_editor(ctx, editor, Field::Content);
-        } else {
-            self.in_fields = true;
+            return self.open_editor(ctx, editor, Field::Content);
         }
+        let session = &ctx.workspace.session;
+        let list = fields::fields(session, self.row(session));
+        self.field = list.iter().position(|f| *f == Field::Raw).unwrap_or(0);
+        self.in_fields = true;
+        self.open_editor(ctx, editor, Field::Raw);
     }
 
     fn edit_field(&mut self, ctx: &mut PaneContext, editor: &mut Editor) {
