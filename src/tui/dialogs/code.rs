@@ -167,6 +167,8 @@ pub fn render_command(session: &Session, file: Option<&Path>, saved: bool, dir: 
     }
     let text = session.to_json();
     let end = delimiter(&text, "SESSION");
+    // Absolute, so the line works from any folder (no disk access: lexical).
+    let dir = std::path::absolute(dir).unwrap_or_else(|_| dir.to_path_buf());
     let cd = shell_word(&dir.display().to_string());
     format!(
         "cd {cd} && chatplate render - <<'{end}'\n{}\n{end}\n",

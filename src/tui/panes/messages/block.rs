@@ -87,8 +87,14 @@ pub fn insert(session: &mut Session, at: usize, messages: Vec<Message>) -> Range
 /// with a string `role`. The error says where: `line:column` of bad JSON, or which
 /// message is wrong.
 pub fn parse(text: &str) -> Result<Vec<Message>, String> {
-    let value: Json = serde_json::from_str(text.trim_start_matches('\u{feff}'))
-        .map_err(|err| format!("not JSON at {}:{}: {err}", err.line(), err.column()))?;
+    let value: Json = serde_json::from_str(text.trim_start_matches('\u{feff}')).map_err(|err| {
+        // serde_json's text ends in " at line L column C": said once, first.
+        let text = err.to_string();
+        let what = text
+            .rfind(" at line ")
+            .map_or(text.as_str(), |at| &text[..at]);
+        format!("not JSON at {}:{}: {what}", err.line(), err.column())
+    })?;
     let list = match value {
         Json::Array(list) => list,
         Json::Object(mut object) => match object.remove("messages") {
@@ -183,7 +189,7 @@ mod tests {
     #[test]
     fn bad_pasted_json_says_where() {
         let err = parse("[{\"role\": \"user\",\n  \"content\": }]").unwrap_err();
-        assert!(err.starts_with("not JSON at 2:14"), "{err}");
+        assert_eq!(err, "not JSON at 2:14: expected value");
         let err = parse(r#"[{"role": "user"}, {"content": "x"}]"#).unwrap_err();
         assert_eq!(err, "pasted message 2 has no string \"role\"");
         assert!(parse("[]").is_err() && parse("3").is_err());

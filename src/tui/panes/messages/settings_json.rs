@@ -1,6 +1,6 @@
 //! The settings as one JSON object (the settings row's `raw JSON` field, and what `e`
 //! on the settings row edits): tools, `add_generation_prompt`, variables, and the
-//! optional ones that are set. Pasting one object sets them all at once: the authoring
+//! optional ones that are set. Pasting one object sets what it names at once: the authoring
 //! route's tools and `enable_thinking` in one edit.
 
 use serde_json::{Map, Value as Json};
@@ -55,8 +55,9 @@ pub fn read(session: &Session) -> Json {
     Json::Object(object)
 }
 
-/// Sets the settings from `value`, an object with [`KEYS`]; a key left out is unset
-/// (no tools, no variables, off). Nothing changes when any key is wrong.
+/// Sets the settings `value` names, an object with some of [`KEYS`]: a key left out
+/// keeps its value (a pasted `{"tools": [...]}` leaves the clock alone), `null` unsets
+/// it. Nothing changes when any key is wrong.
 pub fn write(session: &mut Session, value: Json) -> Result<(), FieldError> {
     let Json::Object(object) = value else {
         return Err(FieldError::plain("the settings must be a JSON object"));
@@ -68,64 +69,82 @@ pub fn write(session: &mut Session, value: Json) -> Result<(), FieldError> {
         )));
     }
     let mut next = session.clone();
-    next.tools = list(&object, "tools")?;
-    next.documents = list(&object, "documents")?;
-    next.add_generation_prompt = match object.get("add_generation_prompt") {
-        None => false,
-        Some(Json::Bool(flag)) => *flag,
-        Some(_) => {
-            return Err(FieldError::plain(
-                "add_generation_prompt must be true or false",
-            ))
-        }
-    };
-    next.variables = match object.get("variables") {
-        None | Some(Json::Null) => Map::new(),
-        Some(Json::Object(map)) => map.clone(),
-        Some(_) => return Err(FieldError::plain("variables must be a JSON object")),
-    };
-    next.continue_final_message = match object.get("continue_final_message") {
-        None | Some(Json::Null) => ContinueSetting::Flag(false),
-        Some(Json::Bool(flag)) => ContinueSetting::Flag(*flag),
-        Some(Json::String(name)) => ContinueSetting::Field(name.clone()),
-        Some(_) => {
-            return Err(FieldError::plain(
-                "continue_final_message must be true, false or a field name",
-            ))
-        }
-    };
-    next.clock = text(&object, "clock")?;
-    if let Some(clock) = &next.clock {
-        if clock.parse::<jiff::civil::DateTime>().is_err() {
-            return Err(FieldError::plain(
-                "clock must look like 2026-01-15T09:30:00",
-            ));
-        }
+    for (key, value) in &object {
+        set(&mut next, key, value)?;
     }
-    next.bos_token = text(&object, "bos_token")?;
-    next.eos_token = text(&object, "eos_token")?;
     *session = next;
     Ok(())
 }
 
-/// A list setting: a JSON list, or null / absent for none.
-fn list(object: &Map<String, Json>, key: &str) -> Result<Option<Vec<Json>>, FieldError> {
-    match object.get(key) {
-        None | Some(Json::Null) => Ok(None),
-        Some(Json::Array(items)) => Ok(Some(items.clone())),
-        Some(_) => Err(FieldError::plain(format!(
+/// Sets setting `key` to `value` (`null`: unset, off, none).
+fn set(session: &mut Session, key: &str, value: &Json) -> Result<(), FieldError> {
+    match key {
+        "tools" => session.tools = list(key, value)?,
+        "documents" => session.documents = list(key, value)?,
+        "add_generation_prompt" => {
+            session.add_generation_prompt = match value {
+                Json::Null => false,
+                Json::Bool(flag) => *flag,
+                _ => {
+                    return Err(FieldError::plain(
+                        "add_generation_prompt must be true or false",
+                    ))
+                }
+            }
+        }
+        "variables" => {
+            session.variables = match value {
+                Json::Null => Map::new(),
+                Json::Object(map) => map.clone(),
+                _ => return Err(FieldError::plain("variables must be a JSON object")),
+            }
+        }
+        "continue_final_message" => {
+            session.continue_final_message = match value {
+                Json::Null => ContinueSetting::Flag(false),
+                Json::Bool(flag) => ContinueSetting::Flag(*flag),
+                Json::String(name) => ContinueSetting::Field(name.clone()),
+                _ => {
+                    return Err(FieldError::plain(
+                        "continue_final_message must be true, false or a field name",
+                    ))
+                }
+            }
+        }
+        "clock" => {
+            session.clock = text(key, value)?;
+            let valid = (session.clock.as_deref())
+                .is_none_or(|c| c.parse::<jiff::civil::DateTime>().is_ok());
+            if !valid {
+                return Err(FieldError::plain(
+                    "clock must look like 2026-01-15T09:30:00",
+                ));
+            }
+        }
+        "bos_token" => session.bos_token = text(key, value)?,
+        _ => session.eos_token = text(key, value)?,
+    }
+    Ok(())
+}
+
+/// A list setting: a JSON list, or null for none.
+fn list(key: &str, value: &Json) -> Result<Option<Vec<Json>>, FieldError> {
+    match value {
+        Json::Null => Ok(None),
+        Json::Array(items) => Ok(Some(items.clone())),
+        _ => Err(FieldError::plain(format!(
             "{key} must be a JSON list or null"
         ))),
     }
 }
 
-/// A text setting: a string, or null / absent for unset.
-fn text(object: &Map<String, Json>, key: &str) -> Result<Option<String>, FieldError> {
-    match object.get(key) {
-        None | Some(Json::Null) => Ok(None),
-        Some(Json::String(text)) if text.is_empty() => Ok(None),
-        Some(Json::String(text)) => Ok(Some(text.clone())),
-        Some(_) => Err(FieldError::plain(format!("{key} must be a string or null"))),
+/// A text setting: a string, or null (or empty) for unset.
+fn text(key: &str, value: &Json) -> Result<Option<String>, FieldError> {
+    match value {
+        Json::Null => Ok(None),
+        Json::String(text) if text.is_empty() => Ok(None),
+        Json::String(text) => Ok(Some(text.clone())),
+        _ => Err(FieldError::plain(format!("{key} must be a string or null"))),
     }
 }
 
@@ -149,6 +168,14 @@ mod tests {
         write(&mut session, value.clone()).unwrap();
         assert_eq!(read(&session), value);
         assert_eq!(session.variables["enable_thinking"], json!(false));
+        // A key left out keeps its value; null unsets it.
+        write(&mut session, json!({"tools": null})).unwrap();
+        assert_eq!(
+            (session.tools.clone(), session.clock.as_deref()),
+            (None, Some("2026-01-15T09:30:00"))
+        );
+        write(&mut session, json!({"clock": null})).unwrap();
+        assert_eq!(session.clock, None);
     }
 
     #[test]
