@@ -16,6 +16,7 @@ use super::session_input::{
 use super::stdin;
 use chatplate_core::catalog::{self, TemplateAccess, TemplateSource};
 use chatplate_core::check::stdin_template_note;
+use chatplate_core::lint::double_bos;
 use chatplate_core::session::Session;
 use chatplate_render::visible;
 use chatplate_render::{CompiledTemplate, Conversation, RenderControl};
@@ -77,11 +78,23 @@ pub(super) fn run(args: RenderArgs) -> Result<i32> {
     let source = &template.source;
     let limits = args.limits.limits();
     let control = RenderControl::default();
+    let bos = conversation
+        .variables
+        .get("bos_token")
+        .and_then(Json::as_str);
+    let bos = bos.map(str::to_owned);
     let rendered = CompiledTemplate::compile(source, limits)
         .and_then(|compiled| compiled.render_controlled(conversation, &control));
     match rendered {
         Ok(prompt) => {
             output::print(&prompt)?;
+            // lint's double-bos rule, on the prompt printed: a warning, not a failure.
+            if let Some(warning) = double_bos::warning(&template, bos.as_deref(), &prompt) {
+                let warning = visible::message(&warning);
+                output::note(&format!(
+                    "chatplate: warning: {warning} (lint rule double-bos)"
+                ));
+            }
             Ok(0)
         }
         Err(err) => {

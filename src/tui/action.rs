@@ -101,6 +101,10 @@ pub enum MessageAction {
     Redo,
     /// Cycle the content between text, `null` and no `content` key at all.
     CycleContentKind,
+    /// Start a block of messages at the selected one (range mode), or leave the mode.
+    ToggleRange,
+    /// Copy the block (or the selected message) as a JSON list of messages.
+    CopyJson,
 }
 
 /// Intents for the open field editor.
@@ -239,6 +243,9 @@ pub enum Action {
     AddTool,
     /// Paste a model's raw output to parse into a new message (see `dialogs::paste`).
     PasteOutput,
+    /// Copy the session as code: the Python `apply_chat_template` call, the `chatplate
+    /// render` command or an OpenAI request body (a chooser).
+    CopyAsCode,
     /// A mouse click or wheel turn at a screen cell (see `terminal::mouse`).
     Mouse(crate::tui::action::MouseInput),
     /// Save the session under a new name.
@@ -298,4 +305,6 @@ pub enum MouseKind {
     Click,
     /// The wheel turned.
     Wheel(Direction),
+    /// The pointer moved with the left button down (extends a block of messages).
+    Drag,
 }

@@ -39,6 +39,8 @@ pub enum Scope {
     Filter,
     /// The message list.
     Messages,
+    /// The message list in the range mode: a block of messages is selected.
+    Range,
     /// The field list of the selected message.
     Fields,
     /// The field editor (unbound keys go to the text).
@@ -69,6 +71,7 @@ impl Scope {
             Scope::Templates => "Templates pane",
             Scope::Filter => "Templates pane: typing the filter",
             Scope::Messages => "Messages pane: list",
+            Scope::Range => "Messages pane: a block (range mode, v)",
             Scope::Fields => "Messages pane: fields",
             Scope::Editor => "Field editor",
             Scope::Prompt => "Prompt pane",
@@ -84,7 +87,7 @@ impl Scope {
     /// Scopes that also see [`Scope::Global`] / [`Scope::Everywhere`] bindings.
     fn inherits(self) -> &'static [Scope] {
         match self {
-            Scope::Messages | Scope::Fields | Scope::Prompt | Scope::Templates => {
+            Scope::Messages | Scope::Range | Scope::Fields | Scope::Prompt | Scope::Templates => {
                 &[Scope::Browse, Scope::Global, Scope::Everywhere]
             }
             Scope::Filter => &[Scope::Everywhere],
@@ -99,13 +102,14 @@ impl Scope {
     }
 
     /// Every scope, in help order.
-    pub const ALL: [Scope; 15] = [
+    pub const ALL: [Scope; 16] = [
         Scope::Global,
         Scope::Everywhere,
         Scope::Browse,
         Scope::Templates,
         Scope::Filter,
         Scope::Messages,
+        Scope::Range,
         Scope::Fields,
         Scope::Editor,
         Scope::Prompt,
@@ -293,7 +297,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Filter, &[key(K::Backspace)], tpl(TemplateAction::FilterPop), "", "Delete a filter character"),
     bind(S::Filter, &[key(K::Tab)], tpl(TemplateAction::EndFilter), "keep", "Stop typing, keep the filter"),
     bind(S::Messages, &[ch('a')], msg(MessageAction::Add), "add", "Add a message after this one"),
-    bind(S::Messages, &[ch('e')], msg(MessageAction::EditContent), "edit", "Edit the content"),
+    bind(S::Messages, &[ch('e')], msg(MessageAction::EditContent), "edit", "Edit the content (on the settings row: all the settings as one JSON object)"),
     bind(S::Messages, &[ch('r')], msg(MessageAction::CycleRole), "role", "Cycle role: system, user, assistant, tool"),
     bind(S::Messages, &[ch('t')], msg(MessageAction::AddToolCall), "call", "Add a tool call and edit its arguments (on a user or tool message: in a new assistant message after it)"),
     bind(S::Messages, &[ch('T')], msg(MessageAction::AddToolResult), "result", "Add the tool result for the next unanswered call"),
@@ -319,6 +323,25 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Messages, &[ch('R')], msg(MessageAction::PromptRole), "", "Type a custom role"),
     bind(S::Messages, &[ch('0')], msg(MessageAction::CycleContentKind), "", "Content: text, null, or no content key"),
     bind(S::Messages, &[ch('p')], Action::PasteOutput, "", "Paste a model's raw output: parsed with the session's response_template into a new assistant message"),
+    bind(S::Messages, &[ch('v')], msg(MessageAction::ToggleRange), "range", "Select a block of messages from here (range mode): move to extend it, then delete, move, duplicate, role or copy it"),
+    bind(S::Messages, &[ch('y')], msg(MessageAction::CopyJson), "", "Copy the message as JSON (paste JSON messages to insert them after this one)"),
+    bind(S::Range, &[key(K::Esc), ch('v')], msg(MessageAction::ToggleRange), "leave", "Leave the range mode"),
+    bind(S::Range, &[ch('d'), key(K::Delete)], msg(MessageAction::Delete), "del", "Delete the block"),
+    bind(S::Range, &[ch('J'), shift(K::Down)], msg(MessageAction::Move(Down)), "move", "Move the block down"),
+    bind(S::Range, &[ch('K'), shift(K::Up)], msg(MessageAction::Move(Up)), "", "Move the block up"),
+    bind(S::Range, &[ch('c')], msg(MessageAction::Duplicate), "dup", "Duplicate the block"),
+    bind(S::Range, &[ch('r')], msg(MessageAction::CycleRole), "role", "Cycle the block's role"),
+    bind(S::Range, &[ch('R')], msg(MessageAction::PromptRole), "", "Type the block's role"),
+    bind(S::Range, &[ch('y')], msg(MessageAction::CopyJson), "copy", "Copy the block as JSON"),
+    bind(S::Range, &[ch('u'), ctrl('z')], msg(MessageAction::Undo), "", "Undo (a block is one step)"),
+    bind(S::Range, &[ch('k'), key(K::Up)], msg(MessageAction::Select(Step::Line(Up))), "", "Extend up"),
+    bind(S::Range, &[ch('j'), key(K::Down)], msg(MessageAction::Select(Step::Line(Down))), "", "Extend down"),
+    bind(S::Range, &[key(K::PageUp)], msg(MessageAction::Select(Step::Page(Up))), "", "Extend a page up"),
+    bind(S::Range, &[key(K::PageDown)], msg(MessageAction::Select(Step::Page(Down))), "", "Extend a page down"),
+    bind(S::Range, &[ch('g'), key(K::Home)], msg(MessageAction::Select(Step::First)), "", "Extend to the first"),
+    bind(S::Range, &[ch('G'), key(K::End)], msg(MessageAction::Select(Step::Last)), "", "Extend to the last"),
+    bind(S::Range, &[ch(':')], msg(MessageAction::StartGoTo), "", "Extend to message N"),
+    bind(S::Range, &[ch('/')], msg(MessageAction::StartFind), "", "Extend to a message found"),
     bind(S::Messages, &[ch('+')], Action::AddTool, "", "Add a tool: NAME PARAM description (one string parameter), NAME city:string days:integer description, or a JSON file of tools"),
     bind(S::Fields, &[ch('+')], Action::AddTool, "", "Add a tool: NAME PARAM description (one string parameter), NAME city:string days:integer description, or a JSON file of tools"),
     bind(S::Fields, &[key(K::Enter), ch('e')], msg(MessageAction::EditField), "edit", "Edit (or toggle) the field"),
@@ -368,6 +391,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Prompt, &[ch('Y')], prompt(PromptAction::Copy(CopyTarget::Message)), "", "Copy the selected message's part of the prompt"),
     bind(S::Prompt, &[ch('m')], prompt(PromptAction::Copy(CopyTarget::Match)), "", "Copy the line of the current search match"),
     bind(S::Browse, &[ch('E')], Action::SaveExpected, "expect", "Save the render as the expected prompt"),
+    bind(S::Browse, &[ch('X')], Action::CopyAsCode, "", "Copy as code: the Python apply_chat_template call, the chatplate render command or an OpenAI request body (curl)"),
     bind(S::Browse, &[ch('1')], Action::Focus(Pane::Templates), "", "Templates pane"),
     bind(S::Browse, &[ch('2')], Action::Focus(Pane::Messages), "", "Messages pane"),
     bind(S::Browse, &[ch('3')], Action::Focus(Pane::Prompt), "", "Prompt pane"),

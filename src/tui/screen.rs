@@ -25,6 +25,9 @@ pub struct Status {
     pub text: String,
     /// Shown as an error.
     pub error: bool,
+    /// Progress that the next keystroke replaces (a live search's count, "opening…"):
+    /// shown, not kept in the message log.
+    pub transient: bool,
 }
 
 impl Status {
@@ -33,6 +36,7 @@ impl Status {
         Status {
             text: text.into(),
             error: false,
+            transient: false,
         }
     }
 
@@ -41,6 +45,16 @@ impl Status {
         Status {
             text: text.into(),
             error: true,
+            transient: false,
+        }
+    }
+
+    /// The same message marked as progress: shown, not logged.
+    #[must_use]
+    pub fn transient(self) -> Self {
+        Status {
+            transient: true,
+            ..self
         }
     }
 }

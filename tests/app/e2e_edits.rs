@@ -312,6 +312,30 @@ fn copying_inside_tmux_goes_through_tmux_itself() {
     assert_eq!(std::fs::read(&copied).unwrap(), expected);
 }
 
+/// Over ssh, inside a tmux on the user's machine (the app sees `$SSH_TTY` and tmux's
+/// `TERM`, not `$TMUX`): the copy says where it went and the one-line fix, and the log
+/// keeps it.
+#[test]
+fn a_copy_over_ssh_into_tmux_names_the_fix() {
+    let dir = tempfile::tempdir().unwrap();
+    weather_session(dir.path());
+    let launch = Launch {
+        env: &[("SSH_TTY", "/dev/pts/7"), ("TERM", "tmux-256color")],
+        size: (24, 120),
+        ..Launch::args(&["sessions/weather.json"])
+    };
+    let mut tui = Tui::launch(dir.path(), &launch);
+    tui.wait_for("the first frame", |s| s.contains("weather.json"));
+    tui.send("3y");
+    tui.wait_for("the copy", |s| {
+        s.contains("OSC 52 over ssh to your tmux: dropped unless it has set -g set-clipboard on")
+    });
+    tui.send("L");
+    tui.wait_for("the log keeps it", |s| {
+        s.contains("Message log") && s.contains("over ssh")
+    });
+}
+
 #[test]
 fn the_external_editor_gets_every_keystroke() {
     let dir = tempfile::tempdir().unwrap();

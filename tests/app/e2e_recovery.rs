@@ -154,10 +154,10 @@ fn the_newest_typing_survives_repeated_sigkill() {
 }
 
 /// A plain `chatplate` opens the default template, whose untitled session has a
-/// recovery file of its own name: one left by an untitled session on another template
-/// is not offered, so it is mentioned.
+/// recovery file of its own name: with none of its own, one left by an untitled session
+/// on another template is offered, and restoring it brings that template back.
 #[test]
-fn a_plain_start_mentions_an_untitled_recovery_file_of_another_template() {
+fn a_plain_start_offers_an_untitled_recovery_file_of_another_template() {
     let dir = tempfile::tempdir().unwrap();
     let sessions = dir.path().join("sessions");
     std::fs::create_dir_all(&sessions).unwrap();
@@ -175,10 +175,19 @@ fn a_plain_start_mentions_an_untitled_recovery_file_of_another_template() {
         ..crate::e2e_support::Launch::args(&[])
     };
     let mut tui = Tui::launch(dir.path(), &launch);
-    tui.wait_for("the notice", |s| {
-        s.contains("unsaved changes of an untitled session are kept in sessions/.untitled-mine-1a2b3c4d.recovery.json (2 messages on template ../mine.jinja)")
+    tui.wait_for("the restore question", |s| {
+        s.contains(".untitled-mine-1a2b3c4d.recovery.json") && s.contains("../mine.jinja")
     });
-    tui.send("\x11"); // Ctrl+Q
-    assert_eq!(tui.wait_exit(), 0);
-    assert!(kept.exists(), "mentioned, not touched");
+    tui.send("y");
+    // The conversation is back; its template, outside the sessions folder, is shown as
+    // not allowed until its folder is (the rule every session path follows).
+    tui.wait_for("the restored session", |s| {
+        s.contains("unsaved changes restored from")
+            && s.contains("2 user  kept")
+            && s.contains("template path \"../mine.jinja\"")
+    });
+    assert!(
+        kept.exists(),
+        "restored, and still the file its changes go to"
+    );
 }

@@ -79,3 +79,35 @@ fn lint_info_view_120x40() {
     app.settle();
     assert_snapshot!(screen(&mut app, 120, 40));
 }
+
+/// The status summary marks a double BOS (lint's rule, on the shown prompt): the
+/// template prints it and the model folder's tokenizer config says the tokenizer adds it.
+#[test]
+fn the_status_line_marks_a_double_bos() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    std::fs::create_dir_all(&model).unwrap();
+    let template = "{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}";
+    let config = |adds: bool| {
+        serde_json::json!({"chat_template": template, "bos_token": "<s>", "add_bos_token": adds})
+            .to_string()
+    };
+    std::fs::write(model.join("tokenizer_config.json"), config(true)).unwrap();
+    let mut session = chatplate_core::session::Session::new(
+        chatplate_core::session::TemplateRef::Path("model".into()),
+    );
+    session.messages = vec![chatplate_core::session::Message::new("user", "Hi")];
+    // As opening the model sets it.
+    session.bos_token = Some("<s>".into());
+    let mut app = crate::tui_support::app_for(session.clone(), dir.path());
+    let shown = crate::tui_support::screen(&mut app, 80, 24);
+    assert!(
+        shown.contains("✓ 5 bytes · ⚠ double BOS · no expected outcome"),
+        "{shown}"
+    );
+    assert!(app.double_bos().unwrap().contains("add_bos_token: true"));
+    std::fs::write(model.join("tokenizer_config.json"), config(false)).unwrap();
+    let mut app = crate::tui_support::app_for(session, dir.path());
+    let shown = crate::tui_support::screen(&mut app, 80, 24);
+    assert!(!shown.contains("double BOS"), "{shown}");
+}

@@ -135,3 +135,46 @@ fn the_log_is_empty_at_first_and_says_so() {
     let shown = screen(&mut app, 80, 24);
     assert!(shown.contains("nothing was said yet"), "{shown}");
 }
+
+/// The texts the log keeps, with their counts.
+fn kept(app: &chatplate::tui::app::App) -> Vec<(String, u32)> {
+    app.log()
+        .entries()
+        .map(|e| (e.text.clone(), e.count))
+        .collect()
+}
+
+#[test]
+fn a_live_find_keeps_what_enter_found_not_every_keystroke() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(Action::Focus(Pane::Messages));
+    app.handle_key(key(KeyCode::Char('/')));
+    type_text(&mut app, "weather");
+    let typing = app.status().expect("the find says what it found").clone();
+    assert!(typing.transient, "{typing:?}");
+    assert_eq!(kept(&app), [], "no entry per keystroke");
+    app.handle_key(key(KeyCode::Enter));
+    let found = app.status().expect("Enter's find").text.clone();
+    assert_eq!(kept(&app), [(found, 1)]);
+}
+
+#[test]
+fn notices_that_differ_only_in_numbers_are_one_entry_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = example_app(dir.path());
+    app.update(Action::Focus(Pane::Messages));
+    app.handle_key(key(KeyCode::Char('/')));
+    type_text(&mut app, "e");
+    app.handle_key(key(KeyCode::Enter));
+    for _ in 0..3 {
+        app.handle_key(key(KeyCode::Char('n')));
+    }
+    let last = app.status().expect("n says where it is").text.clone();
+    let entries = kept(&app);
+    assert_eq!(
+        entries,
+        [(last, 4)],
+        "Enter and three n: one line, the newest text"
+    );
+}

@@ -205,3 +205,63 @@ fn snapshot_open_dialog() {
     app.update(Action::Resize(120, 40));
     assert_snapshot!("open_dialog_120x40", screen(&mut app, 120, 40));
 }
+
+/// The example with an unsaved edit, saved first as `w.json` in `dir`.
+fn edited_saved_example(dir: &std::path::Path) -> App {
+    let file = tui_support::saved_example(dir);
+    let mut app = tui_support::app_on_file(&file, dir);
+    app.update(Action::Focus(chatplate::tui::action::Pane::Messages));
+    app.handle_key(key(KeyCode::Char('r')));
+    assert!(app.workspace().dirty);
+    app
+}
+
+#[test]
+fn opening_over_unsaved_changes_offers_save_discard_or_stay() {
+    let dir = tempfile::tempdir().unwrap();
+    // Relative to the package (the tests' working folder), so the screen is the same
+    // in any checkout.
+    let other = PathBuf::from("sessions/gemma-3-tools.json");
+    let mut app = edited_saved_example(dir.path());
+    open(&mut app, &other.display().to_string());
+    assert!(matches!(
+        app.overlay(),
+        Some(Overlay::Confirm(Confirm::OpenDiscard(_)))
+    ));
+    assert_snapshot!("open_unsaved_80x24", screen(&mut app, 80, 24));
+    app.handle_key(key(KeyCode::Esc));
+    assert!(app.workspace().dirty, "Esc stays with the changes");
+    assert_ne!(app.workspace().template.name, "gemma-3-tools");
+    // y: saved first, then opened.
+    open(&mut app, &other.display().to_string());
+    driver::press(&mut app, key(KeyCode::Char('y')));
+    app.settle();
+    assert_eq!(
+        app.workspace().template.name,
+        "gemma-3-tools",
+        "{:?}",
+        app.status()
+    );
+    let saved = chatplate_core::session::Session::load(&dir.path().join("w.json")).unwrap();
+    assert_eq!(
+        saved.messages[0].role(),
+        "user",
+        "the edit was saved before opening"
+    );
+}
+
+#[test]
+fn ctrl_n_over_unsaved_changes_saves_then_starts_new() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = edited_saved_example(dir.path());
+    app.handle_key(ctrl('n'));
+    driver::press(&mut app, key(KeyCode::Char('y')));
+    app.settle();
+    assert!(
+        app.workspace().session.messages.is_empty(),
+        "{:?}",
+        app.status()
+    );
+    let saved = chatplate_core::session::Session::load(&dir.path().join("w.json")).unwrap();
+    assert_eq!(saved.messages[0].role(), "user");
+}

@@ -451,3 +451,42 @@ fn import_corpus_then_check_passes_every_case() {
     assert_eq!(stdout(&output).lines().last(), Some("798 passed, 0 failed"));
     assert_eq!(output.status.code(), Some(0));
 }
+
+/// lint's double-bos rule, said by `render` too: the template prints BOS and the model
+/// folder's tokenizer config says the tokenizer adds one. The prompt is printed as ever.
+#[test]
+fn render_warns_of_a_double_bos_as_lint_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let model = dir.path().join("model");
+    let template = "{{ bos_token }}{% for m in messages %}{{ m.content }}{% endfor %}";
+    let config = |adds: bool| {
+        json!({"chat_template": template, "bos_token": "<s>", "add_bos_token": adds}).to_string()
+    };
+    write(&model.join("tokenizer_config.json"), &config(true));
+    write(
+        &dir.path().join("m.json"),
+        r#"[{"role": "user", "content": "Hi"}]"#,
+    );
+    let args = ["render", "--template", "model", "--messages", "m.json"];
+    let output = chatplate(&args, dir.path());
+    assert_eq!(stdout(&output), "<s>Hi");
+    assert_eq!(
+        stderr(&output),
+        "chatplate: warning: the prompt starts with the BOS token \"<s>\" and \
+         tokenizer_config.json sets add_bos_token: true: tokenizing the prompt with special \
+         tokens (tokenizer(prompt), llama.cpp) gives the model two (lint rule double-bos)\n"
+    );
+    assert_eq!(output.status.code(), Some(0));
+    let lint = chatplate(&["lint", "--format", "json", "model"], dir.path());
+    assert!(
+        stdout(&lint).contains("\"double-bos\""),
+        "{}",
+        stdout(&lint)
+    );
+    write(&model.join("tokenizer_config.json"), &config(false));
+    let output = chatplate(&args, dir.path());
+    assert_eq!(
+        (stdout(&output).as_str(), stderr(&output).as_str()),
+        ("<s>Hi", "")
+    );
+}

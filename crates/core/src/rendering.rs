@@ -93,8 +93,13 @@ pub(crate) fn describe_error(err: &RenderError, source: &str) -> String {
 /// The template lines around the error, laid out for an 80-column terminal (see
 /// [`excerpt::fit`]), when the error has a position.
 pub fn error_excerpt(err: &RenderError, source: &str) -> Option<String> {
+    error_excerpt_in(err, source, excerpt::EXCERPT_COLUMNS)
+}
+
+/// [`error_excerpt`] laid out for `columns` columns (the app's prompt pane).
+pub fn error_excerpt_in(err: &RenderError, source: &str, columns: usize) -> Option<String> {
     let excerpt = err.excerpt(source, 2)?;
-    Some(excerpt::fit(&excerpt, excerpt::EXCERPT_COLUMNS))
+    Some(excerpt::fit(&excerpt, columns))
 }
 
 /// The first line of `text` (empty for empty text).

@@ -113,6 +113,8 @@ pub struct App {
     jobs: Jobs,
     /// A worker reply changed what is shown since the last [`App::collect`].
     redraw: bool,
+    /// What to do once the save under way is done (save, then open another session).
+    after_save: Option<Effect>,
 }
 
 impl App {
@@ -155,6 +157,7 @@ impl App {
             workbench: Default::default(),
             jobs: Jobs::default(),
             redraw: false,
+            after_save: None,
         };
         app.invalidate();
         app
@@ -169,6 +172,7 @@ impl App {
             (None, Pane::Prompt) => Scope::Prompt,
             (None, Pane::Messages) if self.editor.is_some() => Scope::Editor,
             (None, Pane::Messages) if self.messages.in_fields => Scope::Fields,
+            (None, Pane::Messages) if self.messages.anchor.is_some() => Scope::Range,
             (None, Pane::Messages) => Scope::Messages,
         }
     }
@@ -191,8 +195,8 @@ impl App {
     }
 
     /// Applies one action, or what came of file work; returns work that needs the
-    /// terminal or the disk.
-    /// What the status line shows after it is kept in the message log.
+    /// terminal or the disk. What the status line shows after it is kept in the message
+    /// log (progress excepted: see [`MessageLog::record`]).
     pub fn update(&mut self, message: impl Into<Message>) -> Option<Effect> {
         let message = message.into();
         // A key clears the status line first, so anything it shows after is new.
@@ -220,6 +224,14 @@ impl App {
         if !matches!(action, Action::Resize(..)) {
             self.status = None;
         }
+        // Back at the panes without having saved (the save-as input cancelled): what the
+        // save was for is off.
+        if !matches!(
+            action,
+            Action::Dialog(_) | Action::Resize(..) | Action::Paste(_)
+        ) {
+            self.after_save = None;
+        }
         match action {
             Action::FocusNext => self.cycle_focus(1),
             Action::FocusPrev => self.cycle_focus(Pane::ALL.len() - 1),
@@ -239,6 +251,7 @@ impl App {
             | Action::OpenTarget
             | Action::AddTool
             | Action::PasteOutput
+            | Action::CopyAsCode
             | Action::SaveAs => {
                 return self.in_dialogs(|ctx| {
                     crate::tui::dialogs::start(&action, ctx);
@@ -321,6 +334,13 @@ impl App {
         self.status = Some(Status::error(text));
     }
 
+    /// Shows `status` and keeps it in the message log: for what the event loop did
+    /// outside [`App::update`] (a copy, an external editor).
+    pub fn tell(&mut self, status: Status) {
+        self.log.record_now(&status);
+        self.status = Some(status);
+    }
+
     /// After any change to the session: mark it dirty and ask for a new render.
     pub fn edited(&mut self) {
         self.workspace.touch();
@@ -359,6 +379,14 @@ impl App {
                 });
             }
             (None, Scope::Filter) => self.templates.filter_paste(text),
+            (None, Scope::Messages | Scope::Range) => {
+                return self.as_one_step(|app| {
+                    app.in_messages(|pane, ctx, _| {
+                        pane.paste_messages(text, ctx);
+                        None
+                    })
+                });
+            }
             _ => {}
         }
         None

@@ -43,6 +43,7 @@ use crate::tui::files::disk::Job;
 use crate::tui::files::workspace::Workspace;
 use crate::tui::jobs::Said;
 use crate::tui::panes::templates::TemplatesPane;
+use crate::tui::screen::Status;
 use crate::tui::terminal::mouse;
 use crate::tui::terminal::mouse::Hit;
 use crate::tui::terminal::mouse::MouseRequest;
@@ -156,7 +157,15 @@ impl App {
             Done::ToolsRead { path, result } => self.tools_read(&path, result),
             Done::Openable(files) => self.openable_listed(files),
             Done::Folder { typed, entries } => self.folder_listed(typed, entries),
-            done => return self.in_files(|files, ctx, open| files.take_in(done, ctx, open)),
+            done => {
+                let saved = matches!(done, Done::Saved { .. });
+                if matches!(done, Done::SaveFailed(_)) {
+                    self.after_save = None;
+                }
+                let effect = self.in_files(|files, ctx, open| files.take_in(done, ctx, open));
+                // What the save was for (open another session, start a new one).
+                return effect.or_else(|| saved.then(|| self.after_save.take()).flatten());
+            }
         }
         None
     }
@@ -172,10 +181,7 @@ impl App {
                 self.in_workbench(|bench, ctx, list| bench.handle(action, ctx, list));
                 None
             }
-            false => self.in_messages(|pane, ctx, editor| {
-                pane.handle(action, ctx, editor);
-                None
-            }),
+            false => self.in_messages(|pane, ctx, editor| pane.handle(action, ctx, editor)),
         };
         let editing = self.editor.is_some();
         (self.workbench).after(recorded, selected, editing, &mut self.workspace.session);
@@ -254,6 +260,15 @@ impl App {
                 self.dispatch(Action::Focus(pane).into());
                 self.hit(hit?)
             }
+            MouseRequest::Drag(Hit::MessageRow(index)) => {
+                let list = &mut self.messages;
+                let on_message = list.selected < self.workspace.session.messages.len();
+                if list.anchor.is_none() && index != list.selected && on_message {
+                    list.anchor = Some(list.selected);
+                }
+                self.hit(Hit::MessageRow(index))
+            }
+            MouseRequest::Drag(_) => None,
         }
     }
 
@@ -474,6 +489,13 @@ impl App {
                 });
             }
             DialogRequest::Effect(effect) => return Some(effect),
+            DialogRequest::SaveThen(then) => {
+                self.after_save = Some(*then);
+                return self.file(FileRequest::Save {
+                    path: None,
+                    then_quit: false,
+                });
+            }
             request => return self.carry_out_edit(request),
         }
         None
@@ -499,6 +521,8 @@ impl App {
                     self.search_as_typed(&mut input);
                     self.overlay = Some(Overlay::Input(input));
                 }
+                // What a keystroke found is progress: Enter's find is what the log keeps.
+                self.status = self.status.take().map(Status::transient);
             }
             DialogRequest::CancelSearch(input) => return self.cancel_search(&input),
             DialogRequest::Find(input) => {

@@ -89,6 +89,20 @@ impl App {
         &self.log
     }
 
+    /// lint's double-bos warning on the shown prompt: it starts with the BOS token while
+    /// the tokenizer config or the GGUF says the tokenizer adds one too.
+    pub fn double_bos(&self) -> Option<String> {
+        let (session, template) = (&self.workspace.session, &self.workspace.template);
+        // As the render gets it: the session's (set from the template when opened),
+        // under its variables.
+        let bos = match session.variables.get("bos_token") {
+            Some(value) => value.as_str(),
+            None => session.bos_token.as_deref(),
+        };
+        let prompt = self.preview.output.as_deref().ok()?;
+        chatplate_core::lint::double_bos::warning(template, bos, prompt)
+    }
+
     /// The status line's message, if any.
     pub fn status(&self) -> Option<&Status> {
         self.status.as_ref()

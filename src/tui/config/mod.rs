@@ -255,6 +255,7 @@ pub fn scope_name(scope: Scope) -> &'static str {
         Scope::Templates => "templates",
         Scope::Filter => "filter",
         Scope::Messages => "messages",
+        Scope::Range => "range",
         Scope::Fields => "fields",
         Scope::Editor => "editor",
         Scope::Prompt => "prompt",

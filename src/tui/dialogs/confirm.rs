@@ -16,6 +16,7 @@ use crate::tui::dialogs::view;
 use crate::tui::dialogs::Dialog;
 use crate::tui::dialogs::Overlay;
 use crate::tui::files::disk::Job;
+use crate::tui::files::disk::Open;
 use crate::tui::files::disk::Outside;
 use crate::tui::files::disk::Outsider;
 use crate::tui::files::disk::Save;
@@ -32,7 +33,8 @@ pub enum Confirm {
     /// A recovery file from an earlier run exists: restore it, discard it, or decide
     /// later (it is kept, and this run's changes go to a file of their own).
     Restore(Found),
-    /// Unsaved changes before opening another session.
+    /// Unsaved changes before opening another session: save and open, discard and open,
+    /// or stay.
     OpenDiscard(PathBuf),
     /// Unsaved changes before a new session (`Ctrl+N`): save, discard or stay.
     NewDiscard,
@@ -99,11 +101,20 @@ fn answer(
             removal: ws.removal(found.path.clone()),
             lookup: ws.recovery_lookup(),
         }),
-        (Confirm::OpenDiscard(path), Accept | Discard) => DialogRequest::OpenSession {
+        (Confirm::OpenDiscard(path), Accept) => {
+            DialogRequest::SaveThen(Box::new(Effect::Disk(Job::Open(Open {
+                path: path.clone(),
+                sessions_dir: ws.sessions_dir.clone(),
+                discard: None,
+            }))))
+        }
+        (Confirm::OpenDiscard(path), Discard) => DialogRequest::OpenSession {
             path: path.clone(),
             discard: true,
         },
-        (Confirm::NewDiscard, Accept) => DialogRequest::Save { then_quit: false },
+        (Confirm::NewDiscard, Accept) => {
+            DialogRequest::SaveThen(Box::new(crate::tui::dialogs::open::start_new(ws)))
+        }
         (Confirm::NewDiscard, Discard) => {
             DialogRequest::Effect(crate::tui::dialogs::open::start_new(ws))
         }

@@ -63,6 +63,9 @@ pub enum DialogRequest {
     },
     /// Quit without saving, removing this run's recovery file.
     DiscardAndQuit,
+    /// Save the session (asking for a name the first time), then do this (open another
+    /// session, start a new one); nothing if the save does not happen.
+    SaveThen(Box<Effect>),
     /// File work (or any other effect) to hand to the event loop.
     Effect(Effect),
     /// Set the selected message's role (one undo step).

@@ -99,7 +99,7 @@ impl HelpRow {
 /// The scopes in the order the overlay shows them when opened from `from`.
 fn order(from: Scope) -> Vec<Scope> {
     let mut scopes = vec![from];
-    if from == Scope::Fields || from == Scope::Editor {
+    if matches!(from, Scope::Fields | Scope::Editor | Scope::Range) {
         scopes.push(Scope::Messages);
     }
     scopes.extend_from_slice(from.inherits_scopes());

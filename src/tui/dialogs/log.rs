@@ -45,13 +45,20 @@ pub struct MessageLog {
 }
 
 impl MessageLog {
-    /// Keeps `status`, shown at `at`; the same text shown again right after the last
-    /// entry counts there instead of taking a new line.
+    /// Keeps `status`, shown at `at`. Progress (a live search's count at every
+    /// keystroke, "opening…") is not kept: what it ends in is. The same message shown
+    /// again right after the last entry, or one that differs from it only in its numbers
+    /// (`n` stepping through matches, `]` through changes), counts there instead of
+    /// taking a new line, with the newest text.
     pub fn record(&mut self, status: &Status, at: Time) {
+        if status.transient {
+            return;
+        }
         if let Some(last) = self.entries.back_mut() {
-            if last.text == status.text && last.error == status.error {
+            if last.error == status.error && shape(&last.text) == shape(&status.text) {
                 last.count = last.count.saturating_add(1);
                 last.at = at;
+                last.text.clone_from(&status.text);
                 return;
             }
         }
@@ -171,6 +178,20 @@ impl Dialog for LogDialog {
     fn draw(&self, frame: &mut Frame, area: Rect, _name: &str, theme: Theme) {
         draw(frame, area, self, theme);
     }
+}
+
+/// `text` with each run of digits as `#`: messages of one shape say the same thing
+/// about another item.
+fn shape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c.is_ascii_digit() {
+            true if out.ends_with('#') => {}
+            true => out.push('#'),
+            false => out.push(c),
+        }
+    }
+    out
 }
 
 /// `HH:MM:SS`.

@@ -7,8 +7,10 @@
 //! A new dialog is a file with its state and its [`Dialog`] impl, plus one line in
 //! [`overlays!`] below.
 
+pub mod code;
 pub mod confirm;
 pub mod context;
+pub mod copy_code;
 pub mod help;
 pub mod help_keys;
 pub mod input;
@@ -124,6 +126,8 @@ overlays! {
     Paste(paste::PasteDialog),
     /// What the status line said this run (see `dialogs::log`).
     Log(log::LogDialog),
+    /// Copy as code: Python, the render command or a request body (see `dialogs::copy_code`).
+    CopyCode(copy_code::CopyCode),
 }
 
 impl Overlay {
@@ -237,6 +241,7 @@ pub fn start(action: &Action, ctx: &mut DialogContext) {
         Action::OpenTarget => open::ask_open(ctx),
         Action::AddTool => ctx.show(Overlay::Input(InputDialog::new(InputKind::Tool, ""))),
         Action::PasteOutput => ctx.show(Overlay::Paste(paste::PasteDialog::default())),
+        Action::CopyAsCode => ctx.show(Overlay::CopyCode(copy_code::CopyCode::new(ctx.workspace))),
         Action::SaveAs => ctx.show(Overlay::save_as(&ctx.workspace.sessions_dir, false)),
         _ => {}
     }

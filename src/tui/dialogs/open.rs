@@ -5,8 +5,9 @@
 //!
 //! Templates from a model join the picker and the current conversation moves to the
 //! chosen one (like transformers: the `tool_use` entry while the conversation has tools,
-//! unless a name was pinned). Sessions and request bodies replace the session, which is
-//! refused while there are unsaved changes. The local cache is scanned on the worker
+//! unless a name was pinned). Sessions and request bodies replace the session: with
+//! unsaved changes, a session asks to save, discard or stay (as `Ctrl+N` and the picker
+//! do) and a request body is refused. The local cache is scanned on the worker
 //! at start for the picker's "Hugging Face cache" section.
 //!
 //! [`Opening`] is a [`Background`] job: it asks the worker for what was typed and for the
@@ -187,8 +188,13 @@ impl Opening {
         let sessions_dir = workspace.sessions_dir.clone();
         said.effect = match opened {
             Opened::Templates(set) => return self.use_set(text, set, workspace, said),
+            // Save, discard or stay, as the session picker asks.
+            Opened::Session(path) if workspace.dirty => {
+                let question = Overlay::Confirm(Confirm::OpenDiscard(path));
+                return said.ask(JobRequest::Ask(Box::new(question)));
+            }
             _ if workspace.dirty => {
-                return said.warn("unsaved changes: save (Ctrl+S) before opening another session")
+                return said.warn("unsaved changes: save (Ctrl+S) before importing a request body")
             }
             Opened::Session(path) => Some(disk::Job::Open(disk::Open {
                 path,

@@ -86,12 +86,12 @@ pub(in crate::tui) fn draw_confirm(
         Confirm::NewDiscard => (
             "Unsaved changes",
             format!("{name} has unsaved changes. Start a new session?"),
-            "y save (then Ctrl+N again) · d discard and start new · Esc stay",
+            "y save and start new · d discard and start new · Esc stay",
         ),
         Confirm::OpenDiscard(path) => (
             "Unsaved changes",
-            format!("Discard the unsaved changes and open {}?", path.display()),
-            "y discard and open · Esc cancel",
+            format!("{name} has unsaved changes. Open {}?", path.display()),
+            "y save and open · d discard and open · Esc stay",
         ),
     };
     let inner = dialog_box(frame, area, 60, 7, title, theme);

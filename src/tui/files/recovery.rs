@@ -124,15 +124,18 @@ pub fn free_path(base: &Path) -> PathBuf {
         .unwrap_or_else(|| base.to_path_buf())
 }
 
-/// What a plain `chatplate` says about untitled sessions' recovery files in
-/// `sessions_dir` that the restore question will not offer (those of other templates than
-/// `base`'s): how many, and the newest with what it holds. `None` when there are none.
-pub fn untitled_elsewhere(sessions_dir: &Path, base: &Path) -> Option<String> {
+/// The untitled sessions' recovery files beside `base` (in the sessions folder) that
+/// are not `base`'s own (they belong to other templates), newest first: what a plain
+/// `chatplate` offers when its own template has none.
+pub fn untitled_others(base: &Path) -> Vec<PathBuf> {
     let offered = existing(base);
-    let entries = fs::read_dir(sessions_dir).into_iter().flatten();
+    let dir = base.parent().filter(|d| !d.as_os_str().is_empty());
+    let entries = fs::read_dir(dir.unwrap_or(Path::new(".")))
+        .into_iter()
+        .flatten();
     let mut found: Vec<(Option<SystemTime>, PathBuf)> = entries
         .filter_map(Result::ok)
-        .map(|entry| entry.path())
+        .map(|entry| base.with_file_name(entry.file_name()))
         .filter(|path| {
             let name = file_name(path);
             name.starts_with(".untitled-") && name.ends_with(SUFFIX) && !offered.contains(path)
@@ -140,19 +143,7 @@ pub fn untitled_elsewhere(sessions_dir: &Path, base: &Path) -> Option<String> {
         .map(|path| (modified(&path), path))
         .collect();
     found.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
-    let (_, newest) = found.first()?;
-    let held = match describe(newest, 0).contents {
-        Ok((count, template)) => format!(" ({count} messages on {template})"),
-        Err(_) => String::new(),
-    };
-    let more = match found.len() {
-        1 => String::new(),
-        n => format!(" and {} more", n - 1),
-    };
-    Some(format!(
-        "unsaved changes of an untitled session are kept in {}{held}{more}: open that template again to restore them",
-        newest.display()
-    ))
+    found.into_iter().map(|(_, path)| path).collect()
 }
 
 /// Whether recovery file `path` holds the session saved at `saved` as it is (the

@@ -62,8 +62,8 @@ pub fn open_for(options: &TuiOptions, has_tools: bool) -> anyhow::Result<Opened>
         .clone()
         .or_else(|| example.is_file().then_some(example));
     let Some(path) = target else {
-        let workspace = untitled(catalog::default_template(), sessions_dir);
-        notices.extend(untitled_elsewhere(&workspace));
+        let mut workspace = untitled(catalog::default_template(), sessions_dir);
+        workspace.offer_elsewhere = true;
         return Ok(finish(workspace, catalog, notices));
     };
     let text = path.to_string_lossy().into_owned();
@@ -75,7 +75,7 @@ pub fn open_for(options: &TuiOptions, has_tools: bool) -> anyhow::Result<Opened>
     };
     // Every error names the file, model or template it is about.
     let opened = target::open(&text, &mut fetch)?;
-    let workspace = match opened {
+    let mut workspace = match opened {
         Target::Session(path) => {
             let (workspace, notice) = load_session(&path, &sessions_dir, &mut fetch)?;
             notices.extend(notice);
@@ -94,17 +94,10 @@ pub fn open_for(options: &TuiOptions, has_tools: bool) -> anyhow::Result<Opened>
             untitled(chosen, sessions_dir)
         }
     };
-    if options.file.is_none() {
-        notices.extend(untitled_elsewhere(&workspace));
-    }
+    // A plain `chatplate`: the restore question also offers an untitled session's
+    // recovery file of another template, which would otherwise go unnoticed.
+    workspace.offer_elsewhere = options.file.is_none();
     Ok(finish(workspace, catalog, notices))
-}
-
-/// A plain `chatplate`: the untitled sessions' recovery files the restore question will
-/// not offer (they belong to other templates), which would otherwise go unnoticed.
-fn untitled_elsewhere(workspace: &Workspace) -> Option<String> {
-    let base = workspace.recovery_lookup().base;
-    crate::tui::files::recovery::untitled_elsewhere(&workspace.sessions_dir, &base)
 }
 
 /// Adds the templates the catalog does not list yet (a bundled name opened is listed

@@ -128,6 +128,8 @@ pub enum JobRequest {
     /// Send the render the session needs now: a change that came from the worker, not
     /// from a key, would otherwise wait for the event loop's next wake-up.
     Render,
+    /// Ask the user this (the session to open has unsaved changes to save or discard).
+    Ask(Box<crate::tui::dialogs::Overlay>),
 }
 
 impl Said {

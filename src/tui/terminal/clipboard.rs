@@ -64,12 +64,53 @@ pub fn copy(text: &str) -> Result<String, String> {
             write_out(&screen_wrap(&osc52(text)))?;
             "OSC 52 via screen: on the clipboard if the terminal allows it".into()
         }
-        Multiplexer::None => {
-            write_out(&osc52(text))?;
-            "OSC 52: on the clipboard if the terminal allows it".into()
-        }
+        Multiplexer::None => match remote_multiplexer(&|name| std::env::var(name).ok()) {
+            // Over ssh into a tmux or screen on the user's machine: the sequence meets
+            // that multiplexer first; send the forms it may pass on.
+            Some(Multiplexer::Tmux) => {
+                write_out(&format!("{}{}", osc52(text), tmux_wrap(&osc52(text))))?;
+                SSH_TMUX.into()
+            }
+            Some(_) => {
+                // `screen…` is also tmux's TERM before 3.5: the plain form for a tmux,
+                // the passthrough for a GNU screen (each ignores the other's).
+                write_out(&format!("{}{}", osc52(text), screen_wrap(&osc52(text))))?;
+                SSH_SCREEN.into()
+            }
+            None => {
+                write_out(&osc52(text))?;
+                "OSC 52: on the clipboard if the terminal allows it".into()
+            }
+        },
     };
     Ok(how)
+}
+
+/// Where a copy went over ssh into tmux, and the one-line fix when it did not arrive.
+pub const SSH_TMUX: &str =
+    "OSC 52 over ssh to your tmux: dropped unless it has set -g set-clipboard on";
+
+/// Where a copy went over ssh into screen (or a tmux that calls itself `screen`).
+pub const SSH_SCREEN: &str =
+    "OSC 52 over ssh to your tmux/screen: tmux drops it unless set -g set-clipboard on";
+
+/// The multiplexer on the user's side of an ssh link, read from `var` (the environment):
+/// `$SSH_TTY` or `$SSH_CONNECTION` says the app runs over ssh, and a `TERM` of `tmux…`
+/// or `screen…` that the session runs inside one there (tmux and screen set it; ssh
+/// passes it on). `None` when not over ssh or not inside one.
+pub fn remote_multiplexer(var: &dyn Fn(&str) -> Option<String>) -> Option<Multiplexer> {
+    let set = |name| var(name).is_some_and(|v| !v.is_empty());
+    if !set("SSH_TTY") && !set("SSH_CONNECTION") {
+        return None;
+    }
+    let term = var("TERM").unwrap_or_default();
+    if term.starts_with("tmux") {
+        Some(Multiplexer::Tmux)
+    } else if term.starts_with("screen") {
+        Some(Multiplexer::Screen)
+    } else {
+        None
+    }
 }
 
 /// Whether this run said how to let tmux pass copies to the terminal's clipboard.
@@ -157,6 +198,29 @@ mod tests {
         assert!(hint.contains("set -g set-clipboard on"), "{hint}");
         assert_eq!(tmux_hint(Some("external\n"), &told), None, "once a run");
         assert!(tmux_hint(None, &AtomicBool::new(false)).is_some());
+    }
+
+    #[test]
+    fn over_ssh_a_tmux_or_screen_term_is_the_users_multiplexer() {
+        let env = |pairs: &'static [(&'static str, &'static str)]| {
+            move |name: &str| {
+                (pairs.iter())
+                    .find(|(k, _)| *k == name)
+                    .map(|(_, v)| (*v).to_string())
+            }
+        };
+        let tmux = env(&[("SSH_TTY", "/dev/pts/3"), ("TERM", "tmux-256color")]);
+        assert_eq!(remote_multiplexer(&tmux), Some(Multiplexer::Tmux));
+        let screen = env(&[
+            ("SSH_CONNECTION", "10.0.0.1 5 10.0.0.2 22"),
+            ("TERM", "screen"),
+        ]);
+        assert_eq!(remote_multiplexer(&screen), Some(Multiplexer::Screen));
+        let plain = env(&[("SSH_TTY", "/dev/pts/3"), ("TERM", "xterm-256color")]);
+        assert_eq!(remote_multiplexer(&plain), None);
+        let local = env(&[("TERM", "tmux-256color")]);
+        assert_eq!(remote_multiplexer(&local), None, "not over ssh");
+        assert!(SSH_TMUX.contains("set -g set-clipboard on"));
     }
 
     #[test]

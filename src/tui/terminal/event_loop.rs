@@ -14,6 +14,7 @@ use crate::tui::action::Action;
 use crate::tui::app::driver;
 use crate::tui::app::App;
 use crate::tui::context::Effect;
+use crate::tui::screen::Status;
 use crate::tui::terminal;
 use crate::tui::terminal::burst::Burst;
 use crate::tui::terminal::clipboard;
@@ -166,16 +167,19 @@ fn perform(
         }
         Effect::Quit => return Ok(Some(Exit::Quit)),
         Effect::Copy { text, what } => match clipboard::copy(&text) {
-            Ok(how) => app.notify(format!("{what} ({} B) → {how}", text.len())),
-            Err(err) => app.warn(format!("not copied: {err}")),
+            Ok(how) => app.tell(Status::info(format!("{what} ({} B) → {how}", text.len()))),
+            Err(err) => app.tell(Status::error(format!("not copied: {err}"))),
         },
         Effect::EditFile(path) => {
             events.suspend_input();
             let edited = edit_file(terminal, &path);
             events.resume_input();
             match edited {
-                Ok(()) => app.notify(format!("edited {}; reloaded when changed", path.display())),
-                Err(err) => app.warn(format!("external editor: {err:#}")),
+                Ok(()) => app.tell(Status::info(format!(
+                    "edited {}; reloaded when changed",
+                    path.display()
+                ))),
+                Err(err) => app.tell(Status::error(format!("external editor: {err:#}"))),
             }
         }
         Effect::EditExternally { text, suffix } => {
@@ -186,7 +190,7 @@ fn perform(
                 Ok(edited) => {
                     app.update(Action::ExternalEdited(edited));
                 }
-                Err(err) => app.warn(format!("external editor: {err:#}")),
+                Err(err) => app.tell(Status::error(format!("external editor: {err:#}"))),
             }
         }
     }

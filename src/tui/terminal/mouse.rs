@@ -2,7 +2,8 @@
 //! to the terminal): a click focuses the pane under it and selects what it hit: a row of
 //! the message or template list, or the message that produced a prompt byte (see
 //! `terminal::mouse_select`); the wheel moves the list under the pointer (messages, templates) or scrolls
-//! the prompt, three lines a notch. While the app has the mouse, most terminals still
+//! the prompt, three lines a notch; a drag over the message list selects a block of
+//! messages (the range mode). While the app has the mouse, most terminals still
 //! select text with Shift held.
 //!
 //! The mouse changes nothing itself: [`request`] reads a [`PointerView`] of what is on
@@ -54,6 +55,7 @@ impl MouseInput {
     pub fn from_event(event: &MouseEvent) -> Option<Self> {
         let kind = match event.kind {
             MouseEventKind::Down(MouseButton::Left) => MouseKind::Click,
+            MouseEventKind::Drag(MouseButton::Left) => MouseKind::Drag,
             MouseEventKind::ScrollUp => MouseKind::Wheel(Direction::Up),
             MouseEventKind::ScrollDown => MouseKind::Wheel(Direction::Down),
             _ => return None,
@@ -99,6 +101,9 @@ pub enum MouseRequest {
         /// What in it.
         hit: Option<Hit>,
     },
+    /// The left button was dragged over this message list row: the block runs from
+    /// where the drag began to here.
+    Drag(Hit),
     /// Apply `action` `lines` times (a wheel notch).
     Wheel {
         /// One line's move.
@@ -141,6 +146,11 @@ pub fn request(input: MouseInput, view: &PointerView) -> Option<MouseRequest> {
         .iter()
         .copied()
         .find(|(_, rect)| inside(*rect, input.column, input.row))?;
+    if input.kind == MouseKind::Drag {
+        // Only the message list has something to drag over: a block of messages.
+        let hit = (pane == Pane::Messages).then(|| message_row(view, rect, input.row));
+        return Some(MouseRequest::Drag(hit??));
+    }
     let MouseKind::Wheel(direction) = input.kind else {
         let hit = match pane {
             Pane::Messages => message_row(view, rect, input.row),

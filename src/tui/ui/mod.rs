@@ -198,6 +198,11 @@ fn status_line(app: &App, width: u16) -> Line<'static> {
     };
     // Beside the render it is about, before what may be cut at 80 columns.
     let mut spans = vec![render, Span::raw(" · ")];
+    if app.double_bos().is_some() {
+        // The whole sentence is `chatplate render`'s and lint's; the help names both.
+        spans.push(Span::styled("⚠ double BOS", app.theme().error()));
+        spans.push(Span::raw(" · "));
+    }
     if let Some(problem) = template_file_note(app.workspace().template_file) {
         spans.push(Span::styled(problem, app.theme().error()));
         spans.push(Span::raw(" · "));

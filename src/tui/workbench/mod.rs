@@ -219,6 +219,8 @@ impl Workbench {
             });
         };
         list.selected = row;
+        // The block the range mode had may not exist any more: undo ends the mode.
+        list.anchor = None;
         list.clamp(&ctx.workspace.session);
         ctx.follow_selection();
         ctx.edited();

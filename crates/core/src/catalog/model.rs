@@ -107,7 +107,13 @@ pub fn load(place: ModelPlace) -> Result<TemplateSet, CatalogError> {
             "{PROCESSOR_TEMPLATE_FILE} is not used: it is the processors' file (AutoProcessor would prefer it)"
         ));
     }
-    Ok(build_set(place, found, &tokens, notes))
+    let mut set = build_set(place, found, &tokens, notes);
+    // Whether the tokenizer prepends BOS itself (the double-BOS warning reads it).
+    let adds_bos = config.get("add_bos_token").and_then(Json::as_bool);
+    for entry in &mut set.entries {
+        entry.metadata.add_bos_token = adds_bos;
+    }
+    Ok(set)
 }
 
 /// A JSON file of another name holding a tokenizer config's `chat_template`: read on its

@@ -101,8 +101,9 @@ pub struct TemplateMetadata {
     /// ones such as `image_token`), passed to the template as transformers passes its
     /// `special_tokens_map`.
     pub(crate) other_tokens: Vec<(String, String)>,
-    /// GGUF `tokenizer.ggml.add_bos_token`: whether llama.cpp's tokenizer prepends BOS
-    /// itself (so a template that also prints it doubles it).
+    /// GGUF `tokenizer.ggml.add_bos_token`, or a model folder's `add_bos_token` in
+    /// `tokenizer_config.json`: whether the tokenizer prepends BOS itself (so a template
+    /// that also prints it doubles it).
     pub add_bos_token: Option<bool>,
     /// The entry was asked for by name, so a session keeps that name instead of letting
     /// the tools decide between `default` and `tool_use`.

@@ -25,7 +25,7 @@
 
 mod clock;
 mod crash;
-mod double_bos;
+pub mod double_bos;
 mod finding;
 mod generation;
 mod gguf_drift;

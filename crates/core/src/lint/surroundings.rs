@@ -49,7 +49,10 @@ pub struct Surroundings {
 impl Surroundings {
     /// Reads what is around `template`.
     pub fn of(template: &TemplateSource) -> Self {
-        let mut found = Surroundings::default();
+        let mut found = Surroundings {
+            adds_bos: super::double_bos::adds_bos(template),
+            ..Surroundings::default()
+        };
         match &template.origin {
             Origin::Model(model) => found.model(model.place.dir()),
             Origin::Gguf { path, .. } => found.gguf(template, path),
@@ -70,12 +73,6 @@ impl Surroundings {
             }
         };
         if let Some(config) = &config {
-            if config.get("add_bos_token") == Some(&Json::Bool(true)) {
-                self.adds_bos = Some(format!(
-                    "{} sets add_bos_token: true",
-                    model::TOKENIZER_CONFIG
-                ));
-            }
             if let Some(spec) = config.get("response_template") {
                 match ResponseTemplate::load(spec) {
                     Ok(parser) => {
@@ -110,9 +107,6 @@ impl Surroundings {
 
     /// A GGUF's `add_bos_token` and its model's current template.
     fn gguf(&mut self, template: &TemplateSource, path: &Path) {
-        if template.metadata.add_bos_token == Some(true) {
-            self.adds_bos = Some("the GGUF sets tokenizer.ggml.add_bos_token".into());
-        }
         let folder = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())

@@ -41,28 +41,57 @@ fn caret_column(row: &str) -> Option<usize> {
 }
 
 /// One source row: `caret` is the 0-based character index of the error in `text`.
+/// Rows are cut by display width (a CJK character or an emoji takes two cells), and the
+/// caret is padded by the width of what precedes it on its row, so it stays under its
+/// character.
 fn fit_row(out: &mut String, gutter: &str, text: &str, caret: Option<usize>, columns: usize) {
     let (cells, caret) = expand_tabs(text, caret);
     let gutter_width = gutter.chars().count();
     let width = columns.saturating_sub(gutter_width).max(20);
     let continuation = format!("{}| ", " ".repeat(gutter_width.saturating_sub(2)));
-    let chunks: Vec<&[char]> = if cells.is_empty() {
-        vec![&[]]
-    } else {
-        cells.chunks(width).collect()
-    };
-    for (number, chunk) in chunks.iter().enumerate() {
+    let chunks = chunks_of(&cells, width);
+    // A caret just past the row's end (an unclosed tag) stays on the last row.
+    let caret_row = caret.map(|c| {
+        (chunks
+            .iter()
+            .position(|(start, end)| c >= *start && c < *end))
+        .unwrap_or(chunks.len() - 1)
+    });
+    for (number, (start, end)) in chunks.iter().enumerate() {
         out.push_str(if number == 0 { gutter } else { &continuation });
-        out.extend(chunk.iter());
+        out.extend(&cells[*start..*end]);
         out.push('\n');
-        // A caret just past the row's end (an unclosed tag) stays on the last row.
-        let caret_row = caret.map(|c| (c / width).min(chunks.len() - 1));
-        if let (Some(caret), Some(row)) = (caret, caret_row.filter(|row| *row == number)) {
-            let within = caret - row * width;
+        if let (Some(caret), Some(_)) = (caret, caret_row.filter(|row| *row == number)) {
+            let before = &cells[*start..caret.min(*end)];
+            let past = caret.saturating_sub(*end);
+            let within: usize = before.iter().map(|c| cell_width(*c)).sum::<usize>() + past;
             out.push_str(&" ".repeat(gutter_width + within));
             out.push_str("^\n");
         }
     }
+}
+
+/// Cells a character takes on a terminal: two for wide (East Asian, emoji), none for
+/// combining marks.
+fn cell_width(c: char) -> usize {
+    unicode_width::UnicodeWidthChar::width(c).unwrap_or(0)
+}
+
+/// `cells` cut into rows of at most `width` display cells: each row's `start..end`
+/// indexes (one empty row for an empty text).
+fn chunks_of(cells: &[char], width: usize) -> Vec<(usize, usize)> {
+    let mut rows = Vec::new();
+    let (mut start, mut used) = (0, 0);
+    for (index, c) in cells.iter().enumerate() {
+        let w = cell_width(*c);
+        if used + w > width && index > start {
+            rows.push((start, index));
+            (start, used) = (index, 0);
+        }
+        used += w;
+    }
+    rows.push((start, cells.len()));
+    rows
 }
 
 /// The row's characters with each tab as spaces, and where the caret's character went.
@@ -118,6 +147,29 @@ mod tests {
         assert_eq!(rows[0], ">1 |         {{ x }}");
         let caret = rows[1].find('^').unwrap();
         assert_eq!(&rows[0][caret..=caret], "x", "{fitted}");
+    }
+
+    #[test]
+    fn wide_characters_keep_the_caret_under_its_character_and_rows_in_width() {
+        use unicode_width::UnicodeWidthStr;
+        // 40 CJK characters (80 cells), then the error.
+        let line = format!("{{{{ \"{}\" }}}}{{{{ foo( }}}}", "漢".repeat(40));
+        let error = line.chars().position(|c| c == 'f').unwrap();
+        let excerpt = format!(">1 | {line}\n{}^\n", " ".repeat(5 + error));
+        let fitted = fit(&excerpt, 40);
+        let rows: Vec<&str> = fitted.lines().collect();
+        assert!(rows.iter().all(|row| row.width() <= 40), "{fitted}");
+        let caret_row = rows.iter().position(|row| row.trim() == "^").unwrap();
+        let above = rows[caret_row - 1];
+        let caret = rows[caret_row].find('^').unwrap();
+        // The character whose cells start at the caret's column.
+        let mut column = 0;
+        let under = above.chars().find(|c| {
+            let here = column;
+            column += unicode_width::UnicodeWidthChar::width(*c).unwrap_or(0);
+            here == caret
+        });
+        assert_eq!(under, Some('f'), "{fitted}");
     }
 
     #[test]

@@ -192,6 +192,10 @@ pub struct Lookup {
     /// The saved session the recovery files are of (`None` for an untitled one): what
     /// the restore question diffs them against.
     pub saved: Option<PathBuf>,
+    /// With none of its own, offer the newest untitled session's recovery file of
+    /// another template (a plain `chatplate`, whose untitled session is the default
+    /// template's, would never meet those otherwise).
+    pub elsewhere: bool,
 }
 
 /// Opening a session file.

@@ -232,6 +232,10 @@ fn find_recovery(lookup: &Lookup) -> Option<Found> {
             !redundant
         });
     }
+    if found.is_empty() && lookup.elsewhere {
+        found = recovery::untitled_others(&lookup.base);
+        found.retain(|path| Some(path) != lookup.own.as_ref());
+    }
     let newest = found.first()?;
     let mut described = recovery::describe(newest, found.len() - 1);
     if let Some(saved) = &lookup.saved {
@@ -413,6 +417,7 @@ mod tests {
             base: recovery.clone(),
             own: None,
             saved: Some(target.clone()),
+            elsewhere: false,
         };
         let offered = find_recovery(&lookup);
         assert_eq!(offered.map(|found| found.path), None);

@@ -66,6 +66,9 @@ pub struct Workspace {
     watch: Option<Watch>,
     /// What an untitled session's recovery file is named after (what was opened).
     untitled_key: String,
+    /// The restore question may offer an untitled session's recovery file of another
+    /// template (a plain `chatplate`; see [`Lookup::elsewhere`]).
+    pub offer_elsewhere: bool,
     /// The recovery file this run writes: chosen at the first write, and never one an
     /// earlier run left that the user has not decided on.
     recovery: Option<PathBuf>,
@@ -156,6 +159,7 @@ impl Workspace {
     ) -> Self {
         let mut workspace = Workspace {
             untitled_key: recovery::untitled_key(&template),
+            offer_elsewhere: false,
             session,
             path,
             template,
@@ -321,6 +325,8 @@ impl Workspace {
             base: recovery::base_path(self.path.as_deref(), &self.sessions_dir, &self.untitled_key),
             own: self.recovery.clone(),
             saved: self.path.clone(),
+            // Only into an untitled session: a restored file takes this one's place.
+            elsewhere: self.offer_elsewhere && self.path.is_none(),
         }
     }
 

@@ -53,12 +53,14 @@ impl FieldEditor {
             textarea.set_wrap_mode(WrapMode::WordOrGlyph);
         }
         // Start at the end: the common edit is adding to what is there. An empty JSON
-        // placeholder is selected instead, so typing replaces it.
+        // placeholder is selected instead, so typing replaces it, and so are the settings
+        // as one object (`e` on the settings row), which are pasted whole (an arrow key
+        // keeps them and moves the cursor).
         textarea.move_cursor(CursorMove::Bottom);
         textarea.move_cursor(CursorMove::End);
-        if field.kind(session, row) == FieldKind::Json
-            && matches!(text.trim(), "{}" | "[]" | "null")
-        {
+        let placeholder = matches!(text.trim(), "{}" | "[]" | "null");
+        let settings = (row, field) == (Row::Settings, Field::Raw);
+        if field.kind(session, row) == FieldKind::Json && (placeholder || settings) {
             textarea.select_all();
         }
         textarea.set_cursor_line_style(ratatui::style::Style::new());

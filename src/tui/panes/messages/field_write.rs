@@ -137,6 +137,9 @@ fn write_setting(session: &mut Session, field: Field, text: &str) -> Result<(), 
             Json::Object(map) => session.variables = map,
             _ => return Err(FieldError::plain("variables must be a JSON object")),
         },
+        Field::Raw => {
+            crate::tui::panes::messages::settings_json::write(session, parse_json(text)?)?
+        }
         _ => return Err(FieldError::plain("not a settings field")),
     }
     Ok(())

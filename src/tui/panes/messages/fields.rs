@@ -189,6 +189,8 @@ fn settings_fields(row: Row) -> Vec<Field> {
             Field::BosToken,
             Field::EosToken,
             Field::Documents,
+            // All of them as one JSON object (`e` on the settings row edits it).
+            Field::Raw,
         ],
         Row::Message(_) => Vec::new(),
     }
@@ -259,6 +261,7 @@ fn read_setting(session: &Session, field: Field) -> String {
         },
         Field::Clock => session.clock.clone().unwrap_or_default(),
         Field::Variables => pretty(&Json::Object(session.variables.clone())),
+        Field::Raw => pretty(&crate::tui::panes::messages::settings_json::read(session)),
         _ => String::new(),
     }
 }

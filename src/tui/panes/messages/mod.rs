@@ -2,11 +2,15 @@
 //! fields, and the field editor. This module holds the pane's state and its action
 //! handlers; `panes::messages::view` draws it, and `workbench` records its edits for undo.
 
+pub mod block;
 pub mod conversation;
 pub mod editor;
 pub mod field_write;
 pub mod fields;
 pub mod needs;
+mod range;
+pub mod range_view;
+pub mod settings_json;
 pub mod view;
 
 use chatplate_core::session::{Message, Session};
@@ -43,6 +47,8 @@ pub struct MessagesPane {
     /// Tool-call argument strings switched to objects with `o`, as written (see
     /// [`field_write::ArgumentTexts`]).
     pub argument_texts: field_write::ArgumentTexts,
+    /// Where the range mode's block starts (`v`); the block runs to `selected`.
+    pub anchor: Option<usize>,
 }
 
 impl MessagesPane {
@@ -92,9 +98,32 @@ impl MessagesPane {
 
 impl MessagesPane {
     /// Handles a message-pane action (undo, go-to, find and the content's kind are the
-    /// workbench's, around this).
-    pub fn handle(&mut self, action: MessageAction, ctx: &mut PaneContext, editor: &mut Editor) {
+    /// workbench's, around this). In the range mode, delete, move, duplicate, role and
+    /// copy act on the block.
+    pub fn handle(
+        &mut self,
+        action: MessageAction,
+        ctx: &mut PaneContext,
+        editor: &mut Editor,
+    ) -> Option<Effect> {
+        if Self::acts_on_block(action) {
+            let session = &ctx.workspace.session;
+            let single = (self.selected < session.messages.len()).then_some(self.selected);
+            let block = self.block(session);
+            match (block, single, action) {
+                (Some(block), ..) => return self.handle_block(action, block, ctx),
+                (None, Some(index), MessageAction::CopyJson) => {
+                    return self.handle_block(action, index..=index, ctx);
+                }
+                (None, None, MessageAction::CopyJson) => {
+                    ctx.warn("select a message first (this is the settings row)");
+                    return None;
+                }
+                _ => {}
+            }
+        }
         match action {
+            MessageAction::ToggleRange => self.toggle_range(ctx),
             MessageAction::Select(step) => self.select(ctx, step),
             MessageAction::Add => self.add_message(ctx, editor, self.selected + 1),
             MessageAction::Insert => self.add_message(ctx, editor, self.selected),
@@ -125,6 +154,7 @@ impl MessagesPane {
             MessageAction::ToggleArgumentsForm => self.toggle_arguments(ctx),
             _ => {}
         }
+        None
     }
 
     fn select(&mut self, ctx: &mut PaneContext, step: Step) {
@@ -133,7 +163,8 @@ impl MessagesPane {
             let count = fields::fields(session, self.row(session)).len();
             self.field = MessagesPane::step(self.field, count, step);
         } else {
-            let count = session.messages.len() + 1;
+            // A block is of messages: the settings row is not a place to extend it to.
+            let count = session.messages.len() + usize::from(self.anchor.is_none());
             self.selected = MessagesPane::step(self.selected, count, step);
             self.field = 0;
             ctx.follow_selection();
@@ -196,6 +227,9 @@ impl MessagesPane {
             ctx.warn("a role cannot be empty");
             return;
         }
+        if let Some(block) = self.block(&ctx.workspace.session) {
+            return self.set_block_role(&block, &role, ctx);
+        }
         self.with_message(ctx, |s, i| {
             s.messages[i].0.insert("role".into(), role.into());
             Some(i)
@@ -242,12 +276,17 @@ impl MessagesPane {
         }
     }
 
+    /// `e`: a message's content; on the settings row, the settings as one JSON object
+    /// (tools, variables and the rest in one edit), from its field.
     fn edit_content(&mut self, ctx: &mut PaneContext, editor: &mut Editor) {
         if self.selected < ctx.workspace.session.messages.len() {
-            self.open_editor(ctx, editor, Field::Content);
-        } else {
-            self.in_fields = true;
+            return self.open_editor(ctx, editor, Field::Content);
         }
+        let session = &ctx.workspace.session;
+        let list = fields::fields(session, self.row(session));
+        self.field = list.iter().position(|f| *f == Field::Raw).unwrap_or(0);
+        self.in_fields = true;
+        self.open_editor(ctx, editor, Field::Raw);
     }
 
     fn edit_field(&mut self, ctx: &mut PaneContext, editor: &mut Editor) {

@@ -17,6 +17,7 @@ use crate::tui::panes::messages::editor::FieldEditor;
 use crate::tui::panes::messages::fields;
 use crate::tui::panes::messages::fields::Field;
 use crate::tui::panes::messages::fields::Row;
+use crate::tui::panes::messages::range_view;
 use crate::tui::panes::messages::MessagesPane;
 use crate::tui::theme::Theme;
 
@@ -55,7 +56,8 @@ pub struct MessagesView<'a> {
 /// Draws the pane into `area` (borders included).
 pub fn draw(frame: &mut Frame, area: Rect, view: &MessagesView, focused: bool) {
     let theme = view.theme;
-    let block = pane_block("Messages", focused, theme);
+    let range = view.pane.block(view.session);
+    let block = pane_block(&range_view::title(range.as_ref()), focused, theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let list_height = if view.editor.is_some() {
@@ -75,7 +77,10 @@ pub fn draw(frame: &mut Frame, area: Rect, view: &MessagesView, focused: bool) {
             let note = (view.unused)(field_editor.row, field_editor.field);
             editor::draw(frame, detail_area, field_editor, note.as_deref(), theme)
         }
-        None => draw_fields(frame, detail_area, view, focused && view.pane.in_fields),
+        None => match range {
+            Some(range) => range_view::draw_keys(frame, detail_area, range.count(), theme),
+            None => draw_fields(frame, detail_area, view, focused && view.pane.in_fields),
+        },
     }
 }
 
@@ -108,9 +113,11 @@ fn list_lines(view: &MessagesView, area: Rect, focused: bool) -> Vec<Line<'stati
     let width = usize::from(area.width);
     // Wide enough for the largest number, so rows stay aligned past 999 messages.
     let digits = session.messages.len().to_string().len().max(3);
+    let block = view.pane.block(session);
     (start..count.min(start + height))
         .map(|row| {
             let selected = row == view.pane.selected;
+            let in_block = block.as_ref().is_some_and(|b| b.contains(&row));
             let line = match session.messages.get(row) {
                 Some(msg) => {
                     // Token mode counts tokens (`12t`) where the list counts bytes.
@@ -120,7 +127,8 @@ fn list_lines(view: &MessagesView, area: Rect, focused: bool) -> Vec<Line<'stati
                     };
                     let line = message_line(row, digits, msg, width, size, theme);
                     let line = flag_injection(line, (view.injected)(row), theme);
-                    mark_round_trip(line, (view.round_trip)(row), theme)
+                    let line = mark_round_trip(line, (view.round_trip)(row), theme);
+                    range_view::mark_row(line, in_block, theme)
                 }
                 None => settings_line(session, width, theme),
             };

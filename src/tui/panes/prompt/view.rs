@@ -78,7 +78,7 @@ pub fn draw(frame: &mut Frame, area: Rect, view: &PromptView, focused: bool) {
                 theme,
             },
         ),
-        (Err(err), false) => error_lines(view, err),
+        (Err(err), false) => error_lines(view, err, usize::from(inner.width)),
         (Ok(_), false) => crate::tui::panes::prompt::wrap::wrap(
             prompt_lines(view, inner.width, inner.height),
             &crate::tui::panes::prompt::wrap::WrapOptions {
@@ -175,8 +175,10 @@ fn prompt_lines(view: &PromptView, width: u16, height: u16) -> Vec<(usize, Line<
         .collect()
 }
 
-/// The error in place of the prompt: kind, position, message and the source excerpt.
-fn error_lines(view: &PromptView, err: &RenderError) -> Vec<Line<'static>> {
+/// The error in place of the prompt: kind, position, message and the source excerpt,
+/// laid out for the pane's `width` (tabs expanded, long rows wrapped by the excerpt
+/// itself, so its caret stays under the error's character).
+fn error_lines(view: &PromptView, err: &RenderError, width: usize) -> Vec<Line<'static>> {
     let theme = view.theme;
     let mut lines = vec![Line::styled(
         format!("✗ {}", error_label(view, err)),
@@ -193,15 +195,21 @@ fn error_lines(view: &PromptView, err: &RenderError) -> Vec<Line<'static>> {
             .lines()
             .map(|l| Line::raw(l.to_string())),
     );
-    if let Some(excerpt) = err.excerpt(&view.preview.source, 2) {
+    let source = &view.preview.source;
+    if let Some(excerpt) = chatplate_core::rendering::error_excerpt_in(err, source, width) {
         lines.push(Line::raw(""));
+        // The error's row, its wrapped continuations and the caret are the error's.
+        let mut in_error = false;
         lines.extend(excerpt.lines().map(|l| {
-            let style = if l.starts_with('>') || l.trim_start() == "^" {
+            let caret = l.trim_start() == "^";
+            let continues = l.trim_start().starts_with("| ");
+            in_error = l.starts_with('>') || (in_error && continues);
+            let style = if in_error || caret {
                 theme.error()
             } else {
                 theme.dim()
             };
-            Line::styled(l.replace('\t', "    "), style)
+            Line::styled(l.to_string(), style)
         }));
     }
     lines
