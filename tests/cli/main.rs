@@ -42,6 +42,7 @@ mod plugin_engines;
 mod round_trip_cli;
 mod session_save;
 mod sources_cli;
+mod token_engines;
 mod tokens_masks;
 mod untrusted;
 mod untrusted_templates;
