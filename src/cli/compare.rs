@@ -22,7 +22,8 @@ pub(super) struct CompareArgs {
     /// The session fixture (or OpenAI request body) to render; with --report, a folder of
     /// fixtures or a conformance corpus.
     session: PathBuf,
-    /// An engine to compare with transformers (repeatable): minijinja, python, hf-jinja,
+    /// An engine to compare with transformers (repeatable): minijinja, minijinja@2,
+    /// mistralrs, python, hf-jinja,
     /// a llama-server's URL (`http://127.0.0.1:8080`) for llama.cpp,
     /// `mistral-common:TOKENIZER`, a plug-in (`cmd:PROGRAM ARGS`, `lines:PROGRAM ARGS`,
     /// `py:FILE.py:FUNCTION`) or a name from the config file's "engines". Default: every
@@ -103,7 +104,7 @@ fn parse_builtin(name: &str) -> Result<Engine, String> {
         }
         Some(engine) => Ok(engine),
         None => Err(
-            "the engines are minijinja, python, hf-jinja, a llama-server's http:// URL \
+            "the engines are minijinja, minijinja@2, mistralrs, python, hf-jinja, a llama-server's http:// URL \
                      for llama.cpp, mistral-common:TOKENIZER, a plug-in `cmd:PROGRAM [ARGS]`, \
                      `lines:PROGRAM [ARGS]` or `py:FILE.py:FUNCTION`, and the names the \
                      config file's \"engines\" gives"

@@ -37,6 +37,7 @@ mod inspect_cli;
 mod inspect_masks;
 mod lint_cli;
 mod lint_portability;
+mod minijinja_profiles;
 mod parse_cli;
 mod plugin_engines;
 mod round_trip_cli;

@@ -74,7 +74,10 @@ fn a_plugin_answering_tokens_differs_at_the_double_bos_token() {
         first["engine"],
         json!({"id": 128000, "text": "<|begin_of_text|>"})
     );
-    assert_eq!(tokens["engine"].as_u64(), tokens["reference"].as_u64().map(|n| n + 1));
+    assert_eq!(
+        tokens["engine"].as_u64(),
+        tokens["reference"].as_u64().map(|n| n + 1)
+    );
     assert_eq!(report["first_difference"], 17);
     // The text report names the token on both sides.
     let (code, stdout, _) = run(dir.path(), &args[..3], None);
@@ -87,7 +90,10 @@ fn a_plugin_answering_tokens_differs_at_the_double_bos_token() {
         stdout.contains("transformers: 128006 \"<|start_header_id|>\"\n"),
         "{stdout}"
     );
-    assert!(stdout.contains(": 128000 \"<|begin_of_text|>\"\n"), "{stdout}");
+    assert!(
+        stdout.contains(": 128000 \"<|begin_of_text|>\"\n"),
+        "{stdout}"
+    );
 }
 
 #[test]
@@ -104,13 +110,21 @@ fn a_report_keeps_one_lines_plugin_process_for_every_case() {
     }
     let log = dir.path().join("log");
     let spec = server_spec(&python, &tokenizer, &log);
-    let args = [cases.to_str().unwrap(), "--report", "--engine", &spec, "--json"];
+    let args = [
+        cases.to_str().unwrap(),
+        "--report",
+        "--engine",
+        &spec,
+        "--json",
+    ];
     let (code, stdout, stderr) = run(dir.path(), &args, None);
     assert_eq!(code, Some(1), "{stdout}{stderr}");
     let report: Json = serde_json::from_str(&stdout).unwrap();
     assert_eq!(report[0]["cases"], 3, "{report:#}");
     assert_eq!(report[0]["same"], 0, "{report:#}");
-    let example = report[0]["causes"][0]["example"]["detail"].as_str().unwrap();
+    let example = report[0]["causes"][0]["example"]["detail"]
+        .as_str()
+        .unwrap();
     assert!(
         example.starts_with("token 1 (byte 17): 128006 \"<|start_header_id|>\" vs 128000"),
         "{report:#}"
@@ -130,7 +144,10 @@ fn a_report_keeps_one_lines_plugin_process_for_every_case() {
 fn mistral_python(test: &str) -> Option<String> {
     let python = std::env::var("CHATPLATE_MISTRAL_PYTHON").ok();
     if python.is_none() {
-        common::skip_unless_ci(test, "CHATPLATE_MISTRAL_PYTHON names no Python with mistral-common");
+        common::skip_unless_ci(
+            test,
+            "CHATPLATE_MISTRAL_PYTHON names no Python with mistral-common",
+        );
     }
     python
 }
@@ -176,10 +193,17 @@ fn mistral_common_compares_tokens_with_the_tokenizers_it_ships() {
     let (code, render, report) = compare("", "v3-tekken");
     assert_eq!(code, Some(0), "{report:#}");
     assert!(
-        render["version"].as_str().unwrap().starts_with("mistral-common 1."),
+        render["version"]
+            .as_str()
+            .unwrap()
+            .starts_with("mistral-common 1."),
         "{render:#}"
     );
-    assert_eq!(render["tokens"]["first_difference"], Json::Null, "{render:#}");
+    assert_eq!(
+        render["tokens"]["first_difference"],
+        Json::Null,
+        "{render:#}"
+    );
     assert_eq!(render["tokens"]["engine"], 14, "{render:#}");
     // SentencePiece (v7) encodes each message as `▁Hi`: a template without the space
     // after [INST] parts at its third token, one with it agrees.
@@ -205,11 +229,20 @@ fn mistral_common_needs_a_tokenizer_and_says_when_it_is_not_installed() {
     let session = session.to_str().unwrap();
     let (code, _, stderr) = run(dir.path(), &[session, "--engine", "mistral-common"], None);
     assert_eq!(code, Some(2), "{stderr}");
-    assert!(stderr.contains("mistral-common needs its tokenizer"), "{stderr}");
+    assert!(
+        stderr.contains("mistral-common needs its tokenizer"),
+        "{stderr}"
+    );
     // A Python without mistral-common: not installed, with how to install it.
     let (code, stdout, stderr) = run(
         dir.path(),
-        &[session, "--engine", "mistral-common:v7", "--python", "python3"],
+        &[
+            session,
+            "--engine",
+            "mistral-common:v7",
+            "--python",
+            "python3",
+        ],
         None,
     );
     assert_eq!(code, Some(1), "{stdout}{stderr}");

@@ -14,8 +14,8 @@ use chatplate_render::{visible, Conversation};
 use serde_json::Value as Json;
 
 use super::persistent::{AskError, Persistent};
-use super::token_level::{self, TokenAnswer, TokenComparison};
 use super::plugin::{Plugin, Runs, PROTOCOL_VERSION};
+use super::token_level::{self, TokenAnswer, TokenComparison};
 use super::{hf_jinja, input_document, process, scripts};
 use super::{Engine, EngineError, EngineRender, EngineSetup};
 

@@ -10,12 +10,14 @@
 //! docs/compare.md.
 
 mod bare;
+mod bare2;
 pub mod causes;
 mod external;
 mod hf_jinja;
 mod http;
 mod llama_server;
 mod loaded_template;
+mod mistralrs;
 mod persistent;
 pub mod plugin;
 mod process;
@@ -43,8 +45,12 @@ pub use token_level::{Token, TokenComparison, TokenDifference};
 pub enum Engine {
     /// chatplate's renderer, byte-identical to transformers 5.23: the reference.
     Transformers,
-    /// Bare MiniJinja with minijinja-contrib's pycompat, as Rust servers embed it.
+    /// Bare MiniJinja 3.1 with minijinja-contrib's pycompat, as Rust servers embed it.
     MiniJinja,
+    /// Bare MiniJinja 2.14 with pycompat: the 2.x line Rust servers embed.
+    MiniJinja2,
+    /// MiniJinja 2.14 with the filters, variables and template rewrites mistral.rs adds.
+    MistralRs,
     /// The user's own transformers, run by their Python.
     Python,
     /// @huggingface/jinja (transformers.js, the Hub), run by Node.
@@ -59,9 +65,11 @@ pub enum Engine {
 
 impl Engine {
     /// Every engine, the reference first.
-    pub const ALL: [Engine; 5] = [
+    pub const ALL: [Engine; 7] = [
         Engine::Transformers,
         Engine::MiniJinja,
+        Engine::MiniJinja2,
+        Engine::MistralRs,
         Engine::Python,
         Engine::HfJinja,
         Engine::LlamaCpp,
@@ -72,6 +80,8 @@ impl Engine {
         match self {
             Engine::Transformers => "transformers",
             Engine::MiniJinja => "minijinja",
+            Engine::MiniJinja2 => "minijinja@2",
+            Engine::MistralRs => "mistralrs",
             Engine::Python => "python",
             Engine::HfJinja => "hf-jinja",
             Engine::LlamaCpp => "llama.cpp",
@@ -250,6 +260,22 @@ pub fn render(
             engine,
             version: bare::VERSION.to_string(),
             result: bare::render(template, conversation),
+            url: None,
+            note: None,
+            tokens: None,
+        },
+        Engine::MiniJinja2 => EngineRender {
+            engine,
+            version: bare2::VERSION.to_string(),
+            result: bare2::render(template, conversation),
+            url: None,
+            note: None,
+            tokens: None,
+        },
+        Engine::MistralRs => EngineRender {
+            engine,
+            version: mistralrs::VERSION.to_string(),
+            result: bare2::render_mistralrs(template, conversation),
             url: None,
             note: None,
             tokens: None,

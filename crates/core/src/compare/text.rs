@@ -51,11 +51,7 @@ pub fn versus(reference: &Side, other: &Side, color: bool) -> (String, bool) {
 /// A render compared by tokens against the reference's prompt (`want`): `same (N
 /// tokens)`, or the first differing token with its id and text on both sides. The
 /// return is as [`versus`]'s.
-pub fn tokens_versus(
-    reference: &Side,
-    other: &Side,
-    tokens: &TokenComparison,
-) -> (String, bool) {
+pub fn tokens_versus(reference: &Side, other: &Side, tokens: &TokenComparison) -> (String, bool) {
     let head = visible::for_terminal(other.heading).into_owned();
     let Some(first) = &tokens.first else {
         let count = tokens.engine_count;
@@ -63,15 +59,26 @@ pub fn tokens_versus(
     };
     let want = reference.result.unwrap_or_default();
     let (line, col) = line_col(want, first.byte);
-    let width = reference.name.chars().count().max(other.name.chars().count());
+    let width = reference
+        .name
+        .chars()
+        .count()
+        .max(other.name.chars().count());
     let width = width.max(12);
     let name = |text: &str| visible::for_terminal(text).into_owned();
     let mut out = format!(
         "{head}: differs at token {} of {} (byte {}, line {line}:{col})\n",
         first.index, tokens.reference_count, first.byte
     );
-    for (side, token) in [(reference.name, &first.reference), (other.name, &first.engine)] {
-        out.push_str(&format!("  {:>width$}: {}\n", name(side), token_shown(token.as_ref())));
+    for (side, token) in [
+        (reference.name, &first.reference),
+        (other.name, &first.engine),
+    ] {
+        out.push_str(&format!(
+            "  {:>width$}: {}\n",
+            name(side),
+            token_shown(token.as_ref())
+        ));
     }
     (out, false)
 }
@@ -91,7 +98,11 @@ pub fn token_difference(first: &super::TokenDifference) -> String {
 fn token_shown(token: Option<&Token>) -> String {
     match token {
         None => "(no more tokens)".into(),
-        Some(Token { id, text: Some(text), .. }) => format!("{id} {}", visible::quoted(text)),
+        Some(Token {
+            id,
+            text: Some(text),
+            ..
+        }) => format!("{id} {}", visible::quoted(text)),
         Some(token) => token.id.to_string(),
     }
 }

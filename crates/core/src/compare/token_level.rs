@@ -78,7 +78,10 @@ impl TokenAnswer {
 
     /// The text the engine's tokens stand for, when it gave their strings.
     pub(super) fn text(&self) -> Option<String> {
-        self.tokens.iter().map(|token| token.text.as_deref()).collect()
+        self.tokens
+            .iter()
+            .map(|token| token.text.as_deref())
+            .collect()
     }
 }
 
@@ -166,8 +169,13 @@ mod tests {
             ids.iter().map(|&id| Token { id, text: None }).collect()
         };
         assert_eq!(compare(&tokens(&[1, 2]), &tokens(&[1, 2])).first, None);
-        let first = compare(&tokens(&[1, 2]), &tokens(&[1, 2, 3])).first.unwrap();
-        assert_eq!((first.index, first.reference, first.engine.map(|t| t.id)), (2, None, Some(3)));
+        let first = compare(&tokens(&[1, 2]), &tokens(&[1, 2, 3]))
+            .first
+            .unwrap();
+        assert_eq!(
+            (first.index, first.reference, first.engine.map(|t| t.id)),
+            (2, None, Some(3))
+        );
     }
 
     #[test]
