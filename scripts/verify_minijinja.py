@@ -35,8 +35,7 @@ for fixture in sorted(pathlib.Path(folder).rglob("*.json")):
         same += 1
     else:
         parted += 1
-        if len(shown) < 8:
-            shown.append((fixture, ours.get("prompt", ours.get("error")), theirs.get("prompt", theirs.get("error"))))
+        shown.append((fixture, ours.get("prompt", ours.get("error")), theirs.get("prompt", theirs.get("error"))))
 print(f"{engine} against {theirs['version']}: {same} cases agree, {parted} part")
 for fixture, ours, theirs in shown:
-    print(f"  {fixture}\n    chatplate: {str(ours)[:300]!r}\n    minijinja-py: {str(theirs)[:300]!r}")
+    print(f"  {fixture.relative_to(folder)}\n    chatplate: {str(ours)[:120]!r}\n    minijinja-py: {str(theirs)[:120]!r}")
