@@ -133,8 +133,10 @@ impl Engine {
         Engine::plugin(name, spec, here).ok()
     }
 
-    /// The engine called `name`, if any.
+    /// The engine called `name`, if any; `minijinja@3` is `minijinja`, named with its
+    /// major version as `minijinja@2` is.
     pub fn parse(name: &str) -> Option<Engine> {
+        let name = if name == "minijinja@3" { "minijinja" } else { name };
         Engine::ALL.into_iter().find(|engine| engine.name() == name)
     }
 }
@@ -428,6 +430,7 @@ mod tests {
             assert_eq!(Engine::parse(engine.name()), Some(engine));
         }
         assert_eq!(Engine::parse("jinja2"), None);
+        assert_eq!(Engine::parse("minijinja@3"), Some(Engine::MiniJinja));
     }
 
     #[test]
