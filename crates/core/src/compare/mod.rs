@@ -136,7 +136,11 @@ impl Engine {
     /// The engine called `name`, if any; `minijinja@3` is `minijinja`, named with its
     /// major version as `minijinja@2` is.
     pub fn parse(name: &str) -> Option<Engine> {
-        let name = if name == "minijinja@3" { "minijinja" } else { name };
+        let name = if name == "minijinja@3" {
+            "minijinja"
+        } else {
+            name
+        };
         Engine::ALL.into_iter().find(|engine| engine.name() == name)
     }
 }
