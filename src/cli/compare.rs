@@ -22,10 +22,12 @@ pub(super) struct CompareArgs {
     /// The session fixture (or OpenAI request body) to render; with --report, a folder of
     /// fixtures or a conformance corpus.
     session: PathBuf,
-    /// An engine to compare with transformers (repeatable): minijinja, python, hf-jinja,
-    /// a llama-server's URL (`http://127.0.0.1:8080`) for llama.cpp, a plug-in
-    /// (`cmd:PROGRAM ARGS`, `py:FILE.py:FUNCTION`) or a name from the config file's
-    /// "engines". Default: every installed one.
+    /// An engine to compare with transformers (repeatable): minijinja, minijinja@2,
+    /// mistralrs, python, hf-jinja,
+    /// a llama-server's URL (`http://127.0.0.1:8080`) for llama.cpp,
+    /// `mistral-common:TOKENIZER`, a plug-in (`cmd:PROGRAM ARGS`, `lines:PROGRAM ARGS`,
+    /// `py:FILE.py:FUNCTION`) or a name from the config file's "engines". Default: every
+    /// installed one.
     #[arg(long = "engine", value_name = "NAME|URL", value_parser = parse_engine_arg)]
     engines: Vec<EngineArg>,
     /// The Python interpreter with transformers for the `python` engine (default:
@@ -102,8 +104,9 @@ fn parse_builtin(name: &str) -> Result<Engine, String> {
         }
         Some(engine) => Ok(engine),
         None => Err(
-            "the engines are minijinja, python, hf-jinja, a llama-server's http:// URL \
-                     for llama.cpp, a plug-in `cmd:PROGRAM [ARGS]` or `py:FILE.py:FUNCTION`, and the names the \
+            "the engines are minijinja, minijinja@2, mistralrs, python, hf-jinja, a llama-server's http:// URL \
+                     for llama.cpp, mistral-common:TOKENIZER, a plug-in `cmd:PROGRAM [ARGS]`, \
+                     `lines:PROGRAM [ARGS]` or `py:FILE.py:FUNCTION`, and the names the \
                      config file's \"engines\" gives"
                 .into(),
         ),
@@ -217,6 +220,9 @@ fn json_report(renders: &[Shown], divergence: Option<usize>) -> String {
             if let Some(note) = &shown.render.note {
                 item["note"] = json!(note);
             }
+            if let Some(tokens) = &shown.render.tokens {
+                item["tokens"] = tokens_json(tokens);
+            }
             item
         })
         .collect();
@@ -225,6 +231,28 @@ fn json_report(renders: &[Shown], divergence: Option<usize>) -> String {
         "{}\n",
         chatplate_core::machine_output::to_json_pretty(&report).unwrap_or_default()
     )
+}
+
+/// A token-level comparison: both counts and the first differing token.
+fn tokens_json(tokens: &compare::TokenComparison) -> Json {
+    let token = |token: &Option<compare::Token>| {
+        token
+            .as_ref()
+            .map(|token| json!({"id": token.id, "text": token.text}))
+    };
+    let first = tokens.first.as_ref().map(|first| {
+        json!({
+            "index": first.index,
+            "byte": first.byte,
+            "reference": token(&first.reference),
+            "engine": token(&first.engine),
+        })
+    });
+    json!({
+        "reference": tokens.reference_count,
+        "engine": tokens.engine_count,
+        "first_difference": first,
+    })
 }
 
 fn text_report(renders: &[Shown], color: bool) -> String {
@@ -241,7 +269,11 @@ fn text_report(renders: &[Shown], color: bool) -> String {
     let mut agree = 0;
     for shown in others {
         let error = shown.error_text();
-        let (line, same) = text::versus(&reference_side, &shown.side(&error), color);
+        let side = shown.side(&error);
+        let (line, same) = match &shown.render.tokens {
+            Some(tokens) => text::tokens_versus(&reference_side, &side, tokens),
+            None => text::versus(&reference_side, &side, color),
+        };
         agree += usize::from(same);
         out.push_str(&line);
         if let Some(note) = &shown.render.note {

@@ -325,3 +325,38 @@ fn check_engines_takes_a_config_engine_with_paths_from_the_config_folder() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
 }
+
+#[test]
+fn a_report_runs_a_python_encoder_a_request_a_line() {
+    let test = "a_report_runs_a_python_encoder_a_request_a_line";
+    let Some(python) = python(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let cases = dir.path().join("cases");
+    std::fs::create_dir(&cases).unwrap();
+    // The port agrees in chat mode and drifts in thinking mode (as above), in one report.
+    for (name, mode) in [("chat", "chat"), ("thinking", "thinking")] {
+        let path = dsv_session(&cases, &json!({"thinking_mode": mode, "thinking": false}));
+        std::fs::rename(path, cases.join(format!("{name}.json"))).unwrap();
+    }
+    let spec = encoder_file();
+    let out = command(
+        &["compare", "cases", "--report", "--engine", &spec, "--json"],
+        dir.path(),
+    )
+    .env("CHATPLATE_PYTHON", &python)
+    .env("CHATPLATE_CONFIG", dir.path().join("no-config.json"))
+    .output()
+    .unwrap();
+    let report: Json = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    assert_eq!(report[0]["cases"], 2, "{report:#}");
+    assert_eq!(report[0]["same"], 1, "{report:#}");
+    assert_eq!(
+        report[0]["version"], "encode_messages 0.1-test",
+        "{report:#}"
+    );
+    assert_eq!(report[0]["could_not_run"], json!([]), "{report:#}");
+}

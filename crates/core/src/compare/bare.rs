@@ -126,6 +126,16 @@ mod tests {
         assert_eq!(out, "True 0.3333333333333333 {'a': 1}");
     }
 
+    // minijinja-py 3.1.0 prints the same (`Environment(trim_blocks=True,
+    // lstrip_blocks=True).render_str(...)`, run while writing this test); 2.14 prints
+    // each of them otherwise (see bare2.rs).
+    #[test]
+    fn prints_as_minijinja_3_does() {
+        let source = "{{ true }} {{ none }} {{ [1, 'a'] }} {{ {'a': 1} | tojson }} {{ 2.5 | round }} {{ 1.25 | round(1) }}";
+        let out = render(source, &conversation()).unwrap();
+        assert_eq!(out, r#"True None [1, 'a'] {"a": 1} 2.0 1.2"#);
+    }
+
     #[test]
     fn numbers_from_the_data_stay_numbers() {
         let conversation = conversation().with_variables(

@@ -44,6 +44,8 @@ pub enum Cause {
     Raises,
     /// The engine renders where the reference raises.
     RendersWhereReferenceRaises,
+    /// The same text, cut into other tokens (an engine compared by tokens).
+    Tokens,
 }
 
 impl Cause {
@@ -66,6 +68,7 @@ impl Cause {
             Cause::Syntax => "raises: syntax it cannot parse",
             Cause::Raises => "raises where transformers renders",
             Cause::RendersWhereReferenceRaises => "renders where transformers raises",
+            Cause::Tokens => "same text, other tokens",
         }
     }
 }

@@ -15,6 +15,7 @@ use serde_json::Value as Json;
 
 use super::persistent::{AskError, Persistent};
 use super::plugin::{Plugin, Runs, PROTOCOL_VERSION};
+use super::token_level::{self, TokenAnswer, TokenComparison};
 use super::{hf_jinja, input_document, process, scripts};
 use super::{Engine, EngineError, EngineRender, EngineSetup};
 
@@ -70,11 +71,19 @@ struct Launch {
     args: Vec<String>,
     /// The input document.
     input: Json,
+    /// The reference's prompt, sent to a plug-in (its answer in tokens is compared with
+    /// this prompt's tokens).
+    reference: Option<String>,
 }
 
 /// How to make a plug-in available.
 const PLUGIN_HOW: &str = "check the program of the `cmd:` engine (it runs in an empty \
      folder of its own, with a short environment: see docs/compare.md)";
+
+/// How to make `mistral-common` available.
+const MISTRAL_HOW: &str = "install mistral-common in a Python environment \
+     (`pip install 'mistral-common[sentencepiece]'`) and name its interpreter with --python or \
+     CHATPLATE_PYTHON";
 
 /// How to make a `py:` encoder available.
 const PY_HOW: &str = "check the `py:` engine's file or module and function; it runs in the \
@@ -82,45 +91,69 @@ const PY_HOW: &str = "check the `py:` engine's file or module and function; it r
      or a file, never the working folder's)";
 
 /// Renders in the external `engine` (`Engine::Python`, `Engine::HfJinja` or a plug-in).
+/// A persistent plug-in (`lines:`) is started for this render alone.
 pub(super) fn render(
     engine: Engine,
     template: &str,
     conversation: &Conversation,
     setup: &EngineSetup,
 ) -> EngineRender {
-    let input = input_document(template, conversation);
-    let (launch, how) = match engine {
-        Engine::Python => (python(setup, input), python_how()),
-        Engine::Plugin(plugin) => match &plugin.runs {
-            Runs::Command { .. } => (Ok(command(plugin, input)), PLUGIN_HOW.to_string()),
-            Runs::Encoder { .. } => (encoder(setup, plugin, input), PY_HOW.to_string()),
-        },
-        _ => (node(setup, input), NODE_HOW.to_string()),
-    };
+    if let Engine::Plugin(plugin) = engine {
+        if matches!(plugin.runs, Runs::Command { lines: true, .. }) {
+            return render_kept(&mut None, engine, template, conversation, setup);
+        }
+    }
+    let (launch, how) = launch(engine, template, conversation, setup);
     let launch = match launch {
         Ok(launch) => launch,
         Err(reason) => return missing(engine, reason, how),
     };
     match run(&launch, setup.bounds) {
-        Ok(stdout) => answer(engine, &stdout, &how),
+        Ok(stdout) => answer(engine, &stdout, &how, launch.reference.as_deref()),
         Err(RunError::Spawn(err)) => missing(
             engine,
             format!("cannot run {}: {err}", launch.program.display()),
             how,
         ),
-        Err(RunError::Engine(err)) => EngineRender {
-            engine,
-            version: "unknown".into(),
-            result: Err(err),
-            url: None,
-            note: None,
-        },
+        Err(RunError::Engine(err)) => failed(engine, err),
     }
 }
 
-/// Renders in `python` or `hf-jinja` through `kept`, one Python or Node process answering
-/// a request a line for as long as it lives (started on the first render, and again after
-/// one that failed).
+/// How `engine` is started for this conversation, and how to make it available.
+fn launch(
+    engine: Engine,
+    template: &str,
+    conversation: &Conversation,
+    setup: &EngineSetup,
+) -> (Result<Launch, String>, String) {
+    let input = input_document(template, conversation);
+    let Engine::Plugin(plugin) = engine else {
+        return match engine {
+            Engine::Python => (python(setup, input), python_how()),
+            _ => (node(setup, input), NODE_HOW.to_string()),
+        };
+    };
+    // A plug-in gets the reference's prompt too, so one that answers tokens can tokenize
+    // it with its own tokenizer (see [`super::token_level`]).
+    let reference = super::reference(template, conversation, setup.limits).ok();
+    let (launch, how) = match &plugin.runs {
+        Runs::Command { .. } => (Ok(command(plugin, input)), PLUGIN_HOW.to_string()),
+        Runs::Encoder { .. } => (encoder(setup, plugin, input), PY_HOW.to_string()),
+        Runs::MistralCommon { .. } => (mistral(setup, plugin, input), MISTRAL_HOW.to_string()),
+    };
+    let launch = launch.map(|mut launch| {
+        launch.input["protocol"] = Json::from(PROTOCOL_VERSION);
+        launch.input["reference"] = reference.clone().map_or(Json::Null, Json::String);
+        launch.reference = reference;
+        launch
+    });
+    (launch, how)
+}
+
+/// Renders through `kept`, one engine process answering a request a line for as long as
+/// it lives (started on the first render, and again after one that failed): Python,
+/// Node, a `lines:` program or the scripts chatplate carries for `py:` and
+/// `mistral-common`.
 pub(super) fn render_kept(
     kept: &mut Option<Persistent>,
     engine: Engine,
@@ -128,19 +161,20 @@ pub(super) fn render_kept(
     conversation: &Conversation,
     setup: &EngineSetup,
 ) -> EngineRender {
-    let input = input_document(template, conversation);
-    let (launch, how, separator) = match engine {
-        Engine::Python => (python(setup, input), python_how(), None),
-        _ => (node(setup, input), NODE_HOW.to_string(), Some("--")),
-    };
+    let (launch, how) = launch(engine, template, conversation, setup);
     let launch = match launch {
         Ok(launch) => launch,
         Err(reason) => return missing(engine, reason, how),
     };
     if kept.is_none() {
         let mut args: Vec<&OsStr> = launch.args.iter().map(OsStr::new).collect();
-        args.extend(separator.map(OsStr::new));
-        args.push(OsStr::new("--lines"));
+        // The scripts chatplate carries read a line at a time when told so; a `lines:`
+        // program always does.
+        match engine {
+            Engine::HfJinja => args.extend(["--", "--lines"].map(OsStr::new)),
+            Engine::Plugin(plugin) if matches!(plugin.runs, Runs::Command { .. }) => {}
+            _ => args.push(OsStr::new("--lines")),
+        }
         match Persistent::start(&launch.program, &args, setup.bounds.max_output) {
             Ok(started) => *kept = Some(started),
             Err(err) => {
@@ -154,7 +188,7 @@ pub(super) fn render_kept(
     };
     let request = launch.input.to_string().into_bytes();
     let failure = match process.ask(&request, setup.bounds.timeout) {
-        Ok(line) => return answer(engine, &line, &how),
+        Ok(line) => return answer(engine, &line, &how, launch.reference.as_deref()),
         Err(AskError::TimedOut) => EngineError::TimedOut(setup.bounds.timeout),
         Err(AskError::TooLarge) => EngineError::TooLarge(setup.bounds.max_output),
         Err(AskError::Ended(last)) => {
@@ -163,12 +197,17 @@ pub(super) fn render_kept(
         }
     };
     *kept = None;
+    failed(engine, failure)
+}
+
+fn failed(engine: Engine, error: EngineError) -> EngineRender {
     EngineRender {
         engine,
         version: "unknown".into(),
-        result: Err(failure),
+        result: Err(error),
         url: None,
         note: None,
+        tokens: None,
     }
 }
 
@@ -185,6 +224,7 @@ fn python(setup: &EngineSetup, input: Json) -> Result<Launch, String> {
         program,
         args: ["-I", "-c", scripts::PYTHON].map(String::from).to_vec(),
         input,
+        reference: None,
     })
 }
 
@@ -200,27 +240,39 @@ fn node(setup: &EngineSetup, mut input: Json) -> Result<Launch, String> {
         program,
         args: ["-e", scripts::HF_JINJA].map(String::from).to_vec(),
         input,
+        reference: None,
     })
 }
 
-/// A plug-in program, given the request with its protocol version (located when it runs).
-fn command(plugin: &Plugin, mut input: Json) -> Launch {
-    input["protocol"] = Json::from(PROTOCOL_VERSION);
+/// A plug-in program, given the request (located when it runs).
+fn command(plugin: &Plugin, input: Json) -> Launch {
     let (program, args) = match &plugin.runs {
-        Runs::Command { program, args } => (program.clone(), args.clone()),
-        Runs::Encoder { .. } => (PathBuf::new(), Vec::new()),
+        Runs::Command { program, args, .. } => (program.clone(), args.clone()),
+        _ => (PathBuf::new(), Vec::new()),
     };
     Launch {
         program,
         args,
         input,
+        reference: None,
     }
+}
+
+/// mistral-common's encoder in the user's Python, isolated, told which tokenizer.
+fn mistral(setup: &EngineSetup, plugin: &Plugin, mut input: Json) -> Result<Launch, String> {
+    if let Runs::MistralCommon { tokenizer } = &plugin.runs {
+        input["tokenizer"] = Json::String(tokenizer.clone());
+    }
+    let mut launch = python(setup, input)?;
+    launch.args = ["-I", "-c", scripts::MISTRAL_COMMON]
+        .map(String::from)
+        .to_vec();
+    Ok(launch)
 }
 
 /// A Python encoder: the user's Python, isolated, running the encoder script with the
 /// request and which function to call.
 fn encoder(setup: &EngineSetup, plugin: &Plugin, mut input: Json) -> Result<Launch, String> {
-    input["protocol"] = Json::from(PROTOCOL_VERSION);
     if let Runs::Encoder {
         file,
         module,
@@ -248,24 +300,20 @@ fn missing(engine: Engine, reason: String, how: String) -> EngineRender {
         }),
         url: None,
         note: None,
+        tokens: None,
     }
 }
 
-/// The child's JSON answer: `{"prompt"|"error", "version"}` or `{"missing"}`.
-fn answer(engine: Engine, stdout: &[u8], how: &str) -> EngineRender {
+/// The child's JSON answer: `{"prompt"|"tokens"|"error", "version"}` or `{"missing"}`;
+/// tokens are compared with the `reference` prompt's (see [`token_level`]).
+fn answer(engine: Engine, stdout: &[u8], how: &str, reference: Option<&str>) -> EngineRender {
     let Ok(Json::Object(fields)) = serde_json::from_slice::<Json>(stdout) else {
         let text = String::from_utf8_lossy(stdout);
         let failure = EngineError::Failed(format!(
             "unexpected output: {}",
             visible::cut(text.trim(), visible::MAX_ECHO_CHARS)
         ));
-        return EngineRender {
-            engine,
-            version: "unknown".into(),
-            result: Err(failure),
-            url: None,
-            note: None,
-        };
+        return failed(engine, failure);
     };
     let text = |key: &str| fields.get(key).and_then(Json::as_str).map(str::to_string);
     // Messages and the version are cut (a template's error can be as long as it likes);
@@ -275,14 +323,18 @@ fn answer(engine: Engine, stdout: &[u8], how: &str) -> EngineRender {
         return missing(engine, reason, how.to_string());
     }
     let error = said("error", visible::MAX_MESSAGE_CHARS).or_else(|| error_object(&fields));
-    let result = match (text("prompt"), error) {
-        (Some(prompt), _) => Ok(prompt),
-        (None, Some(error)) => Err(EngineError::Render(error)),
-        (None, None) if fields.contains_key("tokens") => Err(EngineError::Failed(
-            "it answered tokens; this chatplate compares prompts only (answer \"prompt\")".into(),
-        )),
-        (None, None) => Err(EngineError::Failed(
-            "no prompt and no error in its answer".into(),
+    let mut tokens = None;
+    let result = match (text("prompt"), error, TokenAnswer::read(&fields)) {
+        (_, Some(error), _) => Err(EngineError::Render(error)),
+        (prompt, None, Some(answer)) => {
+            compared_tokens(answer, prompt, reference).map(|(prompt, compared)| {
+                tokens = compared;
+                prompt
+            })
+        }
+        (Some(prompt), None, None) => Ok(prompt),
+        (None, None, None) => Err(EngineError::Failed(
+            "no prompt, no tokens and no error in its answer".into(),
         )),
     };
     let version = said("version", MAX_VERSION_CHARS).unwrap_or_else(|| "unknown".into());
@@ -292,7 +344,36 @@ fn answer(engine: Engine, stdout: &[u8], how: &str) -> EngineRender {
         result,
         url: None,
         note: None,
+        tokens,
     }
+}
+
+/// An answer in tokens against the reference's tokens: the prompt it stands for (the
+/// reference's own when the tokens are the same, so text comparisons agree too) and the
+/// comparison (none when the reference did not render).
+fn compared_tokens(
+    answer: Result<TokenAnswer, String>,
+    prompt: Option<String>,
+    reference: Option<&str>,
+) -> Result<(String, Option<TokenComparison>), EngineError> {
+    let answer = answer.map_err(EngineError::Failed)?;
+    let text = prompt.or_else(|| answer.text()).unwrap_or_default();
+    let Some(reference) = reference else {
+        return Ok((text, None));
+    };
+    let Some(reference_tokens) = &answer.reference else {
+        return Err(EngineError::Failed(
+            "it answered \"tokens\" without \"reference_tokens\" (the request's \
+             \"reference\" prompt tokenized by the same tokenizer)"
+                .into(),
+        ));
+    };
+    let compared = token_level::compare(reference_tokens, &answer.tokens);
+    let text = match compared.first {
+        None => reference.to_string(),
+        Some(_) => text,
+    };
+    Ok((text, Some(compared)))
 }
 
 /// A plug-in's `{"error": {"type", "message"}}`, as `type: message`.

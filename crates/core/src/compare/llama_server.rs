@@ -96,6 +96,7 @@ pub(super) fn render(
         result,
         url: Some(url),
         note: loaded.and_then(|loaded| loaded_template::note(template, loaded)),
+        tokens: None,
     }
 }
 
@@ -106,6 +107,7 @@ fn failed(url: Option<String>, error: EngineError, version: &str) -> EngineRende
         result: Err(error),
         url,
         note: None,
+        tokens: None,
     }
 }
 

@@ -10,18 +10,21 @@
 //! docs/compare.md.
 
 mod bare;
+mod bare2;
 pub mod causes;
 mod external;
 mod hf_jinja;
 mod http;
 mod llama_server;
 mod loaded_template;
+mod mistralrs;
 mod persistent;
 pub mod plugin;
 mod process;
 pub mod report;
 mod scripts;
 pub mod text;
+mod token_level;
 
 use std::borrow::Borrow;
 use std::fmt;
@@ -34,6 +37,7 @@ use serde_json::{json, Value as Json};
 pub use external::Bounds;
 pub use llama_server::check_server_url;
 pub use plugin::Plugin;
+pub use token_level::{Token, TokenComparison, TokenDifference};
 
 /// A renderer a conversation can be compared across.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -41,8 +45,12 @@ pub use plugin::Plugin;
 pub enum Engine {
     /// chatplate's renderer, byte-identical to transformers 5.23: the reference.
     Transformers,
-    /// Bare MiniJinja with minijinja-contrib's pycompat, as Rust servers embed it.
+    /// Bare MiniJinja 3.1 with minijinja-contrib's pycompat, as Rust servers embed it.
     MiniJinja,
+    /// Bare MiniJinja 2.14 with pycompat: the 2.x line Rust servers embed.
+    MiniJinja2,
+    /// MiniJinja 2.14 with the filters, variables and template rewrites mistral.rs adds.
+    MistralRs,
     /// The user's own transformers, run by their Python.
     Python,
     /// @huggingface/jinja (transformers.js, the Hub), run by Node.
@@ -57,9 +65,11 @@ pub enum Engine {
 
 impl Engine {
     /// Every engine, the reference first.
-    pub const ALL: [Engine; 5] = [
+    pub const ALL: [Engine; 7] = [
         Engine::Transformers,
         Engine::MiniJinja,
+        Engine::MiniJinja2,
+        Engine::MistralRs,
         Engine::Python,
         Engine::HfJinja,
         Engine::LlamaCpp,
@@ -70,6 +80,8 @@ impl Engine {
         match self {
             Engine::Transformers => "transformers",
             Engine::MiniJinja => "minijinja",
+            Engine::MiniJinja2 => "minijinja@2",
+            Engine::MistralRs => "mistralrs",
             Engine::Python => "python",
             Engine::HfJinja => "hf-jinja",
             Engine::LlamaCpp => "llama.cpp",
@@ -106,9 +118,11 @@ impl Engine {
             return Some(engine);
         }
         // `NAME=SPEC`; a name may itself be a spec (`cmd:a b=SPEC`): the spec is after
-        // the last `=` that a `cmd:` or `py:` follows.
-        let split = [plugin::CMD_PREFIX, plugin::PY_PREFIX]
+        // the last `=` that a plug-in's prefix follows.
+        let mistral = format!("{}:", plugin::MISTRAL_COMMON);
+        let split = plugin::PREFIXES
             .iter()
+            .chain([&mistral.as_str()])
             .filter_map(|prefix| spec.rfind(&format!("={prefix}")))
             .max();
         let (name, spec) = match split {
@@ -119,8 +133,14 @@ impl Engine {
         Engine::plugin(name, spec, here).ok()
     }
 
-    /// The engine called `name`, if any.
+    /// The engine called `name`, if any; `minijinja@3` is `minijinja`, named with its
+    /// major version as `minijinja@2` is.
     pub fn parse(name: &str) -> Option<Engine> {
+        let name = if name == "minijinja@3" {
+            "minijinja"
+        } else {
+            name
+        };
         Engine::ALL.into_iter().find(|engine| engine.name() == name)
     }
 }
@@ -219,6 +239,11 @@ pub struct EngineRender {
     /// What the reader should know beside the render (a server's template that is not the
     /// session's).
     pub note: Option<String>,
+    /// For an engine that answers tokens (`mistral-common`, a plug-in's `"tokens"`): its
+    /// tokens against the reference's prompt tokenized by its tokenizer. The comparison
+    /// then goes by tokens; `result` holds the text they stand for (the reference's prompt
+    /// when the tokens are the same).
+    pub tokens: Option<TokenComparison>,
 }
 
 /// Renders `conversation` with `template` in `engine`.
@@ -235,6 +260,7 @@ pub fn render(
             result: reference(template, conversation, setup.limits),
             url: None,
             note: None,
+            tokens: None,
         },
         Engine::MiniJinja => EngineRender {
             engine,
@@ -242,6 +268,23 @@ pub fn render(
             result: bare::render(template, conversation),
             url: None,
             note: None,
+            tokens: None,
+        },
+        Engine::MiniJinja2 => EngineRender {
+            engine,
+            version: bare2::VERSION.to_string(),
+            result: bare2::render(template, conversation),
+            url: None,
+            note: None,
+            tokens: None,
+        },
+        Engine::MistralRs => EngineRender {
+            engine,
+            version: mistralrs::VERSION.to_string(),
+            result: bare2::render_mistralrs(template, conversation),
+            url: None,
+            note: None,
+            tokens: None,
         },
         Engine::Python | Engine::HfJinja | Engine::Plugin(_) => {
             external::render(engine, template, conversation, setup)
@@ -257,6 +300,8 @@ pub fn render(
 pub struct Renderer {
     node: Option<persistent::Persistent>,
     python: Option<persistent::Persistent>,
+    /// The persistent plug-ins' processes (`lines:`, `py:`, `mistral-common`).
+    plugins: std::collections::HashMap<Engine, persistent::Persistent>,
 }
 
 impl Renderer {
@@ -274,6 +319,15 @@ impl Renderer {
             }
             Engine::Python => {
                 external::render_kept(&mut self.python, engine, template, conversation, setup)
+            }
+            Engine::Plugin(plugin) if plugin.persistent() => {
+                let mut kept = self.plugins.remove(&engine);
+                let render =
+                    external::render_kept(&mut kept, engine, template, conversation, setup);
+                if let Some(kept) = kept {
+                    self.plugins.insert(engine, kept);
+                }
+                render
             }
             _ => render(engine, template, conversation, setup),
         }
@@ -317,7 +371,8 @@ pub fn first_difference(a: &str, b: &str) -> Option<usize> {
 /// Where the renders first part from the reference (`renders[0]`): the smallest byte
 /// offset at which any prompt differs from it. A render that fails where the reference
 /// renders (or renders where it fails) differs at byte 0; when the reference and every
-/// other render fail, nothing differs.
+/// other render fail, nothing differs. A render compared by tokens differs where its first
+/// differing token starts in the reference's prompt.
 /// The renders may be wrapped (anything that borrows as an [`EngineRender`]).
 pub fn first_divergence<R: Borrow<EngineRender>>(renders: &[R]) -> Option<usize> {
     let (reference, others) = renders.split_first()?;
@@ -327,6 +382,10 @@ pub fn first_divergence<R: Borrow<EngineRender>>(renders: &[R]) -> Option<usize>
         .map(Borrow::borrow)
         .filter_map(
             |other: &EngineRender| match (&reference.result, &other.result) {
+                (Ok(want), Ok(_)) if other.tokens.is_some() => {
+                    let first = other.tokens.as_ref()?.first.as_ref()?;
+                    Some(first.byte.min(want.len()))
+                }
                 (Ok(want), Ok(got)) => first_difference(want, got),
                 (Err(_), Err(_)) => None,
                 _ => Some(0),
@@ -375,6 +434,7 @@ mod tests {
             assert_eq!(Engine::parse(engine.name()), Some(engine));
         }
         assert_eq!(Engine::parse("jinja2"), None);
+        assert_eq!(Engine::parse("minijinja@3"), Some(Engine::MiniJinja));
     }
 
     #[test]

@@ -16,12 +16,28 @@ pub const PROTOCOL_VERSION: u32 = 1;
 /// The prefix of a plug-in program's engine spec.
 pub const CMD_PREFIX: &str = "cmd:";
 
+/// The prefix of a persistent plug-in program's engine spec: one process, one JSON
+/// request a line, one answer a line.
+pub const LINES_PREFIX: &str = "lines:";
+
 /// The prefix of a Python encoder's engine spec.
 pub const PY_PREFIX: &str = "py:";
 
-/// Whether `spec` names a plug-in (`cmd:` or `py:`).
+/// The `mistral-common` engine's name; its spec is `mistral-common:TOKENIZER`.
+pub const MISTRAL_COMMON: &str = "mistral-common";
+
+/// The tokenizers mistral-common ships, by the name `mistral-common:NAME` takes: each is
+/// one of its `MistralTokenizer` constructors.
+pub const MISTRAL_TOKENIZERS: [&str; 5] = ["v1", "v2", "v3", "v3-tekken", "v7"];
+
+/// The prefixes a spec can start with, each naming a kind of plug-in.
+pub const PREFIXES: [&str; 3] = [CMD_PREFIX, LINES_PREFIX, PY_PREFIX];
+
+/// Whether `spec` names a plug-in (`cmd:`, `lines:`, `py:` or `mistral-common`).
 pub fn is_plugin(spec: &str) -> bool {
-    spec.starts_with(CMD_PREFIX) || spec.starts_with(PY_PREFIX)
+    PREFIXES.iter().any(|prefix| spec.starts_with(prefix))
+        || spec == MISTRAL_COMMON
+        || spec.starts_with(&format!("{MISTRAL_COMMON}:"))
 }
 
 /// What a plug-in runs.
@@ -34,6 +50,8 @@ pub(super) enum Runs {
         program: PathBuf,
         /// Its arguments.
         args: Vec<String>,
+        /// Persistent (`lines:`): started once, it answers one request a line.
+        lines: bool,
     },
     /// A function of a Python file (absolute) or an installed module.
     Encoder {
@@ -43,6 +61,12 @@ pub(super) enum Runs {
         module: Option<String>,
         /// The function's name.
         function: String,
+    },
+    /// mistral-common's own encoder, with one of the tokenizers it ships or a tokenizer
+    /// file (`tekken.json`, `tokenizer.model.v3`, made absolute).
+    MistralCommon {
+        /// A name of [`MISTRAL_TOKENIZERS`] or a file's absolute path.
+        tokenizer: String,
     },
 }
 
@@ -69,11 +93,16 @@ impl Plugin {
         let runs = if let Some(target) = spec.strip_prefix(PY_PREFIX) {
             encoder(spec, target, base)?
         } else if let Some(command) = spec.strip_prefix(CMD_PREFIX) {
-            program(spec, command, base)?
+            program(spec, command, base, false)?
+        } else if let Some(command) = spec.strip_prefix(LINES_PREFIX) {
+            program(spec, command, base, true)?
+        } else if let Some(rest) = spec.strip_prefix(MISTRAL_COMMON) {
+            mistral_common(rest, base)?
         } else {
             return Err(format!(
                 "`{spec}` is not a plug-in engine: write `{CMD_PREFIX}PROGRAM [ARGS]`, \
-                 `{PY_PREFIX}FILE.py:FUNCTION` or `{PY_PREFIX}MODULE:FUNCTION`"
+                 `{LINES_PREFIX}PROGRAM [ARGS]`, `{PY_PREFIX}FILE.py:FUNCTION`, \
+                 `{PY_PREFIX}MODULE:FUNCTION` or `{MISTRAL_COMMON}:TOKENIZER`"
             ));
         };
         Ok(Plugin {
@@ -89,11 +118,17 @@ impl Plugin {
     /// (how a plug-in travels to `check`'s children).
     pub fn resolved_spec(&self) -> String {
         match &self.runs {
-            Runs::Command { program, args } => {
+            Runs::Command {
+                program,
+                args,
+                lines,
+            } => {
                 let mut words = vec![program.to_string_lossy().into_owned()];
                 words.extend(args.iter().cloned());
-                format!("{CMD_PREFIX}{}", words.join(" "))
+                let prefix = if *lines { LINES_PREFIX } else { CMD_PREFIX };
+                format!("{prefix}{}", words.join(" "))
             }
+            Runs::MistralCommon { tokenizer } => format!("{MISTRAL_COMMON}:{tokenizer}"),
             Runs::Encoder {
                 file,
                 module,
@@ -149,8 +184,29 @@ fn encoder(spec: &str, target: &str, base: &Path) -> Result<Runs, String> {
     })
 }
 
-/// `cmd:PROGRAM [ARGS]`.
-fn program(spec: &str, command: &str, base: &Path) -> Result<Runs, String> {
+/// `mistral-common:TOKENIZER`: a tokenizer it ships, or a tokenizer file.
+fn mistral_common(rest: &str, base: &Path) -> Result<Runs, String> {
+    let names = MISTRAL_TOKENIZERS.join(", ");
+    let Some(tokenizer) = rest.strip_prefix(':').filter(|name| !name.is_empty()) else {
+        return Err(format!(
+            "{MISTRAL_COMMON} needs its tokenizer: `{MISTRAL_COMMON}:NAME` (one it ships: \
+             {names}) or `{MISTRAL_COMMON}:FILE` (a model's tekken.json or tokenizer.model.v*)"
+        ));
+    };
+    if MISTRAL_TOKENIZERS.contains(&tokenizer) {
+        return Ok(Runs::MistralCommon {
+            tokenizer: tokenizer.to_string(),
+        });
+    }
+    let file = std::path::absolute(base.join(tokenizer))
+        .map_err(|err| format!("{MISTRAL_COMMON}:{tokenizer}: {err}"))?;
+    Ok(Runs::MistralCommon {
+        tokenizer: file.to_string_lossy().into_owned(),
+    })
+}
+
+/// `cmd:PROGRAM [ARGS]` (or `lines:`, persistent).
+fn program(spec: &str, command: &str, base: &Path, lines: bool) -> Result<Runs, String> {
     {
         let mut words = command.split_whitespace();
         let Some(program) = words.next() else {
@@ -176,7 +232,19 @@ fn program(spec: &str, command: &str, base: &Path) -> Result<Runs, String> {
                 }
             })
             .collect();
-        Ok(Runs::Command { program, args })
+        Ok(Runs::Command {
+            program,
+            args,
+            lines,
+        })
+    }
+}
+
+impl Plugin {
+    /// Whether its process is kept for a whole report (and asked a request a line):
+    /// `lines:` programs, and the scripts chatplate carries (`py:`, `mistral-common`).
+    pub(super) fn persistent(&self) -> bool {
+        !matches!(self.runs, Runs::Command { lines: false, .. })
     }
 }
 
@@ -190,7 +258,7 @@ mod tests {
         std::fs::write(dir.path().join("adapter.py"), "").unwrap();
         let plugin = Plugin::parse(None, "cmd:python3 adapter.py --fast", dir.path()).unwrap();
         assert_eq!(plugin.name, "cmd:python3 adapter.py --fast");
-        let Runs::Command { program, args } = plugin.runs else {
+        let Runs::Command { program, args, .. } = plugin.runs else {
             panic!("a command")
         };
         assert_eq!(program, PathBuf::from("python3"));

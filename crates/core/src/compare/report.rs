@@ -135,16 +135,21 @@ fn compare_one(
         }
     }
     let engine_version = got.version;
+    let tokens = got.tokens.as_ref().and_then(|t| t.first.as_ref());
+    let token_detail = tokens.map(super::text::token_difference);
     let want = want.result.map_err(|err| err.to_string());
     let got = got.result.map_err(|err| err.to_string());
     if version.is_empty() || version == "unknown" {
         *version = engine_version;
     }
-    let cause = classify(&want, &got);
+    let cause = match classify(&want, &got) {
+        None if tokens.is_some() => Some(Cause::Tokens),
+        cause => cause,
+    };
     Ok(Compared::Case(CaseComparison {
         fixture: fixture.path.clone(),
         template: template.name,
-        detail: cause.map(|_| detail(&want, &got)),
+        detail: cause.map(|_| token_detail.unwrap_or_else(|| detail(&want, &got))),
         cause,
     }))
 }

@@ -2,6 +2,7 @@
 # messages and keyword arguments and returning the prompt, as DeepSeek's encode_messages),
 # called with the conversation. Reads one JSON request on stdin (the plug-in protocol, with
 # "encoder": {"file" | "module", "function"}), writes {"prompt"} or {"error"} on stdout.
+# With `--lines` (a corpus report), one request a line, the encoder loaded once.
 #
 # chatplate runs it isolated (`python -I`): the working folder and PYTHON* variables never
 # reach sys.path. A file encoder's own folder is put first on sys.path, as `python FILE`
@@ -14,7 +15,17 @@ import os
 import sys
 
 
+LOADED = {}
+
+
 def load(encoder):
+    key = (encoder.get("file"), encoder.get("module"), encoder["function"])
+    if key not in LOADED:
+        LOADED[key] = load_new(encoder)
+    return LOADED[key]
+
+
+def load_new(encoder):
     if "file" in encoder:
         path = encoder["file"]
         sys.path.insert(0, os.path.dirname(path))
@@ -44,14 +55,12 @@ def arguments(function, data):
     return {key: value for key, value in offered.items() if key in params}
 
 
-def main():
-    data = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+def answer(data):
     encoder = data["encoder"]
     try:
         function, version = load(encoder)
     except Exception as err:  # noqa: BLE001 - the user's module failing is the answer
-        json.dump({"missing": f"{type(err).__name__}: {err}"}, sys.stdout)
-        return
+        return {"missing": f"{type(err).__name__}: {err}"}
     out = {"version": f"{encoder['function']} {version}" if version else encoder["function"]}
     try:
         prompt = function(data["messages"], **arguments(function, data))
@@ -61,7 +70,16 @@ def main():
             out["error"] = f"TypeError: {encoder['function']} returned {type(prompt).__name__}, not a string"
     except Exception as err:  # noqa: BLE001 - the encoder's error is the answer
         out["error"] = f"{type(err).__name__}: {err}"
-    sys.stdout.write(json.dumps(out))
+    return out
+
+
+def main():
+    if "--lines" in sys.argv:
+        for line in sys.stdin.buffer:
+            sys.stdout.write(json.dumps(answer(json.loads(line.decode("utf-8")))) + "\n")
+            sys.stdout.flush()
+        return
+    sys.stdout.write(json.dumps(answer(json.loads(sys.stdin.buffer.read().decode("utf-8")))))
 
 
 main()

@@ -11,3 +11,7 @@ pub(super) const HF_JINJA: &str = include_str!("render_hf_jinja.js");
 
 /// `py:`: a vendor's Python encoder function, called with the conversation.
 pub(super) const PY_ENCODER: &str = include_str!("run_encoder.py");
+
+/// `mistral-common`: its encoder and tokenizer, on the request and on the reference's
+/// prompt.
+pub(super) const MISTRAL_COMMON: &str = include_str!("run_mistral_common.py");

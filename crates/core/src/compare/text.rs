@@ -4,7 +4,7 @@
 
 use chatplate_render::visible;
 
-use super::{first_difference, line_col};
+use super::{first_difference, line_col, Token, TokenComparison};
 use crate::diff::marked_diff;
 
 /// Bytes of each prompt shown around the first difference.
@@ -45,6 +45,65 @@ pub fn versus(reference: &Side, other: &Side, color: bool) -> (String, bool) {
             true,
         ),
         (_, result) => (format!("{head}: {}\n", summary(result)), false),
+    }
+}
+
+/// A render compared by tokens against the reference's prompt (`want`): `same (N
+/// tokens)`, or the first differing token with its id and text on both sides. The
+/// return is as [`versus`]'s.
+pub fn tokens_versus(reference: &Side, other: &Side, tokens: &TokenComparison) -> (String, bool) {
+    let head = visible::for_terminal(other.heading).into_owned();
+    let Some(first) = &tokens.first else {
+        let count = tokens.engine_count;
+        return (format!("{head}: same ({count} tokens)\n"), true);
+    };
+    let want = reference.result.unwrap_or_default();
+    let (line, col) = line_col(want, first.byte);
+    let width = reference
+        .name
+        .chars()
+        .count()
+        .max(other.name.chars().count());
+    let width = width.max(12);
+    let name = |text: &str| visible::for_terminal(text).into_owned();
+    let mut out = format!(
+        "{head}: differs at token {} of {} (byte {}, line {line}:{col})\n",
+        first.index, tokens.reference_count, first.byte
+    );
+    for (side, token) in [
+        (reference.name, &first.reference),
+        (other.name, &first.engine),
+    ] {
+        out.push_str(&format!(
+            "  {:>width$}: {}\n",
+            name(side),
+            token_shown(token.as_ref())
+        ));
+    }
+    (out, false)
+}
+
+/// The first differing token in one line, as a corpus report's example shows it.
+pub fn token_difference(first: &super::TokenDifference) -> String {
+    format!(
+        "token {} (byte {}): {} vs {}",
+        first.index,
+        first.byte,
+        token_shown(first.reference.as_ref()),
+        token_shown(first.engine.as_ref())
+    )
+}
+
+/// A token as the report shows it: its id and its quoted text, or the end.
+fn token_shown(token: Option<&Token>) -> String {
+    match token {
+        None => "(no more tokens)".into(),
+        Some(Token {
+            id,
+            text: Some(text),
+            ..
+        }) => format!("{id} {}", visible::quoted(text)),
+        Some(token) => token.id.to_string(),
     }
 }
 

@@ -172,6 +172,7 @@ pub(super) fn render(
                 result,
                 url: None,
                 note: None,
+                tokens: None,
             }
         }
         Counterpart::Engine {
@@ -188,6 +189,7 @@ pub(super) fn render(
             },
             url: None,
             note: None,
+            tokens: None,
         },
     };
     Ok(Output::Compared(Arc::new(Compared::new(answer, against))))
