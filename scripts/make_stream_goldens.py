@@ -11,6 +11,9 @@ text between consecutive cuts. Chunkings: whole, every 1, 3 and 7 characters, at
 token boundaries of Qwen3's tokenizer (target/tokenizers/qwen3/tokenizer.json, fetched by
 scripts/fetch_tokenizers.sh), and two random splits with fixed seeds.
 
+Also writes tests/data/parse/cli_chunks.json: `chatplate parse --chunks` on the docs'
+Qwen example, checked by tests/cli/parse_stream_cli.rs.
+
 Each result: `events` as [call, event] pairs (call 0: the prefix's initial_events, 1..n:
 each feed, n+1: finalize), then `message`, or `error` {class, message, call} for what a
 call raised (that call's events are lost, as they are in Python).
@@ -33,6 +36,8 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "tests" / "data" / "parse"
 WHOLE = DATA / "goldens.json"
 OUT = DATA / "stream_goldens.json"
+# `chatplate parse --chunks` on the docs' example, as transformers streams it.
+CLI_OUT = DATA / "cli_chunks.json"
 TOKENIZER = ROOT / "target" / "tokenizers" / "qwen3" / "tokenizer.json"
 
 # Longer outputs (the hostile patterns' thousands of characters) are fed whole, by
@@ -185,6 +190,25 @@ def build():
             "cases": cases}
 
 
+def cli_goldens():
+    """The docs' Qwen example (docs/examples/qwen-output.txt with its schema and tools),
+    every 7 bytes (ASCII: 7 characters) and at Qwen3's token boundaries, as the lines
+    `chatplate parse --chunks` prints: each event, then the message."""
+    examples = ROOT / "docs" / "examples"
+    text = (examples / "qwen-output.txt").read_text()
+    assert text.isascii()
+    schema = json.loads((examples / "qwen-response-template.json").read_text())
+    tools = json.loads((examples / "weather-tools.json").read_text())
+    tokenizer = Tokenizer.from_file(str(TOKENIZER))
+    out = {}
+    for name, cuts in chunkings(text, tokenizer).items():
+        if name not in ("every-7", "tokens"):
+            continue
+        run = stream(schema, "", text, tools, cuts)
+        out[name] = [event for _, event in run["events"]] + [run["message"]]
+    return out
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--check", action="store_true", help="compare with the committed goldens")
@@ -192,15 +216,17 @@ def main():
     if transformers.__version__ != "5.23.0":
         sys.exit(f"transformers 5.23.0 is the reference; this is {transformers.__version__}")
     goldens = build()
+    cli = json.dumps(cli_goldens(), ensure_ascii=False, indent=1) + "\n"
     # NaN has no JSON spelling (chatplate writes null, docs/parse.md): none in the goldens.
     text = json.dumps(goldens, ensure_ascii=False, separators=(",", ":"), allow_nan=False) + "\n"
     runs = sum(len(c["chunkings"]) for c in goldens["cases"])
     if args.check:
-        if OUT.read_text() != text:
+        if OUT.read_text() != text or CLI_OUT.read_text() != cli:
             sys.exit(f"{OUT} differs from what transformers gives now: run scripts/make_stream_goldens.py")
         print(f"{OUT}: {len(goldens['cases'])} cases, {runs} chunkings match transformers")
         return
     OUT.write_text(text)
+    CLI_OUT.write_text(cli)
     print(f"wrote {OUT}: {len(goldens['cases'])} cases, {runs} chunkings ({len(text)} bytes)")
 
 

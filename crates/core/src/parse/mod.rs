@@ -29,6 +29,7 @@
 //! time ([`ParseLimits`]), which a hostile pattern cannot escape (`backtracking.rs`).
 
 mod backtracking;
+mod chunkings;
 mod coerce;
 mod content;
 mod error;
@@ -50,9 +51,12 @@ mod transform;
 
 use serde_json::Value;
 
+pub use chunkings::{check_chunkings, stream_parse, Chunking, ChunkingDifference, StreamRun};
 pub use error::{ParseError, LIMIT_CLASS};
 pub use limits::ParseLimits;
-pub use round_trip::{check_round_trip, round_trip_each, RoundTripFailure};
+pub use round_trip::{
+    check_round_trip, check_stream_round_trip, round_trip_each, RoundTripFailure,
+};
 pub use source::{model_schema, read_schema_file, session_schema, SchemaFound, SchemaSourceError};
 pub use stream::{ResponseParser, StreamEvent};
 pub use template::ResponseTemplate;
