@@ -38,6 +38,7 @@ mod inspect_masks;
 mod lint_cli;
 mod lint_portability;
 mod parse_cli;
+mod parse_stream_cli;
 mod plugin_engines;
 mod round_trip_cli;
 mod session_save;
