@@ -223,4 +223,32 @@ mod tests {
         assert!(random.iter().all(|c| text.is_char_boundary(*c)));
         assert_eq!(Chunking::Every(5).cuts(""), vec![0]);
     }
+
+    #[test]
+    fn a_region_that_received_other_text_is_reported() {
+        let run = |texts: &[&str]| StreamRun {
+            events: std::iter::once(StreamEvent::open("content"))
+                .chain(texts.iter().map(|t| StreamEvent::Chunk {
+                    field: "content".into(),
+                    text: (*t).into(),
+                    dirty: false,
+                }))
+                .map(|e| (1, e))
+                .collect(),
+            outcome: Ok(serde_json::json!({"content": "Hi"})),
+        };
+        let whole = run(&["Hi"]);
+        let expected = regions(&whole.events);
+        assert_eq!(difference(&whole, &expected, &run(&["H", "i"])), None);
+        assert_eq!(
+            difference(&whole, &expected, &run(&["Hi", "<|im"])).as_deref(),
+            Some("region 1 received content \"Hi<|im\" where the whole output gives content \"Hi\"")
+        );
+        let mut failed = run(&["Hi"]);
+        failed.outcome = Err(ParseError::value("boom"));
+        assert_eq!(
+            difference(&whole, &expected, &failed).as_deref(),
+            Some("the parse gives error ValueError: boom where the whole output gives {\"content\":\"Hi\"}")
+        );
+    }
 }
