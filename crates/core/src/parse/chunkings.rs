@@ -242,7 +242,9 @@ mod tests {
         assert_eq!(difference(&whole, &expected, &run(&["H", "i"])), None);
         assert_eq!(
             difference(&whole, &expected, &run(&["Hi", "<|im"])).as_deref(),
-            Some("region 1 received content \"Hi<|im\" where the whole output gives content \"Hi\"")
+            Some(
+                "region 1 received content \"Hi<|im\" where the whole output gives content \"Hi\""
+            )
         );
         let mut failed = run(&["Hi"]);
         failed.outcome = Err(ParseError::value("boom"));
