@@ -3,7 +3,9 @@
 //! transformers itself) fed in every recorded chunking must give the same events, from
 //! the same call, and the same final message or error.
 
-use chatplate_core::parse::{ParseError, ResponseParser, ResponseTemplate, StreamEvent};
+use chatplate_core::parse::{
+    parse_with_spec, ParseError, ResponseParser, ResponseTemplate, StreamEvent,
+};
 use serde_json::{json, Value};
 
 const GOLDENS: &str = include_str!("../../../../tests/data/parse/stream_goldens.json");
@@ -73,6 +75,9 @@ fn every_chunking_of_every_golden_matches_transformers() {
                 .unwrap()
                 .extend(run.as_object().unwrap().clone());
             let text = |value: &Value| serde_json::to_string(value).unwrap();
+            if name == "whole" {
+                whole_path_agrees(case, &goldens, expected, &mut failures);
+            }
             if text(&got) != text(expected) {
                 failures.push(format!(
                     "{} [{name}]\n  expected {}\n  got      {}",
@@ -94,4 +99,35 @@ fn every_chunking_of_every_golden_matches_transformers() {
         failures.len(),
         failures.join("\n")
     );
+}
+
+/// `parse_response` (the one-pass parse `chatplate parse` runs on a whole output) gives
+/// the message or error transformers' whole run gives: the `tools=` casting and `prefix=`
+/// cases of the stream goldens check it too.
+fn whole_path_agrees(case: &Value, goldens: &Value, expected: &Value, failures: &mut Vec<String>) {
+    let schema = &goldens["schemas"][case["schema"].as_str().unwrap()]["schema"];
+    let tools: Vec<Value> = match &case["tools"] {
+        Value::Bool(true) => goldens["tools"].as_array().unwrap().clone(),
+        Value::Array(own) => own.clone(),
+        _ => Vec::new(),
+    };
+    let response = case["response"].as_str().unwrap();
+    let prefix = case["prefix"].as_str().unwrap();
+    let got = match parse_with_spec(response, schema, prefix, &tools) {
+        Ok(message) => message,
+        Err(e) => json!({"class": e.class, "message": e.message}),
+    };
+    let want = match expected.get("message") {
+        Some(message) => message.clone(),
+        None => {
+            let error = &expected["error"];
+            json!({"class": error["class"], "message": error["message"]})
+        }
+    };
+    if got != want {
+        failures.push(format!(
+            "{} [parse_response]\n  expected {want}\n  got      {got}",
+            case["id"]
+        ));
+    }
 }
