@@ -128,10 +128,19 @@ pub(super) fn run(args: ParseArgs) -> Result<i32> {
         None => {}
     }
     if args.check_chunkings {
-        let cuts = token_cuts(&args, &output).unwrap_or_else(|err| {
-            output::note(&format!("chatplate parse: no token chunking: {err:#}"));
-            None
-        });
+        let cuts = match token_cuts(&args, &output) {
+            Ok(Some(cuts)) => Some(cuts),
+            Ok(None) => {
+                output::note(
+                    "chatplate parse: no tokenizer, so no token chunking (give --tokenizer PATH)",
+                );
+                None
+            }
+            Err(err) => {
+                output::note(&format!("chatplate parse: no token chunking: {err:#}"));
+                None
+            }
+        };
         return parse_stream::check(&setup, &output, &parse_stream::chunkings(cuts));
     }
     match parse::parse_response_within(&output, &template, &inputs.prefix, &inputs.tools, &limits) {

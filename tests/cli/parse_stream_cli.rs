@@ -207,6 +207,12 @@ fn check_chunkings_finds_every_chunking_parses_as_whole() {
         assert!(report.contains(line), "{line}\n{report}");
     }
     assert!(!report.contains("DIFFERS"), "{report}");
+    // No tokenizer here: the token chunking is left out, and a note says why.
+    assert!(
+        stderr(&output).contains("no tokenizer, so no token chunking (give --tokenizer PATH)"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 /// A session on bundled template `name` with no `response_template` of its own.

@@ -24,11 +24,11 @@
 
 use serde_json::{json, Value};
 
+use super::check_input_size;
 use super::error::ParseError;
 use super::limits::ParseLimits;
 use super::parser::Parser;
 use super::template::{Field, ResponseTemplate};
-use super::{check_input_size, MAX_INPUT_BYTES};
 
 /// Content parsers whose chunks are part of the final value (`STREAMABLE_PARSERS`):
 /// the others' chunks are raw text that only becomes a value when the region closes.
@@ -143,9 +143,7 @@ impl<'t> ResponseParser<'t> {
 
     /// `feed(text)`: the events that `text`, the output's next chunk, settles.
     pub fn feed(&mut self, text: &str) -> Result<Vec<StreamEvent>, ParseError> {
-        if self.buffer.len().saturating_add(text.len()) > MAX_INPUT_BYTES {
-            check_input_size(self.buffer.len().saturating_add(text.len()))?;
-        }
+        check_input_size(self.buffer.len().saturating_add(text.len()))?;
         self.buffer.push_str(text);
         self.parser.clock = self.limits.start();
         self.pos = self.parser.process(&self.buffer, self.pos, false)?;
