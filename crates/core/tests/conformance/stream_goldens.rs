@@ -117,12 +117,11 @@ fn whole_path_agrees(case: &Value, goldens: &Value, expected: &Value, failures: 
         Ok(message) => message,
         Err(e) => json!({"class": e.class, "message": e.message}),
     };
-    let want = match expected.get("message") {
-        Some(message) => message.clone(),
-        None => {
-            let error = &expected["error"];
-            json!({"class": error["class"], "message": error["message"]})
-        }
+    let want = if let Some(message) = expected.get("message") {
+        message.clone()
+    } else {
+        let error = &expected["error"];
+        json!({"class": error["class"], "message": error["message"]})
     };
     if got != want {
         failures.push(format!(
