@@ -25,6 +25,26 @@ fn main() {
         .unwrap();
     }
     code.push_str("];\n");
+    // Each template's `response_template`, from `NAME.response_template.json` beside it.
+    code.push_str(
+        "/// Bundled response_templates: (template stem, JSON text).\npub(crate) const BUNDLED_SCHEMAS: &[(&str, &str)] = &[\n",
+    );
+    let mut schemas: Vec<_> = std::fs::read_dir(&dir)
+        .map(|rd| rd.filter_map(Result::ok).map(|e| e.path()).collect())
+        .unwrap_or_default();
+    schemas.retain(|p| p.to_string_lossy().ends_with(".response_template.json"));
+    schemas.sort();
+    for path in schemas {
+        let name = path.file_name().unwrap().to_string_lossy();
+        let stem = name.trim_end_matches(".response_template.json");
+        writeln!(
+            code,
+            "    ({stem:?}, include_str!({:?})),",
+            path.display().to_string()
+        )
+        .unwrap();
+    }
+    code.push_str("];\n");
     let out = Path::new(&std::env::var("OUT_DIR").unwrap()).join("bundled_templates.rs");
     std::fs::write(out, code).unwrap();
 }

@@ -24,6 +24,7 @@ mod lint;
 mod lint_text;
 mod output;
 mod parse;
+mod parse_stream;
 mod remedy;
 mod render;
 mod session_input;

@@ -9,12 +9,13 @@ use serde_json::Value as Json;
 
 use super::limits::LimitArgs;
 use super::output;
+use super::parse_stream::{self, ChunksArg, Setup};
 use super::render::fixture_template;
 use super::session_input::{
     input_dir, load_session, read_input, read_json, shown, template_access,
 };
 use super::stdin;
-use chatplate_core::parse::{self, ParseLimits, ResponseTemplate, MAX_INPUT_BYTES};
+use chatplate_core::parse::{self, Chunking, ParseLimits, ResponseTemplate, MAX_INPUT_BYTES};
 use chatplate_render::{CompiledTemplate, ContinueFinal, RenderControl};
 
 #[derive(Debug, Args)]
@@ -41,6 +42,24 @@ pub(super) struct ParseArgs {
     /// (repeatable), besides the config file's "template_roots".
     #[arg(long = "template-root", value_name = "DIR")]
     template_roots: Vec<PathBuf>,
+    /// Stream: read the output as it arrives and print transformers' `ResponseParser`
+    /// events as JSON lines as they are settled, then the message on the last line.
+    #[arg(long, conflicts_with_all = ["chunks", "check_chunkings"])]
+    stream: bool,
+    /// Replay the whole output in chunks, printed as --stream prints it: every N bytes,
+    /// or `tokens` (at the tokenizer's token boundaries).
+    #[arg(long, value_name = "N|tokens", value_parser = parse_stream::chunks_arg, conflicts_with = "check_chunkings")]
+    chunks: Option<ChunksArg>,
+    /// Parse the output whole and streamed in several chunkings (every byte, each token
+    /// when a tokenizer is at hand, random splits with fixed seeds) and report any
+    /// difference in the message or in the text a region received; exit 1 if any.
+    #[arg(long)]
+    check_chunkings: bool,
+    /// The tokenizer for token chunkings: a model folder, tokenizer.json or
+    /// tokenizer_config.json (default: the session's).
+    #[cfg(feature = "tokens")]
+    #[arg(long, value_name = "PATH")]
+    tokenizer: Option<PathBuf>,
     #[command(flatten)]
     limits: LimitArgs,
 }
@@ -67,6 +86,23 @@ pub(super) fn run(args: ParseArgs) -> Result<i32> {
         Ok(template) => template,
         Err(err) => bail!("invalid response_template: {err}"),
     };
+    let limits = ParseLimits::new(args.limits.limits().deadline);
+    let setup = Setup {
+        template: &template,
+        prefix: &inputs.prefix,
+        tools: &inputs.tools,
+        limits: limits.clone(),
+    };
+    if args.stream {
+        return match &args.response {
+            Some(path) => {
+                let mut file = std::fs::File::open(path)
+                    .with_context(|| format!("reading {}", shown(path).display()))?;
+                parse_stream::stream(&setup, &mut file)
+            }
+            None => parse_stream::stream(&setup, &mut std::io::stdin().lock()),
+        };
+    }
     // Read no more than a parse takes (the cap applies while reading, not after).
     let cap = MAX_INPUT_BYTES as u64;
     let output = match &args.response {
@@ -75,7 +111,38 @@ pub(super) fn run(args: ParseArgs) -> Result<i32> {
         }
         None => stdin::read_text(cap)?,
     };
-    let limits = ParseLimits::new(args.limits.limits().deadline);
+    match args.chunks {
+        Some(ChunksArg::Bytes(n)) => {
+            return parse_stream::replay(&setup, &output, &Chunking::Every(n))
+        }
+        Some(ChunksArg::Tokens) => {
+            let Some(cuts) = token_cuts(&args, &output)? else {
+                bail!(parse_stream::no_tokenizer(args.session.as_deref()));
+            };
+            let chunking = Chunking::At {
+                name: "each token".into(),
+                cuts,
+            };
+            return parse_stream::replay(&setup, &output, &chunking);
+        }
+        None => {}
+    }
+    if args.check_chunkings {
+        let cuts = match token_cuts(&args, &output) {
+            Ok(Some(cuts)) => Some(cuts),
+            Ok(None) => {
+                output::note(
+                    "chatplate parse: no tokenizer, so no token chunking (give --tokenizer PATH)",
+                );
+                None
+            }
+            Err(err) => {
+                output::note(&format!("chatplate parse: no token chunking: {err:#}"));
+                None
+            }
+        };
+        return parse_stream::check(&setup, &output, &parse_stream::chunkings(cuts));
+    }
     match parse::parse_response_within(&output, &template, &inputs.prefix, &inputs.tools, &limits) {
         Ok(message) => {
             output::print_json(&message, true)?;
@@ -153,4 +220,30 @@ fn from_session(path: &Path, args: &ParseArgs) -> Result<Inputs> {
         prefix,
         tools: session.tools.clone().unwrap_or_default(),
     })
+}
+
+/// Where the tokenizer (`--tokenizer`, else the session's) starts a token in `output`;
+/// `None` when there is no tokenizer to ask.
+#[cfg(feature = "tokens")]
+fn token_cuts(args: &ParseArgs, output: &str) -> Result<Option<Vec<usize>>> {
+    use chatplate_core::tokens::{expect::session_tokenizer, TokenizerFiles};
+    let files = match (&args.tokenizer, &args.session) {
+        (Some(path), _) => TokenizerFiles::locate(path)?,
+        (None, Some(session)) => {
+            let dir = input_dir(session);
+            let access = template_access(&dir, &args.template_roots);
+            match session_tokenizer(&load_session(session)?, &dir, &access) {
+                Ok(files) => files,
+                Err(_) => return Ok(None),
+            }
+        }
+        (None, None) => return Ok(None),
+    };
+    parse_stream::token_cuts(&files, output).map(Some)
+}
+
+/// Without the tokenizer feature there are no token boundaries.
+#[cfg(not(feature = "tokens"))]
+fn token_cuts(_args: &ParseArgs, _output: &str) -> Result<Option<Vec<usize>>> {
+    Ok(None)
 }

@@ -26,7 +26,8 @@ fn repo() -> PathBuf {
 }
 
 /// A session on the bundled Qwen-style template with our schema for its `<tool_call>`
-/// JSON (`with_schema`), one tool and a user question.
+/// JSON (`with_schema`; without it, on a copy of the template as a plain file, which
+/// ships no schema), one tool and a user question.
 fn paste_app(dir: &Path, with_schema: bool) -> App {
     let schema = repo().join("tests/data/parse/schemas/qwen2.5-reasoning-tools.json");
     std::fs::copy(schema, dir.join("schema.json")).unwrap();
@@ -40,6 +41,10 @@ fn paste_app(dir: &Path, with_schema: bool) -> App {
     });
     if with_schema {
         session["response_template"] = json!("schema.json");
+    } else {
+        let template = repo().join("templates/qwen2.5-reasoning-tools.jinja");
+        std::fs::copy(template, dir.join("t.jinja")).unwrap();
+        session["template"] = json!({"path": "t.jinja"});
     }
     let session: Session = serde_json::from_value(session).expect("a session");
     app_for(session, dir)
@@ -137,4 +142,52 @@ fn the_paste_box_uses_the_height_it_has() {
     // 24 rows: 20 inside, 17 output lines.
     let short = screen(&mut app, 80, 24);
     assert!(short.contains("… 33 lines above"), "{short}");
+}
+
+/// Each bundled template's format (the CLI test's outputs, tests/cli/parse_stream_cli.rs)
+/// and transformers 5.23's `parse_response` of it with the schema the template ships
+/// (checked with the reference venv).
+#[test]
+fn every_bundled_template_parses_a_pasted_output_with_the_schema_it_ships() {
+    let call = json!([{"type": "function", "function": {"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}}]);
+    let cases = [
+        ("qwen2.5-reasoning-tools",
+         "<think>\nweather\n</think>\n\nLet me check.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}\n</tool_call><|im_end|>",
+         json!({"role": "assistant", "reasoning_content": "weather", "content": "Let me check.", "tool_calls": call})),
+        ("gemma-3-tools",
+         "Checking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}\n</tool_call><end_of_turn>",
+         json!({"role": "assistant", "content": "Checking.", "tool_calls": call})),
+        ("chatml-with-headers-tools",
+         "Checking.<|tool_start|>[{\"type\": \"function\", \"function\": {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}}]<|tool_end|><|eot_id|>",
+         json!({"role": "assistant", "content": "Checking.", "tool_calls": call})),
+        ("firefunction-v2",
+         " functools[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\", \"days\": \"3\"}}]<|eot_id|>",
+         json!({"role": "assistant", "tool_calls": call})),
+    ];
+    for (bundled, output, expected) in cases {
+        let dir = tempfile::tempdir().unwrap();
+        let session = json!({
+            "version": 1,
+            "template": {"bundled": bundled},
+            "bos_token": "<|begin_of_text|>",
+            "messages": [{"role": "user", "content": "Weather in Paris?"}],
+            "tools": [{"type": "function", "function": {"name": "get_weather", "parameters": {
+                "type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}}}}],
+            "variables": {"functions": "[]", "datetime": "2026-12-03"},
+        });
+        let session: Session = serde_json::from_value(session).expect("a session");
+        let mut app = app_for(session, dir.path());
+        paste_and_parse(&mut app, output);
+        let shown = screen(&mut app, 80, 24);
+        assert!(
+            !shown.contains("no response_template"),
+            "{bundled}: {shown}"
+        );
+        app.update(Action::Dialog(DialogAction::Accept));
+        assert_eq!(
+            messages(&app).pop().unwrap(),
+            expected,
+            "{bundled}: {shown}"
+        );
+    }
 }

@@ -39,8 +39,18 @@ fn badge_app(dir: &Path, with_schema: bool) -> App {
     });
     if with_schema {
         session["response_template"] = json!("schema.json");
+    } else {
+        // The bundled template ships a schema; a copy of it as a plain file has none.
+        let template = repo().join("templates/qwen2.5-reasoning-tools.jinja");
+        std::fs::copy(template, dir.join("t.jinja")).unwrap();
+        session["template"] = json!({"path": "t.jinja"});
     }
     let session: Session = serde_json::from_value(session).expect("a session");
+    opened(session, dir)
+}
+
+/// The app on `session`, the Messages pane focused on the message before the last.
+fn opened(session: Session, dir: &Path) -> App {
     let mut app = app_for(session, dir);
     app.update(Action::Focus(Pane::Messages));
     app.update(Action::Message(MessageAction::Select(Step::Last)));
@@ -91,4 +101,20 @@ fn without_a_schema_there_are_no_badges() {
     screen(&mut app, 80, 24);
     assert_eq!(app.round_trip_of(1), None);
     assert_eq!(app.round_trip_of(3), None);
+}
+
+#[test]
+fn a_bundled_template_badges_with_the_schema_it_ships() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = badge_app(dir.path(), true);
+    screen(&mut app, 80, 24);
+    let with_file = (app.round_trip_of(1), app.round_trip_of(3));
+    // The same session without a response_template of its own: the bundled one.
+    let dir = tempfile::tempdir().unwrap();
+    let mut session = app.workspace().session.clone();
+    session.response_template = None;
+    let mut app = opened(session, dir.path());
+    screen(&mut app, 80, 24);
+    assert_eq!((app.round_trip_of(1), app.round_trip_of(3)), with_file);
+    assert_eq!(with_file, (Some(true), Some(false)));
 }

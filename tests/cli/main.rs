@@ -39,6 +39,7 @@ mod lint_cli;
 mod lint_portability;
 mod minijinja_profiles;
 mod parse_cli;
+mod parse_stream_cli;
 mod plugin_engines;
 mod round_trip_cli;
 mod session_save;

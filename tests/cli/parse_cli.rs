@@ -93,8 +93,11 @@ fn bad_input_is_exit_2() {
         stderr(&output)
     );
 
+    // A template file with no model folder has no schema (a bundled one ships its own).
+    let template = repo().join("templates/gemma-3-tools.jinja");
+    std::fs::copy(template, dir.path().join("t.jinja")).unwrap();
     let session = dir.path().join("s.json");
-    let text = r#"{"version": 1, "template": {"bundled": "gemma-3-tools"}, "messages": []}"#;
+    let text = r#"{"version": 1, "template": {"path": "t.jinja"}, "messages": []}"#;
     std::fs::write(&session, text).unwrap();
     let output = chatplate_with_input(&["parse", session.to_str().unwrap()], &repo(), b"hi");
     assert_eq!(output.status.code(), Some(2));

@@ -102,6 +102,10 @@ fn a_round_trip_without_a_schema_is_reported() {
     );
     let mut session: Json = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
     session.as_object_mut().unwrap().remove("response_template");
+    // A bundled template ships its schema: a copy of it as a plain file has none.
+    let source = repo().join("templates/gemma-3-tools.jinja");
+    std::fs::copy(source, dir.path().join("t.jinja")).unwrap();
+    session["template"] = json!({"path": "t.jinja"});
     std::fs::write(&path, session.to_string()).unwrap();
     let output = chatplate(&["check", "session.json"], dir.path());
     assert_eq!(output.status.code(), Some(1));

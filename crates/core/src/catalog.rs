@@ -114,6 +114,15 @@ pub fn bundled() -> Vec<TemplateSource> {
         .collect()
 }
 
+/// The `response_template` shipped with bundled template `name` (its
+/// `templates/NAME.response_template.json`), as JSON text; `None` when it has none.
+pub fn bundled_schema(name: &str) -> Option<&'static str> {
+    bundled::BUNDLED_SCHEMAS
+        .iter()
+        .find(|(stem, _)| *stem == name)
+        .map(|(_, text)| *text)
+}
+
 /// The bundled template the app opens by default.
 pub fn default_template() -> TemplateSource {
     let all = bundled();

@@ -156,6 +156,7 @@ fn build_session(
         assert_prefix_stable: false,
         response_template: None,
         assert_round_trip: false,
+        assert_stream_round_trip: false,
     })
 }
 

@@ -174,6 +174,10 @@ pub struct Session {
     /// generated it, back into a message and compares it with the original.
     #[serde(default, skip_serializing_if = "is_false")]
     pub assert_round_trip: bool,
+    /// `chatplate check` also streams each assistant message's generated text in
+    /// several chunkings and asserts each parses as it does whole.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub assert_stream_round_trip: bool,
 }
 
 /// Why a session could not be read or written.
@@ -239,6 +243,7 @@ impl Session {
             assert_prefix_stable: false,
             response_template: None,
             assert_round_trip: false,
+            assert_stream_round_trip: false,
         }
     }
 

@@ -39,8 +39,11 @@ impl Background for RoundTripBadges {
     fn after_render(&mut self, view: &JobView, _said: &mut Said) -> Option<(u64, Job)> {
         let generation = view.preview.generation;
         let workspace = view.workspace;
+        // A bundled template may ship one (templates/NAME.response_template.json).
         let may_have = workspace.session.response_template.is_some()
-            || matches!(workspace.template.origin, Origin::Model(_));
+            || matches!(workspace.template.origin, Origin::Model(_))
+            || (workspace.template.origin == Origin::Bundled
+                && chatplate_core::catalog::bundled_schema(&workspace.template.name).is_some());
         if !may_have || view.stale() || self.answers.asked(generation) {
             return None;
         }

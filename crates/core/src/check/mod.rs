@@ -14,6 +14,7 @@ pub mod isolate;
 mod pool;
 mod report;
 mod round_trip;
+mod stream_round_trip;
 pub mod watch;
 
 use std::path::{Path, PathBuf};
@@ -86,6 +87,9 @@ pub enum Outcome {
     TokensDiffer(String),
     /// The fixture asks for `assert_prefix_stable` and one more turn rewrites the prompt.
     NotPrefixStable(String),
+    /// The fixture asks for `assert_stream_round_trip` and an assistant message's
+    /// generated text, streamed in chunks, parses otherwise than whole.
+    StreamRoundTrip(String),
     /// The fixture asks for `assert_round_trip` and an assistant message does not parse
     /// back into itself.
     RoundTrip {
@@ -267,6 +271,8 @@ pub(crate) fn check_verdict(
         let outcome = prefix_stable(&session, &template, outcome, options.limits);
         let outcome =
             round_trip::round_trip_step(&session, dir, &access, &template, outcome, options.limits);
+        let outcome =
+            stream_round_trip::step(&session, dir, &access, &template, outcome, options.limits);
         let max_memory = options.limits.max_memory_bytes;
         let outcome = token_step(outcome, &session, dir, &access, &rendered, max_memory);
         let outcome = match &outcome {

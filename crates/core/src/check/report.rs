@@ -81,6 +81,9 @@ fn report_outcome(result: &CaseResult, outcome: &Outcome, color: bool) -> String
         Outcome::NotPrefixStable(report) => {
             format!("FAIL {path}: assert_prefix_stable: {}", text(report))
         }
+        Outcome::StreamRoundTrip(report) => {
+            format!("FAIL {path}: assert_stream_round_trip: {}", text(report))
+        }
         Outcome::RoundTrip {
             message,
             problem,

@@ -29,11 +29,13 @@
 //! time ([`ParseLimits`]), which a hostile pattern cannot escape (`backtracking.rs`).
 
 mod backtracking;
+mod chunkings;
 mod coerce;
 mod content;
 mod error;
 mod limits;
 mod parser;
+mod partial;
 mod pattern;
 mod pattern_error;
 mod pyjson;
@@ -43,15 +45,20 @@ mod round_trip;
 mod searches;
 mod shape;
 mod source;
+mod stream;
 mod template;
 mod transform;
 
 use serde_json::Value;
 
+pub use chunkings::{check_chunkings, stream_parse, Chunking, ChunkingDifference, StreamRun};
 pub use error::{ParseError, LIMIT_CLASS};
 pub use limits::ParseLimits;
-pub use round_trip::{check_round_trip, round_trip_each, RoundTripFailure};
+pub use round_trip::{
+    check_round_trip, check_stream_round_trip, round_trip_each, RoundTripFailure,
+};
 pub use source::{model_schema, read_schema_file, session_schema, SchemaFound, SchemaSourceError};
+pub use stream::{ResponseParser, StreamEvent};
 pub use template::ResponseTemplate;
 
 /// Largest prefix plus response parsed, in bytes: far beyond any real conversation,
@@ -88,7 +95,7 @@ pub fn parse_response_within(
     let clock = limits.start();
     let mut buffer = template.truncate_prefix(prefix, &clock)?.to_string();
     buffer.push_str(text);
-    parser::Parser::new(template, tools, &clock).finish(&buffer)
+    parser::Parser::new(template, tools, clock).finish(&buffer)
 }
 
 /// Fails when a prefix and response of `bytes` in all are more than a parse takes.

@@ -1,11 +1,12 @@
-//! The parse itself (`response_parser.py`'s `ResponseParser`, fed the whole response
-//! at once): regions open and close at the earliest anchor, text goes to the region
-//! that is open, and each closed region's text goes through its content parser.
+//! The parse itself (`response_parser.py`'s `ResponseParser`): regions open and close at
+//! the earliest anchor, text goes to the region that is open, and each closed region's
+//! text goes through its content parser.
 //!
-//! transformers feeds the prefix and the response in two steps and holds back text
-//! that a later chunk could still turn into an anchor (partial matching); fed complete
-//! text, every such decision resolves as it does at the end of the stream, so one pass
-//! over `truncated prefix + response` gives the same message.
+//! Fed the whole response at once, every decision resolves as it does at the end of the
+//! stream, so one pass over `truncated prefix + response` gives transformers' message.
+//! Streamed (`stream.rs`), text that a later chunk could still turn into an anchor is
+//! held back (partial matching, `partial.rs`) and the parser records the events
+//! transformers emits.
 
 use serde_json::{Map, Value};
 
@@ -16,6 +17,7 @@ use super::limits::Clock;
 use super::pattern::Found;
 use super::pyvalue::{shown, shown_repr, type_name};
 use super::searches::Searches;
+use super::stream::StreamEvent;
 use super::template::{Field, ResponseTemplate};
 use super::transform::apply_transform;
 
@@ -28,7 +30,8 @@ enum Kind {
 
 pub(crate) struct Parser<'t> {
     spec: &'t ResponseTemplate,
-    clock: &'t Clock,
+    /// Replaced at each streamed chunk: the deadline bounds one step, not the stream.
+    pub(crate) clock: Clock,
     tools: ToolParams,
     output: Map<String, Value>,
     /// The region text goes to: the implicit field, or `None` (text is dropped).
@@ -37,10 +40,12 @@ pub(crate) struct Parser<'t> {
     body: String,
     opened: bool,
     searches: Searches,
+    /// The events so far, when the parse streams (`None`: nobody listens).
+    events: Option<Vec<StreamEvent>>,
 }
 
 impl<'t> Parser<'t> {
-    pub(crate) fn new(spec: &'t ResponseTemplate, tools: &[Value], clock: &'t Clock) -> Self {
+    pub(crate) fn new(spec: &'t ResponseTemplate, tools: &[Value], clock: Clock) -> Self {
         Self {
             spec,
             clock,
@@ -51,12 +56,28 @@ impl<'t> Parser<'t> {
             body: String::new(),
             opened: false,
             searches: Searches::default(),
+            events: None,
         }
+    }
+
+    /// Records the events from now on (the streaming parser listens).
+    pub(crate) fn record_events(&mut self) {
+        self.events = Some(Vec::new());
+    }
+
+    /// The events recorded since the last call.
+    pub(crate) fn take_events(&mut self) -> Vec<StreamEvent> {
+        self.events.as_mut().map(std::mem::take).unwrap_or_default()
     }
 
     /// Runs the whole buffer, then checks required fields and drops empty values.
     pub(crate) fn finish(mut self, buffer: &str) -> Result<Value, ParseError> {
-        self.process(buffer)?;
+        self.process(buffer, 0, true)?;
+        self.message()
+    }
+
+    /// The message: required fields checked, empty values dropped (`finalize`).
+    pub(crate) fn message(&mut self) -> Result<Value, ParseError> {
         let missing: Vec<&str> = self
             .spec
             .fields
@@ -74,18 +95,39 @@ impl<'t> Parser<'t> {
         let defaults = &self.spec.defaults;
         self.output
             .retain(|k, v| defaults.contains_key(k) || !is_empty(v));
-        Ok(Value::Object(self.output))
+        Ok(Value::Object(std::mem::take(&mut self.output)))
     }
 
-    fn process(&mut self, buffer: &str) -> Result<(), ParseError> {
-        let mut pos = 0;
+    /// `_process`: parses `buffer` from `pos` and returns where it stopped. At the end
+    /// of the stream (`eos`) everything is parsed; before it, text from the earliest
+    /// delimiter that more text could still complete or extend is held back.
+    pub(crate) fn process(
+        &mut self,
+        buffer: &str,
+        mut pos: usize,
+        eos: bool,
+    ) -> Result<usize, ParseError> {
+        // A longer buffer can change any search's answer: the reused results go.
+        self.searches = Searches::default();
         loop {
             self.clock.check(|| format!("parsing at byte {pos}"))?;
-            let Some((kind, field, m)) = self.earliest(buffer, pos)? else {
-                if pos < buffer.len() {
-                    self.accumulate(&buffer[pos..]);
+            let (best, hold) = if eos {
+                (self.earliest(buffer, pos)?, buffer.len())
+            } else {
+                self.scan(buffer, pos)?
+            };
+            let Some((kind, field, m)) = best else {
+                if eos {
+                    if pos < buffer.len() {
+                        self.accumulate(&buffer[pos..]);
+                    }
+                    self.close_current()?;
+                    return Ok(buffer.len());
                 }
-                return self.close_current();
+                if hold > pos {
+                    self.accumulate(&buffer[pos..hold]);
+                }
+                return Ok(pos.max(hold));
             };
             if m.start > pos {
                 self.accumulate(&buffer[pos..m.start]);
@@ -101,9 +143,49 @@ impl<'t> Parser<'t> {
             // A zero-width close of a region that never opened would fire again at the
             // same place: transformers stops there (and drops the rest).
             if !had_content && m.start == m.end {
-                return Ok(());
+                return Ok(pos);
             }
         }
+    }
+
+    /// `_scan` before the end of the stream: the earliest delimiter that can be
+    /// committed now, and where the held-back text starts (a partial match, or a
+    /// complete one at the end of the text that more text could still extend).
+    fn scan(&mut self, buffer: &str, pos: usize) -> Result<(Option<Candidate>, usize), ParseError> {
+        let mut hold = buffer.len();
+        let mut best: Option<Candidate> = None;
+        for (kind, index) in self.watchlist() {
+            let field = &self.spec.fields[index];
+            let pattern = if kind == Kind::Open {
+                &field.open
+            } else {
+                &field.close
+            };
+            let pattern = pattern.as_ref().expect("watched");
+            let delimiter = (kind == Kind::Close, index);
+            let found = self
+                .searches
+                .search(delimiter, pattern, buffer, pos, &self.clock)?;
+            let Some(m) = found else {
+                hold = hold.min(pattern.partial_start(buffer, pos, &self.clock)?);
+                continue;
+            };
+            // `_can_grow`: a match ending at the edge may still change, unless it is
+            // a literal no other literal of its list extends.
+            if m.end == buffer.len() && (m.start == m.end || !pattern.fixed) {
+                hold = hold.min(m.start);
+                continue;
+            }
+            let better = best.as_ref().is_none_or(|(bk, bi, bm)| {
+                rank(kind, field, &m) < rank(*bk, &self.spec.fields[*bi], bm)
+            });
+            if better {
+                best = Some((kind, index, m));
+            }
+        }
+        // A pending delimiter that starts no later might still be the one that fires.
+        let best = best.filter(|(_, _, m)| m.start < hold);
+        Ok((best, hold))
     }
 
     /// The delimiters that matter now: the close of an open explicit region, or every
@@ -132,12 +214,8 @@ impl<'t> Parser<'t> {
     }
 
     /// The earliest match (longest on ties, opens before closes, then by field name).
-    fn earliest(
-        &mut self,
-        buffer: &str,
-        pos: usize,
-    ) -> Result<Option<(Kind, usize, Found)>, ParseError> {
-        let mut best: Option<(Kind, usize, Found)> = None;
+    fn earliest(&mut self, buffer: &str, pos: usize) -> Result<Option<Candidate>, ParseError> {
+        let mut best: Option<Candidate> = None;
         for (kind, index) in self.watchlist() {
             let field = &self.spec.fields[index];
             let pattern = if kind == Kind::Open {
@@ -149,7 +227,7 @@ impl<'t> Parser<'t> {
             let delimiter = (kind == Kind::Close, index);
             let Some(m) = self
                 .searches
-                .search(delimiter, pattern, buffer, pos, self.clock)?
+                .search(delimiter, pattern, buffer, pos, &self.clock)?
             else {
                 continue;
             };
@@ -164,14 +242,24 @@ impl<'t> Parser<'t> {
     }
 
     fn accumulate(&mut self, text: &str) {
-        if text.is_empty() || self.current.is_none() {
+        let Some(current) = self.current.filter(|_| !text.is_empty()) else {
             return;
+        };
+        let field = &self.spec.fields[current];
+        if let Some(events) = &mut self.events {
+            if !self.opened {
+                events.push(StreamEvent::open(&field.name));
+            }
+            events.push(StreamEvent::chunk(field, text));
         }
         self.opened = true;
         self.body.push_str(text);
     }
 
     fn open_explicit(&mut self, field: usize, m: Found) {
+        if let Some(events) = &mut self.events {
+            events.push(StreamEvent::open(&self.spec.fields[field].name));
+        }
         self.current = Some(field);
         self.captures = m
             .groups
@@ -198,12 +286,15 @@ impl<'t> Parser<'t> {
     fn store(&mut self, index: usize) -> Result<(), ParseError> {
         let field = &self.spec.fields[index];
         let run = Run {
-            clock: self.clock,
+            clock: &self.clock,
             patterns: &self.spec.patterns,
         };
         let mut value = process_field(&self.body, field, &self.captures, run)?;
         if !self.tools.is_empty() {
             self.tools.coerce(&mut value);
+        }
+        if let Some(events) = &mut self.events {
+            events.push(StreamEvent::close(&field.name, value.clone()));
         }
         if let Some(join) = &field.join {
             let Value::String(text) = value else {
@@ -222,6 +313,9 @@ impl<'t> Parser<'t> {
         Ok(())
     }
 }
+
+/// A delimiter found: whether it opens, its field, the match.
+type Candidate = (Kind, usize, Found);
 
 /// How candidates compare: earliest, then longest, opens before closes, then by name.
 fn rank<'f>(

@@ -19,13 +19,14 @@
 //! deadline is checked (`backtracking.rs`).
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use fancy_regex::{Captures, Regex};
 
 use super::backtracking::{stopped, Backtracking};
 use super::error::ParseError;
 use super::limits::Clock;
+use super::partial::partial_source;
 use super::pattern_error::python_message;
 use super::pyvalue::shown_repr;
 
@@ -36,6 +37,14 @@ pub(crate) struct Pattern {
     regex: Regex,
     /// For a pattern that needs backtracking: its bounded searches.
     backtracking: Option<Arc<Backtracking>>,
+    /// The pattern as compiled, after translation (the partial pattern derives from it).
+    translated: Arc<str>,
+    /// A list of literals none of which extends another: a complete match of it can
+    /// never grow with more text (`_compile_anchor`'s `can_extend` is false).
+    pub(crate) fixed: bool,
+    /// Where an attempt runs into the end of the text (`partial.rs`), compiled on first
+    /// use; `None` inside when the pattern has constructs that are not modelled.
+    partial: Arc<OnceLock<Option<Pattern>>>,
 }
 
 /// One match: where it is, and its named groups that took part.
@@ -51,12 +60,20 @@ impl Pattern {
     /// A Python pattern, compiled with `DOTALL`; the error is fancy-regex's message.
     pub(crate) fn python(source: &str) -> Result<Self, String> {
         let translated = format!("(?s){}", translate(source));
-        let regex = Regex::new(&translated)
-            .map_err(|e| python_message(source).unwrap_or_else(|| e.to_string()))?;
-        let backtracking = Backtracking::new(&translated, &shown_repr(source)).map(Arc::new);
+        Self::compiled(translated, &shown_repr(source))
+            .map_err(|e| python_message(source).unwrap_or(e))
+    }
+
+    /// An already translated pattern; `shown` names it in errors.
+    fn compiled(translated: String, shown: &str) -> Result<Self, String> {
+        let regex = Regex::new(&translated).map_err(|e| e.to_string())?;
+        let backtracking = Backtracking::new(&translated, shown).map(Arc::new);
         Ok(Self {
             regex,
             backtracking,
+            translated: translated.into(),
+            fixed: false,
+            partial: Arc::default(),
         })
     }
 
@@ -68,7 +85,33 @@ impl Pattern {
             .iter()
             .map(|s| fancy_regex::escape(s).into_owned())
             .collect();
-        Self::python(&source.join("|")).expect("escaped literals always compile")
+        let mut pattern = Self::python(&source.join("|")).expect("escaped literals always compile");
+        pattern.fixed = !literals
+            .iter()
+            .any(|a| literals.iter().any(|b| a != b && a.starts_with(b.as_str())));
+        pattern
+    }
+
+    /// The start of `pattern.search(text, pos, partial=True)` when it finds no complete
+    /// match: the leftmost position from which an attempt runs into the end of the text
+    /// (the end itself when none does: the empty string is always a live prefix). A
+    /// pattern whose partial matches are not modelled is taken as partial from `pos`.
+    pub(crate) fn partial_start(
+        &self,
+        text: &str,
+        pos: usize,
+        clock: &Clock,
+    ) -> Result<usize, ParseError> {
+        let partial = self.partial.get_or_init(|| {
+            let source = partial_source(&self.translated)?;
+            Self::compiled(source, "the partial form of a pattern").ok()
+        });
+        let Some(partial) = partial else {
+            return Ok(pos);
+        };
+        Ok(partial
+            .search(text, pos, clock)?
+            .map_or(text.len(), |m| m.start))
     }
 
     /// The names of the pattern's named groups.

@@ -9,7 +9,7 @@
 
 use serde_json::{Map, Value};
 
-use super::{parse_response_within, ParseLimits, ResponseTemplate};
+use super::{check_chunkings, parse_response_within, Chunking, ParseLimits, ResponseTemplate};
 use chatplate_render::{CompiledTemplate, ContinueFinal, Conversation, RenderControl};
 
 /// Why an assistant message does not survive the round trip.
@@ -72,30 +72,10 @@ fn one_message(
         expected: String::new(),
         actual: String::new(),
     };
-    let render = |count: usize, generation_prompt: bool| {
-        let mut part = conversation.clone();
-        part.messages.truncate(count);
-        part.add_generation_prompt = generation_prompt;
-        part.continue_final_message = ContinueFinal::Off;
-        template
-            .render_controlled(part, control)
-            .map_err(|err| fail(format!("rendering failed: {err}")))
-    };
-    let before = render(index, true)?;
-    let with = render(index + 1, false)?;
-    let Some(tail) = with.strip_prefix(&before) else {
-        return Err(fail(
-            "the render up to this message, with the generation prompt, is not a prefix of the \
-             render including it"
-                .into(),
-        ));
-    };
-    let generated = generated_part(tail, conversation);
+    let output = generated(template, conversation, control, index).map_err(fail)?;
     let tools = conversation.tools.clone().unwrap_or_default();
-    // Each parse gets the render deadline, and stops when the renders would.
-    let deadline = control.deadline.unwrap_or(template.limits().deadline);
-    let limits = ParseLimits::new(deadline).with_cancel(control.cancel.clone());
-    let parsed = parse_response_within(generated, parser, &before, &tools, &limits)
+    let limits = parse_limits(template, control);
+    let parsed = parse_response_within(&output.text, parser, &output.prefix, &tools, &limits)
         .map_err(|err| fail(format!("the generated text does not parse: {err}")))?;
     let original = &conversation.messages[index];
     if parsed == *original {
@@ -107,6 +87,95 @@ fn one_message(
         expected: sorted_json(original),
         actual: sorted_json(&parsed),
     })
+}
+
+/// Each parse gets the render deadline, and stops when the renders would.
+fn parse_limits(template: &CompiledTemplate, control: &RenderControl) -> ParseLimits {
+    let deadline = control.deadline.unwrap_or(template.limits().deadline);
+    ParseLimits::new(deadline).with_cancel(control.cancel.clone())
+}
+
+/// What the model generated for message `index`, and the prompt before it.
+struct Generated {
+    prefix: String,
+    text: String,
+}
+
+fn generated(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    control: &RenderControl,
+    index: usize,
+) -> Result<Generated, String> {
+    let render = |count: usize, generation_prompt: bool| {
+        let mut part = conversation.clone();
+        part.messages.truncate(count);
+        part.add_generation_prompt = generation_prompt;
+        part.continue_final_message = ContinueFinal::Off;
+        template
+            .render_controlled(part, control)
+            .map_err(|err| format!("rendering failed: {err}"))
+    };
+    let before = render(index, true)?;
+    let with = render(index + 1, false)?;
+    let Some(tail) = with.strip_prefix(&before) else {
+        return Err(
+            "the render up to this message, with the generation prompt, is not a prefix of the \
+             render including it"
+                .into(),
+        );
+    };
+    let text = generated_part(tail, conversation).to_string();
+    Ok(Generated {
+        prefix: before,
+        text,
+    })
+}
+
+/// Checks that every assistant message's generated text, streamed in chunks of one
+/// byte, three bytes and two random chunkings, parses as it does whole
+/// (`assert_stream_round_trip`); the first failure.
+pub fn check_stream_round_trip(
+    template: &CompiledTemplate,
+    conversation: &Conversation,
+    parser: &ResponseTemplate,
+    control: &RenderControl,
+) -> Result<(), RoundTripFailure> {
+    let chunkings = [
+        Chunking::Every(1),
+        Chunking::Every(3),
+        Chunking::Random(1),
+        Chunking::Random(2),
+    ];
+    let tools = conversation.tools.clone().unwrap_or_default();
+    let limits = parse_limits(template, control);
+    for (index, message) in conversation.messages.iter().enumerate() {
+        if message.get("role").and_then(Value::as_str) != Some("assistant") {
+            continue;
+        }
+        let fail = |problem: String| RoundTripFailure {
+            message: index,
+            problem,
+            expected: String::new(),
+            actual: String::new(),
+        };
+        let output = generated(template, conversation, control, index).map_err(fail)?;
+        let (_, differences) = check_chunkings(
+            parser,
+            &output.prefix,
+            &tools,
+            &output.text,
+            &chunkings,
+            &limits,
+        );
+        if let Some(first) = differences.first() {
+            return Err(fail(format!(
+                "streamed {} ({} chunks): {}",
+                first.chunking, first.chunks, first.problem
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// The part of `tail` the model generates: up to and including the end-of-turn.

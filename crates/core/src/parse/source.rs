@@ -1,6 +1,7 @@
 //! Where a session's `response_template` comes from: the session itself (the object, or
 //! a path inside its tree), else the `response_template` of its model's
-//! `tokenizer_config.json`, where transformers' tokenizer reads it.
+//! `tokenizer_config.json`, where transformers' tokenizer reads it; a bundled template
+//! carries its own (`templates/NAME.response_template.json`, built into the binary).
 
 use std::path::{Path, PathBuf};
 
@@ -78,8 +79,12 @@ pub fn session_schema(
     }
 }
 
-/// The `response_template` of the model a template came from, if it has one.
+/// The `response_template` of the model a template came from, or the one a bundled
+/// template ships with, if it has one.
 pub fn model_schema(template: &TemplateSource) -> Result<Option<SchemaFound>, SchemaSourceError> {
+    if template.origin == Origin::Bundled {
+        return bundled_schema(&template.name);
+    }
     let Origin::Model(model) = &template.origin else {
         return Ok(None);
     };
@@ -95,6 +100,19 @@ pub fn model_schema(template: &TemplateSource) -> Result<Option<SchemaFound>, Sc
             spec,
             from: config.display().to_string(),
         }))
+}
+
+/// The schema shipped with bundled template `name`.
+fn bundled_schema(name: &str) -> Result<Option<SchemaFound>, SchemaSourceError> {
+    let Some(text) = crate::catalog::bundled_schema(name) else {
+        return Ok(None);
+    };
+    let path = PathBuf::from(format!("templates/{name}.response_template.json"));
+    let spec = parse_json(&path, text)?;
+    Ok(Some(SchemaFound {
+        spec,
+        from: format!("the bundled {}", path.display()),
+    }))
 }
 
 /// A JSON file holding a `response_template` (for `chatplate parse --schema`).

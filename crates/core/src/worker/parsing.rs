@@ -132,8 +132,13 @@ fn unplaced(output: &str, message: &Json, limits: &ParseLimits) -> Vec<String> {
         if is_markup(line) {
             continue;
         }
-        let text = squeezed(&without_tags(line));
-        if strings.iter().any(|s| s.contains(&text)) {
+        // Each stretch between tags on its own: a one-line output (`Checking.<|tool_start|>
+        // [...]<|tool_end|>`) puts its stretches in different fields.
+        let placed = between_tags(line).all(|stretch| {
+            let text = squeezed(stretch);
+            text.is_empty() || strings.iter().any(|s| s.contains(&text))
+        });
+        if placed {
             continue;
         }
         if found.len() < MAX_UNPLACED {
@@ -156,21 +161,19 @@ fn squeezed(text: &str) -> String {
         .collect()
 }
 
-/// `line` without its `<...>` tags and special tokens.
-fn without_tags(line: &str) -> String {
-    let mut kept = String::new();
+/// The stretches of `line` between its `<...>` tags and special tokens.
+fn between_tags(line: &str) -> impl Iterator<Item = &str> {
+    let mut stretches = Vec::new();
     let mut rest = line;
     while let Some(start) = rest.find('<') {
-        kept.push_str(&rest[..start]);
-        if let Some(end) = rest[start..].find('>') {
-            rest = &rest[start + end + 1..];
-        } else {
-            rest = &rest[start..];
+        let Some(end) = rest[start..].find('>') else {
             break;
-        }
+        };
+        stretches.push(&rest[..start]);
+        rest = &rest[start + end + 1..];
     }
-    kept.push_str(rest);
-    kept
+    stretches.push(rest);
+    stretches.into_iter()
 }
 
 /// A line that is only special tokens or tags, which anchors consume.
@@ -185,12 +188,15 @@ fn is_markup(line: &str) -> bool {
     rest.is_empty()
 }
 
-/// Every string in `value`, and each object's JSON text (tool-call arguments were
-/// written as JSON and come back as objects).
+/// Every string in `value`, and each object's and list's JSON text (tool-call arguments
+/// were written as JSON and come back as objects; a list of calls as one JSON list).
 fn collect_strings(value: &Json, into: &mut Vec<String>) {
     match value {
         Json::String(text) => into.push(text.clone()),
-        Json::Array(items) => items.iter().for_each(|item| collect_strings(item, into)),
+        Json::Array(items) => {
+            into.push(value.to_string());
+            items.iter().for_each(|item| collect_strings(item, into));
+        }
         Json::Object(map) => {
             into.push(value.to_string());
             map.values().for_each(|item| collect_strings(item, into));
@@ -232,6 +238,36 @@ mod tests {
         assert_eq!(message["reasoning_content"], "Two cities.");
         assert_eq!(message["tool_calls"].as_array().map(Vec::len), Some(2));
         assert!(unplaced.is_empty(), "{unplaced:?}");
+    }
+
+    #[test]
+    fn a_one_line_output_whose_stretches_went_to_different_fields_is_placed() {
+        // The bundled chatml-with-headers-tools format: text, then the calls as one list.
+        let schema = json!({
+            "defaults": {"role": "assistant"},
+            "start_anchor": "<|start_header_id|>assistant<|end_header_id|>",
+            "fields": {
+                "tool_calls": {"open": "<|tool_start|>", "close": "<|tool_end|>", "content": "json"},
+                "content": {"close_pattern": "<\\|eot_id\\|>|</s>"}
+            }
+        });
+        let output = "Checking.<|tool_start|>[{\"type\": \"function\", \"function\": {\"name\": \
+            \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}}]<|tool_end|><|eot_id|>";
+        let Pasted::Message { message, unplaced } =
+            parse_with(&schema, output, "", &[], &ParseLimits::default())
+        else {
+            panic!("expected a message");
+        };
+        assert_eq!(message["content"], "Checking.");
+        assert!(unplaced.is_empty(), "{unplaced:?}");
+        // A stretch that went nowhere is still reported.
+        let output = "Checking.<|eot_id|>lost";
+        let Pasted::Message { unplaced, .. } =
+            parse_with(&schema, output, "", &[], &ParseLimits::default())
+        else {
+            panic!("expected a message");
+        };
+        assert_eq!(unplaced, vec!["Checking.<|eot_id|>lost"]);
     }
 
     #[test]

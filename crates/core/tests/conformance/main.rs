@@ -20,3 +20,4 @@ mod long_conversations;
 #[cfg(feature = "tokens")]
 mod masks;
 mod parse_goldens;
+mod stream_goldens;

@@ -82,3 +82,18 @@ fn the_goldens_cover_the_shipped_schemas_and_the_realistic_outputs() {
         );
     }
 }
+
+#[test]
+fn every_bundled_template_ships_a_schema_the_goldens_check() {
+    // templates/NAME.response_template.json, built into the binary, must be the schema
+    // transformers ran as `chatplate/NAME` when the goldens were written.
+    let goldens: Value = serde_json::from_str(GOLDENS).unwrap();
+    for template in chatplate_core::catalog::bundled() {
+        let name = &template.name;
+        let text = chatplate_core::catalog::bundled_schema(name)
+            .unwrap_or_else(|| panic!("{name} ships no response_template"));
+        let shipped: Value = serde_json::from_str(text).unwrap();
+        let checked = &goldens["schemas"][format!("chatplate/{name}")]["schema"];
+        assert_eq!(&shipped, checked, "{name}");
+    }
+}
