@@ -97,13 +97,14 @@ pub fn compare_fixtures(
     };
     // A llama-server answers over the network, several requests at a time; the other
     // engines keep one process for the whole report (see [`Renderer`]).
-    let compared = match engine {
-        Engine::LlamaCpp => in_parallel(fixtures, LLAMA_REQUESTS, Renderer::default, compare),
-        _ => {
-            let mut renderer = Renderer::default();
-            let each = fixtures.iter().map(|fixture| compare(&mut renderer, fixture));
-            each.map(Some).collect()
-        }
+    let compared = if engine == Engine::LlamaCpp {
+        in_parallel(fixtures, LLAMA_REQUESTS, Renderer::default, compare)
+    } else {
+        let mut renderer = Renderer::default();
+        let each = fixtures
+            .iter()
+            .map(|fixture| compare(&mut renderer, fixture));
+        each.map(Some).collect()
     };
     for (fixture, compared) in fixtures.iter().zip(compared) {
         let compared = compared.unwrap_or_else(|| Err(CRASHED.into()));
@@ -325,17 +326,22 @@ mod tests {
         use std::time::{Duration, Instant};
         let items: Vec<usize> = (0..10).collect();
         let (running, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
-        let answers = in_parallel(&items, 4, || (), |(), &item| {
-            let now = running.fetch_add(1, Ordering::SeqCst) + 1;
-            most.fetch_max(now, Ordering::SeqCst);
-            // Each waits (boundedly) until four run at once, or the others ran out.
-            let until = Instant::now() + Duration::from_secs(5);
-            while most.load(Ordering::SeqCst) < 4 && Instant::now() < until {
-                std::thread::yield_now();
-            }
-            running.fetch_sub(1, Ordering::SeqCst);
-            item * 10
-        });
+        let answers = in_parallel(
+            &items,
+            4,
+            || (),
+            |(), &item| {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                // Each waits (boundedly) until four run at once, or the others ran out.
+                let until = Instant::now() + Duration::from_secs(5);
+                while most.load(Ordering::SeqCst) < 4 && Instant::now() < until {
+                    std::thread::yield_now();
+                }
+                running.fetch_sub(1, Ordering::SeqCst);
+                item * 10
+            },
+        );
         let answers: Vec<usize> = answers.into_iter().map(Option::unwrap).collect();
         assert_eq!(answers, (0..10).map(|i| i * 10).collect::<Vec<_>>());
         assert_eq!(most.load(Ordering::SeqCst), 4);
