@@ -224,3 +224,75 @@ fn a_slow_engine_shows_an_ellipsis_and_holds_nothing_else() {
     assert!(text.contains("minijinja differs at byte"), "{text}");
     assert!(text.contains(" · 1 …"), "{text}");
 }
+
+/// Types `url` as the compare view's side (`o`), then closes the compare view: the
+/// matrix's `llama.cpp` row follows that server.
+fn name_server(app: &mut App, url: &str) {
+    app.update(Action::Focus(Pane::Prompt));
+    app.handle_key(key(KeyCode::Char('o')));
+    type_text(app, url);
+    app.handle_key(key(KeyCode::Enter));
+    screen(app, 80, 24);
+    app.handle_key(key(KeyCode::Esc));
+    assert!(app.other_side().is_none());
+}
+
+/// A real llama-server on the session's template: llama.cpp prints `1/3` with six
+/// digits where Python prints sixteen, and the row says where that starts.
+#[test]
+fn the_llama_cpp_row_follows_the_server_named_with_o() {
+    let test = "the_llama_cpp_row_follows_the_server_named_with_o";
+    let Some(files) = crate::llama_support::server_files(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let template = "{% for m in messages %}{{ m.content }} {{ 1/3 }}\n{% endfor %}";
+    let file = dir.path().join("t.jinja");
+    std::fs::write(&file, template).unwrap();
+    let server = crate::llama_support::start(&files, Some(&file), &dir.path().join("log"));
+    let session: Session = serde_json::from_value(serde_json::json!({
+        "version": 1,
+        "template": {"source": template},
+        "messages": [{"role": "user", "content": "Hi"}],
+    }))
+    .unwrap();
+    let mut app = app_for(session, dir.path());
+    app.set_engines(without_external_engines(dir.path()));
+    open_matrix(&mut app);
+    screen(&mut app, 80, 24);
+    assert_eq!(row(&app, Engine::LlamaCpp).verdict, Some(Verdict::NoServer));
+    name_server(&mut app, &server.url);
+    let text = screen(&mut app, 80, 24);
+    // "Hi 0.333333" against "Hi 0.3333333333333333": they part after six 3s.
+    let byte = "Hi 0.333333".len();
+    let want = Verdict::Differs {
+        byte,
+        line: 1,
+        column: byte + 1,
+    };
+    assert_eq!(row(&app, Engine::LlamaCpp).verdict, Some(want), "{text}");
+    assert!(text.contains("llama.cpp differs at byte 11"), "{text}");
+}
+
+/// A server nobody runs is `could not run`, not a difference.
+#[test]
+fn an_unreachable_server_could_not_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut app = tojson_app(dir.path());
+    open_matrix(&mut app);
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .unwrap()
+        .port();
+    name_server(&mut app, &format!("http://127.0.0.1:{port}"));
+    let text = screen(&mut app, 80, 24);
+    let verdict = row(&app, Engine::LlamaCpp).verdict.expect("a verdict");
+    assert!(verdict.could_not_run(), "{verdict:?}");
+    assert!(
+        verdict
+            .text()
+            .starts_with("could not run: cannot reach llama-server"),
+        "{verdict:?}"
+    );
+    assert!(text.contains("llama.cpp could not run"), "{text}");
+}
