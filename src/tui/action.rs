@@ -285,6 +285,8 @@ pub enum CompareAction {
     AskSource,
     /// Close the compare view.
     Close,
+    /// Open or close the engine matrix (every engine's verdict, see `jobs::matrix`).
+    Matrix,
 }
 
 /// What the mouse did, where (a screen cell).

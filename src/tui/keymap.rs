@@ -370,6 +370,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Prompt, &[ch('/')], prompt(PromptAction::StartSearch), "search", "Search"),
     bind(S::Prompt, &[ch('D')], prompt(PromptAction::ToggleDiff), "diff", "Diff against the expected prompt"),
     bind(S::Prompt, &[ch('C')], compare(CompareAction::CycleSide), "", "Compare with minijinja, hf-jinja, python or the expected prompt (again: the next; then off)"),
+    bind(S::Prompt, &[ch('M')], compare(CompareAction::Matrix), "", "Engine matrix: every engine's verdict on the session, live (↑/↓ a row, Enter its diff; M again or Esc: close)"),
     bind(S::Prompt, &[ch('o')], compare(CompareAction::AskSource), "", "Compare with a template source, @REVISION of the session's model, or a llama-server URL"),
     bind(S::Prompt, &[ch(']')], prompt(PromptAction::NextChange(Down)), "change", "Diff / compare: next change"),
     bind(S::Prompt, &[ch('[')], prompt(PromptAction::NextChange(Up)), "", "Diff / compare: previous change"),

@@ -66,7 +66,10 @@ fn run_opened(opened: files::startup::Opened) -> anyhow::Result<i32> {
         ..theme::Theme::from_env()
     });
     app.scan_cache();
+    let (plugins, engine_problems) = jobs::matrix::configured_plugins();
+    app.add_plugin_engines(plugins);
     let mut notices = config.problems;
+    notices.extend(engine_problems);
     notices.extend(opened.notice);
     if !notices.is_empty() {
         app.warn(notices.join("; "));

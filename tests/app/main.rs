@@ -48,6 +48,7 @@ mod tui_legend;
 mod tui_lint;
 mod tui_log;
 mod tui_masks;
+mod tui_matrix;
 mod tui_mouse;
 mod tui_needs;
 mod tui_open;

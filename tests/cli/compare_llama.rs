@@ -299,3 +299,50 @@ fn a_template_llama_cpp_changes_on_load_is_not_blamed_on_how_the_server_was_star
     );
     assert!(!note.contains("--chat-template-file"), "{note}");
 }
+
+/// A report asks the server for several cases at once (`report::LLAMA_REQUESTS`); each
+/// case still gets its own answer, and every case is counted.
+#[test]
+fn a_report_over_a_folder_asks_one_server_for_every_case() {
+    let test = "a_report_over_a_folder_asks_one_server_for_every_case";
+    let Some(files) = server_files(test) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let template = "{% for m in messages %}<{{ m.role }}>{{ m.content }}{% endfor %}";
+    let file = dir.path().join("template.jinja");
+    std::fs::write(&file, template).unwrap();
+    let cases = dir.path().join("cases");
+    std::fs::create_dir(&cases).unwrap();
+    for n in 0..9 {
+        let body = json!({
+            "version": 1,
+            "template": {"source": template},
+            "messages": [{"role": "user", "content": format!("case {n}")}],
+        });
+        let path = cases.join(format!("case{n}.json"));
+        std::fs::write(path, body.to_string()).unwrap();
+    }
+    // One whose template the server does not have: it renders its own, which differs.
+    let body = json!({
+        "version": 1,
+        "template": {"source": "{{ 1/3 }}"},
+        "messages": [{"role": "user", "content": "Hi"}],
+    });
+    std::fs::write(cases.join("other.json"), body.to_string()).unwrap();
+    let server = start(&files, Some(&file), &dir.path().join("server.log"));
+    let args = ["cases", "--engine", &server.url, "--report", "--json"];
+    let out = compare(&args, dir.path());
+    let report = report(&out);
+    assert_eq!(out.status.code(), Some(1), "{report:#}");
+    assert_eq!(report[0]["cases"], 10, "{report:#}");
+    assert_eq!(report[0]["same"], 9, "{report:#}");
+    assert_eq!(report[0]["could_not_run"], json!([]), "{report:#}");
+    let example = &report[0]["causes"][0]["example"];
+    assert!(
+        example["fixture"].as_str().unwrap().ends_with("other.json"),
+        "{report:#}"
+    );
+    let version = report[0]["version"].as_str().unwrap();
+    assert!(version.starts_with('b'), "{version}");
+}

@@ -287,9 +287,16 @@ impl App {
                 self.jobs.token_mode.toggle();
                 self.ask_jobs(false);
             }
-            Action::Compare(action) => self.in_compare(|sides, ctx| sides.handle(action, ctx)),
+            Action::Compare(action) => {
+                if !self.in_matrix(|matrix, sides, ctx| matrix.took_compare(action, sides, ctx)) {
+                    self.in_compare(|sides, ctx| sides.handle(action, ctx));
+                }
+            }
             Action::Prompt(action) => {
                 if self.in_compare(|sides, ctx| sides.took(action, ctx)) {
+                    return None;
+                }
+                if self.in_matrix(|matrix, sides, ctx| matrix.took_prompt(action, sides, ctx)) {
                     return None;
                 }
                 return self.in_prompt(|pane, ctx, facts| pane.handle(action, ctx, facts));

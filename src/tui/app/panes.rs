@@ -20,6 +20,7 @@ use crate::tui::files::FileWork;
 use crate::tui::compare::CompareContext;
 
 use crate::tui::compare::Sides;
+use crate::tui::jobs::matrix::EngineMatrix;
 use crate::tui::panes::messages::Editor;
 use crate::tui::panes::messages::MessagesPane;
 use crate::tui::panes::prompt::PromptFacts;
@@ -299,6 +300,15 @@ impl App {
         &mut self,
         handle: impl FnOnce(&mut Sides, &mut CompareContext) -> T,
     ) -> T {
+        self.in_matrix(|_, sides, ctx| handle(sides, ctx))
+    }
+
+    /// Runs `handle` on the engine matrix and the compare side it opens diffs in, with
+    /// the compare side's context, then what it asked for.
+    pub(in crate::tui) fn in_matrix<T>(
+        &mut self,
+        handle: impl FnOnce(&mut EngineMatrix, &mut Sides, &mut CompareContext) -> T,
+    ) -> T {
         let mut ctx = CompareContext::new(
             &self.workspace,
             &self.preview,
@@ -306,7 +316,7 @@ impl App {
             self.templates.selected(),
             &mut self.status,
         );
-        let out = handle(&mut self.jobs.sides, &mut ctx);
+        let out = handle(&mut self.jobs.matrix, &mut self.jobs.sides, &mut ctx);
         let asked = ctx.into_requests();
         if asked.cursor_home {
             self.templates.remember(&self.workspace.template);

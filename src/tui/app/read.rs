@@ -288,7 +288,18 @@ impl App {
     /// Where the compare view finds the external engines (`python`, `hf-jinja`) and
     /// their bounds; by default `$CHATPLATE_PYTHON` and `node` on the PATH.
     pub fn set_engines(&mut self, setup: EngineSetup) {
-        self.jobs.sides.set_engines(setup);
+        self.jobs.sides.set_engines(setup.clone());
+        self.jobs.matrix.set_engines(setup);
+    }
+
+    /// Lists the config file's plug-in engines in the engine matrix.
+    pub fn add_plugin_engines(&mut self, plugins: Vec<chatplate_core::compare::Engine>) {
+        self.jobs.matrix.add_plugins(plugins);
+    }
+
+    /// The engine matrix: every engine's verdict on the session.
+    pub fn matrix(&self) -> &crate::tui::jobs::matrix::EngineMatrix {
+        &self.jobs.matrix
     }
 
     /// What to change in message `index` for the session's template.

@@ -271,6 +271,8 @@ impl App {
     /// that render first) and submits it, in the order [`Jobs`](crate::tui::jobs::Jobs)
     /// lists them.
     pub(in crate::tui) fn ask_jobs(&mut self, after_render: bool) {
+        // The matrix asks only while the compare view leaves it on screen.
+        self.jobs.matrix.follow(&self.jobs.sides);
         let mut said = Said::default();
         let mut asked = Vec::new();
         let (view, mut jobs) = self.every_job();
@@ -280,7 +282,10 @@ impl App {
                     .filter_map(|j| j.after_render(&view, &mut said)),
             );
         }
-        asked.extend(jobs.iter_mut().filter_map(|j| j.request(&view, &mut said)));
+        asked.extend(
+            jobs.iter_mut()
+                .flat_map(|j| j.request_all(&view, &mut said)),
+        );
         for (id, job) in asked {
             self.pending.worker.submit(id, job);
         }

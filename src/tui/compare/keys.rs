@@ -1,6 +1,10 @@
 //! The compare view's keys: picking a side (`C`, `c` in the Templates pane, `o`),
 //! closing it, and, while it is shown, the prompt pane's scroll and difference keys.
 
+use std::sync::Arc;
+
+use chatplate_core::worker::comparing::Compared;
+
 use crate::tui::action::Direction;
 
 use crate::tui::action::Pane;
@@ -14,6 +18,7 @@ use crate::tui::compare::rows;
 use crate::tui::compare::rows::layout_for;
 use crate::tui::compare::CompareContext;
 use crate::tui::compare::OtherSide;
+use crate::tui::compare::Shown;
 use crate::tui::compare::SideChoice;
 use crate::tui::compare::Sides;
 use crate::tui::compare::CYCLE;
@@ -36,6 +41,8 @@ impl Sides {
                     ctx.notify("compare view closed");
                 }
             }
+            // The engine matrix's (`jobs::matrix`), which takes it first.
+            CompareAction::Matrix => {}
         }
         ctx.ask();
     }
@@ -73,6 +80,29 @@ impl Sides {
         let label = choice.label();
         self.compare = Some(OtherSide::new(choice));
         format!("comparing with {label} (C: next side, ]/[: differences, Esc: close)")
+    }
+
+    /// Shows `choice` in the compare view (the engine matrix's Enter) with `answer`, the
+    /// comparison the matrix already has and the session generation it answers, so the
+    /// diff is there at once (asked again when the session changed since); returns the
+    /// status line's notice.
+    pub fn show_answered(
+        &mut self,
+        choice: SideChoice,
+        answer: Option<(Arc<Compared>, u64)>,
+    ) -> String {
+        self.preview = None;
+        let notice = self.start_comparing(choice);
+        if let (Some(side), Some((answer, generation))) = (self.compare.as_mut(), answer) {
+            side.shown = Shown::Answer(answer);
+            side.answered = generation;
+        }
+        notice
+    }
+
+    /// Closes the compare view (the engine matrix takes the Prompt pane).
+    pub fn close_compare(&mut self) {
+        self.compare = None;
     }
 
     /// The prompt pane's scroll and difference keys move the compare view while it is

@@ -234,6 +234,8 @@ pub struct Sides {
     typed: Option<TypedSide>,
     /// The job that opens the typed side, until the worker is asked.
     opening: Option<Job>,
+    /// The llama-server last compared with (`o`), which the engine matrix uses too.
+    server: Option<String>,
     last_id: u64,
 }
 
@@ -245,6 +247,7 @@ impl Default for Sides {
             setup: Arc::new(EngineSetup::default()),
             typed: None,
             opening: None,
+            server: None,
             last_id: 0,
         }
     }
@@ -265,6 +268,11 @@ impl Sides {
     /// their bounds.
     pub fn set_engines(&mut self, setup: EngineSetup) {
         self.setup = Arc::new(setup);
+    }
+
+    /// The llama-server last compared with in this run, if any.
+    pub fn server(&self) -> Option<&str> {
+        self.server.as_deref()
     }
 
     /// The shown side, to change.

@@ -85,6 +85,7 @@ impl Sides {
             return ctx.warn(format!("{url}: {why}"));
         }
         self.preview = None;
+        self.server = Some(url.trim_end_matches('/').to_string());
         ctx.notify(self.start_comparing(SideChoice::Server(url.to_string())));
         ctx.ask();
     }

@@ -15,6 +15,8 @@ pub mod attribution;
 pub mod attribution_view;
 pub mod generation_marks;
 pub mod ignored;
+pub mod matrix;
+pub mod matrix_view;
 pub mod per_render;
 pub mod round_trips;
 
@@ -43,6 +45,12 @@ pub trait Background {
     /// Asked after every batch of input and every reply: a job it still wants.
     fn request(&mut self, _view: &JobView, _said: &mut Said) -> Option<(u64, Job)> {
         None
+    }
+
+    /// What the app asks: [`Background::request`]'s job, or several for a job that
+    /// keeps more than one in flight (the engine matrix: one per engine).
+    fn request_all(&mut self, view: &JobView, said: &mut Said) -> Vec<(u64, Job)> {
+        self.request(view, said).into_iter().collect()
     }
 
     /// Takes an answer in; returns whether anything shown changed.
@@ -187,4 +195,6 @@ jobs! {
     generation_marks: generation_marks::GenerationMarksState,
     /// Values the template ignores.
     ignored: ignored::IgnoredValues,
+    /// Every configured engine's verdict on the session (the engine matrix).
+    matrix: matrix::EngineMatrix,
 }

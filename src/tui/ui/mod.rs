@@ -21,6 +21,7 @@ use crate::tui::app::App;
 use crate::tui::dialogs::view as dialog_view;
 use crate::tui::files::workspace::FileProblem;
 use crate::tui::footer::FooterView;
+use crate::tui::jobs::matrix_view::{self, MatrixView};
 use crate::tui::layout::areas;
 use crate::tui::panes::messages::view as messages_view;
 use crate::tui::panes::messages::view::truncate;
@@ -48,6 +49,9 @@ pub fn draw(frame: &mut Frame, app: &App) {
             Pane::Messages => draw_messages(frame, *rect, app, focused),
             Pane::Prompt => match crate::tui::ui::compare::view(app) {
                 Some(view) => crate::tui::ui::compare::draw(frame, *rect, &view, focused),
+                None if app.matrix().is_open() => {
+                    matrix_view::draw(frame, *rect, &matrix_view(app), focused);
+                }
                 None => prompt_view::draw(frame, *rect, &prompt_view(app), focused),
             },
         }
@@ -133,6 +137,18 @@ fn prompt_view(app: &App) -> PromptView<'_> {
             false => app.generation_spans(),
         },
         notes,
+        theme: app.theme(),
+    }
+}
+
+fn matrix_view(app: &App) -> MatrixView<'_> {
+    MatrixView {
+        matrix: app.matrix(),
+        generation: app.generation(),
+        session: match &app.preview().output {
+            Ok(prompt) => Ok(prompt.len()),
+            Err(err) => Err(err.message.as_str()),
+        },
         theme: app.theme(),
     }
 }

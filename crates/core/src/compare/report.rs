@@ -5,6 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
 
 use super::causes::{classify, Cause};
 use super::text::excerpt;
@@ -46,10 +48,16 @@ pub struct CorpusReport {
     pub could_not_run: Vec<(PathBuf, String)>,
 }
 
+/// How many requests a report has in flight at once with a llama-server: its HTTP
+/// server answers several at a time (and `/apply-template` needs no slot of the model),
+/// and the reference renders on each request's thread meanwhile. Few enough not to
+/// crowd a server that also serves users.
+pub const LLAMA_REQUESTS: usize = 4;
+
 /// What comparing one fixture gave.
 enum Compared {
-    /// Both rendered (or failed on the template): a case.
-    Case(CaseComparison),
+    /// Both rendered (or failed on the template): a case, with the engine's version.
+    Case(CaseComparison, String),
     /// The engine could not run, with why.
     CouldNotRun(String),
 }
@@ -84,26 +92,29 @@ pub fn compare_fixtures(
         broken: Vec::new(),
         could_not_run: Vec::new(),
     };
-    let mut renderer = Renderer::default();
-    for fixture in fixtures {
-        // A corpus is strangers' templates: a render that panics is that case's failure,
-        // not the end of the report.
-        let compared = panic::catch_unwind(AssertUnwindSafe(|| {
-            let version = &mut report.version;
-            compare_one(
-                fixture,
-                engine,
-                setup,
-                template_roots,
-                &mut renderer,
-                version,
-            )
-        }))
-        .unwrap_or_else(|_| {
-            Err("chatplate crashed on this fixture (a bug: please report it)".into())
-        });
+    let compare = |renderer: &mut Renderer, fixture: &Fixture| {
+        compare_caught(fixture, engine, setup, template_roots, renderer)
+    };
+    // A llama-server answers over the network, several requests at a time; the other
+    // engines keep one process for the whole report (see [`Renderer`]).
+    let compared = if engine == Engine::LlamaCpp {
+        in_parallel(fixtures, LLAMA_REQUESTS, Renderer::default, compare)
+    } else {
+        let mut renderer = Renderer::default();
+        let each = fixtures
+            .iter()
+            .map(|fixture| compare(&mut renderer, fixture));
+        each.map(Some).collect()
+    };
+    for (fixture, compared) in fixtures.iter().zip(compared) {
+        let compared = compared.unwrap_or_else(|| Err(CRASHED.into()));
         match compared {
-            Ok(Compared::Case(case)) => report.cases.push(case),
+            Ok(Compared::Case(case, version)) => {
+                if report.version.is_empty() || report.version == "unknown" {
+                    report.version = version;
+                }
+                report.cases.push(case);
+            }
             Ok(Compared::CouldNotRun(why)) => {
                 report.could_not_run.push((fixture.path.clone(), why));
             }
@@ -113,13 +124,66 @@ pub fn compare_fixtures(
     report
 }
 
+/// What a fixture whose comparison panicked is reported as.
+const CRASHED: &str = "chatplate crashed on this fixture (a bug: please report it)";
+
+/// [`compare_one`], a panic caught: a corpus is strangers' templates, and a render that
+/// panics is that case's failure, not the end of the report.
+fn compare_caught(
+    fixture: &Fixture,
+    engine: Engine,
+    setup: &EngineSetup,
+    template_roots: &[PathBuf],
+    renderer: &mut Renderer,
+) -> Result<Compared, String> {
+    panic::catch_unwind(AssertUnwindSafe(|| {
+        compare_one(fixture, engine, setup, template_roots, renderer)
+    }))
+    .unwrap_or_else(|_| Err(CRASHED.into()))
+}
+
+/// `work` on each of `items` on up to `threads` threads, each with its own state made
+/// by `state`; the answers in the items' order (`None` where a thread died).
+fn in_parallel<T: Sync, S, R: Send>(
+    items: &[T],
+    threads: usize,
+    state: impl Fn() -> S + Sync,
+    work: impl Fn(&mut S, &T) -> R + Sync,
+) -> Vec<Option<R>> {
+    let next = AtomicUsize::new(0);
+    let mut answers: Vec<Option<R>> = items.iter().map(|_| None).collect();
+    thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads.clamp(1, items.len().max(1)))
+            .map(|_| {
+                scope.spawn(|| {
+                    let mut state = state();
+                    let mut done = Vec::new();
+                    loop {
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        let Some(item) = items.get(index) else {
+                            break;
+                        };
+                        done.push((index, work(&mut state, item)));
+                    }
+                    done
+                })
+            })
+            .collect();
+        for worker in workers {
+            for (index, answer) in worker.join().unwrap_or_default() {
+                answers[index] = Some(answer);
+            }
+        }
+    });
+    answers
+}
+
 fn compare_one(
     fixture: &Fixture,
     engine: Engine,
     setup: &EngineSetup,
     template_roots: &[PathBuf],
     renderer: &mut Renderer,
-    version: &mut String,
 ) -> Result<Compared, String> {
     let session = Session::load(&fixture.path).map_err(|err| err.to_string())?;
     let access = TemplateAccess::for_tree(&fixture.root, template_roots);
@@ -134,24 +198,22 @@ fn compare_one(
             return Ok(Compared::CouldNotRun(err.to_string()));
         }
     }
-    let engine_version = got.version;
+    let version = got.version;
     let tokens = got.tokens.as_ref().and_then(|t| t.first.as_ref());
     let token_detail = tokens.map(super::text::token_difference);
     let want = want.result.map_err(|err| err.to_string());
     let got = got.result.map_err(|err| err.to_string());
-    if version.is_empty() || version == "unknown" {
-        *version = engine_version;
-    }
     let cause = match classify(&want, &got) {
         None if tokens.is_some() => Some(Cause::Tokens),
         cause => cause,
     };
-    Ok(Compared::Case(CaseComparison {
+    let case = CaseComparison {
         fixture: fixture.path.clone(),
         template: template.name,
         detail: cause.map(|_| token_detail.unwrap_or_else(|| detail(&want, &got))),
         cause,
-    }))
+    };
+    Ok(Compared::Case(case, version))
 }
 
 /// The engine's error (its first line), or both excerpts where the prompts part: text
@@ -260,6 +322,34 @@ mod tests {
         assert!(fixture.ends_with("quote.json"), "{fixture:?}");
         let want = r#"byte 3: "\"it's\"" vs "\"it\\u0027s\"""#;
         assert_eq!(detail, want);
+    }
+
+    /// The items are worked on `threads` at a time, and the answers keep their order.
+    #[test]
+    fn work_in_parallel_runs_that_many_at_once_in_order() {
+        use std::sync::atomic::AtomicUsize;
+        use std::time::{Duration, Instant};
+        let items: Vec<usize> = (0..10).collect();
+        let (running, most) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let answers = in_parallel(
+            &items,
+            4,
+            || (),
+            |(), &item| {
+                let now = running.fetch_add(1, Ordering::SeqCst) + 1;
+                most.fetch_max(now, Ordering::SeqCst);
+                // Each waits (boundedly) until four run at once, or the others ran out.
+                let until = Instant::now() + Duration::from_secs(5);
+                while most.load(Ordering::SeqCst) < 4 && Instant::now() < until {
+                    std::thread::yield_now();
+                }
+                running.fetch_sub(1, Ordering::SeqCst);
+                item * 10
+            },
+        );
+        let answers: Vec<usize> = answers.into_iter().map(Option::unwrap).collect();
+        assert_eq!(answers, (0..10).map(|i| i * 10).collect::<Vec<_>>());
+        assert_eq!(most.load(Ordering::SeqCst), 4);
     }
 
     #[test]

@@ -141,7 +141,9 @@ fn template_of(job: &Job) -> Option<usize> {
         | Job::Parse { template, .. }
         | Job::RoundTrips { template, .. }
         | Job::GenerationMarks { template } => Some(Arc::as_ptr(template) as usize),
-        Job::Compare { counterpart, .. } => counterpart.template().map(|t| Arc::as_ptr(t) as usize),
+        Job::Compare { counterpart, .. } | Job::Matrix { counterpart, .. } => {
+            counterpart.template().map(|t| Arc::as_ptr(t) as usize)
+        }
         Job::Open { .. }
         | Job::OpenRevision { .. }
         | Job::ScanCache
@@ -162,6 +164,7 @@ fn follows_the_conversation(kind: JobKind) -> bool {
             | JobKind::Values
             | JobKind::Badges
             | JobKind::Compare
+            | JobKind::Matrix
             | JobKind::RoundTrips
             | JobKind::GenerationMarks
             | JobKind::Lint
@@ -174,7 +177,9 @@ fn follows_the_conversation(kind: JobKind) -> bool {
 fn runs_alone(job: &Job) -> bool {
     match job {
         Job::Open { .. } | Job::OpenRevision { .. } | Job::ScanCache => true,
-        Job::Compare { counterpart, .. } => counterpart.is_external(),
+        Job::Compare { counterpart, .. } | Job::Matrix { counterpart, .. } => {
+            counterpart.is_external()
+        }
         _ => false,
     }
 }
@@ -356,7 +361,7 @@ impl Dispatcher {
     /// render's change: it is dropped (reported as cancelled, so the caller asks again
     /// for the new one).
     fn drop_superseded(&mut self) {
-        for kind in [JobKind::Values, JobKind::Compare] {
+        for kind in [JobKind::Values, JobKind::Compare, JobKind::Matrix] {
             if let Some(queued) = self.queued[kind.index()].take() {
                 self.reply(kind, queued.generation, Err(cancelled_error()));
             }

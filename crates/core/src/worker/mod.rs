@@ -206,6 +206,16 @@ pub enum Job {
         /// The caller's prompt (of this conversation) the other side is diffed from.
         against: Arc<str>,
     },
+    /// The same as [`Job::Compare`] for one row of the app's engine matrix, in a slot
+    /// of its own so that the matrix and the compare view never replace each other's
+    /// queued job: an in-process engine waits in that slot, an external one runs on a
+    /// thread of its own (the caller keeps one in flight per engine).
+    Matrix {
+        /// What renders it.
+        counterpart: comparing::Counterpart,
+        /// The caller's prompt (of this conversation) the other side is diffed from.
+        against: Arc<str>,
+    },
     /// Parse a model's raw output as the answer to the conversation with the session's
     /// `response_template` (see [`parsing`]); the conversation renders with the
     /// generation prompt as the prefix.
@@ -271,14 +281,17 @@ pub enum JobKind {
     GenerationMarks,
     /// [`Job::Lint`].
     Lint,
+    /// [`Job::Matrix`].
+    Matrix,
 }
 
 impl JobKind {
     /// Every kind, in the order the dispatcher prefers when several are queued.
-    pub(crate) const ALL: [JobKind; 13] = [
+    pub(crate) const ALL: [JobKind; 14] = [
         JobKind::Render,
         JobKind::Parse,
         JobKind::Compare,
+        JobKind::Matrix,
         JobKind::Open,
         JobKind::ScanCache,
         JobKind::Tokenize,
@@ -306,6 +319,7 @@ impl JobKind {
             JobKind::RoundTrips => 10,
             JobKind::GenerationMarks => 11,
             JobKind::Lint => 12,
+            JobKind::Matrix => 13,
         }
     }
 
@@ -334,6 +348,7 @@ impl Job {
             Job::RoundTrips { .. } => JobKind::RoundTrips,
             Job::GenerationMarks { .. } => JobKind::GenerationMarks,
             Job::Lint { .. } => JobKind::Lint,
+            Job::Matrix { .. } => JobKind::Matrix,
         }
     }
 }
@@ -366,7 +381,8 @@ pub enum Output {
     Capabilities(Arc<capabilities::TemplateInfo>),
     /// From [`Job::Values`].
     Values(Arc<unused::ValueChecks>),
-    /// From [`Job::Compare`]: the other side's prompt or error, and the diff.
+    /// From [`Job::Compare`] and [`Job::Matrix`]: the other side's prompt or error, and
+    /// the diff.
     Compared(Arc<comparing::Compared>),
     /// From [`Job::Parse`].
     Pasted(parsing::Pasted),

@@ -142,6 +142,10 @@ fn run(
         Job::Compare {
             counterpart,
             against,
+        }
+        | Job::Matrix {
+            counterpart,
+            against,
         } => super::comparing::render(&counterpart, against, conversation, values, token),
         Job::Parse {
             template,

@@ -108,3 +108,46 @@ fn a_running_attribution_gives_way_to_a_render() {
         replies[1].result.as_ref().err()
     );
 }
+
+/// The app's compare view and engine matrix ask at the same time: a matrix row waits in
+/// a slot of its own, so neither request replaces the other and both are answered.
+#[test]
+fn a_matrix_row_and_a_comparison_queue_side_by_side() {
+    use super::comparing::Counterpart;
+    use crate::compare::{Engine, EngineSetup};
+    let worker = Worker::spawn(PATIENCE).unwrap();
+    worker.update(Update::all(messages(2)));
+    // Holds the runner while both requests queue.
+    let slow = Template::new(
+        "{% set ns = namespace(l=[1]) %}{% for i in range(23) %}{% set ns.l = ns.l + ns.l %}\
+         {% endfor %}{{ ns.l|last }}",
+        Limits::default(),
+    );
+    render(&worker, 1, &slow);
+    let engine = |id| Counterpart::Engine {
+        engine: Engine::MiniJinja,
+        source: format!("{id}:{{{{ messages[0].content }}}}").into(),
+        setup: Arc::new(EngineSetup::default()),
+    };
+    let against: Arc<str> = "m0".into();
+    let compare = Job::Compare {
+        counterpart: engine(2),
+        against: Arc::clone(&against),
+    };
+    worker.submit(2, compare);
+    let row = Job::Matrix {
+        counterpart: engine(3),
+        against,
+    };
+    worker.submit(3, row);
+    let mut replies: Vec<Reply> = (0..3).map(|_| next(&worker)).collect();
+    replies.sort_by_key(|reply| reply.generation);
+    let kinds: Vec<JobKind> = replies.iter().map(|reply| reply.kind).collect();
+    assert_eq!(kinds, [JobKind::Render, JobKind::Compare, JobKind::Matrix]);
+    for (reply, want) in replies[1..].iter().zip(["2:m0", "3:m0"]) {
+        let Ok(Output::Compared(compared)) = &reply.result else {
+            panic!("not a comparison: {:?}", reply.result)
+        };
+        assert_eq!(compared.render.result.as_deref(), Ok(want));
+    }
+}
