@@ -40,6 +40,8 @@ mod lint_portability;
 mod parse_cli;
 mod plugin_engines;
 mod round_trip_cli;
+#[cfg(feature = "tokens")]
+mod roundtrip_cli;
 mod session_save;
 mod sources_cli;
 mod tokens_masks;

@@ -152,6 +152,7 @@ fn build_session(
         assert_prefix_stable: false,
         response_template: None,
         assert_round_trip: false,
+        assert_token_round_trip: None,
     })
 }
 

@@ -112,6 +112,7 @@ pub fn import(body: Json, options: &ImportOptions) -> Result<Imported, RequestEr
         assert_prefix_stable: false,
         response_template: None,
         assert_round_trip: false,
+        assert_token_round_trip: None,
     };
     Ok(Imported {
         session,

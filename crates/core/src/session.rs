@@ -18,12 +18,14 @@ mod fields;
 mod fingerprint;
 mod message;
 pub(crate) mod scan;
+mod token_round_trip;
 
 pub use atomic_write::write_atomically;
 pub use compact::{LOAD_FACTOR, LOAD_FLOOR};
 pub use fields::{ContinueSetting, ExpectedTokens};
 pub use fingerprint::template_sha256;
 pub use message::Message;
+pub use token_round_trip::TokenRoundTripAssertion;
 
 use fields::{is_false, is_off, read_clock, read_version};
 
@@ -174,6 +176,15 @@ pub struct Session {
     /// generated it, back into a message and compares it with the original.
     #[serde(default, skip_serializing_if = "is_false")]
     pub assert_round_trip: bool,
+    /// `chatplate check` also proves that tokens survive the round trip: `true` for each
+    /// assistant message as rendered, or the output a model sampled after the messages
+    /// (see [`TokenRoundTripAssertion`] and `chatplate roundtrip`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "token_round_trip::read"
+    )]
+    pub assert_token_round_trip: Option<TokenRoundTripAssertion>,
 }
 
 /// Why a session could not be read or written.
@@ -239,6 +250,7 @@ impl Session {
             assert_prefix_stable: false,
             response_template: None,
             assert_round_trip: false,
+            assert_token_round_trip: None,
         }
     }
 

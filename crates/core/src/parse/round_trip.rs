@@ -110,7 +110,7 @@ fn one_message(
 }
 
 /// The part of `tail` the model generates: up to and including the end-of-turn.
-fn generated_part<'t>(tail: &'t str, conversation: &Conversation) -> &'t str {
+pub(crate) fn generated_part<'t>(tail: &'t str, conversation: &Conversation) -> &'t str {
     let eos = conversation
         .variables
         .get("eos_token")
