@@ -61,6 +61,24 @@ impl Cause {
     }
 }
 
+impl Cause {
+    /// The cause in a few words, for one-line reports: `a boundary merge`, `argument
+    /// re-serialisation false → False`.
+    pub fn label(&self) -> String {
+        match self {
+            Cause::Reserialised { sampled, rendered } => {
+                format!("argument re-serialisation {sampled} → {rendered}")
+            }
+            Cause::JsonSpacing => "spacing in JSON".into(),
+            Cause::Whitespace => "whitespace".into(),
+            Cause::DroppedEmptyTag { .. } => "a dropped empty tag".into(),
+            Cause::AddedEmptyTag { .. } => "an added empty tag".into(),
+            Cause::BoundaryMerge { .. } => "a boundary merge".into(),
+            Cause::Retokenized => "retokenization".into(),
+        }
+    }
+}
+
 impl fmt::Display for Cause {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -15,8 +15,8 @@ impl TokenDifference {
         }
     }
 
-    /// One line: where, both tokens and the cause when known ("at token 7 of the
-    /// output: sampled ..., re-rendered ... (cause)").
+    /// One line: where, both tokens and the cause's label when known ("at token 7 of the
+    /// output: sampled ..., re-rendered ... (spacing in JSON)").
     pub fn summary(&self) -> String {
         let rendered = self.rendered.as_ref().map_or_else(
             || "the re-render ends there".to_string(),
@@ -28,7 +28,7 @@ impl TokenDifference {
             quoted(&self.sampled.token)
         );
         if let Some(cause) = &self.cause {
-            line.push_str(&format!(" ({cause})"));
+            line.push_str(&format!(" ({})", cause.label()));
         }
         line
     }
