@@ -130,7 +130,7 @@ pub enum TokenRoundTripError {
 pub fn check_sample(turn: &Turn, sample: &Sample) -> Result<Identity, TokenRoundTripError> {
     let before = with_messages(turn.conversation, turn.conversation.messages.len(), true);
     let prompt = render(turn, &before).map_err(TokenRoundTripError::Prompt)?;
-    identity(turn, &before, &prompt, sample)
+    identity(turn, &before, &prompt, sample, None)
 }
 
 /// Each assistant message of `turn`'s conversation, rendered and cut out as the model
@@ -156,25 +156,35 @@ pub fn check_message(turn: &Turn, index: usize) -> Result<Identity, TokenRoundTr
         .ok_or(TokenRoundTripError::NotAPrefix)?;
     let generated = generated_part(tail, turn.conversation);
     let sample = Sample::from_text(generated.to_string(), turn.tokenizer)?;
-    identity(turn, &before, &prompt, &sample)
+    let original = &turn.conversation.messages[index];
+    identity(turn, &before, &prompt, &sample, Some((original, &full)))
 }
 
 /// The comparison once the prompt is rendered (`before` ends with the generation prompt).
+/// `known` is a message with its render after `before`: when the parse gives that
+/// message, keys in the same order (a template may iterate them), its render is the
+/// re-render.
 fn identity(
     turn: &Turn,
     before: &Conversation,
     prompt: &str,
     sample: &Sample,
+    known: Option<(&Value, &str)>,
 ) -> Result<Identity, TokenRoundTripError> {
     let tools = before.tools.clone().unwrap_or_default();
     let deadline = (turn.control.deadline).unwrap_or(turn.template.limits().deadline);
     let limits = ParseLimits::new(deadline).with_cancel(turn.control.cancel.clone());
     let parsed = parse_response_within(&sample.text, turn.parser, prompt, &tools, &limits)
         .map_err(TokenRoundTripError::Parse)?;
-    let mut after = before.clone();
-    after.messages.push(parsed);
-    after.add_generation_prompt = false;
-    let rendered = render(turn, &after).map_err(TokenRoundTripError::Render)?;
+    let rendered = match known {
+        Some((message, render)) if same_json(message, &parsed) => render.to_string(),
+        _ => {
+            let mut after = before.clone();
+            after.messages.push(parsed);
+            after.add_generation_prompt = false;
+            render(turn, &after).map_err(TokenRoundTripError::Render)?
+        }
+    };
     Ok(
         match compare::first_difference(turn.tokenizer, prompt, sample, &rendered)? {
             None => Identity::Identical {
@@ -183,6 +193,11 @@ fn identity(
             Some(difference) => Identity::Differs(Box::new(difference)),
         },
     )
+}
+
+/// Whether two messages are the same, key order included.
+fn same_json(a: &Value, b: &Value) -> bool {
+    a == b && serde_json::to_string(a).ok() == serde_json::to_string(b).ok()
 }
 
 /// `conversation`'s first `count` messages, with or without the generation prompt.
