@@ -50,6 +50,7 @@ use serde_json::Value;
 
 pub use error::{ParseError, LIMIT_CLASS};
 pub use limits::ParseLimits;
+#[cfg(feature = "tokens")]
 pub(crate) use round_trip::generated_part;
 pub use round_trip::{check_round_trip, round_trip_each, RoundTripFailure};
 pub use source::{model_schema, read_schema_file, session_schema, SchemaFound, SchemaSourceError};
