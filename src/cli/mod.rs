@@ -27,6 +27,8 @@ mod parse;
 mod parse_stream;
 mod remedy;
 mod render;
+#[cfg(feature = "tokens")]
+mod roundtrip;
 mod session_input;
 mod stdin;
 mod templates;
@@ -126,6 +128,10 @@ enum Command {
     /// Parse a model's raw output (stdin) back into an assistant message with a
     /// response_template, as transformers' parse_response does; prints it as JSON.
     Parse(parse::ParseArgs),
+    /// Whether the tokens a model sampled survive: parse the output, render the
+    /// conversation with it, tokenize and compare; exit 1 at the first differing token.
+    #[cfg(feature = "tokens")]
+    Roundtrip(roundtrip::RoundtripArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions {
         /// The shell to complete for.
@@ -188,6 +194,8 @@ pub fn run(cli: Cli) -> Result<i32> {
         Some(Command::Parse(args)) => parse::run(args),
         #[cfg(feature = "tokens")]
         Some(Command::Tokens(args)) => tokens::run(args),
+        #[cfg(feature = "tokens")]
+        Some(Command::Roundtrip(args)) => roundtrip::run(args),
     }
 }
 

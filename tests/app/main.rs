@@ -59,6 +59,7 @@ mod tui_round_trip_badges;
 mod tui_search;
 mod tui_session_watch;
 mod tui_snapshots;
+mod tui_token_badges;
 mod tui_tokens;
 mod tui_tools;
 mod tui_update;

@@ -42,6 +42,8 @@ mod parse_cli;
 mod parse_stream_cli;
 mod plugin_engines;
 mod round_trip_cli;
+#[cfg(feature = "tokens")]
+mod roundtrip_cli;
 mod session_save;
 mod sources_cli;
 mod token_engines;

@@ -157,6 +157,7 @@ fn build_session(
         response_template: None,
         assert_round_trip: false,
         assert_stream_round_trip: false,
+        assert_token_round_trip: None,
     })
 }
 

@@ -67,6 +67,8 @@ pub mod machine_output;
 pub mod parse;
 pub mod rendering;
 pub mod request;
+#[cfg(feature = "tokens")]
+pub mod roundtrip;
 pub mod session;
 pub mod target;
 pub mod tokens;

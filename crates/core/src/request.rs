@@ -113,6 +113,7 @@ pub fn import(body: Json, options: &ImportOptions) -> Result<Imported, RequestEr
         response_template: None,
         assert_round_trip: false,
         assert_stream_round_trip: false,
+        assert_token_round_trip: None,
     };
     Ok(Imported {
         session,

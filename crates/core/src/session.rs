@@ -18,12 +18,14 @@ mod fields;
 mod fingerprint;
 mod message;
 pub(crate) mod scan;
+mod token_round_trip;
 
 pub use atomic_write::write_atomically;
 pub use compact::{load_bound, LOAD_FLOOR, LOAD_HALVES};
 pub use fields::{ContinueSetting, ExpectedTokens};
 pub use fingerprint::template_sha256;
 pub use message::Message;
+pub use token_round_trip::TokenRoundTripAssertion;
 
 use fields::{is_false, is_off, read_clock, read_version};
 
@@ -178,6 +180,15 @@ pub struct Session {
     /// several chunkings and asserts each parses as it does whole.
     #[serde(default, skip_serializing_if = "is_false")]
     pub assert_stream_round_trip: bool,
+    /// `chatplate check` also proves that tokens survive the round trip: `true` for each
+    /// assistant message as rendered, or the output a model sampled after the messages
+    /// (see [`TokenRoundTripAssertion`] and `chatplate roundtrip`).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "token_round_trip::read"
+    )]
+    pub assert_token_round_trip: Option<TokenRoundTripAssertion>,
 }
 
 /// Why a session could not be read or written.
@@ -244,6 +255,7 @@ impl Session {
             response_template: None,
             assert_round_trip: false,
             assert_stream_round_trip: false,
+            assert_token_round_trip: None,
         }
     }
 

@@ -1,7 +1,9 @@
 //! Round-trip badges: for a session with a `response_template`, the worker parses each
 //! assistant message back after every render (coalesced, cancelled by the next render,
 //! so typing never waits for it), and the message list marks each ✓ or ✗ with the
-//! difference in the selected message's detail.
+//! difference in the selected message's detail. With a tokenizer at hand (the session's
+//! `tokenizer`, or one beside its template) ✓ also means the tokens survive: the message
+//! rendered again from its parse gives the same tokens as the render it was cut from.
 
 use std::sync::Arc;
 
@@ -73,10 +75,13 @@ impl Background for RoundTripBadges {
 }
 
 impl RoundTripBadges {
-    /// Whether assistant message `index` survives its round trip (`None`: no badge).
+    /// Whether assistant message `index` survives its round trip, its tokens too when a
+    /// tokenizer was at hand (`None`: no badge).
     pub fn of(&self, index: usize) -> Option<bool> {
         let shown = self.answers.latest()?;
-        shown.messages.get(&index).map(Option::is_none)
+        let text = shown.messages.get(&index).map(Option::is_none)?;
+        let tokens = shown.tokens.get(&index).is_none_or(Option::is_none);
+        Some(text && tokens)
     }
 
     /// The failed round trip of message `index`, in one line, for its detail.
@@ -84,6 +89,12 @@ impl RoundTripBadges {
         let Some(shown) = self.answers.latest() else {
             return Vec::new();
         };
+        if let Some(tokens) = shown.tokens.get(&index) {
+            return vec![match tokens {
+                None => format!("{PASSED} round trip: text and tokens"),
+                Some(why) => format!("{FAILED} round trip: {why}"),
+            }];
+        }
         let Some(Some(failure)) = shown.messages.get(&index) else {
             return Vec::new();
         };

@@ -28,6 +28,7 @@ pub(crate) fn outcome_name(outcome: &Outcome) -> &'static str {
         Outcome::NotPrefixStable(_) => "not_prefix_stable",
         Outcome::RoundTrip { .. } => "round_trip",
         Outcome::StreamRoundTrip(_) => "stream_round_trip",
+        Outcome::TokenRoundTrip(_) => "token_round_trip",
         Outcome::TemplateChanged { .. } => "template_changed",
         Outcome::EnginesDisagree { .. } => "engines_disagree",
     }

@@ -15,6 +15,7 @@ mod pool;
 mod report;
 mod round_trip;
 mod stream_round_trip;
+mod token_round_trip;
 pub mod watch;
 
 use std::path::{Path, PathBuf};
@@ -102,6 +103,9 @@ pub enum Outcome {
         /// The parsed message as JSON (empty when the parse failed).
         actual: String,
     },
+    /// The fixture asks for `assert_token_round_trip` and the sampled tokens do not come
+    /// back: where the first differs, both tokens and the cause when known.
+    TokenRoundTrip(String),
     /// `--engines`: the fixture passed, but another engine renders it differently.
     EnginesDisagree {
         /// The reference render: the prompt, or the error's summary.
@@ -273,6 +277,14 @@ pub(crate) fn check_verdict(
             round_trip::round_trip_step(&session, dir, &access, &template, outcome, options.limits);
         let outcome =
             stream_round_trip::step(&session, dir, &access, &template, outcome, options.limits);
+        let outcome = token_round_trip::token_round_trip_step(
+            &session,
+            dir,
+            &access,
+            &template,
+            outcome,
+            options.limits,
+        );
         let max_memory = options.limits.max_memory_bytes;
         let outcome = token_step(outcome, &session, dir, &access, &rendered, max_memory);
         let outcome = match &outcome {

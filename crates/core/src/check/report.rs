@@ -100,6 +100,9 @@ fn report_outcome(result: &CaseResult, outcome: &Outcome, color: bool) -> String
             }
             report
         }
+        Outcome::TokenRoundTrip(report) => {
+            format!("FAIL {path}: assert_token_round_trip: {}", text(report))
+        }
         Outcome::EnginesDisagree { reference, renders } => format!(
             "FAIL {path}: {}",
             super::engines::report(reference, renders, color)

@@ -57,6 +57,8 @@ pub use limits::ParseLimits;
 pub use round_trip::{
     check_round_trip, check_stream_round_trip, round_trip_each, RoundTripFailure,
 };
+#[cfg(feature = "tokens")]
+pub(crate) use round_trip::generated_part;
 pub use source::{model_schema, read_schema_file, session_schema, SchemaFound, SchemaSourceError};
 pub use stream::{ResponseParser, StreamEvent};
 pub use template::ResponseTemplate;

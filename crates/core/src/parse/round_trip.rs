@@ -179,7 +179,7 @@ pub fn check_stream_round_trip(
 }
 
 /// The part of `tail` the model generates: up to and including the end-of-turn.
-fn generated_part<'t>(tail: &'t str, conversation: &Conversation) -> &'t str {
+pub(crate) fn generated_part<'t>(tail: &'t str, conversation: &Conversation) -> &'t str {
     let eos = conversation
         .variables
         .get("eos_token")

@@ -144,6 +144,7 @@ pub(crate) fn error_position(text: &str, err: &serde_json::Error) -> (usize, usi
         ("\"version\"", "version"),
         ("\"continue_final_message\"", "continue_final_message"),
         ("\"expected_tokens\"", "expected_tokens"),
+        ("\"assert_token_round_trip\"", "assert_token_round_trip"),
         ("\"template\"", "template"),
     ]
     .into_iter()

@@ -137,6 +137,27 @@ impl ModelTokenizer {
         self.inner.id_to_token(id)
     }
 
+    /// The text of `ids`, as `decode(ids, skip_special_tokens=False,
+    /// clean_up_tokenization_spaces=False)` gives it: what sampled tokens stand for. An id
+    /// outside the vocabulary is an error, not skipped.
+    pub fn decode(&self, ids: &[u32]) -> Result<String, TokenizerError> {
+        if let Some(unknown) = ids.iter().find(|&&id| self.inner.id_to_token(id).is_none()) {
+            return Err(TokenizerError::Encode(format!(
+                "token id {unknown} is not in the vocabulary"
+            )));
+        }
+        self.inner
+            .decode(ids, false)
+            .map_err(|err| TokenizerError::Encode(err.to_string()))
+    }
+
+    /// Every byte offset of `text` where its tokenization may be cut without changing
+    /// its tokens (just before an added token the library always isolates): the tokens
+    /// before such an offset do not depend on what follows it.
+    pub(crate) fn cut_points(&self, text: &str) -> Vec<usize> {
+        self.cuts.cuts(text, 0, self.split_special_tokens())
+    }
+
     /// `Some(special)` when `id` is an added token (special or not), `None` otherwise.
     pub(crate) fn added_token(&self, id: u32) -> Option<bool> {
         self.added.get(&id).copied()
