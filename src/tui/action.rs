@@ -101,6 +101,9 @@ pub enum MessageAction {
     Redo,
     /// Cycle the content between text, `null` and no `content` key at all.
     CycleContentKind,
+    /// Show or hide the turn-cost column (what each turn makes a prefix cache process
+    /// again).
+    ToggleTurnCost,
 }
 
 /// Intents for the open field editor.

@@ -318,6 +318,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Messages, &[ch('J'), shift(K::Down)], msg(MessageAction::Move(Down)), "", "Move the message down"),
     bind(S::Messages, &[ch('R')], msg(MessageAction::PromptRole), "", "Type a custom role"),
     bind(S::Messages, &[ch('0')], msg(MessageAction::CycleContentKind), "", "Content: text, null, or no content key"),
+    bind(S::Messages, &[ch('$')], msg(MessageAction::ToggleTurnCost), "", "Turn cost: what each turn makes a server with a prefix cache process again (column and title sum)"),
     bind(S::Messages, &[ch('p')], Action::PasteOutput, "", "Paste a model's raw output: parsed with the session's response_template into a new assistant message"),
     bind(S::Messages, &[ch('+')], Action::AddTool, "", "Add a tool: NAME PARAM description (one string parameter), NAME city:string days:integer description, or a JSON file of tools"),
     bind(S::Fields, &[ch('+')], Action::AddTool, "", "Add a tool: NAME PARAM description (one string parameter), NAME city:string days:integer description, or a JSON file of tools"),

@@ -263,6 +263,7 @@ impl App {
                 self.workspace.touch();
             }
             JobRequest::Render => self.request_render(),
+            JobRequest::Knobs(rows) => self.messages.knobs = rows,
         }
     }
 
