@@ -108,6 +108,14 @@ impl Background for TurnCostState {
         self.asked = None;
         match reply.result {
             Ok(Output::TurnCosts(report)) => {
+                // Why the counts are bytes, once: the title's `B` alone does not say.
+                let before = self.latest.as_ref().and_then(|l| l.no_tokenizer.clone());
+                match &report.no_tokenizer {
+                    Some(why) if before.as_ref() != Some(why) => {
+                        said.notify(format!("turn cost in bytes: {why}"));
+                    }
+                    _ => {}
+                }
                 self.latest = Some(report);
                 self.error = None;
             }

@@ -120,10 +120,7 @@ impl TurnCounter for TokenCounter {
             .zip(&after)
             .take_while(|(a, b)| a == b)
             .count();
-        let prompt = match whole {
-            true => Some(ids(next)?.len()),
-            false => None,
-        };
+        let prompt = if whole { Some(ids(next)?.len()) } else { None };
         Ok(Counted {
             reprocessed: after.len() - kept,
             prompt,
@@ -310,7 +307,7 @@ mod tests {
             .collect()
     }
 
-    fn run_on<'a>(template: &'a CompiledTemplate, messages: Vec<Arc<Json>>) -> TurnCostRun<'a> {
+    fn run_on(template: &CompiledTemplate, messages: Vec<Arc<Json>>) -> TurnCostRun<'_> {
         TurnCostRun {
             template,
             source: "t".into(),

@@ -312,14 +312,12 @@ fn draw_fields(frame: &mut Frame, area: Rect, view: &MessagesView, focused: bool
         .skip(start)
         .take(height)
         .map(|(i, field)| {
+            // A knob's name is its label: a short mark leaves it the width.
             let label = match field {
-                // The section's heading on its first row.
-                Field::Knob(0) => "knobs".to_string(),
-                Field::Knob(_) => String::new(),
-                other => other.label(),
+                Field::Knob(_) => "knob ".to_string(),
+                other => format!("{:<14} ", other.label()),
             };
-            let label = format!("{label:<14} ");
-            let room = width.saturating_sub(15);
+            let room = width.saturating_sub(label.chars().count());
             let mut spans = vec![Span::styled(label, theme.dim())];
             let knob = match field {
                 Field::Knob(index) => view.pane.knobs.get(*index),
