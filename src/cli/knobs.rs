@@ -144,13 +144,8 @@ fn text(name: &str, sample: &str, knobs: &[Knob]) -> String {
                     format!("= {}: no change on this conversation", flip.to)
                 }
                 Ok(change) => {
-                    let mut line = format!(
-                        "= {}: {}, {} → {}",
-                        flip.to,
-                        change.summary(),
-                        change.before,
-                        change.after
-                    );
+                    let mut line =
+                        format!("= {}: {}, {}", flip.to, change.summary(), change.shown());
                     if change.retains_reasoning() {
                         let (now, then) = change.reasoning_shown;
                         line.push_str(&format!(

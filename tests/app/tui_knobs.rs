@@ -32,16 +32,18 @@ fn turns() -> Json {
 }
 
 /// An app on `docs/examples/knobs.jinja` (a thinking switch and a reasoning-retention
-/// knob), copied into `dir`.
+/// knob), inline (a path would put the temporary folder on screen), and copied into
+/// `dir` for the reference.
 fn knobs_app(dir: &Path) -> App {
     std::fs::copy(
         repo().join("docs/examples/knobs.jinja"),
         dir.join("knobs.jinja"),
     )
     .unwrap();
+    let source = std::fs::read_to_string(dir.join("knobs.jinja")).unwrap();
     let session = json!({
         "version": 1,
-        "template": {"path": "knobs.jinja"},
+        "template": {"source": source},
         "add_generation_prompt": true,
         "messages": turns(),
     });
@@ -74,6 +76,12 @@ fn the_knobs_section_lists_the_template_variables_and_enter_flips_one() {
     assert!(prompt.contains("<think>greet back</think>"), "{prompt}");
     let shown = screen(&mut app, 120, 40);
     assert!(shown.contains("keep_past_thinking = true"), "{shown}");
+    // The prompt pane compares the new prompt with the one before the flip.
+    assert!(
+        shown.contains("hunks differ · Prompt vs before keep_past_t"),
+        "{shown}"
+    );
+    assert!(shown.contains("+ <assistant>Hello␊"), "{shown}");
     assert_snapshot!("knobs_flipped_120x40", shown);
     // Undo puts the session back.
     app.update(Action::Message(MessageAction::Undo));

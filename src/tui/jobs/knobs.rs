@@ -41,7 +41,7 @@ impl KnobRow {
         let (effect, excerpt, retention) = match knob.flip.as_ref().map(|f| &f.change) {
             Some(Ok(change)) => (
                 change.summary(),
-                format!("{} → {}", change.before, change.after),
+                change.shown(),
                 change.retains_reasoning().then_some(change.reasoning_shown),
             ),
             Some(Err(error)) => (format!("fails: {error}"), String::new(), None),

@@ -15,7 +15,7 @@ use serde_json::{json, Map, Value as Json};
 
 use chatplate_render::{CancelToken, CompiledTemplate, Conversation};
 
-use super::text::{common_prefix_len, common_suffix_len, excerpt};
+use super::text::{common_prefix_len, common_suffix_len, floor_boundary};
 use super::variables::{template_variables, VariableDefault};
 use super::Cancelled;
 
@@ -61,16 +61,36 @@ pub struct Change {
     pub removed: usize,
     /// Bytes of the flipped prompt the one now lacks.
     pub added: usize,
-    /// The removed stretch, quoted and cut.
+    /// The removed stretch, cut after [`STRETCH_BYTES`] (`…` in [`Change::shown`]).
     pub before: String,
-    /// The added stretch, quoted and cut.
+    /// The added stretch, cut the same way.
     pub after: String,
     /// How many of the conversation's reasoning texts each prompt shows (now,
     /// flipped).
     pub reasoning_shown: (usize, usize),
 }
 
+/// At most this many bytes of each changed stretch are kept.
+pub const STRETCH_BYTES: usize = 60;
+
 impl Change {
+    /// `"before" → "after"`, JSON-quoted so whitespace shows, `…` where cut.
+    pub fn shown(&self) -> String {
+        let quote = |text: &str, whole: usize| {
+            let quoted = serde_json::to_string(text).unwrap_or_default();
+            if text.len() < whole {
+                format!("{quoted}…")
+            } else {
+                quoted
+            }
+        };
+        format!(
+            "{} → {}",
+            quote(&self.before, self.removed),
+            quote(&self.after, self.added)
+        )
+    }
+
     /// Whether the prompt did not change.
     pub fn is_none(&self) -> bool {
         self.removed == 0 && self.added == 0
@@ -258,7 +278,10 @@ pub(crate) fn change(now: &str, flipped: &str, reasoning: &[String]) -> Change {
             .filter(|r| text.contains(r.as_str()))
             .count()
     };
-    let stretch = |text: &str| excerpt(&text[..text.len() - suffix], at, 40);
+    let stretch = |text: &str| {
+        let end = floor_boundary(text, (at + STRETCH_BYTES).min(text.len() - suffix));
+        text[at..end].to_string()
+    };
     Change {
         at,
         removed: now.len() - at - suffix,
@@ -317,7 +340,8 @@ mod tests {
         // One stretch from the first reasoning shown to the end of the second.
         let added = "<r>The user asks for 2 + 2, which is 4.</r><r>3 + 3 is 6.</r>".len();
         assert_eq!(change.added - change.removed, added);
-        assert!(change.after.starts_with("\"<r>The user asks"));
+        assert!(change.after.starts_with("<r>The user asks"));
+        assert!(change.shown().ends_with('…'), "{}", change.shown());
         let persona = &knobs[1];
         assert!(!persona.boolean && persona.flip.is_none());
         assert_eq!(persona.default, VariableDefault::Value(json!("plain")));
@@ -325,7 +349,8 @@ mod tests {
         assert_eq!(think.behaves_as, Some(true));
         let change = think.flip.as_ref().unwrap().change.as_ref().unwrap();
         assert_eq!((change.added, change.removed), ("<r></r>".len(), 0));
-        assert_eq!(change.after, "\"<r></r>\"");
+        assert_eq!(change.after, "<r></r>");
+        assert_eq!(change.shown(), "\"\" → \"<r></r>\"");
         assert!(!change.retains_reasoning());
     }
 

@@ -54,7 +54,7 @@ pub use incremental::{
     attribute_by_prefixes, attribute_focused, attribute_incremental,
     attribute_incremental_with_prompt, attribute_prepared, attribute_rendered, Previous,
 };
-pub use knobs::{knobs, sample_conversation, Change, Flip, Knob, MAX_PROBED};
+pub use knobs::{knobs, sample_conversation, Change, Flip, Knob, MAX_PROBED, STRETCH_BYTES};
 pub use one_render::predict as predicted_prefixes;
 pub use prefixes::PrefixOutcome;
 pub use probe::{Probe, ProbeFailure, ProbeSettings, Prober};

@@ -1,7 +1,8 @@
 //! The settings' Knobs section: the template's variables as the worker found them
 //! ([`crate::tui::jobs::knobs`]), each with its value; `Enter` on a boolean one sets
-//! the other value in the session's variables, and the status line says what the flip
-//! does to the prompt (the bytes and the stretch, from the answer it was shown with).
+//! the other value in the session's variables, the prompt pane's compare view shows the
+//! new prompt against the one before (the diff is what the flip did), and the status
+//! line says it in bytes.
 
 use ratatui::text::Span;
 use serde_json::Value as Json;
@@ -24,8 +25,13 @@ pub fn flip(knobs: &[KnobRow], index: usize, ctx: &mut PaneContext) {
         ));
     };
     let variables = &mut ctx.workspace.session.variables;
-    variables.insert(knob.name.clone(), Json::Bool(to));
+    let before = variables.insert(knob.name.clone(), Json::Bool(to));
     ctx.edited();
+    // The prompt pane shows what the flip did: the new render diffed with this one.
+    if let (Ok(prompt), false) = (&ctx.preview.output, before == Some(Json::Bool(to))) {
+        let label = format!("before {}→{to}", knob.name);
+        ctx.compare_before(label, std::sync::Arc::clone(prompt));
+    }
     let mut said = format!("{} = {to}: {}", knob.name, knob.effect);
     if !knob.excerpt.is_empty() {
         said.push_str(&format!(", {}", knob.excerpt));
