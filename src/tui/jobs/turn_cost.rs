@@ -131,7 +131,9 @@ impl Background for TurnCostState {
         true
     }
 
+    /// Shown and not complete for the shown render (never without a template to count
+    /// with: nothing is asked then).
     fn pending(&self, view: &JobView) -> bool {
-        self.enabled && !self.done(view.preview.generation)
+        self.enabled && view.preview.template().is_some() && !self.done(view.preview.generation)
     }
 }
