@@ -42,6 +42,16 @@ pub(super) struct InspectArgs {
     /// conversation may need more), 20 for a template alone.
     #[arg(long, value_name = "SECONDS", value_parser = super::limits::parse_seconds)]
     deadline: Option<std::time::Duration>,
+    /// Instead of the report: what each turn of the fixture makes a server with a prefix
+    /// cache process again when the next user message arrives (tokens with a tokenizer,
+    /// else bytes).
+    #[arg(long, requires = "fixture")]
+    turn_cost: bool,
+    /// The tokenizer for --turn-cost (a model folder, tokenizer.json or
+    /// tokenizer_config.json). Default: the fixture's "tokenizer", else the one beside
+    /// its template.
+    #[arg(long, requires = "turn_cost")]
+    tokenizer: Option<PathBuf>,
 }
 
 /// `chatplate inspect`: the report on stdout; exit 1 when the template does not compile.
@@ -54,6 +64,14 @@ pub(super) fn run(args: InspectArgs) -> Result<i32> {
         }
         output::print(&super::inspect_table::table(&variables)?)?;
         return Ok(0);
+    }
+    if let (true, Some(fixture)) = (args.turn_cost, &args.fixture) {
+        return super::inspect_turn_cost::run(&super::inspect_turn_cost::TurnCostArgs {
+            fixture,
+            tokenizer: args.tokenizer.as_deref(),
+            json: args.json,
+            deadline: args.deadline,
+        });
     }
     let input = Input::load(&args)?;
     let compiled = match CompiledTemplate::compile(&input.source, Limits::default()) {

@@ -19,6 +19,8 @@ mod inspect;
 mod inspect_table;
 mod inspect_text;
 mod inspect_training;
+mod inspect_turn_cost;
+mod knobs;
 mod limits;
 mod lint;
 mod lint_text;
@@ -104,6 +106,9 @@ enum Command {
     /// Explain a template by probing it: capabilities (minja's names), variables, and
     /// for a fixture the values it ignores and prefix stability.
     Inspect(InspectArgs),
+    /// List a template's knobs (the variables it reads) with what flipping each one
+    /// changes on a sample conversation or a fixture's.
+    Knobs(knobs::KnobsArgs),
     /// Judge templates for CI: crashes, double BOS, dropped system messages and
     /// reasoning, prefix stability, markers, portability, sandbox escapes...; exit 1 on
     /// findings at or above --fail-on, 2 when something could not be linted.
@@ -173,6 +178,7 @@ pub fn run(cli: Cli) -> Result<i32> {
         Some(Command::Render(args)) => render::run(args),
         Some(Command::Inspect(args)) => inspect::run(args),
         Some(Command::Lint(args)) => lint::run(args),
+        Some(Command::Knobs(args)) => knobs::run(&args),
         Some(Command::Check(args)) => check::run(&args),
         Some(Command::Compare(args)) => compare::run(args),
         Some(Command::Completions { shell }) => completions::completions(shell),

@@ -105,6 +105,9 @@ pub enum MessageAction {
     ToggleRange,
     /// Copy the block (or the selected message) as a JSON list of messages.
     CopyJson,
+    /// Show or hide the turn-cost column (what each turn makes a prefix cache process
+    /// again).
+    ToggleTurnCost,
 }
 
 /// Intents for the open field editor.

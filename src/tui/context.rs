@@ -65,6 +65,8 @@ pub struct Requests {
     /// A status line shown once the rest is done, so that what carrying it out says
     /// does not cover it.
     pub report: Option<Status>,
+    /// Show the prompt against this earlier one (label, text) in the compare view.
+    pub compare_before: Option<(String, std::sync::Arc<str>)>,
 }
 
 impl<'a> PaneContext<'a> {
@@ -158,6 +160,12 @@ impl<'a> PaneContext<'a> {
     /// Shows `text` in the status line once the requests are carried out.
     pub fn report(&mut self, text: impl Into<String>) {
         self.requests.report = Some(Status::info(text));
+    }
+
+    /// Asks for the compare view to show the prompt against `text`, what it was before
+    /// the change `label` names.
+    pub fn compare_before(&mut self, label: String, text: std::sync::Arc<str>) {
+        self.requests.compare_before = Some((label, text));
     }
 
     /// Whether the status line shows an error.

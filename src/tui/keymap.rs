@@ -322,6 +322,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Messages, &[ch('J'), shift(K::Down)], msg(MessageAction::Move(Down)), "", "Move the message down"),
     bind(S::Messages, &[ch('R')], msg(MessageAction::PromptRole), "", "Type a custom role"),
     bind(S::Messages, &[ch('0')], msg(MessageAction::CycleContentKind), "", "Content: text, null, or no content key"),
+    bind(S::Messages, &[ch('$')], msg(MessageAction::ToggleTurnCost), "", "Turn cost: what each turn makes a server with a prefix cache process again (column and title sum)"),
     bind(S::Messages, &[ch('p')], Action::PasteOutput, "", "Paste a model's raw output: parsed with the session's response_template into a new assistant message"),
     bind(S::Messages, &[ch('v')], msg(MessageAction::ToggleRange), "range", "Select a block of messages from here (range mode): move to extend it, then delete, move, duplicate, role or copy it"),
     bind(S::Messages, &[ch('y')], msg(MessageAction::CopyJson), "", "Copy the message as JSON (paste JSON messages to insert them after this one)"),

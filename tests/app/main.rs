@@ -44,6 +44,7 @@ mod tui_files;
 mod tui_generation_marks;
 mod tui_help;
 mod tui_info;
+mod tui_knobs;
 mod tui_legend;
 mod tui_lint;
 mod tui_log;

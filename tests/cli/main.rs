@@ -35,6 +35,7 @@ mod fixture_fidelity;
 mod fuzz_config;
 mod inspect_cli;
 mod inspect_masks;
+mod knobs_cli;
 mod lint_cli;
 mod lint_portability;
 mod minijinja_profiles;

@@ -14,6 +14,7 @@ use chatplate_core::catalog::TemplateSource;
 use chatplate_render::RenderError;
 
 use crate::tui::action::Action;
+use crate::tui::action::MessageAction;
 
 use crate::tui::context::Effect;
 
@@ -272,6 +273,10 @@ impl App {
             Action::Paste(text) => return self.paste(&text),
             Action::Resize(width, height) => {
                 (self.screen.width, self.screen.height) = (width, height)
+            }
+            Action::Message(MessageAction::ToggleTurnCost) => {
+                self.jobs.turn_cost.toggle();
+                self.ask_jobs(false);
             }
             Action::Message(action) => return self.in_messages_recorded(action),
             Action::Editor(action) => {

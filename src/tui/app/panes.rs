@@ -360,6 +360,9 @@ impl App {
         if asked.edited {
             self.edited();
         }
+        if let Some((label, text)) = asked.compare_before {
+            self.in_compare(|sides, _| sides.compare_before(label, text));
+        }
         if asked.follow {
             self.prompt.follow();
         }

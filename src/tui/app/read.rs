@@ -265,6 +265,21 @@ impl App {
         self.jobs.round_trips.of(index)
     }
 
+    /// The turn-cost column's cell of message `index` (`↻123t`), when shown.
+    pub fn turn_cost_cell(&self, index: usize) -> Option<String> {
+        self.jobs.turn_cost.cell(index)
+    }
+
+    /// The turn-cost sum for the Messages title, while the column is shown.
+    pub fn turn_cost_title(&self) -> Option<String> {
+        self.jobs.turn_cost.title(self.generation())
+    }
+
+    /// The settings' Knobs section as the messages pane holds it.
+    pub fn knob_rows(&self) -> &[crate::tui::jobs::knobs::KnobRow] {
+        &self.messages.knobs
+    }
+
     /// The failed round trip of message `index`, for its detail.
     pub fn round_trip_note(&self, index: usize) -> Vec<String> {
         self.jobs.round_trips.note(index)

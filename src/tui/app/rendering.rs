@@ -264,6 +264,7 @@ impl App {
             }
             JobRequest::Render => self.request_render(),
             JobRequest::Ask(question) => self.overlay = Some(*question),
+            JobRequest::Knobs(rows) => self.messages.knobs = rows,
         }
     }
 

@@ -74,6 +74,13 @@ impl Sides {
         ctx.focus(Pane::Prompt);
     }
 
+    /// Shows the session's prompt against `text`, what it was before a change named by
+    /// `label` (a knob flipped), in the compare view: the diff is what the change did.
+    pub fn compare_before(&mut self, label: String, text: std::sync::Arc<str>) {
+        self.preview = None;
+        self.start_comparing(SideChoice::Before { label, text });
+    }
+
     /// Shows `choice` in the compare view; returns the status line's notice, which
     /// says what keys the view takes.
     pub(super) fn start_comparing(&mut self, choice: SideChoice) -> String {

@@ -54,6 +54,13 @@ pub enum SideChoice {
     },
     /// A llama-server (`llama.cpp`) at this URL, on the session's template.
     Server(String),
+    /// The prompt as it was before a change (a knob flipped): what the change did.
+    Before {
+        /// What changed (`before enable_thinking=false`).
+        label: String,
+        /// The prompt then.
+        text: Arc<str>,
+    },
 }
 
 /// The sides `C` steps through, in order (then off).
@@ -73,6 +80,7 @@ impl SideChoice {
             SideChoice::Expected => "expected".to_string(),
             SideChoice::Source { label, .. } => label.clone(),
             SideChoice::Server(_) => Engine::LlamaCpp.name().to_string(),
+            SideChoice::Before { label, .. } => label.clone(),
         }
     }
 
@@ -174,6 +182,10 @@ impl OtherSide {
             (SideChoice::Expected, _) => Counterpart::Text {
                 text: expected_text(session).into(),
                 error: expected_error(session),
+            },
+            (SideChoice::Before { text, .. }, _) => Counterpart::Text {
+                text: Arc::clone(text),
+                error: None,
             },
             (SideChoice::Engine(engine), _) => Counterpart::Engine {
                 engine: *engine,

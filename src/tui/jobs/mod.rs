@@ -17,8 +17,10 @@ pub mod generation_marks;
 pub mod ignored;
 pub mod matrix;
 pub mod matrix_view;
+pub mod knobs;
 pub mod per_render;
 pub mod round_trips;
+pub mod turn_cost;
 
 use chatplate_core::catalog::TemplateSource;
 use chatplate_core::worker::{Job, Reply};
@@ -133,6 +135,8 @@ pub enum JobRequest {
     Remember(TemplateSource),
     /// Use this template for the session: an unsaved change.
     UseTemplate(TemplateSource),
+    /// The template's knobs changed: the settings' Knobs section shows these.
+    Knobs(Vec<knobs::KnobRow>),
     /// Send the render the session needs now: a change that came from the worker, not
     /// from a key, would otherwise wait for the event loop's next wake-up.
     Render,
@@ -197,4 +201,8 @@ jobs! {
     ignored: ignored::IgnoredValues,
     /// Every configured engine's verdict on the session (the engine matrix).
     matrix: matrix::EngineMatrix,
+    /// The template's knobs on this session (the settings' Knobs section).
+    knobs: knobs::KnobsState,
+    /// What each turn makes a prefix cache process again (the `$` column).
+    turn_cost: turn_cost::TurnCostState,
 }

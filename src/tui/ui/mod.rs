@@ -84,6 +84,8 @@ fn draw_messages(frame: &mut Frame, area: Rect, app: &App, focused: bool) {
         tokens_of: &tokens_of,
         injected: &injected,
         round_trip: &|index| app.round_trip_of(index),
+        turn_cost: &|index| app.turn_cost_cell(index),
+        turn_total: app.turn_cost_title(),
         unused: &unused,
         tokens: app.shown_tokens(),
         needs: match app.messages().row(&app.workspace().session) {

@@ -18,6 +18,7 @@ mod dropped;
 mod focus;
 mod incremental;
 mod inputs;
+mod knobs;
 mod narrow_batch;
 mod one_render;
 mod perturb;
@@ -36,6 +37,7 @@ mod thinking;
 mod tools;
 mod tools_block;
 mod training;
+mod turn_cost;
 mod variables;
 
 pub(crate) use attribution::render_full;
@@ -52,6 +54,7 @@ pub use incremental::{
     attribute_by_prefixes, attribute_focused, attribute_incremental,
     attribute_incremental_with_prompt, attribute_prepared, attribute_rendered, Previous,
 };
+pub use knobs::{knobs, sample_conversation, Change, Flip, Knob, MAX_PROBED, STRETCH_BYTES};
 pub use one_render::predict as predicted_prefixes;
 pub use prefixes::PrefixOutcome;
 pub use probe::{Probe, ProbeFailure, ProbeSettings, Prober};
@@ -69,6 +72,12 @@ pub use switches::VariableEffect;
 pub use text::excerpt as text_excerpt;
 pub use tools::ToolCaps;
 pub use training::TrainingCaps;
+#[cfg(feature = "tokens")]
+pub use turn_cost::TokenCounter;
+pub use turn_cost::{
+    turn_costs, turn_starts, ByteCounter, CostUnit, Counted, TurnCost, TurnCostRun, TurnCosts,
+    TurnCounter,
+};
 pub use variables::{template_variables, TemplateVariable, VariableDefault, STANDARD_VARIABLES};
 
 // The probe vocabulary the lint rules build their conversations from.

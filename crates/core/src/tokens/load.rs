@@ -158,6 +158,14 @@ impl ModelTokenizer {
         self.cuts.cuts(text, 0, self.split_special_tokens())
     }
 
+    /// Where `text` may be cut at or before byte `limit` so that its tokens before the
+    /// cut are those of any text sharing `text[..limit]` (0 when nowhere): the start of
+    /// the last isolated added token inside it (see `pieces`). The turn cost tokenizes
+    /// only what follows it.
+    pub fn cut_within(&self, text: &str, limit: usize) -> usize {
+        (self.cuts).last_cut_within(text, limit, self.split_special_tokens())
+    }
+
     /// `Some(special)` when `id` is an added token (special or not), `None` otherwise.
     pub(crate) fn added_token(&self, id: u32) -> Option<bool> {
         self.added.get(&id).copied()

@@ -97,6 +97,31 @@ impl Cuts {
         }
         cuts
     }
+
+    /// The start of the last token a cut may go before that lies wholly inside
+    /// `text[..limit]` (0 when there is none): the tokens of `text` before it are those
+    /// of any text that shares those bytes. Matches are found on the whole text, as the
+    /// library finds them, so a longer token running past `limit` is not mistaken for a
+    /// shorter one inside it.
+    pub(crate) fn last_cut_within(&self, text: &str, limit: usize, split_special: bool) -> usize {
+        let Some(automaton) = self.automaton.as_ref() else {
+            return 0;
+        };
+        let mut last = 0;
+        for found in automaton.leftmost_find_iter(text) {
+            if found.end() > limit {
+                break;
+            }
+            let usable = match self.tokens.get(&found.value()) {
+                Some((isolated, special)) => *isolated && !(*special && split_special),
+                None => false,
+            };
+            if usable {
+                last = found.start();
+            }
+        }
+        last
+    }
 }
 
 /// Whether the library always isolates `token` as it is written, whatever surrounds it.

@@ -140,7 +140,9 @@ fn template_of(job: &Job) -> Option<usize> {
         | Job::Values { template, .. }
         | Job::Parse { template, .. }
         | Job::RoundTrips { template, .. }
-        | Job::GenerationMarks { template } => Some(Arc::as_ptr(template) as usize),
+        | Job::GenerationMarks { template }
+        | Job::Knobs { template }
+        | Job::TurnCosts { template, .. } => Some(Arc::as_ptr(template) as usize),
         Job::Compare { counterpart, .. } | Job::Matrix { counterpart, .. } => {
             counterpart.template().map(|t| Arc::as_ptr(t) as usize)
         }
@@ -168,6 +170,8 @@ fn follows_the_conversation(kind: JobKind) -> bool {
             | JobKind::RoundTrips
             | JobKind::GenerationMarks
             | JobKind::Lint
+            | JobKind::Knobs
+            | JobKind::TurnCosts
     )
 }
 

@@ -30,6 +30,7 @@ pub mod comparing;
 mod dispatch;
 pub mod generation_marks;
 pub mod inspection;
+mod knobs;
 mod last_render;
 mod linting;
 pub mod locate;
@@ -41,6 +42,7 @@ mod runner;
 mod snapshot;
 pub mod tokenizing;
 pub mod training_mask;
+pub mod turn_costs;
 pub mod unused;
 mod values;
 
@@ -241,6 +243,23 @@ pub enum Job {
         /// The template.
         template: Arc<Template>,
     },
+    /// The template's knobs with what flipping each does to the conversation's prompt
+    /// ([`crate::inspect::knobs`]): background work, cancelled by a render.
+    Knobs {
+        /// The template.
+        template: Arc<Template>,
+    },
+    /// What each turn makes a server with a prefix cache process again (see
+    /// [`turn_costs`]): background work, cancelled by a render; a run answers after
+    /// [`turn_costs::BUDGET`] with what it counted, and is asked again from there.
+    TurnCosts {
+        /// The template.
+        template: Arc<Template>,
+        /// Where the tokenizer is (bytes without one).
+        choice: tokenizing::TokenizerChoice,
+        /// The previous answer, whose unchanged turns are kept.
+        previous: Option<Arc<turn_costs::TurnCostReport>>,
+    },
     /// Lint a template ([`crate::lint`]), reading what is around it (its model folder,
     /// tokenizer, GGUF): the lowest priority, cancelled by a render or a newer request of
     /// this kind (the caller asks again), like the badges.
@@ -283,11 +302,15 @@ pub enum JobKind {
     Lint,
     /// [`Job::Matrix`].
     Matrix,
+    /// [`Job::Knobs`].
+    Knobs,
+    /// [`Job::TurnCosts`].
+    TurnCosts,
 }
 
 impl JobKind {
     /// Every kind, in the order the dispatcher prefers when several are queued.
-    pub(crate) const ALL: [JobKind; 14] = [
+    pub(crate) const ALL: [JobKind; 16] = [
         JobKind::Render,
         JobKind::Parse,
         JobKind::Compare,
@@ -299,6 +322,8 @@ impl JobKind {
         JobKind::Values,
         JobKind::Attribute,
         JobKind::GenerationMarks,
+        JobKind::Knobs,
+        JobKind::TurnCosts,
         JobKind::RoundTrips,
         JobKind::Badges,
         JobKind::Lint,
@@ -320,6 +345,8 @@ impl JobKind {
             JobKind::GenerationMarks => 11,
             JobKind::Lint => 12,
             JobKind::Matrix => 13,
+            JobKind::Knobs => 14,
+            JobKind::TurnCosts => 15,
         }
     }
 
@@ -349,6 +376,8 @@ impl Job {
             Job::GenerationMarks { .. } => JobKind::GenerationMarks,
             Job::Lint { .. } => JobKind::Lint,
             Job::Matrix { .. } => JobKind::Matrix,
+            Job::Knobs { .. } => JobKind::Knobs,
+            Job::TurnCosts { .. } => JobKind::TurnCosts,
         }
     }
 }
@@ -392,6 +421,10 @@ pub enum Output {
     GenerationMarks(Arc<generation_marks::GenerationMarks>),
     /// From [`Job::Lint`].
     Lint(Arc<crate::lint::TemplateLint>),
+    /// From [`Job::Knobs`].
+    Knobs(Arc<Vec<crate::inspect::Knob>>),
+    /// From [`Job::TurnCosts`].
+    TurnCosts(Arc<turn_costs::TurnCostReport>),
 }
 
 /// The answer to one request.

@@ -159,6 +159,12 @@ fn run(
             super::round_trips::check(&template, &lookup, conversation, token)
         }
         Job::Lint { template, options } => super::linting::lint(&template, &options, token),
+        Job::Knobs { template } => super::knobs::find(&template, conversation, token),
+        Job::TurnCosts {
+            template,
+            choice,
+            previous,
+        } => super::turn_costs::count(&template, &choice, previous.as_deref(), conversation, token),
     }
 }
 

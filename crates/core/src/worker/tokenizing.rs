@@ -115,22 +115,7 @@ fn run(
     max_memory: usize,
 ) -> Result<TokenizedPrompt, RenderError> {
     use crate::tokens::injection::split_effect;
-    use crate::tokens::{shared, TokenizerError, TokenizerFiles};
-    let files = match (&choice.explicit, &choice.template_file) {
-        (Some(path), _) => match &choice.access {
-            Some(access) => {
-                let written = choice
-                    .written
-                    .clone()
-                    .unwrap_or_else(|| path.display().to_string());
-                TokenizerFiles::locate_within(path, &written, access)
-            }
-            None => TokenizerFiles::locate(path),
-        },
-        (None, Some(file)) => TokenizerFiles::beside(file).ok_or(TokenizerError::Unspecified),
-        (None, None) => Err(TokenizerError::Unspecified),
-    };
-    let tokenizer = files.and_then(|f| shared(&f)).map_err(input)?;
+    let tokenizer = tokenizer(choice).map_err(input)?;
     let tokenized = tokenizer
         .tokenize_within(prompt, max_memory)
         .map_err(input)?;
@@ -148,6 +133,29 @@ fn run(
         split_effect,
         mask: None,
     })
+}
+
+/// The tokenizer `choice` names, loaded once per process.
+#[cfg(feature = "tokens")]
+pub(super) fn tokenizer(
+    choice: &TokenizerChoice,
+) -> Result<Arc<crate::tokens::ModelTokenizer>, crate::tokens::TokenizerError> {
+    use crate::tokens::{shared, TokenizerError, TokenizerFiles};
+    let files = match (&choice.explicit, &choice.template_file) {
+        (Some(path), _) => match &choice.access {
+            Some(access) => {
+                let written = choice
+                    .written
+                    .clone()
+                    .unwrap_or_else(|| path.display().to_string());
+                TokenizerFiles::locate_within(path, &written, access)
+            }
+            None => TokenizerFiles::locate(path),
+        },
+        (None, Some(file)) => TokenizerFiles::beside(file).ok_or(TokenizerError::Unspecified),
+        (None, None) => Err(TokenizerError::Unspecified),
+    };
+    files.and_then(|f| shared(&f))
 }
 
 /// Injected added tokens: on the prompt's tokens where the content is found in the

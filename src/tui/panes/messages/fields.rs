@@ -57,6 +57,8 @@ pub enum Field {
     Clock,
     /// Extra template variables (a JSON object).
     Variables,
+    /// Knob N of the template (the Knobs section: `Enter` flips a boolean one).
+    Knob(usize),
 }
 
 /// How a field is edited.
@@ -129,6 +131,7 @@ impl Field {
             Field::ContinueFinal => "continue_final".into(),
             Field::Clock => "clock".into(),
             Field::Variables => "variables".into(),
+            Field::Knob(_) => "knob".into(),
         }
     }
 
@@ -145,7 +148,7 @@ impl Field {
                 FieldKind::Json
             }
             Field::Variables => FieldKind::Json,
-            Field::AddGenerationPrompt => FieldKind::Toggle,
+            Field::AddGenerationPrompt | Field::Knob(_) => FieldKind::Toggle,
             Field::NewToolCall => FieldKind::Command,
             _ => FieldKind::Text,
         }

@@ -7,6 +7,7 @@ pub mod conversation;
 pub mod editor;
 pub mod field_write;
 pub mod fields;
+pub mod knobs;
 pub mod needs;
 mod range;
 pub mod range_view;
@@ -49,6 +50,8 @@ pub struct MessagesPane {
     pub argument_texts: field_write::ArgumentTexts,
     /// Where the range mode's block starts (`v`); the block runs to `selected`.
     pub anchor: Option<usize>,
+    /// The template's knobs, the settings' Knobs section (from the worker).
+    pub knobs: Vec<crate::tui::jobs::knobs::KnobRow>,
 }
 
 impl MessagesPane {
@@ -63,9 +66,17 @@ impl MessagesPane {
 
     /// The selected field, if any.
     pub fn current_field(&self, session: &Session) -> Option<Field> {
-        fields::fields(session, self.row(session))
-            .get(self.field)
-            .copied()
+        self.row_fields(session).get(self.field).copied()
+    }
+
+    /// The fields of the selected row: the settings end with the Knobs section.
+    pub fn row_fields(&self, session: &Session) -> Vec<Field> {
+        let row = self.row(session);
+        let mut list = fields::fields(session, row);
+        if row == Row::Settings {
+            list.extend((0..self.knobs.len()).map(Field::Knob));
+        }
+        list
     }
 
     /// Selects row `index` of the message list, out of the field list, on its first
@@ -79,7 +90,7 @@ impl MessagesPane {
     /// Keeps the selection inside the list after it shrank.
     pub fn clamp(&mut self, session: &Session) {
         self.selected = self.selected.min(session.messages.len());
-        let count = fields::fields(session, self.row(session)).len();
+        let count = self.row_fields(session).len();
         self.field = self.field.min(count.saturating_sub(1));
     }
 
@@ -160,7 +171,7 @@ impl MessagesPane {
     fn select(&mut self, ctx: &mut PaneContext, step: Step) {
         let session = &ctx.workspace.session;
         if self.in_fields {
-            let count = fields::fields(session, self.row(session)).len();
+            let count = self.row_fields(session).len();
             self.field = MessagesPane::step(self.field, count, step);
         } else {
             // A block is of messages: the settings row is not a place to extend it to.
@@ -295,6 +306,9 @@ impl MessagesPane {
         let Some(field) = self.current_field(session) else {
             return;
         };
+        if let Field::Knob(index) = field {
+            return knobs::flip(&self.knobs, index, ctx);
+        }
         match field.kind(session, row) {
             FieldKind::Toggle => {
                 let flipped = (fields::read(session, row, field) != "true").to_string();

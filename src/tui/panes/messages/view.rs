@@ -45,6 +45,10 @@ pub struct MessagesView<'a> {
     pub unused: &'a dyn Fn(Row, Field) -> Option<String>,
     /// The tokens of the shown prompt (the selected row's injection warning).
     pub tokens: Option<&'a TokenizedPrompt>,
+    /// The turn-cost column's cell of message `index`, when the column is shown.
+    pub turn_cost: &'a dyn Fn(usize) -> Option<String>,
+    /// The turn-cost sum for the title; `Some` while the column is shown.
+    pub turn_total: Option<String>,
     /// What to change in the selected message for the template (see `panes::messages::needs`).
     pub needs: Vec<String>,
     /// Plain notes on the selected message's fields (values not checked for use).
@@ -57,7 +61,11 @@ pub struct MessagesView<'a> {
 pub fn draw(frame: &mut Frame, area: Rect, view: &MessagesView, focused: bool) {
     let theme = view.theme;
     let range = view.pane.block(view.session);
-    let block = pane_block(&range_view::title(range.as_ref()), focused, theme);
+    let mut title = range_view::title(range.as_ref());
+    if let Some(total) = &view.turn_total {
+        title = format!("{title} · {total}");
+    }
+    let block = pane_block(&title, focused, theme);
     let inner = block.inner(area);
     frame.render_widget(block, area);
     let list_height = if view.editor.is_some() {
@@ -120,10 +128,12 @@ fn list_lines(view: &MessagesView, area: Rect, focused: bool) -> Vec<Line<'stati
             let in_block = block.as_ref().is_some_and(|b| b.contains(&row));
             let line = match session.messages.get(row) {
                 Some(msg) => {
-                    // Token mode counts tokens (`12t`) where the list counts bytes.
-                    let size = match (view.tokens_of)(row) {
-                        Some(tokens) => Some(format!("{tokens}t")),
-                        None => bytes_column(view.bytes.as_deref(), row),
+                    // The turn cost, while shown, takes the size column; token mode
+                    // counts tokens (`12t`) where the list counts bytes.
+                    let size = match (view.turn_total.is_some(), (view.tokens_of)(row)) {
+                        (true, _) => (view.turn_cost)(row),
+                        (false, Some(tokens)) => Some(format!("{tokens}t")),
+                        (false, None) => bytes_column(view.bytes.as_deref(), row),
                     };
                     let line = message_line(row, digits, msg, width, size, theme);
                     let line = flag_injection(line, (view.injected)(row), theme);
@@ -279,7 +289,7 @@ fn draw_fields(frame: &mut Frame, area: Rect, view: &MessagesView, focused: bool
         .title(Span::styled(title, theme.dim()));
     let inner = block.inner(area);
     frame.render_widget(block, area);
-    let list = fields::fields(session, row);
+    let list = view.pane.row_fields(session);
     let mut warning =
         crate::tui::panes::prompt::injection::warning_lines(view.tokens, row, inner.width, theme);
     let flagged = |need: &String| format!("{} {need}", crate::tui::panes::prompt::injection::FLAG);
@@ -310,13 +320,27 @@ fn draw_fields(frame: &mut Frame, area: Rect, view: &MessagesView, focused: bool
         .skip(start)
         .take(height)
         .map(|(i, field)| {
-            let label = format!("{:<14} ", field.label());
-            let room = width.saturating_sub(15);
-            let summary = fields::summary(session, row, *field);
+            // A knob's name is its label: a short mark leaves it the width.
+            let label = match field {
+                Field::Knob(_) => "knob ".to_string(),
+                other => format!("{:<14} ", other.label()),
+            };
+            let room = width.saturating_sub(label.chars().count());
             let mut spans = vec![Span::styled(label, theme.dim())];
-            match (view.unused)(row, *field) {
-                Some(note) => spans.extend(unused_spans(&note, &summary, room, theme)),
-                None => spans.push(Span::raw(truncate(&summary, room))),
+            let knob = match field {
+                Field::Knob(index) => view.pane.knobs.get(*index),
+                _ => None,
+            };
+            match (knob, (view.unused)(row, *field)) {
+                (Some(knob), _) => spans.extend(super::knobs::spans(knob, room, theme)),
+                (None, Some(note)) => {
+                    let summary = fields::summary(session, row, *field);
+                    spans.extend(unused_spans(&note, &summary, room, theme));
+                }
+                (None, None) => {
+                    let summary = fields::summary(session, row, *field);
+                    spans.push(Span::raw(truncate(&summary, room)));
+                }
             }
             let line = Line::from(spans);
             if focused && i == view.pane.field {
