@@ -9,7 +9,7 @@ use crate::tui_support;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use chatplate::tui::action::{Action, MessageAction, Pane, Step};
+use chatplate::tui::action::{Action, Direction, MessageAction, Pane, Step};
 use chatplate::tui::app::App;
 use chatplate_core::session::Session;
 use insta::assert_snapshot;
@@ -64,8 +64,11 @@ fn the_knobs_section_lists_the_template_variables_and_enter_flips_one() {
     assert_eq!(names, ["enable_thinking", "keep_past_thinking"]);
     assert_snapshot!("knobs_section_80x24", screen(&mut app, 80, 24));
     assert_snapshot!("knobs_section_120x40", screen(&mut app, 120, 40));
-    // The last field is the last knob: Enter keeps the past reasoning.
+    // The field before the raw JSON is the last knob: Enter keeps the past reasoning.
     app.update(Action::Message(MessageAction::Select(Step::Last)));
+    app.update(Action::Message(MessageAction::Select(Step::Line(
+        Direction::Up,
+    ))));
     app.update(Action::Message(MessageAction::EditField));
     app.settle();
     assert_eq!(

@@ -54,11 +54,11 @@ use serde_json::Value;
 pub use chunkings::{check_chunkings, stream_parse, Chunking, ChunkingDifference, StreamRun};
 pub use error::{ParseError, LIMIT_CLASS};
 pub use limits::ParseLimits;
+#[cfg(feature = "tokens")]
+pub(crate) use round_trip::generated_part;
 pub use round_trip::{
     check_round_trip, check_stream_round_trip, round_trip_each, RoundTripFailure,
 };
-#[cfg(feature = "tokens")]
-pub(crate) use round_trip::generated_part;
 pub use source::{model_schema, read_schema_file, session_schema, SchemaFound, SchemaSourceError};
 pub use stream::{ResponseParser, StreamEvent};
 pub use template::ResponseTemplate;

@@ -69,12 +69,17 @@ impl MessagesPane {
         self.row_fields(session).get(self.field).copied()
     }
 
-    /// The fields of the selected row: the settings end with the Knobs section.
+    /// The fields of the selected row: the settings' Knobs section comes before their
+    /// raw JSON (which is all of them, and last), so a small screen shows the knobs.
     pub fn row_fields(&self, session: &Session) -> Vec<Field> {
         let row = self.row(session);
         let mut list = fields::fields(session, row);
         if row == Row::Settings {
-            list.extend((0..self.knobs.len()).map(Field::Knob));
+            let at = list
+                .iter()
+                .position(|f| *f == Field::Raw)
+                .unwrap_or(list.len());
+            list.splice(at..at, (0..self.knobs.len()).map(Field::Knob));
         }
         list
     }
