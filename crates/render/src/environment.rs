@@ -10,8 +10,8 @@ use std::sync::{Arc, OnceLock};
 use minijinja::{Environment, UndefinedBehavior};
 
 use super::{
-    boundmethods, filters, generators, globals, groups, helpers, htmlfilters, humanize, listsum,
-    loops, markup, membership, methods, percent, predicates, pyrepr, scope, sized, slices,
+    boundmethods, concat, filters, generators, globals, groups, helpers, htmlfilters, humanize,
+    listsum, loops, markup, membership, methods, percent, predicates, pyrepr, scope, sized, slices,
     strmethods, textfilters, wordwrap, Limits,
 };
 
@@ -77,6 +77,7 @@ fn configured(helpers: &helpers::Helpers) -> Environment<'static> {
     loops::register(&mut env, helpers);
     slices::register(&mut env, helpers);
     membership::register(&mut env, helpers);
+    concat::register(&mut env, helpers);
     strmethods::register(&mut env);
     groups::register(&mut env);
     htmlfilters::register(&mut env);

@@ -57,6 +57,11 @@ impl Helpers {
         self.name("markup_add")
     }
 
+    /// `a ~ b ~ c` in one allocation (see [`super::concat`]).
+    pub(crate) fn concat(&self) -> String {
+        self.name("concat")
+    }
+
     /// `'format' % args`.
     pub(crate) fn percent_format(&self) -> String {
         self.name("percent_format")

@@ -74,6 +74,7 @@ mod bytes;
 mod cancel;
 mod closures;
 mod compiled;
+mod concat;
 mod context;
 mod continuation;
 mod conversation;
@@ -149,7 +150,8 @@ pub use error::{RenderError, RenderErrorKind, SourcePosition};
 pub use generation::{has_generation_block, has_generation_tag, GenerationSpan, TrackedRender};
 pub use limits::{Bound, Limits, MAX_GROWN_DEADLINE, STEPS_PER_ITEM_PAIR};
 pub use memory::{
-    is_metered, reset_thread_peak, thread_live_bytes, thread_peak_bytes, MeteredAllocator,
+    is_metered, reset_thread_peak, thread_allocated_bytes, thread_live_bytes, thread_peak_bytes,
+    MeteredAllocator,
 };
 pub use prefix::PreparedMessages;
 pub use pyfloat::repr_float as python_float_repr;

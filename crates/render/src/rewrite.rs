@@ -109,6 +109,7 @@ pub(crate) fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Re
         helpers,
         edits,
         depth: 0,
+        escaping: false,
         extents,
     };
     super::markupvars::with_names(ast, || walk_stmt(ast, &mut cx));
@@ -134,6 +135,8 @@ pub(crate) struct Cx<'s> {
     pub edits: Vec<Edit>,
     /// The deepest expression nesting seen.
     depth: usize,
+    /// Inside an `{% autoescape %}` block (where `~` keeps MiniJinja's own escaping).
+    escaping: bool,
     /// Expression extents, each computed once.
     pub extents: Extents<'s>,
 }
@@ -214,7 +217,11 @@ fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
             walk_expr(&s.expr, cx);
         }
         Stmt::SetBlock(s) => walk_stmts(&s.body, cx),
-        Stmt::AutoEscape(a) => walk_stmts(&a.body, cx),
+        Stmt::AutoEscape(a) => {
+            let outer = std::mem::replace(&mut cx.escaping, true);
+            walk_stmts(&a.body, cx);
+            cx.escaping = outer;
+        }
         Stmt::FilterBlock(f) => walk_stmts(&f.body, cx),
         Stmt::Block(b) => walk_stmts(&b.body, cx),
         Stmt::Macro(m) => {
@@ -282,6 +289,16 @@ fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
             walk_other(current, depth, cx);
             return;
         };
+        if matches!(b.op, BinOpKind::Concat) && !cx.escaping {
+            if let Some(pieces) = super::concat::chain(current, cx) {
+                super::concat::rewrite(current, &pieces, cx);
+                cx.depth = cx.depth.max(depth + pieces.len() - 1);
+                for piece in pieces {
+                    walk_expr_at(piece, depth + 1, cx);
+                }
+                return;
+            }
+        }
         if matches!(b.op, BinOpKind::In) && !matches!(b.right, Expr::List(_) | Expr::Tuple(_)) {
             super::membership::rewrite(current, b, cx);
         }

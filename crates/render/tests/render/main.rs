@@ -9,3 +9,4 @@ static ALLOCATOR: chatplate_render::MeteredAllocator = chatplate_render::Metered
 mod limits;
 mod python_compat;
 mod slices;
+mod speed;
