@@ -280,10 +280,10 @@ def main():
     parser.add_argument("--max-python", type=float, default=30.0,
                         help="seconds: Python renders predicted to take longer are not run")
     parser.add_argument("--out", type=Path, default=OUT / "results.md")
-    parser.add_argument("--chatplate", type=Path, default=CHATPLATE, help="the chatplate binary to time")
+    parser.add_argument("--chatplate", type=Path, help="the chatplate binary to time (default: the release build)")
     args = parser.parse_args()
     global CHATPLATE
-    CHATPLATE = args.chatplate
+    CHATPLATE = args.chatplate or CHATPLATE
     ctu.datetime = FixedClock
     OUT.mkdir(parents=True, exist_ok=True)
     for old in OUT.glob("*.json"):

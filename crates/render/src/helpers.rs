@@ -62,6 +62,11 @@ impl Helpers {
         self.name("concat")
     }
 
+    /// `a == b` and `a != b` on lists, stoppable (see [`super::equality`]).
+    pub(crate) fn equal(&self) -> String {
+        self.name("equal")
+    }
+
     /// `'format' % args`.
     pub(crate) fn percent_format(&self) -> String {
         self.name("percent_format")

@@ -83,6 +83,7 @@ mod data;
 mod diagnose;
 mod edits;
 mod environment;
+mod equality;
 mod error;
 mod execution;
 pub(crate) mod extent;

@@ -302,6 +302,9 @@ fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
         if matches!(b.op, BinOpKind::In) && !matches!(b.right, Expr::List(_) | Expr::Tuple(_)) {
             super::membership::rewrite(current, b, cx);
         }
+        if super::equality::wanted(b) {
+            super::equality::rewrite(current, b, cx);
+        }
         walk_expr_at(&b.right, depth + 1, cx);
         // A `+` that is not a Markup `+` has no Markup `+` on its left either.
         known_plain = matches!(b.op, BinOpKind::Add);
