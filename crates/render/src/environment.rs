@@ -11,8 +11,8 @@ use minijinja::{Environment, UndefinedBehavior};
 
 use super::{
     boundmethods, concat, equality, filters, generators, globals, groups, helpers, htmlfilters,
-    humanize, listsum, loops, markup, membership, methods, percent, predicates, pyrepr, scope,
-    sized, slices, strmethods, textfilters, wordwrap, Limits,
+    humanize, listsum, loops, markup, membership, methods, percent, predicates, pyrepr, repeat,
+    scope, sized, slices, strmethods, textfilters, wordwrap, Limits,
 };
 
 /// MiniJinja's filters that Jinja2 does not have: a template must not see them.
@@ -79,6 +79,7 @@ fn configured(helpers: &helpers::Helpers) -> Environment<'static> {
     membership::register(&mut env, helpers);
     concat::register(&mut env, helpers);
     equality::register(&mut env, helpers);
+    repeat::register(&mut env, helpers);
     strmethods::register(&mut env);
     groups::register(&mut env);
     htmlfilters::register(&mut env);

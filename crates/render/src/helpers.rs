@@ -67,6 +67,16 @@ impl Helpers {
         self.name("equal")
     }
 
+    /// The check before a `*` that may repeat a string (see [`super::repeat`]).
+    pub(crate) fn repeat_check(&self) -> String {
+        self.name("repeat_check")
+    }
+
+    /// The right operand of a `*` that [`Helpers::repeat_check`] kept.
+    pub(crate) fn stashed(&self) -> String {
+        self.name("stashed")
+    }
+
     /// `'format' % args`.
     pub(crate) fn percent_format(&self) -> String {
         self.name("percent_format")

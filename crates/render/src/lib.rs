@@ -121,6 +121,7 @@ mod pystr;
 mod pytype;
 pub mod remedy;
 mod renders;
+mod repeat;
 pub(crate) mod rewrite;
 mod scalars;
 mod scope;

@@ -305,6 +305,9 @@ fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
         if super::equality::wanted(b) {
             super::equality::rewrite(current, b, cx);
         }
+        if super::repeat::wanted(b, current) {
+            super::repeat::rewrite(current, b, cx);
+        }
         walk_expr_at(&b.right, depth + 1, cx);
         // A `+` that is not a Markup `+` has no Markup `+` on its left either.
         known_plain = matches!(b.op, BinOpKind::Add);
@@ -394,7 +397,7 @@ fn string_percent<'e, 'a>(expr: &'e Expr<'a>) -> Option<(&'e Expr<'a>, &'e Expr<
 
 /// Plainly a number: a number literal, a `loop` counter, a counting filter, or
 /// arithmetic on those. Such `%` stays MiniJinja's own (it has Python's floor modulo).
-fn is_numeric(expr: &Expr) -> bool {
+pub(crate) fn is_numeric(expr: &Expr) -> bool {
     match expr {
         Expr::Const(c) => matches!(c.value.kind(), ValueKind::Number | ValueKind::Bool),
         Expr::GetAttr(g) => {
