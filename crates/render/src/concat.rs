@@ -80,11 +80,17 @@ fn bare_operator(left: &Expr, right: &Expr, cx: &mut Cx) -> bool {
 /// The rewrite of the chain `whole` made of `pieces`: `helper(a, b, c)`. Only the
 /// operators are replaced, so each piece keeps its own edits.
 pub(crate) fn rewrite(whole: &Expr, pieces: &[&Expr], cx: &mut Cx) {
+    let helper = cx.helpers.concat();
+    rewrite_with(whole, pieces, &helper, cx);
+}
+
+/// [`rewrite`] into a call of `helper`.
+pub(crate) fn rewrite_with(whole: &Expr, pieces: &[&Expr], helper: &str, cx: &mut Cx) {
     let (start, end) = cx.extents.of(whole);
     cx.edits.push(Edit {
         start,
         end,
-        kind: EditKind::Around(format!("{}(", cx.helpers.concat()), ")".into()),
+        kind: EditKind::Around(format!("{helper}("), ")".into()),
     });
     for pair in pieces.windows(2) {
         let (_, left_end) = cx.extents.of(pair[0]);

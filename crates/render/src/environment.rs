@@ -10,9 +10,9 @@ use std::sync::{Arc, OnceLock};
 use minijinja::{Environment, UndefinedBehavior};
 
 use super::{
-    boundmethods, concat, equality, filters, generators, globals, groups, helpers, htmlfilters,
-    humanize, listsum, loops, markup, membership, methods, percent, predicates, pyrepr, repeat,
-    scope, sized, slices, strmethods, textfilters, wordwrap, Limits,
+    appends, boundmethods, concat, equality, filters, generators, globals, groups, helpers,
+    htmlfilters, humanize, listsum, loops, markup, membership, methods, percent, predicates,
+    pyrepr, repeat, scope, sized, slices, strmethods, textfilters, wordwrap, Limits,
 };
 
 /// MiniJinja's filters that Jinja2 does not have: a template must not see them.
@@ -78,6 +78,7 @@ fn configured(helpers: &helpers::Helpers) -> Environment<'static> {
     slices::register(&mut env, helpers);
     membership::register(&mut env, helpers);
     concat::register(&mut env, helpers);
+    appends::register(&mut env, helpers);
     equality::register(&mut env, helpers);
     repeat::register(&mut env, helpers);
     strmethods::register(&mut env);

@@ -77,6 +77,21 @@ impl Helpers {
         self.name("stashed")
     }
 
+    /// The value of `ns.attr` where an append to it begins (see [`super::appends`]).
+    pub(crate) fn append_mark(&self) -> String {
+        self.name("append_mark")
+    }
+
+    /// `ns.attr ~ pieces` grown in place (see [`super::appends`]).
+    pub(crate) fn append(&self) -> String {
+        self.name("append")
+    }
+
+    /// Every other read of an appended namespace's attribute (see [`super::appends`]).
+    pub(crate) fn append_read(&self) -> String {
+        self.name("append_read")
+    }
+
     /// `'format' % args`.
     pub(crate) fn percent_format(&self) -> String {
         self.name("percent_format")

@@ -110,6 +110,7 @@ pub(crate) fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Re
         edits,
         depth: 0,
         escaping: false,
+        appended: super::appends::names(ast),
         extents,
     };
     super::markupvars::with_names(ast, || walk_stmt(ast, &mut cx));
@@ -137,6 +138,8 @@ pub(crate) struct Cx<'s> {
     depth: usize,
     /// Inside an `{% autoescape %}` block (where `~` keeps MiniJinja's own escaping).
     escaping: bool,
+    /// Namespace variables whose appends grow a builder (see [`super::appends`]).
+    appended: std::collections::BTreeSet<String>,
     /// Expression extents, each computed once.
     pub extents: Extents<'s>,
 }
@@ -186,6 +189,7 @@ fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
             }
             walk_stmts(&w.body, cx);
         }
+        Stmt::Set(s) if append(&s.target, &s.expr, cx) => {}
         Stmt::Set(s) => {
             let (mut start, end) = cx.extents.of(&s.expr);
             // Some expression spans (comparisons) begin before the `=`.
@@ -237,6 +241,39 @@ fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
         Stmt::Do(d) => walk_args(&d.call.args, cx),
         _ => {}
     }
+}
+
+/// `{% set ns.out = ns.out ~ a ~ b %}` for a namespace whose appends grow a builder:
+/// the value becomes `append(mark(ns.out), a, b)` (see [`super::appends`]). Whether
+/// the statement was rewritten so.
+fn append(target: &Expr, value: &Expr, cx: &mut Cx) -> bool {
+    let Some(name) = super::appends::append_target(target, value) else {
+        return false;
+    };
+    if !cx.appended.contains(name) || cx.escaping {
+        return false;
+    }
+    let Some(pieces) = super::concat::chain(value, cx) else {
+        return false;
+    };
+    // The first piece must be the attribute itself, not a longer chain cut at 1,000.
+    let Some((first, rest)) = pieces.split_first() else {
+        return false;
+    };
+    if super::appends::attribute_base(first).is_none() {
+        return false;
+    }
+    super::concat::rewrite_with(value, &pieces, &cx.helpers.append(), cx);
+    let (start, end) = cx.extents.of(first);
+    cx.edits.push(Edit {
+        start,
+        end,
+        kind: EditKind::Wrap(cx.helpers.append_mark()),
+    });
+    for piece in rest {
+        walk_expr(piece, cx);
+    }
+    true
 }
 
 fn walk_args(args: &[CallArg], cx: &mut Cx) {
@@ -319,6 +356,14 @@ fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
 /// Walks an expression that is not an operator: dict-method lookups are rewritten
 /// (see [`super::boundmethods`]); everything else is walked part by part.
 fn walk_other(expr: &Expr, depth: usize, cx: &mut Cx) {
+    if super::appends::attribute_base(expr).is_some_and(|name| cx.appended.contains(name)) {
+        let (start, end) = cx.extents.of(expr);
+        cx.edits.push(Edit {
+            start,
+            end,
+            kind: EditKind::Wrap(cx.helpers.append_read()),
+        });
+    }
     if let Expr::Call(call) = expr {
         // `d.items()` is a method call, not a lookup: only its parts are walked.
         if let Expr::GetAttr(callee) = &call.expr {
