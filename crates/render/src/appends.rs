@@ -339,8 +339,8 @@ impl Walk {
         self.expr_in(expr, false);
     }
 
-    /// `raw`: inside a `+` or `%`, which the rewrite may copy as written (the Markup
-    /// and formatting helpers), so a read there could not be wrapped.
+    /// `raw`: inside a Markup `+` or a string `%`, which the rewrite copies as written
+    /// (into the Markup and formatting helpers' calls), so a read there is not wrapped.
     fn expr_in(&mut self, expr: &Expr, raw: bool) {
         match expr {
             // `ns.attr`: the variable used through an attribute.
@@ -353,7 +353,8 @@ impl Walk {
             }
             _ => {
                 let raw = raw
-                    || matches!(expr, Expr::BinOp(b) if matches!(b.op, BinOpKind::Add | BinOpKind::Rem));
+                    || super::rewrite::is_markup_add(expr)
+                    || super::rewrite::string_percent(expr).is_some();
                 for child in super::subexpressions::of(expr) {
                     self.expr_in(child, raw);
                 }

@@ -431,7 +431,7 @@ pub fn children<'e, 'a>(expr: &'e Expr<'a>) -> Vec<&'e Expr<'a>> {
 }
 
 /// `'literal' % args`: Python string formatting, the operands.
-fn string_percent<'e, 'a>(expr: &'e Expr<'a>) -> Option<(&'e Expr<'a>, &'e Expr<'a>)> {
+pub(crate) fn string_percent<'e, 'a>(expr: &'e Expr<'a>) -> Option<(&'e Expr<'a>, &'e Expr<'a>)> {
     match expr {
         Expr::BinOp(b) if matches!(b.op, BinOpKind::Rem) && !is_numeric(&b.left) => {
             Some((&b.left, &b.right))
@@ -473,7 +473,7 @@ pub(crate) fn is_numeric(expr: &Expr) -> bool {
 /// would otherwise make the rewrite quadratic).
 const MAX_MARKUP_CHAIN: usize = 1000;
 
-fn is_markup_add(expr: &Expr) -> bool {
+pub(crate) fn is_markup_add(expr: &Expr) -> bool {
     let mut current = expr;
     for _ in 0..MAX_MARKUP_CHAIN {
         let Expr::BinOp(b) = current else {
