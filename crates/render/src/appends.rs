@@ -290,14 +290,15 @@ impl Walk {
                 self.expr(&s.expr);
             }
             Stmt::Macro(m) => self.macro_decl(&m.args, &m.defaults, &m.body),
+            // The rewrite walks neither callee: a read there could not be wrapped.
             Stmt::CallBlock(c) => {
                 self.args(&c.call.args);
-                self.expr(&c.call.expr);
+                self.expr_in(&c.call.expr, true);
                 let m = &c.macro_decl;
                 self.macro_decl(&m.args, &m.defaults, &m.body);
             }
             Stmt::Do(d) => {
-                self.expr(&d.call.expr);
+                self.expr_in(&d.call.expr, true);
                 self.args(&d.call.args);
             }
             _ => self.unknown = true,
@@ -350,6 +351,12 @@ impl Walk {
             }
             Expr::Var(var) => {
                 self.spoiled.insert(var.id.to_string());
+            }
+            // `ns.attr(...)`: the rewrite walks only `ns` of such a callee.
+            Expr::Call(call) if matches!(&call.expr, Expr::GetAttr(a) if matches!(a.expr, Expr::Var(_))) =>
+            {
+                self.expr_in(&call.expr, true);
+                self.args(&call.args);
             }
             _ => {
                 let raw = raw
