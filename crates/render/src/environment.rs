@@ -10,9 +10,9 @@ use std::sync::{Arc, OnceLock};
 use minijinja::{Environment, UndefinedBehavior};
 
 use super::{
-    boundmethods, filters, generators, globals, groups, helpers, htmlfilters, humanize, listsum,
-    loops, markup, membership, methods, percent, predicates, pyrepr, scope, sized, slices,
-    strmethods, textfilters, wordwrap, Limits,
+    appends, boundmethods, concat, equality, filters, generators, globals, groups, helpers,
+    htmlfilters, humanize, listsum, loops, markup, membership, methods, percent, predicates,
+    pyrepr, repeat, scope, sized, slices, strmethods, textfilters, wordwrap, Limits,
 };
 
 /// MiniJinja's filters that Jinja2 does not have: a template must not see them.
@@ -77,6 +77,10 @@ fn configured(helpers: &helpers::Helpers) -> Environment<'static> {
     loops::register(&mut env, helpers);
     slices::register(&mut env, helpers);
     membership::register(&mut env, helpers);
+    concat::register(&mut env, helpers);
+    appends::register(&mut env, helpers);
+    equality::register(&mut env, helpers);
+    repeat::register(&mut env, helpers);
     strmethods::register(&mut env);
     groups::register(&mut env);
     htmlfilters::register(&mut env);

@@ -57,6 +57,41 @@ impl Helpers {
         self.name("markup_add")
     }
 
+    /// `a ~ b ~ c` in one allocation (see [`super::concat`]).
+    pub(crate) fn concat(&self) -> String {
+        self.name("concat")
+    }
+
+    /// `a == b` and `a != b` on lists, stoppable (see [`super::equality`]).
+    pub(crate) fn equal(&self) -> String {
+        self.name("equal")
+    }
+
+    /// The check before a `*` that may repeat a string (see [`super::repeat`]).
+    pub(crate) fn repeat_check(&self) -> String {
+        self.name("repeat_check")
+    }
+
+    /// The right operand of a `*` that [`Helpers::repeat_check`] kept.
+    pub(crate) fn stashed(&self) -> String {
+        self.name("stashed")
+    }
+
+    /// The value of `ns.attr` where an append to it begins (see [`super::appends`]).
+    pub(crate) fn append_mark(&self) -> String {
+        self.name("append_mark")
+    }
+
+    /// `ns.attr ~ pieces` grown in place (see [`super::appends`]).
+    pub(crate) fn append(&self) -> String {
+        self.name("append")
+    }
+
+    /// Every other read of an appended namespace's attribute (see [`super::appends`]).
+    pub(crate) fn append_read(&self) -> String {
+        self.name("append_read")
+    }
+
     /// `'format' % args`.
     pub(crate) fn percent_format(&self) -> String {
         self.name("percent_format")

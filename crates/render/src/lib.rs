@@ -68,12 +68,14 @@
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
+mod appends;
 mod assertions;
 mod boundmethods;
 mod bytes;
 mod cancel;
 mod closures;
 mod compiled;
+mod concat;
 mod context;
 mod continuation;
 mod conversation;
@@ -82,6 +84,7 @@ mod data;
 mod diagnose;
 mod edits;
 mod environment;
+mod equality;
 mod error;
 mod execution;
 pub(crate) mod extent;
@@ -119,6 +122,7 @@ mod pystr;
 mod pytype;
 pub mod remedy;
 mod renders;
+mod repeat;
 pub(crate) mod rewrite;
 mod scalars;
 mod scope;
@@ -149,7 +153,8 @@ pub use error::{RenderError, RenderErrorKind, SourcePosition};
 pub use generation::{has_generation_block, has_generation_tag, GenerationSpan, TrackedRender};
 pub use limits::{Bound, Limits, MAX_GROWN_DEADLINE, STEPS_PER_ITEM_PAIR};
 pub use memory::{
-    is_metered, reset_thread_peak, thread_live_bytes, thread_peak_bytes, MeteredAllocator,
+    is_metered, reset_thread_peak, thread_allocated_bytes, thread_live_bytes, thread_peak_bytes,
+    MeteredAllocator,
 };
 pub use prefix::PreparedMessages;
 pub use pyfloat::repr_float as python_float_repr;

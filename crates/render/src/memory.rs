@@ -59,6 +59,9 @@ struct Meter {
     on_cap: Cell<*const AtomicU8>,
     /// `live` when [`watch_this_thread`] began watching the current render.
     watched_from: Cell<isize>,
+    /// Every byte ever allocated on this thread (a realloc counts its growth): the
+    /// bytes copied into new blocks, which tests compare without timing anything.
+    allocated: Cell<u64>,
 }
 
 thread_local! {
@@ -69,6 +72,7 @@ thread_local! {
             hard_cap: Cell::new(0),
             on_cap: Cell::new(std::ptr::null()),
             watched_from: Cell::new(0),
+            allocated: Cell::new(0),
         }
     };
 }
@@ -111,6 +115,9 @@ fn grow(bytes: usize) {
         // every allocation).
         let now = meter.live.get().wrapping_add(bytes as isize);
         meter.live.set(now);
+        meter
+            .allocated
+            .set(meter.allocated.get().wrapping_add(bytes as u64));
         if now > meter.peak.get() {
             meter.peak.set(now);
         }
@@ -155,6 +162,14 @@ pub fn is_metered() -> bool {
 /// Bytes allocated minus bytes freed on this thread so far (0 when not metered).
 pub fn thread_live_bytes() -> isize {
     METER.try_with(|meter| meter.live.get()).unwrap_or(0)
+}
+
+/// Every byte allocated on this thread so far (a realloc counts what it grew by; 0 when
+/// not metered). The growth of this number over a render is the work of building its
+/// values, measured without a clock: `tests/render/speed.rs` compares it between
+/// versions of the renderer, so a change that copies more is caught on any machine.
+pub fn thread_allocated_bytes() -> u64 {
+    METER.try_with(|meter| meter.allocated.get()).unwrap_or(0)
 }
 
 /// The most this thread held since the last [`reset_thread_peak`], counted like

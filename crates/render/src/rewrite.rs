@@ -109,6 +109,8 @@ pub(crate) fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Re
         helpers,
         edits,
         depth: 0,
+        escaping: false,
+        appended: super::appends::names(ast),
         extents,
     };
     super::markupvars::with_names(ast, || walk_stmt(ast, &mut cx));
@@ -134,6 +136,10 @@ pub(crate) struct Cx<'s> {
     pub edits: Vec<Edit>,
     /// The deepest expression nesting seen.
     depth: usize,
+    /// Inside an `{% autoescape %}` block (where `~` keeps MiniJinja's own escaping).
+    escaping: bool,
+    /// Namespace variables whose appends grow a builder (see [`super::appends`]).
+    appended: std::collections::BTreeSet<String>,
     /// Expression extents, each computed once.
     pub extents: Extents<'s>,
 }
@@ -183,6 +189,7 @@ fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
             }
             walk_stmts(&w.body, cx);
         }
+        Stmt::Set(s) if append(&s.target, &s.expr, cx) => {}
         Stmt::Set(s) => {
             let (mut start, end) = cx.extents.of(&s.expr);
             // Some expression spans (comparisons) begin before the `=`.
@@ -214,7 +221,11 @@ fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
             walk_expr(&s.expr, cx);
         }
         Stmt::SetBlock(s) => walk_stmts(&s.body, cx),
-        Stmt::AutoEscape(a) => walk_stmts(&a.body, cx),
+        Stmt::AutoEscape(a) => {
+            let outer = std::mem::replace(&mut cx.escaping, true);
+            walk_stmts(&a.body, cx);
+            cx.escaping = outer;
+        }
         Stmt::FilterBlock(f) => walk_stmts(&f.body, cx),
         Stmt::Block(b) => walk_stmts(&b.body, cx),
         Stmt::Macro(m) => {
@@ -230,6 +241,39 @@ fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
         Stmt::Do(d) => walk_args(&d.call.args, cx),
         _ => {}
     }
+}
+
+/// `{% set ns.out = ns.out ~ a ~ b %}` for a namespace whose appends grow a builder:
+/// the value becomes `append(mark(ns.out), a, b)` (see [`super::appends`]). Whether
+/// the statement was rewritten so.
+fn append(target: &Expr, value: &Expr, cx: &mut Cx) -> bool {
+    let Some(name) = super::appends::append_target(target, value) else {
+        return false;
+    };
+    if !cx.appended.contains(name) || cx.escaping {
+        return false;
+    }
+    let Some(pieces) = super::concat::chain(value, cx) else {
+        return false;
+    };
+    // The first piece must be the attribute itself, not a longer chain cut at 1,000.
+    let Some((first, rest)) = pieces.split_first() else {
+        return false;
+    };
+    if super::appends::attribute_base(first).is_none() {
+        return false;
+    }
+    super::concat::rewrite_with(value, &pieces, &cx.helpers.append(), cx);
+    let (start, end) = cx.extents.of(first);
+    cx.edits.push(Edit {
+        start,
+        end,
+        kind: EditKind::Wrap(cx.helpers.append_mark()),
+    });
+    for piece in rest {
+        walk_expr(piece, cx);
+    }
+    true
 }
 
 fn walk_args(args: &[CallArg], cx: &mut Cx) {
@@ -282,8 +326,24 @@ fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
             walk_other(current, depth, cx);
             return;
         };
+        if matches!(b.op, BinOpKind::Concat) && !cx.escaping {
+            if let Some(pieces) = super::concat::chain(current, cx) {
+                super::concat::rewrite(current, &pieces, cx);
+                cx.depth = cx.depth.max(depth + pieces.len() - 1);
+                for piece in pieces {
+                    walk_expr_at(piece, depth + 1, cx);
+                }
+                return;
+            }
+        }
         if matches!(b.op, BinOpKind::In) && !matches!(b.right, Expr::List(_) | Expr::Tuple(_)) {
             super::membership::rewrite(current, b, cx);
+        }
+        if super::equality::wanted(b) {
+            super::equality::rewrite(current, b, cx);
+        }
+        if super::repeat::wanted(b, current) {
+            super::repeat::rewrite(current, b, cx);
         }
         walk_expr_at(&b.right, depth + 1, cx);
         // A `+` that is not a Markup `+` has no Markup `+` on its left either.
@@ -296,6 +356,14 @@ fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
 /// Walks an expression that is not an operator: dict-method lookups are rewritten
 /// (see [`super::boundmethods`]); everything else is walked part by part.
 fn walk_other(expr: &Expr, depth: usize, cx: &mut Cx) {
+    if super::appends::attribute_base(expr).is_some_and(|name| cx.appended.contains(name)) {
+        let (start, end) = cx.extents.of(expr);
+        cx.edits.push(Edit {
+            start,
+            end,
+            kind: EditKind::Wrap(cx.helpers.append_read()),
+        });
+    }
     if let Expr::Call(call) = expr {
         // `d.items()` is a method call, not a lookup: only its parts are walked.
         if let Expr::GetAttr(callee) = &call.expr {
@@ -363,7 +431,7 @@ pub fn children<'e, 'a>(expr: &'e Expr<'a>) -> Vec<&'e Expr<'a>> {
 }
 
 /// `'literal' % args`: Python string formatting, the operands.
-fn string_percent<'e, 'a>(expr: &'e Expr<'a>) -> Option<(&'e Expr<'a>, &'e Expr<'a>)> {
+pub(crate) fn string_percent<'e, 'a>(expr: &'e Expr<'a>) -> Option<(&'e Expr<'a>, &'e Expr<'a>)> {
     match expr {
         Expr::BinOp(b) if matches!(b.op, BinOpKind::Rem) && !is_numeric(&b.left) => {
             Some((&b.left, &b.right))
@@ -374,7 +442,7 @@ fn string_percent<'e, 'a>(expr: &'e Expr<'a>) -> Option<(&'e Expr<'a>, &'e Expr<
 
 /// Plainly a number: a number literal, a `loop` counter, a counting filter, or
 /// arithmetic on those. Such `%` stays MiniJinja's own (it has Python's floor modulo).
-fn is_numeric(expr: &Expr) -> bool {
+pub(crate) fn is_numeric(expr: &Expr) -> bool {
     match expr {
         Expr::Const(c) => matches!(c.value.kind(), ValueKind::Number | ValueKind::Bool),
         Expr::GetAttr(g) => {
@@ -405,7 +473,7 @@ fn is_numeric(expr: &Expr) -> bool {
 /// would otherwise make the rewrite quadratic).
 const MAX_MARKUP_CHAIN: usize = 1000;
 
-fn is_markup_add(expr: &Expr) -> bool {
+pub(crate) fn is_markup_add(expr: &Expr) -> bool {
     let mut current = expr;
     for _ in 0..MAX_MARKUP_CHAIN {
         let Expr::BinOp(b) = current else {

@@ -226,6 +226,28 @@ fn big_single_allocations_never_happen() {
     assert!(thread_peak_bytes() < 128 << 20, "{}", thread_peak_bytes());
 }
 
+#[test]
+fn string_operators_are_charged_before_they_allocate() {
+    // A 16 MiB budget: MiniJinja's own `*` built 50 MB and its `~` 32 MB before the
+    // next checkpoint compared them with it.
+    let limits = Limits::default().with_max_memory_bytes(16 << 20);
+    for source in [
+        "{{ ('x' * 50000000)|length }}",
+        "{% set n = 50000000 %}{{ (n * 'ab')|length }}",
+        "{% set s = 'x' * 8000000 %}{{ (s ~ s ~ s ~ s)|length }}",
+    ] {
+        let template = CompiledTemplate::compile(source, limits).unwrap();
+        reset_thread_peak();
+        let err = template.render(&conversation()).unwrap_err();
+        assert!(
+            err.message.contains("Limits::max_memory_bytes"),
+            "{source}: {err}"
+        );
+        let peak = thread_peak_bytes();
+        assert!(peak < 24 << 20, "{source}: the render held {peak} bytes");
+    }
+}
+
 // One call turned a big string into a list or a longer string without a
 // checkpoint, reaching about 1 GB (split, rsplit, splitlines, escape, tojson) against the
 // 256 MiB budget before the limit noticed.

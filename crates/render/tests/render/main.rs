@@ -6,6 +6,8 @@
 #[global_allocator]
 static ALLOCATOR: chatplate_render::MeteredAllocator = chatplate_render::MeteredAllocator;
 
+mod corpus_conversation;
 mod limits;
 mod python_compat;
 mod slices;
+mod speed;
