@@ -29,8 +29,10 @@ use crate::tui::jobs::{Background, JobView, Said};
 
 /// The built-in engines the matrix lists, in order (the reference is the session's own
 /// render, not a row).
-const BUILT_IN: [Engine; 4] = [
+const BUILT_IN: [Engine; 6] = [
     Engine::MiniJinja,
+    Engine::MiniJinja2,
+    Engine::MistralRs,
     Engine::HfJinja,
     Engine::Python,
     Engine::LlamaCpp,
