@@ -45,7 +45,7 @@ fn a_caller_waiting_for_a_long_render_spends_little_cpu() {
             .render_controlled(Arc::clone(&conversation), &control)
             .unwrap();
     }
-    let caller = thread_cpu() - before;
+    let caller = thread_cpu().saturating_sub(before);
     let elapsed = started.elapsed();
     // Looking awake for a fixed 100 µs as the render starts and 400 µs around its
     // expected end, the caller used about 13% of the renders' time here (measured at
