@@ -47,11 +47,22 @@ const LOOK_SHARE: u32 = 32;
 /// all of it is CPU the caller spends on top of the render's own: a fixed 400 µs look
 /// beside a 1.4 ms render (1,000 messages) made every render cost a quarter more CPU
 /// than the bare engine's (issue 38), and beside a 150 µs one (100 messages) about
-/// twice. Bounded by the render's length, the look costs at most 1/16 of it, and a
-/// short render's caller sleeps until the answer wakes it.
+/// twice. Bounded by the render's length, the look costs at most 1/16 of it; renders
+/// up to [`SHORT_RENDER`] keep the full look.
 fn wake_ahead(expected: Duration) -> Duration {
-    WAKE_AHEAD.min(expected / LOOK_SHARE)
+    if expected <= SHORT_RENDER {
+        WAKE_AHEAD
+    } else {
+        WAKE_AHEAD.min(expected / LOOK_SHARE)
+    }
 }
+
+/// Renders expected to take at most this long are looked for awake as before the share
+/// was bounded: from the start for [`threads::SPIN`], and [`WAKE_AHEAD`] before their
+/// end. Measured with `scripts/bench_speed.py` at 100 messages (0.1-0.2 ms renders),
+/// sleeping instead cost more CPU than the look (two futex wake-ups, and a render
+/// thread woken on a colder core): 0.1 ms renders took 0.15-0.19 ms of CPU.
+const SHORT_RENDER: Duration = Duration::from_micros(500);
 
 /// Render threads that have not finished yet.
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
@@ -231,12 +242,12 @@ pub(super) fn run_recording_on_own_thread(
     if threads::run(job, RENDER_STACK_BYTES).is_err() {
         return Err(RenderError::input("could not start a render thread"));
     }
-    // A render of unknown length may answer before a sleeping caller would even have
-    // been woken (not when the deadline is nearer than the look: it must be seen on
-    // time). One known to take longer than the look is not looked for now: the look
-    // would only be CPU spent beside it (see `wake_ahead`).
+    // A short render (or one of unknown length) may answer before a sleeping caller
+    // would even have been woken (not when the deadline is nearer than the look: it
+    // must be seen on time). A longer one is not looked for now: the look would only be
+    // CPU spent beside it (see `wake_ahead`).
     let far = deadline.is_none_or(|d| d.at > Instant::now() + threads::SPIN);
-    let look_now = far && expected.is_zero();
+    let look_now = far && expected <= SHORT_RENDER;
     looking.store(look_now, Ordering::Relaxed);
     if let Some(Ok((result, give_back))) = look_now.then(|| threads::recv_soon(&receiver)).flatten()
     {
