@@ -17,8 +17,11 @@ use std::time::{Duration, Instant};
 /// render. Offered only after the answer, the thread would often not be back yet when
 /// a caller that renders again at once (`bench`, `check`, the inspector) looked, and a
 /// fresh thread would start, with a cold stack and allocator arena (about 7% of a
-/// 1,000-message render).
-pub(crate) type Job = Box<dyn FnOnce(&mut dyn FnMut()) + Send>;
+/// 1,000-message render). It returns whether its caller was looking for the answer
+/// awake: only then may the next job follow at once, so only then does the thread look
+/// for it awake before it sleeps (a sleeping caller takes longer to wake than the look
+/// lasts, and the look would only be CPU spent).
+pub(crate) type Job = Box<dyn FnOnce(&mut dyn FnMut()) -> bool + Send>;
 
 /// Most idle render threads kept waiting.
 const MAX_IDLE: usize = 4;
@@ -86,11 +89,12 @@ fn serve(first: Job) {
     let mut job = first;
     loop {
         let mut offered = None;
-        job(&mut || offered = Some(offer(&sender)));
+        let look = job(&mut || offered = Some(offer(&sender)));
         if !offered.unwrap_or_else(|| offer(&sender)) {
             return;
         }
-        job = match recv_soon(&jobs).unwrap_or_else(|| jobs.recv()) {
+        let soon = look.then(|| recv_soon(&jobs)).flatten();
+        job = match soon.unwrap_or_else(|| jobs.recv()) {
             Ok(job) => job,
             Err(_) => return,
         };
@@ -120,6 +124,7 @@ mod tests {
             let job: Job = Box::new(move |offer| {
                 offer();
                 let _ = done.send((round, std::thread::current().id()));
+                round % 2 == 0
             });
             run(job, 1 << 20).unwrap();
             let (got, _) = finished

@@ -14,7 +14,7 @@
 //! reserved; what is used is all that is ever touched.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -34,8 +34,35 @@ pub(crate) const RENDER_STACK_BYTES: usize = 256 << 20;
 const POLL: Duration = Duration::from_millis(10);
 
 /// How long before a render's expected end its waiting caller wakes up to look for the
-/// answer (it looks for twice as long).
+/// answer (it looks for twice as long), at most: see [`wake_ahead`].
 const WAKE_AHEAD: Duration = Duration::from_micros(200);
+
+/// The share of a render's expected time its waiting caller may spend looking for the
+/// answer awake: one part in this many.
+const LOOK_SHARE: u32 = 32;
+
+/// How long before a render expected to take `expected` its caller wakes up to look for
+/// the answer awake (for twice as long): [`WAKE_AHEAD`], but never more than
+/// 1/[`LOOK_SHARE`] of the render. The look runs on a second core beside the render, so
+/// all of it is CPU the caller spends on top of the render's own: a fixed 400 µs look
+/// beside a 1.4 ms render (1,000 messages) made every render cost a quarter more CPU
+/// than the bare engine's (issue 38), and beside a 150 µs one (100 messages) about
+/// twice. Bounded by the render's length, the look costs at most 1/16 of it; renders
+/// up to [`SHORT_RENDER`] keep the full look.
+fn wake_ahead(expected: Duration) -> Duration {
+    if expected <= SHORT_RENDER {
+        WAKE_AHEAD
+    } else {
+        WAKE_AHEAD.min(expected / LOOK_SHARE)
+    }
+}
+
+/// Renders expected to take at most this long are looked for awake as before the share
+/// was bounded: from the start for [`threads::SPIN`], and [`WAKE_AHEAD`] before their
+/// end. Measured with `scripts/bench_speed.py` at 100 messages (0.1-0.2 ms renders),
+/// sleeping instead cost more CPU than the look (two futex wake-ups, and a render
+/// thread woken on a colder core): 0.1 ms renders took 0.15-0.19 ms of CPU.
+const SHORT_RENDER: Duration = Duration::from_micros(500);
 
 /// Render threads that have not finished yet.
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
@@ -177,6 +204,9 @@ pub(super) fn run_recording_on_own_thread(
     let worker_shared = Arc::clone(&shared);
     let worker_control = control.clone();
     let hard_cap = hard_cap(template.limits().max_memory_bytes);
+    // Whether this caller is looking for the answer awake (see `threads::Job`).
+    let looking = Arc::new(AtomicBool::new(false));
+    let caller_looking = Arc::clone(&looking);
     let job = Box::new(move |offer_thread: &mut dyn FnMut()| {
         let active = Active::start();
         let (result, give_back) = catch_unwind(AssertUnwindSafe(|| {
@@ -204,24 +234,34 @@ pub(super) fn run_recording_on_own_thread(
         offer_thread();
         // The caller may have stopped waiting; nothing to report then.
         let _ = sender.send((result, give_back));
+        caller_looking.load(Ordering::Relaxed)
     });
     let started = Instant::now();
+    // Going by the template's last render (none yet: zero).
+    let expected = template.expected_render_time(items);
     if threads::run(job, RENDER_STACK_BYTES).is_err() {
         return Err(RenderError::input("could not start a render thread"));
     }
-    // A short render answers before a sleeping caller would even have been woken (not
-    // when the deadline is nearer than the look: it must be seen on time).
+    // A short render (or one of unknown length) may answer before a sleeping caller
+    // would even have been woken (not when the deadline is nearer than the look: it
+    // must be seen on time). A longer one is not looked for now: the look would only be
+    // CPU spent beside it (see `wake_ahead`).
     let far = deadline.is_none_or(|d| d.at > Instant::now() + threads::SPIN);
-    if let Some(Ok((result, give_back))) = far.then(|| threads::recv_soon(&receiver)).flatten() {
+    let look_now = far && expected <= SHORT_RENDER;
+    looking.store(look_now, Ordering::Relaxed);
+    if let Some(Ok((result, give_back))) = look_now.then(|| threads::recv_soon(&receiver)).flatten()
+    {
         drop(give_back);
         return result;
     }
+    looking.store(false, Ordering::Relaxed);
     // A longer render: a sleeping core takes a while to wake (on a virtual machine, a
     // tenth of a millisecond or more), so the caller wakes itself a little before the
-    // answer is due, going by the template's last render, and looks for it awake.
-    let mut wake_at = far
-        .then(|| started + template.expected_render_time(items))
-        .and_then(|due| due.checked_sub(WAKE_AHEAD))
+    // answer is due and looks for it awake, for a bounded share of the render.
+    let ahead = wake_ahead(expected);
+    let mut wake_at = (far && !ahead.is_zero())
+        .then(|| started + expected)
+        .and_then(|due| due.checked_sub(ahead))
         .filter(|at| *at > Instant::now());
     loop {
         let mut wait = match deadline {
@@ -238,12 +278,17 @@ pub(super) fn run_recording_on_own_thread(
             Err(RecvTimeoutError::Timeout) if wake_at.is_some_and(|at| Instant::now() >= at) => {
                 wake_at = None;
                 let spare_core = active_renders() < cores();
-                spare_core
-                    .then(|| threads::recv_within(&receiver, 2 * WAKE_AHEAD))
-                    .flatten()
-                    .map_or(Err(RecvTimeoutError::Timeout), |answer| {
-                        answer.map_err(|_| RecvTimeoutError::Disconnected)
-                    })
+                looking.store(spare_core, Ordering::Relaxed);
+                let answer = spare_core
+                    .then(|| threads::recv_within(&receiver, 2 * ahead))
+                    .flatten();
+                // Found, the caller is still awake for the worker to see.
+                if answer.is_none() {
+                    looking.store(false, Ordering::Relaxed);
+                }
+                answer.map_or(Err(RecvTimeoutError::Timeout), |answer| {
+                    answer.map_err(|_| RecvTimeoutError::Disconnected)
+                })
             }
             answer => answer,
         };

@@ -7,6 +7,7 @@
 static ALLOCATOR: chatplate_render::MeteredAllocator = chatplate_render::MeteredAllocator;
 
 mod corpus_conversation;
+mod handoff;
 mod limits;
 mod python_compat;
 mod slices;
