@@ -4,11 +4,12 @@
 
 use std::path::Path;
 
+use super::round_trip::RoundTripInputs;
 use super::Outcome;
-use crate::catalog::{self, TemplateAccess, TemplateSource};
-use crate::parse::{check_stream_round_trip, session_schema, ResponseTemplate};
+use crate::catalog::{TemplateAccess, TemplateSource};
+use crate::parse::check_stream_round_trip;
 use crate::session::Session;
-use chatplate_render::{CompiledTemplate, Limits, RenderControl};
+use chatplate_render::{Limits, RenderControl};
 
 /// The streaming outcome of a passing fixture that asks for it; other outcomes as they are.
 pub(super) fn step(
@@ -35,19 +36,15 @@ fn streamed(
     template: &TemplateSource,
     limits: Limits,
 ) -> Result<Outcome, String> {
-    let found = session_schema(session, dir, access, Some(template))
-        .map_err(|e| e.to_string())?
-        .ok_or(
-            "the session has no response_template, and its model's tokenizer_config.json none",
-        )?;
-    let parser = ResponseTemplate::load(&found.spec)
-        .map_err(|e| format!("invalid response_template ({}): {e}", found.from))?;
-    let conversation = catalog::conversation_for(session, template).map_err(|e| e.to_string())?;
-    let compiled =
-        CompiledTemplate::compile(&template.source, limits).map_err(|e| e.to_string())?;
+    let inputs = RoundTripInputs::read(session, dir, access, template, limits)?;
     let control = RenderControl::default();
     Ok(
-        match check_stream_round_trip(&compiled, &conversation, &parser, &control) {
+        match check_stream_round_trip(
+            &inputs.compiled,
+            &inputs.conversation,
+            &inputs.parser,
+            &control,
+        ) {
             Ok(()) => Outcome::Pass,
             Err(failure) => Outcome::StreamRoundTrip(format!(
                 "messages[{}] {}",

@@ -56,29 +56,18 @@ fn checked(
     assertion: &TokenRoundTripAssertion,
     limits: Limits,
 ) -> Result<Option<String>, String> {
-    use crate::parse::{session_schema, ResponseTemplate};
     use crate::roundtrip::{check_each, check_sample, Identity, Sample, Turn};
     use crate::tokens::{expect::session_tokenizer, shared};
-    use chatplate_render::{CompiledTemplate, RenderControl};
+    use chatplate_render::RenderControl;
 
-    let found = session_schema(session, dir, access, Some(template))
-        .map_err(|e| e.to_string())?
-        .ok_or(
-            "the session has no response_template, and its model's tokenizer_config.json none",
-        )?;
-    let parser = ResponseTemplate::load(&found.spec)
-        .map_err(|e| format!("invalid response_template ({}): {e}", found.from))?;
+    let inputs = super::round_trip::RoundTripInputs::read(session, dir, access, template, limits)?;
     let files = session_tokenizer(session, dir, access).map_err(|e| e.to_string())?;
     let tokenizer = shared(&files).map_err(|e| e.to_string())?;
-    let conversation =
-        crate::catalog::conversation_for(session, template).map_err(|e| e.to_string())?;
-    let compiled =
-        CompiledTemplate::compile(&template.source, limits).map_err(|e| e.to_string())?;
     let control = RenderControl::default();
     let turn = Turn {
-        template: &compiled,
-        conversation: &conversation,
-        parser: &parser,
+        template: &inputs.compiled,
+        conversation: &inputs.conversation,
+        parser: &inputs.parser,
         tokenizer: &tokenizer,
         control: &control,
     };
