@@ -34,7 +34,7 @@ pub(super) fn render(template: &str, conversation: &Conversation) -> Result<Stri
     let generation = conversation.add_generation_prompt.into();
     context.insert("add_generation_prompt".into(), generation);
     let rendered = compiled
-        .render(value(&Json::Object(context)))
+        .render(value::<Value>(&Json::Object(context)))
         .map_err(failed)?;
     match continued {
         Some(final_text) => cut_at_tag(rendered, &final_text).map_err(failed),
@@ -69,29 +69,59 @@ fn environment(conversation: &Conversation) -> Environment<'static> {
 /// A JSON value as a template value, the way a server's serde-deserialised request
 /// reaches MiniJinja. Done by hand because chatplate keeps numbers as written
 /// (serde_json's `arbitrary_precision`), which MiniJinja's serde bridge would see as maps.
-fn value(json: &Json) -> Value {
+/// Generic over the value type, so MiniJinja 3.1 here and 2.x ([`super::bare2`]) build
+/// theirs the same way.
+pub(super) fn value<V: TemplateValue>(json: &Json) -> V {
     match json {
-        Json::Null => Value::from(()),
-        Json::Bool(b) => Value::from(*b),
+        Json::Null => V::from(()),
+        Json::Bool(b) => V::from(*b),
         Json::Number(n) => number(n),
-        Json::String(s) => Value::from(s.as_str()),
-        Json::Array(items) => Value::from(items.iter().map(value).collect::<Vec<_>>()),
-        Json::Object(fields) => {
-            Value::from_pairs(fields.iter().map(|(key, item)| (key.as_str(), value(item))))
-        }
+        Json::String(s) => V::from(s.as_str()),
+        Json::Array(items) => V::from(items.iter().map(value::<V>).collect::<Vec<_>>()),
+        Json::Object(fields) => V::map(
+            fields
+                .iter()
+                .map(|(key, item)| (key.as_str(), value::<V>(item))),
+        ),
     }
 }
 
-fn number(n: &serde_json::Number) -> Value {
+/// A MiniJinja version's value type, as [`value`] builds it.
+pub(super) trait TemplateValue:
+    Sized
+    + From<()>
+    + From<bool>
+    + From<i64>
+    + From<u64>
+    + From<i128>
+    + From<f64>
+    + for<'a> From<&'a str>
+    + From<Vec<Self>>
+{
+    /// A map of `pairs`, in their order. (Collecting pairs is not it everywhere: 3.1
+    /// collects them as a list of two-item lists.)
+    fn map<'a>(pairs: impl Iterator<Item = (&'a str, Self)>) -> Self;
+}
+
+impl TemplateValue for Value {
+    fn map<'a>(pairs: impl Iterator<Item = (&'a str, Self)>) -> Self {
+        Value::from_pairs(pairs)
+    }
+}
+
+fn number<V>(n: &serde_json::Number) -> V
+where
+    V: From<i64> + From<u64> + From<i128> + From<f64>,
+{
     if let Some(i) = n.as_i64() {
-        return Value::from(i);
+        return V::from(i);
     }
     if let Some(u) = n.as_u64() {
-        return Value::from(u);
+        return V::from(u);
     }
     match n.to_string().parse::<i128>() {
-        Ok(big) => Value::from(big),
-        Err(_) => Value::from(n.as_f64().unwrap_or(f64::NAN)),
+        Ok(big) => V::from(big),
+        Err(_) => V::from(n.as_f64().unwrap_or(f64::NAN)),
     }
 }
 

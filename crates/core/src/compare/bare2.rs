@@ -9,6 +9,7 @@ use chatplate_render::{cut_at_tag, effective_messages, tag_final_message, Conver
 use minijinja2::{Environment, Error, ErrorKind, Value};
 use serde_json::Value as Json;
 
+use super::bare::{value, TemplateValue};
 use super::{mistralrs, EngineError};
 
 /// The versions these engines are built from (Cargo.lock).
@@ -33,7 +34,7 @@ pub(super) fn render(template: &str, conversation: &Conversation) -> Result<Stri
     let generation = conversation.add_generation_prompt.into();
     context.insert("add_generation_prompt".into(), generation);
     let rendered = compiled
-        .render(value(&Json::Object(context)))
+        .render(value::<Value>(&Json::Object(context)))
         .map_err(failed)?;
     match continued {
         Some(final_text) => cut_at_tag(rendered, &final_text).map_err(failed),
@@ -81,36 +82,13 @@ pub(super) fn render_mistralrs(
     let compiled = env.template_from_str(&template).map_err(failed)?;
     let context = mistralrs::context(conversation);
     compiled
-        .render(value(&Json::Object(context)))
+        .render(value::<Value>(&Json::Object(context)))
         .map_err(failed)
 }
 
-/// A JSON value as a 2.x template value (by hand, as [`super::bare`] does for 3.1: the
-/// numbers are kept as written).
-pub(super) fn value(json: &Json) -> Value {
-    match json {
-        Json::Null => Value::from(()),
-        Json::Bool(b) => Value::from(*b),
-        Json::Number(n) => number(n),
-        Json::String(s) => Value::from(s.as_str()),
-        Json::Array(items) => items.iter().map(value).collect(),
-        Json::Object(fields) => fields
-            .iter()
-            .map(|(key, item)| (key.as_str(), value(item)))
-            .collect(),
-    }
-}
-
-fn number(n: &serde_json::Number) -> Value {
-    if let Some(i) = n.as_i64() {
-        return Value::from(i);
-    }
-    if let Some(u) = n.as_u64() {
-        return Value::from(u);
-    }
-    match n.to_string().parse::<i128>() {
-        Ok(big) => Value::from(big),
-        Err(_) => Value::from(n.as_f64().unwrap_or(f64::NAN)),
+impl TemplateValue for Value {
+    fn map<'a>(pairs: impl Iterator<Item = (&'a str, Self)>) -> Self {
+        pairs.collect()
     }
 }
 
