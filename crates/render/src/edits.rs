@@ -5,6 +5,8 @@
 //! overlap otherwise; each records where it landed, so positions in the edited text lead
 //! back to the original.
 
+use std::ops::Range;
+
 use super::offsets::OffsetMap;
 
 /// Applies `edits` to `source`: the edited text, and where the edits landed.
@@ -40,6 +42,33 @@ pub(crate) enum EditKind {
     Wrap(String),
     /// Put text before and after the range, with any edits inside it applied.
     Around(String, String),
+}
+
+/// The edits that make a binary operation (`whole`, its operator's text at `operator`)
+/// a call: `{open}(left), (right){close}`. Only the operator and the two ends are
+/// edited, so the operands keep their own edits.
+pub(crate) fn operator_call(
+    edits: &mut Vec<Edit>,
+    whole: Range<usize>,
+    operator: Range<usize>,
+    open: String,
+    close: String,
+) {
+    edits.push(Edit {
+        start: whole.start,
+        end: operator.start,
+        kind: EditKind::Around(open, ")".into()),
+    });
+    edits.push(Edit {
+        start: operator.start,
+        end: operator.end,
+        kind: EditKind::Replace(", ".into()),
+    });
+    edits.push(Edit {
+        start: operator.end,
+        end: whole.end,
+        kind: EditKind::Around("(".into(), close),
+    });
 }
 
 /// Writes `source[start..end]` with the edits inside that range applied. `edits` is

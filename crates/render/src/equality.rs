@@ -14,7 +14,7 @@ use minijinja::machinery::ast::{BinOp, BinOpKind, Expr};
 use minijinja::value::{ObjectRepr, Value};
 use minijinja::{Environment, Error, State};
 
-use super::edits::{Edit, EditKind};
+use super::edits::operator_call;
 use super::helpers::Helpers;
 use super::rewrite::Cx;
 
@@ -50,21 +50,13 @@ pub(crate) fn rewrite(whole: &Expr, op: &BinOp, cx: &mut Cx) {
     if cx.extents.of(&op.left).0 != start {
         return;
     }
-    cx.edits.push(Edit {
-        start,
-        end: left_end,
-        kind: EditKind::Around(format!("{}((", cx.helpers.equal()), ")".into()),
-    });
-    cx.edits.push(Edit {
-        start: left_end,
-        end: right_start,
-        kind: EditKind::Replace(", ".into()),
-    });
-    cx.edits.push(Edit {
-        start: right_start,
-        end,
-        kind: EditKind::Around("(".into(), format!("), {negated})")),
-    });
+    operator_call(
+        &mut cx.edits,
+        start..end,
+        left_end..right_start,
+        format!("{}((", cx.helpers.equal()),
+        format!("), {negated})"),
+    );
 }
 
 /// The helper: `left == right` (or `!=` when `negated`).

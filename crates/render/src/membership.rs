@@ -15,7 +15,7 @@ use minijinja::value::{ObjectRepr, Value, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, State};
 
 use super::data::PyDict;
-use super::edits::{Edit, EditKind};
+use super::edits::operator_call;
 use super::helpers::Helpers;
 use super::pyerror::raise;
 use super::pytype::type_name;
@@ -39,21 +39,13 @@ pub(crate) fn rewrite(whole: &Expr, op: &BinOp, cx: &mut Cx) {
         return;
     };
     let (first, after) = (left_end + keywords.start, left_end + keywords.end);
-    cx.edits.push(Edit {
-        start,
-        end: first,
-        kind: EditKind::Around(format!("{}((", cx.helpers.contains()), ")".into()),
-    });
-    cx.edits.push(Edit {
-        start: first,
-        end: after,
-        kind: EditKind::Replace(", ".into()),
-    });
-    cx.edits.push(Edit {
-        start: after,
-        end,
-        kind: EditKind::Around("(".into(), format!("), {negated})")),
-    });
+    operator_call(
+        &mut cx.edits,
+        start..end,
+        first..after,
+        format!("{}((", cx.helpers.contains()),
+        format!("), {negated})"),
+    );
 }
 
 /// Where `in` (or `not in`) lies in the text between an `in` operator's operands, and

@@ -17,7 +17,7 @@ use minijinja::machinery::ast::{BinOp, BinOpKind, Expr};
 use minijinja::value::Value;
 use minijinja::{Environment, Error, State};
 
-use super::edits::{Edit, EditKind};
+use super::edits::operator_call;
 use super::helpers::Helpers;
 use super::rewrite::Cx;
 
@@ -42,21 +42,13 @@ pub(crate) fn rewrite(whole: &Expr, op: &BinOp, cx: &mut Cx) {
     if between.trim() != "*" || left_start != start {
         return;
     }
-    cx.edits.push(Edit {
-        start,
-        end: left_end,
-        kind: EditKind::Around(format!("{}((", cx.helpers.repeat_check()), ")".into()),
-    });
-    cx.edits.push(Edit {
-        start: left_end,
-        end: right_start,
-        kind: EditKind::Replace(", ".into()),
-    });
-    cx.edits.push(Edit {
-        start: right_start,
-        end,
-        kind: EditKind::Around("(".into(), format!(")) * {}()", cx.helpers.stashed())),
-    });
+    operator_call(
+        &mut cx.edits,
+        start..end,
+        left_end..right_start,
+        format!("{}((", cx.helpers.repeat_check()),
+        format!(")) * {}()", cx.helpers.stashed()),
+    );
 }
 
 /// Whether `op` is a `*` that may repeat a string: one whose operands are not both
