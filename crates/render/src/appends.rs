@@ -328,11 +328,7 @@ impl Walk {
 
     fn args(&mut self, args: &[CallArg]) {
         for arg in args {
-            let (CallArg::Pos(e)
-            | CallArg::Kwarg(_, e)
-            | CallArg::PosSplat(e)
-            | CallArg::KwargSplat(e)) = arg;
-            self.expr(e);
+            self.expr(super::rewrite::argument(arg));
         }
     }
 

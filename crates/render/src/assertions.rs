@@ -180,13 +180,8 @@ fn stmt(node: &Stmt, soft: bool) -> Option<(String, usize)> {
 }
 
 fn args(list: &[CallArg], soft: bool) -> Option<(String, usize)> {
-    list.iter().find_map(|arg| {
-        let (CallArg::Pos(e)
-        | CallArg::Kwarg(_, e)
-        | CallArg::PosSplat(e)
-        | CallArg::KwargSplat(e)) = arg;
-        expr(e, soft)
-    })
+    list.iter()
+        .find_map(|arg| expr(super::rewrite::argument(arg), soft))
 }
 
 fn expr(node: &Expr, soft: bool) -> Option<(String, usize)> {

@@ -11,7 +11,7 @@
 
 use std::ops::Range;
 
-use minijinja::machinery::ast::{BinOpKind, Call, CallArg, Expr, Stmt, UnaryOpKind};
+use minijinja::machinery::ast::{BinOpKind, Call, Expr, Stmt, UnaryOpKind};
 use minijinja::value::{Value, ValueKind};
 use minijinja::{Error, ErrorKind, State};
 
@@ -204,12 +204,7 @@ pub(super) fn visit_stmt(stmt: &Stmt, visit: &mut dyn FnMut(&Expr)) {
 
 fn call_parts<'e, 'a>(call: &'e Call<'a>) -> Vec<&'e Expr<'a>> {
     std::iter::once(&call.expr)
-        .chain(call.args.iter().map(|arg| match arg {
-            CallArg::Pos(e)
-            | CallArg::Kwarg(_, e)
-            | CallArg::PosSplat(e)
-            | CallArg::KwargSplat(e) => e,
-        }))
+        .chain(call.args.iter().map(super::rewrite::argument))
         .collect()
 }
 

@@ -168,7 +168,7 @@ pub use watchdog::{active_renders, render_with_deadline};
 /// what an inspector needs to find the variables and inputs a template reads.
 pub mod syntax_tree {
     pub use crate::extent::expression_source;
-    pub use crate::rewrite::children;
+    pub use crate::rewrite::{argument, children};
     pub use crate::syntax_config;
 }
 

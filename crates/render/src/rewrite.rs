@@ -278,11 +278,7 @@ fn append(target: &Expr, value: &Expr, cx: &mut Cx) -> bool {
 
 fn walk_args(args: &[CallArg], cx: &mut Cx) {
     for arg in args {
-        let (CallArg::Pos(e)
-        | CallArg::Kwarg(_, e)
-        | CallArg::PosSplat(e)
-        | CallArg::KwargSplat(e)) = arg;
-        walk_expr(e, cx);
+        walk_expr(argument(arg), cx);
     }
 }
 
@@ -422,6 +418,14 @@ fn walk_slice(whole: &Expr, usage: SliceUse, depth: usize, cx: &mut Cx) {
     {
         walk_expr_at(bound, depth + 1, cx);
     }
+}
+
+/// The expression a call argument passes, whatever its kind (positional, keyword,
+/// `*args`, `**kwargs`).
+pub fn argument<'e, 'a>(arg: &'e CallArg<'a>) -> &'e Expr<'a> {
+    let (CallArg::Pos(e) | CallArg::Kwarg(_, e) | CallArg::PosSplat(e) | CallArg::KwargSplat(e)) =
+        arg;
+    e
 }
 
 /// The direct sub-expressions of `expr`, in source order (see

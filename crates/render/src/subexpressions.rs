@@ -88,11 +88,7 @@ impl<'e, 'a> Iterator for Subexpressions<'e, 'a> {
             }
         }
         if let Some(arg) = self.args.next() {
-            let (CallArg::Pos(e)
-            | CallArg::Kwarg(_, e)
-            | CallArg::PosSplat(e)
-            | CallArg::KwargSplat(e)) = arg;
-            return Some(e);
+            return Some(super::rewrite::argument(arg));
         }
         self.items
             .next()

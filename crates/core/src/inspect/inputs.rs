@@ -11,7 +11,7 @@ use std::collections::{BTreeSet, HashSet};
 use minijinja::machinery::ast::{CallArg, Expr, Stmt};
 
 use chatplate_render::syntax_config;
-use chatplate_render::syntax_tree::children;
+use chatplate_render::syntax_tree::{argument, children};
 
 /// Names Jinja2 provides inside templates, never read from the context.
 const SPECIAL: [&str; 5] = ["loop", "self", "caller", "varargs", "kwargs"];
@@ -167,11 +167,7 @@ impl<'a> Reads<'a> {
 
     fn args(&mut self, args: &'a [CallArg<'a>]) {
         for arg in args {
-            let (CallArg::Pos(e)
-            | CallArg::Kwarg(_, e)
-            | CallArg::PosSplat(e)
-            | CallArg::KwargSplat(e)) = arg;
-            self.expr(e);
+            self.expr(argument(arg));
         }
     }
 

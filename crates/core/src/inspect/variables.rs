@@ -12,8 +12,8 @@ use std::collections::BTreeMap;
 use minijinja::machinery::ast::{CallArg, Expr, Stmt, UnaryOpKind};
 use serde_json::Value as Json;
 
-use chatplate_render::syntax_tree::children;
 use chatplate_render::syntax_tree::expression_source;
+use chatplate_render::syntax_tree::{argument, children};
 use chatplate_render::{syntax_config, CompiledTemplate};
 
 /// Variables every chat template gets from `apply_chat_template` itself.
@@ -135,11 +135,7 @@ impl Defaults<'_> {
 
     fn args(&mut self, args: &[CallArg]) {
         for arg in args {
-            let (CallArg::Pos(e)
-            | CallArg::Kwarg(_, e)
-            | CallArg::PosSplat(e)
-            | CallArg::KwargSplat(e)) = arg;
-            self.expr(e);
+            self.expr(argument(arg));
         }
     }
 
