@@ -76,11 +76,7 @@ impl Cuts {
         let (mut piece_start, mut last) = (0, None);
         for found in automaton.leftmost_find_iter(text) {
             let at = found.start();
-            let usable = match self.tokens.get(&found.value()) {
-                Some((isolated, special)) => *isolated && !(*special && split_special),
-                None => false,
-            };
-            if !usable || at == 0 {
+            if !self.cuts_before(found.value(), split_special) || at == 0 {
                 continue;
             }
             if at - piece_start > size {
@@ -98,6 +94,15 @@ impl Cuts {
         cuts
     }
 
+    /// Whether the added token `value` found in a text is a place to cut it: the
+    /// library isolates it, and splits it like text only when it is special and
+    /// `split_special` is on.
+    fn cuts_before(&self, value: u32, split_special: bool) -> bool {
+        self.tokens
+            .get(&value)
+            .is_some_and(|(isolated, special)| *isolated && !(*special && split_special))
+    }
+
     /// The start of the last token a cut may go before that lies wholly inside
     /// `text[..limit]` (0 when there is none): the tokens of `text` before it are those
     /// of any text that shares those bytes. Matches are found on the whole text, as the
@@ -112,11 +117,7 @@ impl Cuts {
             if found.end() > limit {
                 break;
             }
-            let usable = match self.tokens.get(&found.value()) {
-                Some((isolated, special)) => *isolated && !(*special && split_special),
-                None => false,
-            };
-            if usable {
+            if self.cuts_before(found.value(), split_special) {
                 last = found.start();
             }
         }
