@@ -251,10 +251,8 @@ fn item_16_closed_pipes_end_quietly_and_good_templates_are_kept() {
 #[test]
 fn item_17_templates_see_only_transformers_environment() {
     assert_clean_failure(&render_template("{{ debug() }}"), "debug()");
-    assert_clean_failure(
-        &render_template("{{ __chatplate_loop_iterable('ab') }}"),
-        "helper",
-    );
+    assert_clean_failure(&render_template("{{ __c_loop_iterable('ab') }}"), "helper");
+    assert_clean_failure(&render_template("{{ 'ab'|__c_loop_iterable }}"), "helper");
 }
 
 // The rewrites use MiniJinja's unstable parser API.

@@ -38,9 +38,9 @@ use super::helpers::Helpers;
 
 /// Registers the helpers under this template's names.
 pub(crate) fn register(env: &mut Environment<'static>, helpers: &Helpers) {
-    env.add_function(helpers.append_mark(), mark);
-    env.add_function(helpers.append(), append);
-    env.add_function(helpers.append_read(), read);
+    env.add_filter(helpers.append_mark(), mark);
+    env.add_filter(helpers.append(), append);
+    env.add_filter(helpers.append_read(), read);
 }
 
 /// Below this many bytes an append's result stays an ordinary string (a short

@@ -40,10 +40,10 @@ pub(crate) fn register(
     env: &mut minijinja::Environment<'static>,
     helpers: &super::helpers::Helpers,
 ) {
-    env.add_function(helpers.dict_attr(), |base: Value, name: String| {
+    env.add_filter(helpers.dict_attr(), |base: Value, name: String| {
         attr(base, &name)
     });
-    env.add_function(helpers.dict_item(), |base: Value, name: String| {
+    env.add_filter(helpers.dict_item(), |base: Value, name: String| {
         item(base, &name)
     });
 }

@@ -31,7 +31,7 @@ use super::rewrite::Cx;
 
 /// Registers the helper under this template's name.
 pub(crate) fn register(env: &mut Environment<'static>, helpers: &Helpers) {
-    env.add_function(helpers.concat(), concat);
+    env.add_filter(helpers.concat(), concat);
 }
 
 /// The pieces of the `~` chain `expr`, left to right, when it has at least two and
@@ -77,7 +77,7 @@ fn bare_operator(left: &Expr, right: &Expr, cx: &mut Cx) -> bool {
         .is_some_and(|gap| gap.trim() == "~")
 }
 
-/// The rewrite of the chain `whole` made of `pieces`: `helper(a, b, c)`. Only the
+/// The rewrite of the chain `whole` made of `pieces`: `(((a))|helper(b, c))`. Only the
 /// operators are replaced, so each piece keeps its own edits.
 pub(crate) fn rewrite(whole: &Expr, pieces: &[&Expr], cx: &mut Cx) {
     let helper = cx.helpers.concat();
@@ -87,18 +87,23 @@ pub(crate) fn rewrite(whole: &Expr, pieces: &[&Expr], cx: &mut Cx) {
 /// [`rewrite`] into a call of `helper`.
 pub(crate) fn rewrite_with(whole: &Expr, pieces: &[&Expr], helper: &str, cx: &mut Cx) {
     let (start, end) = cx.extents.of(whole);
+    // Filter form (see `helpers::OPEN`): `(((a))|helper(b, c))`.
     cx.edits.push(Edit {
         start,
         end,
-        kind: EditKind::Around(format!("{helper}("), ")".into()),
+        kind: EditKind::Around(super::helpers::OPEN.into(), "))".into()),
     });
-    for pair in pieces.windows(2) {
+    for (at, pair) in pieces.windows(2).enumerate() {
         let (_, left_end) = cx.extents.of(pair[0]);
         let (right_start, _) = cx.extents.of(pair[1]);
+        let between = match at {
+            0 => super::helpers::then_call(helper),
+            _ => ", ".into(),
+        };
         cx.edits.push(Edit {
             start: left_end,
             end: right_start,
-            kind: EditKind::Replace(", ".into()),
+            kind: EditKind::Replace(between),
         });
     }
 }

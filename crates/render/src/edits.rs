@@ -38,31 +38,33 @@ pub(crate) struct Edit {
 pub(crate) enum EditKind {
     /// Replace the range with this text.
     Replace(String),
-    /// Wrap the range, with any edits inside it applied, in a call to this function.
+    /// Wrap the range, with any edits inside it applied, in a call to this helper
+    /// (filter form: `(((range))|helper)`, see [`super::helpers`]).
     Wrap(String),
     /// Put text before and after the range, with any edits inside it applied.
     Around(String, String),
 }
 
 /// The edits that make a binary operation (`whole`, its operator's text at `operator`)
-/// a call: `{open}(left), (right){close}`. Only the operator and the two ends are
-/// edited, so the operands keep their own edits.
+/// a call: `{open}left{between}(right{close}`. Only the operator and the two ends are
+/// edited, so the operands keep their own edits. A helper in filter form (see
+/// [`super::helpers::OPEN`]) is `open` = `(((`, `between` = `))|helper(`, `close` =
+/// `), more))`; in function form `helper((`, `), ` and `), more)`.
 pub(crate) fn operator_call(
     edits: &mut Vec<Edit>,
     whole: Range<usize>,
     operator: Range<usize>,
-    open: String,
-    close: String,
+    [open, between, close]: [String; 3],
 ) {
     edits.push(Edit {
         start: whole.start,
         end: operator.start,
-        kind: EditKind::Around(open, ")".into()),
+        kind: EditKind::Around(open, String::new()),
     });
     edits.push(Edit {
         start: operator.start,
         end: operator.end,
-        kind: EditKind::Replace(", ".into()),
+        kind: EditKind::Replace(between),
     });
     edits.push(Edit {
         start: operator.end,
@@ -99,12 +101,12 @@ fn apply_edits(
                 None
             }
             // Pieces pushed one by one: `format!` cost more than the rest of the pass.
-            EditKind::Wrap(function) => {
+            EditKind::Wrap(helper) => {
                 let inner = apply_edits(source, edit.start, edit.end, edits, None);
-                for piece in [function.as_str(), "((", &inner, "))"] {
+                for piece in [super::helpers::OPEN, &inner, "))|", helper.as_str(), ")"] {
                     out.push_str(piece);
                 }
-                Some(function.len() + 2)
+                Some(super::helpers::OPEN.len())
             }
             EditKind::Around(before, after) => {
                 let inner = apply_edits(source, edit.start, edit.end, edits, None);

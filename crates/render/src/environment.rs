@@ -163,7 +163,7 @@ mod tests {
             names
         };
         let shared = build(Limits::default(), &helpers::Helpers::default());
-        let crafted = helpers::Helpers::for_source("{{ __chatplate_x }}");
+        let crafted = helpers::Helpers::for_source("{{ __c_x }}");
         let own = build(Limits::default(), &crafted);
         let generation = crafted.generation();
         assert!(globals(&own).contains(&generation), "{generation}");

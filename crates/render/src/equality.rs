@@ -20,7 +20,7 @@ use super::rewrite::Cx;
 
 /// Registers the helper under this template's name.
 pub(crate) fn register(env: &mut Environment<'static>, helpers: &Helpers) {
-    env.add_function(helpers.equal(), equal);
+    env.add_filter(helpers.equal(), equal);
 }
 
 /// Items compared between two checkpoints.
@@ -54,8 +54,11 @@ pub(crate) fn rewrite(whole: &Expr, op: &BinOp, cx: &mut Cx) {
         &mut cx.edits,
         start..end,
         left_end..right_start,
-        format!("{}((", cx.helpers.equal()),
-        format!("), {negated})"),
+        [
+            super::helpers::OPEN.into(),
+            super::helpers::then_call(&cx.helpers.equal()),
+            format!("), {negated}))"),
+        ],
     );
 }
 

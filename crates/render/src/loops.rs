@@ -46,9 +46,9 @@ pub(crate) const MAX_STORED_ITEMS: usize = 1_000_000;
 
 /// Registers both helpers under this template's names.
 pub(crate) fn register(env: &mut minijinja::Environment<'static>, helpers: &Helpers) {
-    env.add_function(helpers.loop_iterable(), loop_iterable);
-    env.add_function(helpers.namespace_value(), namespace_value);
-    env.add_function(helpers.set_value(), set_value);
+    env.add_filter(helpers.loop_iterable(), loop_iterable);
+    env.add_filter(helpers.namespace_value(), namespace_value);
+    env.add_filter(helpers.set_value(), set_value);
 }
 
 /// The value of a plain `{% set x = value %}`: a list doubled with `l + l` through a

@@ -9,7 +9,7 @@ pub(crate) fn register(
     env: &mut minijinja::Environment<'static>,
     helpers: &super::helpers::Helpers,
 ) {
-    env.add_function(helpers.markup_add(), markup_add);
+    env.add_filter(helpers.markup_add(), markup_add);
 }
 
 /// `left + right` with markupsafe semantics when one side is Markup.

@@ -23,7 +23,7 @@ use super::rewrite::Cx;
 
 /// Registers the helper under this template's name.
 pub(crate) fn register(env: &mut Environment<'static>, helpers: &Helpers) {
-    env.add_function(helpers.contains(), contains);
+    env.add_filter(helpers.contains(), contains);
 }
 
 /// The rewrite: `needle in container` (`whole`) becomes
@@ -43,8 +43,11 @@ pub(crate) fn rewrite(whole: &Expr, op: &BinOp, cx: &mut Cx) {
         &mut cx.edits,
         start..end,
         first..after,
-        format!("{}((", cx.helpers.contains()),
-        format!("), {negated})"),
+        [
+            super::helpers::OPEN.into(),
+            super::helpers::then_call(&cx.helpers.contains()),
+            format!("), {negated}))"),
+        ],
     );
 }
 

@@ -20,7 +20,7 @@ pub(crate) fn register(
     env: &mut minijinja::Environment<'static>,
     helpers: &super::helpers::Helpers,
 ) {
-    env.add_function(helpers.percent_format(), percent);
+    env.add_filter(helpers.percent_format(), percent);
 }
 
 fn percent(state: &mut State, left: Value, right: Value) -> Result<Value, Error> {

@@ -46,8 +46,13 @@ pub(crate) fn rewrite(whole: &Expr, op: &BinOp, cx: &mut Cx) {
         &mut cx.edits,
         start..end,
         left_end..right_start,
-        format!("{}((", cx.helpers.repeat_check()),
-        format!(")) * {}()", cx.helpers.stashed()),
+        // Function form: the `*` keeps its left operand a call, whose span the
+        // diagnosis of a failed `*` (`diagnose`) finds the operation by.
+        [
+            format!("{}((", cx.helpers.repeat_check()),
+            "), ".into(),
+            format!(")) * {}()", cx.helpers.stashed()),
+        ],
     );
 }
 

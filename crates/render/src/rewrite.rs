@@ -296,9 +296,10 @@ fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
         if let Some((format, args)) = string_percent(current) {
             let (start, end) = cx.extents.of(current);
             let text = format!(
-                "{}({}, {})",
-                cx.helpers.percent_format(),
+                "{}{}{}{}))",
+                super::helpers::OPEN,
                 emit(format, cx),
+                super::helpers::then_call(&cx.helpers.percent_format()),
                 emit(args, cx)
             );
             cx.edits.push(Edit {
@@ -369,7 +370,7 @@ fn walk_other(expr: &Expr, depth: usize, cx: &mut Cx) {
         }
     }
     if let Some((base, lookup, name)) = dict_lookup(expr) {
-        // `helper((base), 'name')`: the base keeps its own edits, the lookup goes.
+        // `(((base))|helper('name'))`: the base keeps its own edits, the lookup goes.
         let (base_start, base_end) = cx.extents.of(base);
         let (_, end) = cx.extents.of(expr);
         let helper = match lookup {
@@ -379,7 +380,10 @@ fn walk_other(expr: &Expr, depth: usize, cx: &mut Cx) {
         cx.edits.push(Edit {
             start: base_start,
             end: base_end,
-            kind: EditKind::Around(format!("{helper}(("), format!("), {name:?})")),
+            kind: EditKind::Around(
+                super::helpers::OPEN.into(),
+                format!("{}{name:?}))", super::helpers::then_call(&helper)),
+            ),
         });
         cx.edits.push(Edit {
             start: base_end,
@@ -505,9 +509,10 @@ fn emit(expr: &Expr, cx: &mut Cx) -> String {
     if let Expr::BinOp(b) = expr {
         if is_markup_add(expr) {
             return format!(
-                "{}({}, {})",
-                cx.helpers.markup_add(),
+                "{}{}{}{}))",
+                super::helpers::OPEN,
                 emit(&b.left, cx),
+                super::helpers::then_call(&cx.helpers.markup_add()),
                 emit(&b.right, cx)
             );
         }

@@ -37,7 +37,7 @@ use super::rewrite::Cx;
 
 /// Registers the helper under this template's name.
 pub(crate) fn register(env: &mut Environment<'static>, helpers: &Helpers) {
-    env.add_function(helpers.slice_of(), slice_of);
+    env.add_filter(helpers.slice_of(), slice_of);
 }
 
 /// How a slice is used where it is written (the helper's last argument).
@@ -152,7 +152,8 @@ fn is_literal(expr: &Expr) -> bool {
 }
 
 /// The rewrite: `base[start:stop:step]` (`whole`) becomes
-/// `slice_of((base), (start), (stop), (step), usage)`, `none` for a missing bound. Only
+/// `(((base))|slice_of((start), (stop), (step), usage))` (the helper in filter form, see
+/// `helpers::OPEN`), `none` for a missing bound. Only
 /// the brackets and colons between the parts are replaced, so the parts keep their own
 /// edits.
 pub(crate) fn rewrite(slice: &Slice, whole: &Expr, usage: SliceUse, cx: &mut Cx) {
@@ -165,9 +166,9 @@ pub(crate) fn rewrite(slice: &Slice, whole: &Expr, usage: SliceUse, cx: &mut Cx)
     cx.edits.push(Edit {
         start,
         end: bracket,
-        kind: EditKind::Around(format!("{}((", cx.helpers.slice_of()), ")".into()),
+        kind: EditKind::Around(super::helpers::OPEN.into(), String::new()),
     });
-    let (mut cursor, mut between) = (bracket, String::from(", "));
+    let (mut cursor, mut between) = (bracket, super::helpers::then_call(&cx.helpers.slice_of()));
     for bound in [&slice.start, &slice.stop, &slice.step] {
         let Some(bound) = bound else {
             between.push_str("none, ");
@@ -184,7 +185,7 @@ pub(crate) fn rewrite(slice: &Slice, whole: &Expr, usage: SliceUse, cx: &mut Cx)
     cx.edits.push(Edit {
         start: cursor,
         end,
-        kind: EditKind::Replace(format!("{between}{})", usage as u8)),
+        kind: EditKind::Replace(format!("{between}{}))", usage as u8)),
     });
 }
 

@@ -8,6 +8,8 @@
 //! the budget; only then is the list built, at its final capacity and without copying
 //! any piece twice.
 
+use std::borrow::Cow;
+
 use minijinja::value::{from_args, Kwargs, Value, ValueKind};
 use minijinja::{Error, State};
 
@@ -56,34 +58,55 @@ pub(crate) fn splitlines(
     Ok(Value::from(list))
 }
 
-/// The list of the pieces `pieces` visits (it is called twice: to size the list, then
-/// to build it), refused before anything is built when it would take the render over
-/// its byte budget.
+/// Pieces kept aside on the first pass, so a split into few pieces (the common case:
+/// `content.split('</think>')`) searches its text once.
+const FEW_PIECES: usize = 16;
+
+/// The list of the pieces `pieces` visits, refused before anything is built when it
+/// would take the render over its byte budget. The first pass sizes the list and keeps
+/// up to [`FEW_PIECES`] pieces aside; only a longer list is visited a second time to
+/// build it (its pieces are never held anywhere before they are charged).
 fn collect<'t>(
     state: Option<&State>,
     pieces: impl Fn(&mut dyn FnMut(&'t str)),
 ) -> Result<Vec<Value>, Error> {
     let (mut count, mut bytes) = (0usize, 0usize);
+    let mut few = [""; FEW_PIECES];
     pieces(&mut |piece| {
+        if let Some(slot) = few.get_mut(count) {
+            *slot = piece;
+        }
         count += 1;
         bytes = bytes
             .saturating_add(ITEM_BYTES)
             .saturating_add(text_value_bytes(piece.len()));
     });
     scope::reserve(state, bytes)?;
+    if let Some(kept) = few.get(..count) {
+        return Ok(kept.iter().map(|piece| Value::from(*piece)).collect());
+    }
     let mut list = Vec::with_capacity(count);
     pieces(&mut |piece| list.push(Value::from(piece)));
     Ok(list)
 }
 
 /// `sep` and `maxsplit`, positional or by keyword.
-fn split_arguments(args: &[Value]) -> Result<(Option<String>, Option<usize>), Error> {
+fn split_arguments(args: &[Value]) -> Result<(Option<Cow<'_, str>>, Option<usize>), Error> {
+    // The common call, `text.split('sep')`, without parsing arguments or copying `sep`.
+    if let [only] = args {
+        if only.kind() == ValueKind::String {
+            return match only.as_str() {
+                Some("") => Err(raise("ValueError", "empty separator")),
+                sep => Ok((sep.map(Cow::Borrowed), None)),
+            };
+        }
+    }
     let (sep, maxsplit, kwargs): (Option<Value>, Option<Value>, Kwargs) = from_args(args)?;
     let sep = match kwargs.get::<Option<Value>>("sep")?.or(sep) {
         Some(value) if is_python_none(&value) => None,
         Some(value) => match value.as_str() {
             Some("") => return Err(raise("ValueError", "empty separator")),
-            Some(sep) if value.kind() == ValueKind::String => Some(sep.to_string()),
+            Some(sep) if value.kind() == ValueKind::String => Some(Cow::Owned(sep.to_string())),
             _ => {
                 return Err(raise(
                     "TypeError",
