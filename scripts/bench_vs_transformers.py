@@ -173,7 +173,7 @@ def chatplate_bench(case, iterations):
     out = subprocess.run([str(CHATPLATE), "bench", str(case.path), "--iterations", str(iterations)],
                          check=True, capture_output=True, text=True).stdout
     fields = out.strip().splitlines()[-1].split()
-    return seconds(fields[-3]), seconds(fields[-2])
+    return seconds(fields[-4]), seconds(fields[-2])
 
 
 def iterations_for(count):

@@ -42,6 +42,9 @@ pub(crate) struct Compiled {
     /// The last finished render's time per input item, in nanoseconds: when the next
     /// one's answer is due (see `watchdog`).
     pub(crate) last_nanos_per_item: AtomicU64,
+    /// The last shared conversation's template values (see
+    /// [`CompiledTemplate::shared_input`]).
+    pub(crate) converted: std::sync::Mutex<Option<crate::context::Converted>>,
 }
 
 impl std::fmt::Debug for CompiledTemplate {
@@ -125,6 +128,7 @@ impl CompiledTemplate {
                 last_fuel: AtomicU64::new(0),
                 last_output_len: AtomicUsize::new(0),
                 last_nanos_per_item: AtomicU64::new(0),
+                converted: std::sync::Mutex::new(None),
             }),
         })
     }

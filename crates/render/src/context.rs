@@ -2,6 +2,8 @@
 //! template renders with (`messages`, `tools`, `documents`, `add_generation_prompt` and
 //! the extra variables).
 
+use std::sync::{Arc, Weak};
+
 use jiff::civil::DateTime;
 use minijinja::value::Value;
 use serde_json::{Map, Value as Json};
@@ -79,7 +81,60 @@ impl MessageSource<'_> {
     }
 }
 
+/// The template values of the last shared conversation a template rendered, kept for
+/// its next render of the same conversation (see [`CompiledTemplate::shared_input`]).
+pub(crate) struct Converted {
+    /// Which conversation: held weakly, which also keeps it from changing (see
+    /// [`CompiledTemplate::shared_input`]).
+    conversation: Weak<Conversation>,
+    context: Value,
+    continued: Option<String>,
+}
+
 impl CompiledTemplate {
+    /// [`CompiledTemplate::input`] of a conversation shared with the caller, whose
+    /// template values are kept for the next render of the same conversation: a
+    /// caller that renders one conversation again and again (`bench`, a fixture's
+    /// repeated checks) converts its messages once, as the app converts each message
+    /// once and only the edited one again.
+    ///
+    /// Why reuse is safe: the values are immutable (a template cannot change a dict or
+    /// a list), they depend only on the conversation and this template, and the
+    /// conversation cannot change while they are kept: the kept `Weak` makes
+    /// `Arc::get_mut` refuse and `Arc::make_mut` copy, so any changed conversation is
+    /// another allocation, and the allocation cannot be reused by another conversation
+    /// while the `Weak` holds it. The clock is not kept: without a fixed clock each
+    /// render reads the time, as before.
+    pub(crate) fn shared_input(
+        &self,
+        conversation: &Arc<Conversation>,
+    ) -> Result<Input, RenderError> {
+        let clock = || {
+            conversation
+                .clock
+                .unwrap_or_else(|| jiff::Zoned::now().datetime())
+        };
+        let mut kept = self.inner.converted.lock().ok();
+        if let Some(Some(converted)) = kept.as_deref() {
+            if std::ptr::eq(converted.conversation.as_ptr(), Arc::as_ptr(conversation)) {
+                return Ok(Input {
+                    context: converted.context.clone(),
+                    clock: clock(),
+                    continued: converted.continued.clone(),
+                });
+            }
+        }
+        let input = self.input(conversation)?;
+        if let Some(kept) = kept.as_deref_mut() {
+            *kept = Some(Converted {
+                conversation: Arc::downgrade(conversation),
+                context: input.context.clone(),
+                continued: input.continued.clone(),
+            });
+        }
+        Ok(input)
+    }
+
     /// Validates the conversation and builds the template's variables.
     pub(crate) fn input(&self, conversation: &Conversation) -> Result<Input, RenderError> {
         self.input_from(conversation, MessageSource::Json(&conversation.messages))

@@ -162,7 +162,7 @@ impl RenderInput {
                     );
                     (input, Box::new(conversation))
                 }
-                Err(shared) => (template.input(&shared), Box::new(shared)),
+                Err(shared) => (template.shared_input(&shared), Box::new(shared)),
             },
         }
     }
