@@ -33,32 +33,58 @@ pub(super) fn run(
     if engines.is_empty() {
         bail!("--report needs the engine to compare with: --engine NAME");
     }
+    // What the user waits for starts here: reading (and importing) the corpus counts.
+    let command_started = Instant::now();
     let imported = ImportedCorpus::of(folder)?;
     let found = collect_fixtures(&[imported.fixtures_dir().to_path_buf()]);
     let roots = allowed_roots(template_roots);
     if found.fixtures.is_empty() {
         bail!("no fixtures found in {}", folder.display());
     }
+    let reading = command_started.elapsed().as_secs_f64();
     let mut differ = false;
     let mut could_not_run = false;
-    let mut documents = Vec::new();
-    let mut text = String::new();
+    let mut reports = Vec::new();
     for &engine in engines {
         let started = Instant::now();
         let report = compare_fixtures(&found.fixtures, engine, setup, &roots);
         let seconds = started.elapsed().as_secs_f64();
         differ |= report.same() < report.cases.len() || !report.broken.is_empty();
         could_not_run |= !report.could_not_run.is_empty();
-        match json {
-            true => documents.push(json_report(&report, seconds)),
-            false => text.push_str(&text_report(&report, &found.fixtures, seconds)),
-        }
+        reports.push((report, seconds));
     }
-    match json {
-        true => output::print_json(&documents, true)?,
-        false => output::print(&text)?,
+    // The imported copy is removed before the total is taken: the user waits for that too.
+    drop(imported);
+    let total = Timing {
+        reading,
+        total: command_started.elapsed().as_secs_f64(),
+    };
+    if json {
+        let documents: Vec<_> = reports
+            .iter()
+            .map(|(report, seconds)| json_report(report, *seconds, &total))
+            .collect();
+        output::print_json(&documents, true)?;
+    } else {
+        let mut text = String::new();
+        for (report, seconds) in &reports {
+            text.push_str(&text_report(report, &found.fixtures, *seconds));
+        }
+        text.push_str(&format!(
+            "{:.1} s in all, {:.1} s of it reading the corpus\n",
+            total.total, total.reading
+        ));
+        output::print(&text)?;
     }
     Ok(if could_not_run { 2 } else { i32::from(differ) })
+}
+
+/// What the whole command took, in seconds: `total` from the start of reading the
+/// corpus to the removal of its imported copy, every engine included; `reading` the
+/// corpus's share (importing `MANIFEST.json` cases and reading the fixtures).
+struct Timing {
+    reading: f64,
+    total: f64,
 }
 
 /// A conformance corpus (`MANIFEST.json`) turned into fixtures in a temporary folder,
@@ -81,7 +107,7 @@ impl ImportedCorpus {
             folder: out.clone(),
             temporary: true,
         };
-        corpus::import(folder, &out)?;
+        corpus::import_scratch(folder, &out)?;
         Ok(imported)
     }
 
@@ -170,7 +196,7 @@ fn text_report(report: &CorpusReport, fixtures: &[Fixture], seconds: f64) -> Str
     out
 }
 
-fn json_report(report: &CorpusReport, seconds: f64) -> serde_json::Value {
+fn json_report(report: &CorpusReport, seconds: f64, timing: &Timing) -> serde_json::Value {
     let rows: Vec<serde_json::Value> = report
         .rows()
         .into_iter()
@@ -195,6 +221,8 @@ fn json_report(report: &CorpusReport, seconds: f64) -> serde_json::Value {
         "could_not_run": report.could_not_run.iter().map(|(path, why)| json!({"path": shown_path(path), "error": why})).collect::<Vec<_>>(),
         "not_compared": report.broken.iter().map(|(path, why)| json!({"path": path, "error": why})).collect::<Vec<_>>(),
         "seconds": seconds,
+        "total_seconds": timing.total,
+        "reading_seconds": timing.reading,
     })
 }
 

@@ -37,6 +37,13 @@ fn a_folder_is_summarised_by_cause_with_its_templates() {
     let text = stdout(&out);
     assert_eq!(out.status.code(), Some(1), "{text}{}", stderr(&out));
     assert!(text.contains("4 cases of 4 templates in "), "{text}");
+    // The summary ends with what the whole command took, the corpus's reading included.
+    assert!(
+        text.lines()
+            .last()
+            .is_some_and(|line| line.ends_with("s of it reading the corpus")),
+        "{text}"
+    );
     assert!(
         text.contains(": 1 same, 3 differ (3 templates)\n"),
         "{text}"
@@ -57,6 +64,13 @@ fn a_folder_is_summarised_by_cause_with_its_templates() {
     assert_eq!(report[0]["engine"], "minijinja");
     assert_eq!(report[0]["same"], 1);
     assert_eq!(report[0]["causes"].as_array().unwrap().len(), 3);
+    // The whole command's time, what the user waits for, is never less than one engine's.
+    let (engine, total) = (&report[0]["seconds"], &report[0]["total_seconds"]);
+    assert!(
+        total.as_f64().unwrap() >= engine.as_f64().unwrap(),
+        "{report}"
+    );
+    assert!(report[0]["reading_seconds"].as_f64().unwrap() >= 0.0);
 }
 
 #[test]

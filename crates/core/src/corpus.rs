@@ -43,8 +43,30 @@ pub enum CorpusError {
 }
 
 /// Writes one fixture per corpus case to `out/<template>/<scenario>.json`; returns their
-/// paths in manifest order.
+/// paths in manifest order. Each fixture is saved as sessions are (atomically, synced to
+/// disk): the output is the user's to keep.
 pub fn import(corpus: &Path, out: &Path) -> Result<Vec<PathBuf>, CorpusError> {
+    import_with(corpus, out, Keep::Durable)
+}
+
+/// [`import`] into a scratch folder that is removed after use (`compare --report` on a
+/// corpus): plain writes, nothing synced to disk. Syncing every fixture and its folder
+/// was most of the time such a report took (798 fixtures: seconds on a busy disk, for
+/// files nobody keeps).
+pub fn import_scratch(corpus: &Path, out: &Path) -> Result<Vec<PathBuf>, CorpusError> {
+    import_with(corpus, out, Keep::Scratch)
+}
+
+/// Whether imported fixtures are the user's to keep.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    Durable,
+    Scratch,
+}
+
+fn import_with(corpus: &Path, out: &Path, keep: Keep) -> Result<Vec<PathBuf>, CorpusError> {
+    // Cases share their template: each is copied once per import.
+    let mut copied = std::collections::BTreeMap::new();
     let manifest = read_json(&corpus.join("MANIFEST.json"))?;
     let cases = manifest["cases"]
         .as_array()
@@ -54,11 +76,17 @@ pub fn import(corpus: &Path, out: &Path) -> Result<Vec<PathBuf>, CorpusError> {
         })?;
     cases
         .iter()
-        .map(|case| import_case(corpus, out, case))
+        .map(|case| import_case(corpus, out, case, keep, &mut copied))
         .collect()
 }
 
-fn import_case(corpus: &Path, out: &Path, case: &Json) -> Result<PathBuf, CorpusError> {
+fn import_case(
+    corpus: &Path,
+    out: &Path,
+    case: &Json,
+    keep: Keep,
+    copied: &mut std::collections::BTreeMap<String, PathBuf>,
+) -> Result<PathBuf, CorpusError> {
     let field = |name: &str| case[name].as_str().unwrap_or_default().to_string();
     let (template, scenario) = (field("template"), field("scenario"));
     let fixture_dir = out.join(&template);
@@ -78,7 +106,14 @@ fn import_case(corpus: &Path, out: &Path, case: &Json) -> Result<PathBuf, Corpus
     };
     // The template is copied beside the fixtures, so the output is self-contained:
     // `chatplate check OUT` reads templates only inside OUT.
-    let template_path = copy_template(corpus, out, &template)?;
+    let template_path = match copied.get(&template) {
+        Some(copy) => PathBuf::clone(copy),
+        None => {
+            let copy = copy_template(corpus, out, &template)?;
+            copied.insert(template.clone(), copy.clone());
+            copy
+        }
+    };
     let mut session = build_session(
         TemplateRef::Path(relative_to(&template_path, &fixture_dir)),
         &scenario_json,
@@ -93,7 +128,15 @@ fn import_case(corpus: &Path, out: &Path, case: &Json) -> Result<PathBuf, Corpus
         session.record_template(&text);
     }
     let path = fixture_dir.join(format!("{scenario}.json"));
-    session.save(&path)?;
+    match keep {
+        Keep::Durable => session.save(&path)?,
+        Keep::Scratch => {
+            fs::write(&path, session.to_json()).map_err(|source| CorpusError::Io {
+                path: path.clone(),
+                cause: source,
+            })?;
+        }
+    }
     Ok(path)
 }
 
