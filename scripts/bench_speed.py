@@ -30,7 +30,8 @@ the minijinja-py column, `pip install minijinja`):
 
     python3 scripts/bench_speed.py [--rounds 3] [--sizes 100,1000,10000] [--only Reka,gpt-oss] [--out FILE]
 
-It prints a Markdown table and writes it to target/bench-speed/results.md.
+It prints a summary (each ratio's range and the rows below 1.0x: the figures README.md
+quotes) and a Markdown table, and writes them to target/bench-speed/results.md.
 """
 import argparse
 import json
@@ -277,6 +278,35 @@ def table(cases, samples, failed):
     return lines
 
 
+def summary(cases, samples):
+    """The figures README.md and BENCHMARKS.md quote, from the same samples as the table:
+    the range of each ratio, where it is lowest and highest, and the rows below 1.0x."""
+    rows = {"transformers": [], "minijinja": []}
+    for case in cases:
+        if case.refused:
+            continue
+        s = samples[id(case)]
+        ours = statistics.median(s["chatplate"])
+        for engine in rows:
+            if s[engine] and (engine != "minijinja" or case.mini_same):
+                rows[engine].append((statistics.median(s[engine]) / ours, case.stem, case.count))
+    lines = []
+    names = {"transformers": "transformers", "minijinja": "minijinja-py"}
+    for engine, found in rows.items():
+        if not found:
+            continue
+        low, high = min(found), max(found)
+        below = [r for r in found if r[0] < 1.0]
+        templates = len({stem for _, stem, _ in found})
+        lines.append(
+            f"* {names[engine]} / chatplate (CPU): {low[0]:.2f}x ({low[1]} at {low[2]:,}) to "
+            f"{high[0]:.2f}x ({high[1]} at {high[2]:,}) over {len(found)} rows of {templates} templates; "
+            f"{len(below)} rows below 1.0x"
+            + (": " + ", ".join(f"{stem} at {count:,} ({r:.2f}x)" for r, stem, count in sorted(below)) if below else "")
+            + ".")
+    return lines
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=3)
@@ -317,7 +347,7 @@ def main():
         f"{load_after:.2f} after ({quiet}). CPU = user + sys per render. `chatplate check` on the fixtures: {checked}.",
         "",
     ]
-    text = "\n".join(header + table(cases, samples, failed)) + "\n"
+    text = "\n".join(header + summary(cases, samples) + [""] + table(cases, samples, failed)) + "\n"
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)
     print(text)
