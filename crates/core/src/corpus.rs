@@ -106,13 +106,12 @@ fn import_case(
     };
     // The template is copied beside the fixtures, so the output is self-contained:
     // `chatplate check OUT` reads templates only inside OUT.
-    let template_path = match copied.get(&template) {
-        Some(copy) => PathBuf::clone(copy),
-        None => {
-            let copy = copy_template(corpus, out, &template)?;
-            copied.insert(template.clone(), copy.clone());
-            copy
-        }
+    let template_path = if let Some(copy) = copied.get(&template) {
+        PathBuf::clone(copy)
+    } else {
+        let copy = copy_template(corpus, out, &template)?;
+        copied.insert(template.clone(), copy.clone());
+        copy
     };
     let mut session = build_session(
         TemplateRef::Path(relative_to(&template_path, &fixture_dir)),
