@@ -10,5 +10,6 @@ mod corpus_conversation;
 mod handoff;
 mod limits;
 mod python_compat;
+mod scans;
 mod slices;
 mod speed;
