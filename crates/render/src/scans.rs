@@ -41,9 +41,10 @@
 //!   the condition only on items at or after `s`, which the original loop evaluates
 //!   too; a raising item's error is not raised by the memo but by the loop's own body.
 //! * **Anything else iterates as before.** Another iterable, a stop or step, an item
-//!   that is not plain data, a traced render (whose messages note which loop reached
-//!   them) and the runs that word a failure (which note missed keys in order) take the
-//!   original loop over the original items.
+//!   that is not plain data and the runs that word a failure (which note missed keys
+//!   in order) take the original loop over the original items. In a traced render,
+//!   whose messages note which loop reached them, the items are walked first as the
+//!   original loop walked them, without its body.
 //!
 //! Bounds: each evaluated item is a checkpoint (cancel, deadline, byte budget), the
 //! macro's instructions burn fuel as the original loop's did, and the memo's two indexes
@@ -261,12 +262,17 @@ fn reads_only(expr: &Expr, target: &str) -> bool {
 /// (see the module docs); anything else as it is.
 fn scan(state: &mut State, site: i64, condition: Value, items: Value) -> Result<Value, Error> {
     scope::tick(Some(state))?;
-    if scope::traced() || super::undefined::noting() {
+    if super::undefined::noting() {
         return Ok(items);
     }
     let Some((list, start)) = super::slices::suffix_of(&items) else {
         return Ok(items);
     };
+    if scope::traced() {
+        // The messages note which loop reached them: every item, as the original did
+        // (walking the items is cheap; evaluating the condition on them is not).
+        super::loops::reach_all(state, items.clone())?;
+    }
     let Ok(site) = usize::try_from(site) else {
         return Ok(items);
     };

@@ -7,8 +7,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use chatplate_render::{
-    rewritten_source, CompiledTemplate, Conversation, Limits, RenderControl, RenderError,
-    RenderErrorKind,
+    rewritten_source, CancelToken, CompiledTemplate, Conversation, Limits, RenderControl,
+    RenderError, RenderErrorKind,
 };
 use serde_json::{json, Value as Json};
 
@@ -25,7 +25,8 @@ fn walked_in_full(source: &str) -> String {
             "{%- endif %}\n{%- endfor %}",
             "{%- endif %}{{- '' }}\n{%- endfor %}",
         )
-        .replace("{% endif %}{% endfor", "{% endif %}{{ '' }}{% endfor");
+        .replace("{% endif %}{% endfor", "{% endif %}{{ '' }}{% endfor")
+        .replace("found = true %}", "found = true %}{{- '' }}");
     assert!(!rewritten_source(&walked).contains("_scan("), "{walked}");
     walked
 }
@@ -125,4 +126,42 @@ fn gpt_oss_looks_ahead_in_linear_work() {
         large < 5 * small,
         "{small} steps at 100 messages, {large} at 400"
     );
+}
+
+/// A traced render (the inspector's) of `source` over `conversation`, and of the same
+/// loops walked in full: the same text, the same first looks, the same loop reaches.
+fn assert_traced_alike(name: &str, source: &str, conversation: &Conversation) {
+    let traced = |source: &str| {
+        CompiledTemplate::compile(source, Limits::default())
+            .unwrap()
+            .render_traced_prefix(conversation, &CancelToken::default())
+    };
+    let (ours, full) = (traced(source), traced(&walked_in_full(source)));
+    assert_eq!(ours, full, "{name}");
+    assert!(ours.is_ok(), "{name}: {ours:?}");
+}
+
+#[test]
+fn traced_renders_note_the_same_looks_and_reaches() {
+    let cases: Json = serde_json::from_str(CASES).unwrap();
+    for case in cases["cases"].as_array().unwrap() {
+        if case["transformers"]["ok"].is_string() {
+            let messages = case["messages"].as_array().unwrap().clone();
+            let source = case["source"].as_str().unwrap();
+            assert_traced_alike(
+                case["name"].as_str().unwrap(),
+                source,
+                &Conversation::new(messages),
+            );
+        }
+    }
+    let Some(dir) = corpus_templates() else {
+        return;
+    };
+    let path = dir.join("openai-gpt-oss-120b.jinja");
+    let source = std::fs::read_to_string(&path).unwrap();
+    let meta: Json =
+        serde_json::from_str(&std::fs::read_to_string(path.with_extension("json")).unwrap())
+            .unwrap();
+    assert_traced_alike("gpt-oss", &source, &conversation_for(&meta, 300));
 }
