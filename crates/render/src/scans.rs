@@ -25,10 +25,11 @@
 //! holding a copy of the condition (`{% if P %}1{% endif %}`, defined just before the
 //! loop), and is remembered for the render, per loop for the last list it scanned: per
 //! item, the first matching and the first raising index at or after it, computed from
-//! the end backwards down to the lowest start asked for so far. Every later scan of a suffix of
-//! the same list (`loop_messages[loop.index:]`) is then answered at once.
+//! the end backwards down to the lowest start asked for so far. The first scan of a list
+//! walks it as the original (a list scanned once gains nothing); from the second on,
+//! every scan of a suffix of it (`loop_messages[loop.index:]`) is answered at once.
 //!
-//! Why that is safe (see docs/speed.md, "Flag scans"):
+//! Why that is safe (see docs/speed.md, "A flag scan is answered from a memo"):
 //! * **The condition is a function of the item alone.** It reads nothing but the loop
 //!   variable and constants, through lookups, operators, comparisons, tests and
 //!   literals: no other names, no `loop`, no calls, filters or slices (whose helpers
@@ -268,25 +269,27 @@ fn scan(state: &mut State, site: i64, condition: Value, items: Value) -> Result<
     let Some((list, start)) = super::slices::suffix_of(&items) else {
         return Ok(items);
     };
-    if scope::traced() {
-        // The messages note which loop reached them: every item, as the original did
-        // (walking the items is cheap; evaluating the condition on them is not).
-        super::loops::reach_all(state, items.clone())?;
-    }
     let Ok(site) = usize::try_from(site) else {
         return Ok(items);
     };
     // One memo per loop, for the last list it scanned: a loop over a new list each
     // time keeps no more than the original did.
-    let existing = state
-        .get_or_insert_extension_with(Memos::default)
-        .0
-        .remove(&site)
-        .filter(|memo| Arc::ptr_eq(&memo.list, &list));
-    let mut memo = match existing {
-        Some(memo) => memo,
-        None => Memo::new(state, list)?,
+    let memos = &mut state.get_or_insert_extension_with(Memos::default).0;
+    let mut memo = match memos.remove(&site) {
+        Some(memo) if Arc::ptr_eq(&memo.list, &list) => memo,
+        // The first scan of a list walks it as the original (a loop that scans each
+        // list once gains nothing from a memo, and a macro call per item costs more
+        // than the loop's own iteration); the memo is filled from the second on.
+        _ => {
+            memos.insert(site, Memo::pending(list));
+            return Ok(items);
+        }
     };
+    if scope::traced() && !memo.disabled {
+        // The messages note which loop reached them: every item, as the original did
+        // (walking the items is cheap; evaluating the condition on them is not).
+        super::loops::reach_all(state, items.clone())?;
+    }
     let found = memo.extend_to(state, start, &condition)?;
     // Not plain data: this loop over this list iterates as the original from now on.
     memo.disabled |= found.is_none();
@@ -319,17 +322,26 @@ struct Memo {
 }
 
 impl Memo {
-    /// An empty memo for `list`, its indexes charged to the byte budget.
-    fn new(state: &State, list: Arc<Vec<Value>>) -> Result<Self, Error> {
-        let len = list.len();
-        scope::reserve_items(Some(state), len.saturating_add(1), 2 * size_of::<u32>())?;
-        Ok(Memo {
-            low: len,
-            first_match: vec![NONE; len + 1],
-            first_error: vec![NONE; len + 1],
-            disabled: len >= NONE as usize,
+    /// A memo for `list` that has evaluated nothing and holds no indexes yet.
+    fn pending(list: Arc<Vec<Value>>) -> Self {
+        Memo {
+            low: list.len(),
+            first_match: Vec::new(),
+            first_error: Vec::new(),
+            disabled: list.len() >= NONE as usize,
             list,
-        })
+        }
+    }
+
+    /// Allocates the indexes, charged to the byte budget first, if not yet done.
+    fn allocate(&mut self, state: &State) -> Result<(), Error> {
+        if self.first_match.is_empty() {
+            let len = self.list.len() + 1;
+            scope::reserve_items(Some(state), len, 2 * size_of::<u32>())?;
+            self.first_match = vec![NONE; len];
+            self.first_error = vec![NONE; len];
+        }
+        Ok(())
     }
 
     /// The items to iterate for a scan from `start`: the first match and the first
@@ -343,6 +355,7 @@ impl Memo {
         if self.disabled {
             return Ok(None);
         }
+        self.allocate(state)?;
         let start = start.min(self.list.len());
         while self.low > start {
             let index = self.low - 1;

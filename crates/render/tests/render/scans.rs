@@ -69,7 +69,7 @@ fn flag_scans_render_what_transformers_renders() {
             (ours, full) => panic!("{name}: {ours:?} against {full:?}"),
         }
     }
-    assert_eq!(errors, 3);
+    assert_eq!(errors, 9);
 }
 
 #[test]
@@ -83,21 +83,63 @@ fn a_condition_that_raises_reports_its_own_line() {
     assert_eq!(case["transformers"]["line"], 4);
 }
 
+/// Two scans of 300,000 items (the second fills the memo), nothing else to stop at.
+const LONG_SCAN: &str = "{% set r = range(100000) | list %}{% set xs = r + r + r %}\
+    {% set ns = namespace(f=false) %}{% for i in range(2) %}\
+    {% for x in xs %}{% if x is string and x == 'a' %}{% set ns.f = true %}{% endif %}{% endfor %}\
+    {% endfor %}{{ ns.f }}";
+
+/// Steps enough for [`LONG_SCAN`].
+const FUEL: u64 = 50_000_000;
+
+fn one_message() -> Conversation {
+    Conversation::new(vec![json!({"role": "user", "content": "hi"})])
+}
+
 #[test]
 fn a_long_scan_stops_at_its_deadline() {
-    // One scan of 900,000 items, nothing else to stop at.
-    let source = "{% set r = range(90000) | list %}{% set xs = r + r + r + r + r + r + r + r + r + r %}\
-                  {% set ns = namespace(f=false) %}\
-                  {% for x in xs %}{% if x is string and x == 'a' %}{% set ns.f = true %}{% endif %}{% endfor %}\
-                  {{ ns.f }}";
-    assert!(rewritten_source(source).contains("_scan("));
-    let control = RenderControl::default().with_deadline(Duration::from_millis(100));
-    let template = CompiledTemplate::compile(source, Limits::default()).unwrap();
-    let conversation = Conversation::new(vec![json!({"role": "user", "content": "hi"})]);
+    assert!(rewritten_source(LONG_SCAN).contains("_scan("));
+    let template = CompiledTemplate::compile(LONG_SCAN, Limits::default().with_fuel(FUEL)).unwrap();
+    assert_eq!(template.render(&one_message()).unwrap(), "False");
+    let control = RenderControl::default().with_deadline(Duration::from_millis(150));
     let err = template
-        .render_controlled(&conversation, &control)
+        .render_controlled(one_message(), &control)
         .unwrap_err();
     assert_eq!(err.kind, RenderErrorKind::Timeout, "{err:?}");
+}
+
+#[test]
+fn a_long_scan_stops_when_cancelled() {
+    let template = CompiledTemplate::compile(LONG_SCAN, Limits::default().with_fuel(FUEL)).unwrap();
+    let cancel = CancelToken::default();
+    let canceller = {
+        let cancel = cancel.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(150));
+            cancel.cancel();
+        })
+    };
+    let err = template
+        .render_cancellable(one_message(), &cancel)
+        .unwrap_err();
+    canceller.join().unwrap();
+    assert_eq!(err.kind, RenderErrorKind::Cancelled, "{err:?}");
+}
+
+#[test]
+fn a_scan_burns_fuel_like_the_loop() {
+    // The first scan walks the list (2.7 M steps with the list's making), the second
+    // fills the memo (1.5 M more; the loop walked in full takes 3.2 M more): neither
+    // fits in 3.5 M.
+    for source in [LONG_SCAN.to_string(), walked_in_full(LONG_SCAN)] {
+        let limits = Limits::default().with_fuel(3_500_000);
+        let template = CompiledTemplate::compile(&source, limits).unwrap();
+        let err = template.render(&one_message()).unwrap_err();
+        assert!(
+            matches!(err.bound, Some(chatplate_render::Bound::Steps { .. })),
+            "{err:?}"
+        );
+    }
 }
 
 /// Fuel used by one render of the gpt-oss template at `count` messages.
