@@ -125,11 +125,17 @@ pub(crate) fn plan(for_loop: &Spanned<ForLoop>, extents: &mut Extents) -> Option
     })
 }
 
+/// Most loops of one template made flag scans.
+const MAX_SCANS: usize = 64;
+
 /// The edits of the planned scans: for each, the macro before the loop and the helper
 /// around its iterable. A scan whose condition holds an edit that reaches outside it
 /// (none of the rewrites makes one) is left as it is.
 pub(crate) fn finish(plans: &[Plan], edits: &mut Vec<Edit>, source: &str, helpers: &Helpers) {
-    for plan in plans {
+    // Each scan looks through every edit for its condition's: a machine-made template of
+    // many thousands of scans would make the rewrite quadratic. Real templates have one
+    // or two.
+    for plan in plans.iter().take(MAX_SCANS) {
         let Some(condition) = condition_text(plan, edits, source) else {
             continue;
         };
@@ -450,6 +456,13 @@ mod tests {
         assert!(rewritten(plain).starts_with(
             "x{%+ macro __chatplate_scan_condition1(m) %}{% if m.a is defined or m.b %}1{% endif %}{% endmacro %}{%+ for m in __chatplate_loop_iterable((__chatplate_scan(1, __chatplate_scan_condition1, (ms)))) %}"
         ));
+    }
+
+    #[test]
+    fn at_most_64_loops_become_flag_scans() {
+        let source =
+            "{% for m in ms %}{% if m.a %}{% set ns.f = true %}{% endif %}{% endfor %}".repeat(100);
+        assert_eq!(rewritten(&source).matches("_scan(").count(), 64);
     }
 
     #[test]
