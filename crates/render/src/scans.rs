@@ -116,13 +116,33 @@ pub(crate) fn plan(for_loop: &Spanned<ForLoop>, extents: &mut Extents) -> Option
     if between[marker.len()..].trim() != "for" {
         return None;
     }
+    let condition = extents.of(&guard.expr);
+    if !is_whole_condition(source, condition) {
+        return None;
+    }
     Some(Plan {
         tag_start: open,
         marker,
         target: target.id.to_string(),
-        condition: extents.of(&guard.expr),
+        condition,
         iterable: extents.of(&for_loop.iter),
     })
+}
+
+/// Whether `(start, end)` is everything between `{% if` and `%}`, so that the macro's
+/// copy of it is the whole condition.
+fn is_whole_condition(source: &str, (start, end): (usize, usize)) -> bool {
+    let Some(before) = source.get(..start) else {
+        return false;
+    };
+    let Some(open) = before.rfind("{%") else {
+        return false;
+    };
+    let opening = before[open + 2..].trim_start_matches(['-', '+']);
+    let closing = source
+        .get(end..)
+        .and_then(|rest| rest.find("%}").map(|at| &rest[..at]));
+    opening.trim() == "if" && closing.is_some_and(|text| matches!(text.trim(), "" | "-" | "+"))
 }
 
 /// Most loops of one template made flag scans.
@@ -456,6 +476,15 @@ mod tests {
         assert!(rewritten(plain).starts_with(
             "x{%+ macro __chatplate_scan_condition1(m) %}{% if m.a is defined or m.b %}1{% endif %}{% endmacro %}{%+ for m in __chatplate_loop_iterable((__chatplate_scan(1, __chatplate_scan_condition1, (ms)))) %}"
         ));
+    }
+
+    #[test]
+    fn the_macro_copies_the_whole_condition() {
+        let quoted =
+            "{% for m in ms %}{% if m.c == '%}' or (m.d) %}{% set ns.f = true %}{% endif %}{% endfor %}";
+        assert!(
+            rewritten(quoted).contains("{% if m.c == '%}' or (m.d) %}1{% endif %}{% endmacro %}")
+        );
     }
 
     #[test]
