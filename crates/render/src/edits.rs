@@ -106,14 +106,14 @@ fn apply_edits(
                 for piece in [super::helpers::OPEN, &inner, "))|", helper.as_str(), ")"] {
                     out.push_str(piece);
                 }
-                Some(super::helpers::OPEN.len())
+                unchanged_inside(&inner, edit).then_some(super::helpers::OPEN.len())
             }
             EditKind::Around(before, after) => {
                 let inner = apply_edits(source, edit.start, edit.end, edits, None);
                 for piece in [before.as_str(), &inner, after] {
                     out.push_str(piece);
                 }
-                Some(before.len())
+                unchanged_inside(&inner, edit).then_some(before.len())
             }
         };
         if let Some(map) = map.as_deref_mut() {
@@ -127,4 +127,13 @@ fn apply_edits(
     }
     out.push_str(&source[cursor..end]);
     out
+}
+
+/// Whether the text inside a wrapping edit came out as long as it went in (no edit
+/// nested in it changed its length): only then does an offset inside map to the same
+/// offset in the original. Otherwise the whole edit maps to where it starts, the start
+/// of the expression it wraps (an error raised by a nested helper, a filter named in the
+/// middle of the rewritten text, points there, not at an unrelated column).
+fn unchanged_inside(inner: &str, edit: &Edit) -> bool {
+    inner.len() == edit.end - edit.start
 }

@@ -12,7 +12,7 @@ use minijinja::{Environment, UndefinedBehavior};
 use super::{
     appends, boundmethods, concat, equality, filters, generators, globals, groups, helpers,
     htmlfilters, humanize, listsum, loops, markup, membership, methods, percent, predicates,
-    pyrepr, repeat, scope, sized, slices, strmethods, textfilters, wordwrap, Limits,
+    pyrepr, repeat, scans, scope, sized, slices, strmethods, textfilters, wordwrap, Limits,
 };
 
 /// MiniJinja's filters that Jinja2 does not have: a template must not see them.
@@ -76,6 +76,7 @@ fn configured(helpers: &helpers::Helpers) -> Environment<'static> {
     percent::register(&mut env, helpers);
     loops::register(&mut env, helpers);
     slices::register(&mut env, helpers);
+    scans::register(&mut env, helpers);
     membership::register(&mut env, helpers);
     concat::register(&mut env, helpers);
     appends::register(&mut env, helpers);

@@ -155,6 +155,17 @@ impl Helpers {
         self.name("captured")
     }
 
+    /// A flag scan's memoised walk of its list (see [`super::scans`]).
+    pub(crate) fn scan(&self) -> String {
+        self.name("scan")
+    }
+
+    /// The prefix of a flag scan's condition macro, which its loop's offset completes
+    /// (see [`super::scans`]).
+    pub(crate) fn scan_condition(&self) -> String {
+        self.name("scan_condition")
+    }
+
     /// The value of every other `{% set ... = value %}`.
     pub(crate) fn set_value(&self) -> String {
         self.name("set_value")

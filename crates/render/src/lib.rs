@@ -125,6 +125,7 @@ mod renders;
 mod repeat;
 pub(crate) mod rewrite;
 mod scalars;
+mod scans;
 mod scope;
 mod scopes;
 mod sized;

@@ -150,6 +150,14 @@ impl Object for LoopItems {
     }
 }
 
+/// Walks `value` as a `for` loop over it would, doing nothing with the items: a traced
+/// render's messages note that a loop reached them, for a loop whose body a flag scan
+/// runs on only some of its items ([`super::scans`]).
+pub(crate) fn reach_all(state: &State, value: Value) -> Result<(), Error> {
+    for _ in loop_iterable(state, value)?.try_iter()? {}
+    scope::tick(Some(state))
+}
+
 /// Yields the items until the render must stop, then one invalid value carrying the
 /// error (which ends the loop with it), then nothing.
 struct Checked<I> {

@@ -34,6 +34,10 @@
 //!   no iteration changes by itself gets an `{% else %}{% break %}`, so a search that
 //!   has found what it wanted stops walking (see [`super::guards`], which says why the
 //!   prompt and errors stay the same).
+//! * **Flag scans**: a `for` loop whose body only sets a namespace flag to a constant
+//!   when a condition on its item holds iterates just the first matching and the first
+//!   raising item, which a per-render memo finds for every suffix of the same list at
+//!   once (see [`super::scans`], which says why that is safe).
 //! * **Closures**: names a macro or call block body reads that MiniJinja's closure
 //!   analysis would miss are read at the top of the body (see [`super::closures`]).
 //!
@@ -112,10 +116,13 @@ pub(crate) fn rewrite(source: &str, ast: Option<&Stmt>, helpers: &Helpers) -> Re
         escaping: false,
         appended: super::appends::names(ast),
         extents,
+        scans: Vec::new(),
     };
     super::markupvars::with_names(ast, || walk_stmt(ast, &mut cx));
     let cx_depth = cx.depth;
-    let edits = cx.edits;
+    let mut edits = cx.edits;
+    // Flag scans copy their condition's rewritten text, so they come last.
+    super::scans::finish(&cx.scans, &mut edits, source, helpers);
     let (text, map) = super::edits::apply(source, edits);
     Rewritten {
         text,
@@ -142,6 +149,8 @@ pub(crate) struct Cx<'s> {
     appended: std::collections::BTreeSet<String>,
     /// Expression extents, each computed once.
     pub extents: Extents<'s>,
+    /// The flag scans found (see [`super::scans`]).
+    scans: Vec<super::scans::Plan>,
 }
 
 fn walk_stmts(stmts: &[Stmt], cx: &mut Cx) {
@@ -171,7 +180,13 @@ fn walk_stmt(stmt: &Stmt, cx: &mut Cx) {
             // A flag-guarded search leaves once its flag is set (see `guards`).
             cx.edits
                 .extend(super::guards::early_exit(f, &mut cx.extents));
-            walk_expr(&f.iter, cx);
+            // A flag scan answers from a memo; its slice is a view it can recognise.
+            let scan = super::scans::plan(f, &mut cx.extents);
+            match &f.iter {
+                Expr::Slice(_) if scan.is_some() => walk_slice(&f.iter, SliceUse::Indexed, 1, cx),
+                iter => walk_expr(iter, cx),
+            }
+            cx.scans.extend(scan);
             if let Some(filter) = &f.filter_expr {
                 walk_expr(filter, cx);
             }

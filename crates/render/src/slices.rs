@@ -242,6 +242,18 @@ fn offset_and_len(start: Option<i64>, stop: Option<i64>, len: usize) -> (usize, 
     (start, stop.saturating_sub(start))
 }
 
+/// The list `value` is, or the list and start of a suffix of one (a view made by an
+/// indexed slice with no stop and step 1): for scans that remember what they found in
+/// a list ([`super::scans`]).
+pub(crate) fn suffix_of(value: &Value) -> Option<(Arc<Vec<Value>>, usize)> {
+    if let Some(list) = value.downcast_object::<Vec<Value>>() {
+        return Some((list, 0));
+    }
+    let view = value.downcast_object_ref::<SliceView>()?;
+    (view.step == 1 && view.start.checked_add(view.len)? == view.items.len())
+        .then(|| (Arc::clone(&view.items), view.start))
+}
+
 impl Object for SliceView {
     fn repr(self: &Arc<Self>) -> ObjectRepr {
         ObjectRepr::Seq

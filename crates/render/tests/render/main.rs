@@ -11,5 +11,6 @@ mod handoff;
 mod limits;
 mod python_compat;
 mod reuse;
+mod scans;
 mod slices;
 mod speed;
