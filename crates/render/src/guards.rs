@@ -118,13 +118,20 @@ fn sole_if<'b, 'a>(body: &'b [Stmt<'a>]) -> Option<&'b Spanned<IfCond<'a>>> {
 }
 
 /// Whether `expr` reads nothing an iteration changes by itself (the loop's variables,
-/// `loop`) and calls nothing (see the module docs). Walked with a list of pending
-/// sub-expressions, not recursion: a condition may be a chain of a great many `and`s.
+/// `loop`) and calls nothing (see the module docs and [`calls_nothing_reading`]).
 fn is_invariant(expr: &Expr, bound: &[&str]) -> bool {
+    calls_nothing_reading(expr, |name| name != "loop" && !bound.contains(&name))
+}
+
+/// Whether `expr` calls nothing (no call, filter or slice, whose helpers could have
+/// effects or answer differently each time, no test given splatted arguments) and every
+/// variable it reads passes `read`. Walked with a list of pending sub-expressions, not
+/// recursion: a condition may be a chain of a great many `and`s.
+pub(crate) fn calls_nothing_reading(expr: &Expr, mut read: impl FnMut(&str) -> bool) -> bool {
     let mut pending = vec![expr];
     while let Some(expr) = pending.pop() {
         match expr {
-            Expr::Var(var) if var.id == "loop" || bound.contains(&var.id) => return false,
+            Expr::Var(var) if !read(var.id) => return false,
             Expr::Slice(_) | Expr::Filter(_) | Expr::Call(_) => return false,
             // A test's arguments qualify when they are plain positional or keyword ones.
             Expr::Test(test)

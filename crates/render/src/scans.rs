@@ -54,7 +54,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use minijinja::machinery::ast::{CallArg, Expr, ForLoop, IfCond, Spanned, Stmt};
+use minijinja::machinery::ast::{Expr, ForLoop, IfCond, Spanned, Stmt};
 use minijinja::value::Value;
 use minijinja::{Environment, Error, ErrorKind, State};
 
@@ -260,28 +260,15 @@ fn sets_a_constant_flag(guard: &IfCond, target: &str) -> bool {
 }
 
 /// Whether `expr` reads the loop variable `target` and nothing but it and constants,
-/// calls nothing and slices nothing (see the module docs). Walked with a list of
-/// pending sub-expressions, not recursion: a condition may be a long chain of `and`s.
+/// and calls and slices nothing (see the module docs).
 fn reads_only(expr: &Expr, target: &str) -> bool {
-    let mut pending = vec![expr];
     let mut reads_target = false;
-    while let Some(expr) = pending.pop() {
-        match expr {
-            Expr::Var(var) if var.id == target => reads_target = true,
-            Expr::Var(_) | Expr::Slice(_) | Expr::Filter(_) | Expr::Call(_) => return false,
-            Expr::Test(test)
-                if test
-                    .args
-                    .iter()
-                    .any(|arg| matches!(arg, CallArg::PosSplat(_) | CallArg::KwargSplat(_))) =>
-            {
-                return false
-            }
-            _ => pending.extend(super::subexpressions::of(expr)),
-        }
-    }
+    let pure = super::guards::calls_nothing_reading(expr, |name| {
+        reads_target |= name == target;
+        name == target
+    });
     // A condition that reads no item is left to `guards`, which stops such a loop.
-    reads_target
+    pure && reads_target
 }
 
 /// The scan helper: `items` is what the loop iterates. For a list or a suffix of one,
