@@ -57,12 +57,16 @@ fn wake_ahead(expected: Duration) -> Duration {
     }
 }
 
-/// Renders expected to take at most this long are looked for awake as before the share
-/// was bounded: from the start for [`threads::SPIN`], and [`WAKE_AHEAD`] before their
-/// end. Measured with `scripts/bench_speed.py` at 100 messages (0.1-0.2 ms renders),
-/// sleeping instead cost more CPU than the look (two futex wake-ups, and a render
-/// thread woken on a colder core): 0.1 ms renders took 0.15-0.19 ms of CPU.
-const SHORT_RENDER: Duration = Duration::from_micros(500);
+/// Renders expected to take at most this long are looked for awake: from the start for
+/// [`threads::SPIN`], and [`WAKE_AHEAD`] before their end. A sleep and its wake-up cost
+/// about 40 µs of CPU on each side of the handoff here (two futex calls, and a thread
+/// woken on a colder core); a look costs the render's whole length on the second core.
+/// Measured on a quiet machine (load about 1), CPU per render through `bench`, looking
+/// against sleeping: 10 messages (20-30 µs renders) 18-36 µs against 40-54 µs; Llama 3.1
+/// at 30 messages (about 50 µs) 60-68 against 100-102; Nemotron 3 at 30 (about 100 µs)
+/// 200-236 against 138-152; Qwen3 at 100 (about 150 µs) 218-266 against 180-194. The
+/// look pays below about 60 µs, so only there.
+const SHORT_RENDER: Duration = Duration::from_micros(60);
 
 /// Render threads that have not finished yet.
 static ACTIVE: AtomicUsize = AtomicUsize::new(0);
