@@ -35,7 +35,7 @@
 //!   expressions and literal lists, tuples and dicts of those: no filters, calls or
 //!   slices, whose helpers could have effects or differ between calls (`strftime_now`).
 
-use minijinja::machinery::ast::{CallArg, Expr, ForLoop, IfCond, Spanned, Stmt};
+use minijinja::machinery::ast::{Expr, ForLoop, IfCond, Spanned, Stmt};
 
 use super::edits::{Edit, EditKind};
 use super::extent::Extents;
@@ -118,34 +118,12 @@ fn sole_if<'b, 'a>(body: &'b [Stmt<'a>]) -> Option<&'b Spanned<IfCond<'a>>> {
 }
 
 /// Whether `expr` reads nothing an iteration changes by itself (the loop's variables,
-/// `loop`) and calls nothing (see the module docs and [`calls_nothing_reading`]).
+/// `loop`) and calls nothing (see the module docs and
+/// [`super::subexpressions::calls_nothing_reading`]).
 fn is_invariant(expr: &Expr, bound: &[&str]) -> bool {
-    calls_nothing_reading(expr, |name| name != "loop" && !bound.contains(&name))
-}
-
-/// Whether `expr` calls nothing (no call, filter or slice, whose helpers could have
-/// effects or answer differently each time, no test given splatted arguments) and every
-/// variable it reads passes `read`. Walked with a list of pending sub-expressions, not
-/// recursion: a condition may be a chain of a great many `and`s.
-pub(crate) fn calls_nothing_reading(expr: &Expr, mut read: impl FnMut(&str) -> bool) -> bool {
-    let mut pending = vec![expr];
-    while let Some(expr) = pending.pop() {
-        match expr {
-            Expr::Var(var) if !read(var.id) => return false,
-            Expr::Slice(_) | Expr::Filter(_) | Expr::Call(_) => return false,
-            // A test's arguments qualify when they are plain positional or keyword ones.
-            Expr::Test(test)
-                if test
-                    .args
-                    .iter()
-                    .any(|arg| matches!(arg, CallArg::PosSplat(_) | CallArg::KwargSplat(_))) =>
-            {
-                return false
-            }
-            _ => pending.extend(super::subexpressions::of(expr)),
-        }
-    }
-    true
+    super::subexpressions::calls_nothing_reading(expr, |name| {
+        name != "loop" && !bound.contains(&name)
+    })
 }
 
 /// Where the `if`'s closing tag starts, and the whitespace marker after its `{%`

@@ -263,7 +263,7 @@ fn sets_a_constant_flag(guard: &IfCond, target: &str) -> bool {
 /// and calls and slices nothing (see the module docs).
 fn reads_only(expr: &Expr, target: &str) -> bool {
     let mut reads_target = false;
-    let pure = super::guards::calls_nothing_reading(expr, |name| {
+    let pure = super::subexpressions::calls_nothing_reading(expr, |name| {
         reads_target |= name == target;
         name == target
     });

@@ -8,6 +8,31 @@ use std::slice::Iter;
 
 use minijinja::machinery::ast::{CallArg, CompareOp, Expr};
 
+/// Whether `expr` calls nothing (no call, filter or slice, whose helpers could have
+/// effects or answer differently each time, no test given splatted arguments) and every
+/// variable it reads passes `read`. Walked with a list of pending sub-expressions, not
+/// recursion: a condition may be a chain of a great many `and`s.
+pub(crate) fn calls_nothing_reading(expr: &Expr, mut read: impl FnMut(&str) -> bool) -> bool {
+    let mut pending = vec![expr];
+    while let Some(expr) = pending.pop() {
+        match expr {
+            Expr::Var(var) if !read(var.id) => return false,
+            Expr::Slice(_) | Expr::Filter(_) | Expr::Call(_) => return false,
+            // A test's arguments qualify when they are plain positional or keyword ones.
+            Expr::Test(test)
+                if test
+                    .args
+                    .iter()
+                    .any(|arg| matches!(arg, CallArg::PosSplat(_) | CallArg::KwargSplat(_))) =>
+            {
+                return false
+            }
+            _ => pending.extend(of(expr)),
+        }
+    }
+    true
+}
+
 /// An iterator over an expression's direct sub-expressions, in source order: the
 /// fixed ones first, then call arguments, list items, map keys and values, and
 /// comparison operands (no expression has more than one of those lists).
