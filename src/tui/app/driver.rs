@@ -43,7 +43,7 @@ pub fn press(app: &mut App, key: crossterm::event::KeyEvent) -> Option<Effect> {
 /// Does the periodic file work that is due at `now` ([`App::tick`]); returns whether
 /// anything came of it (the screen may have changed).
 pub fn tick(app: &mut App, now: Instant) -> bool {
-    let mut changed = false;
+    let mut changed = app.working_changed(now);
     for job in app.tick(now) {
         if let Some(done) = disk::perform(job) {
             changed = true;

@@ -247,6 +247,7 @@ impl App {
             Action::Zoom => self.screen.zoom = !self.screen.zoom,
             Action::Quit => return self.file(FileRequest::Quit),
             Action::Save => return self.save(None),
+            Action::StopWork => self.stop_work(),
             Action::OpenPicker
             | Action::NewSession
             | Action::OpenTarget

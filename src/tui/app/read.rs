@@ -187,7 +187,12 @@ impl App {
 
     /// How far attribution of the shown prompt has got.
     pub fn attribution_state(&self) -> AttributionState {
-        self.jobs.explanation.state(&self.preview)
+        match self.jobs.explanation.state(&self.preview) {
+            AttributionState::Pending | AttributionState::OnScreen if self.work_stopped() => {
+                AttributionState::Stopped
+            }
+            state => state,
+        }
     }
 
     /// The prompt byte ranges the selected message produced: exact when attributed,
@@ -356,7 +361,9 @@ impl App {
 
     /// When [`App::tick`] next has work to do.
     pub fn next_tick(&self, now: Instant) -> Instant {
-        self.file_work.next_tick(now, &self.workspace)
+        let files = self.file_work.next_tick(now, &self.workspace);
+        self.next_work_tick(now)
+            .map_or(files, |work| work.min(files))
     }
 
     /// The recovery file's job when the app is ending abnormally (`None`: nothing

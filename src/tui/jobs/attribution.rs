@@ -118,6 +118,8 @@ pub enum AttributionState {
     NotMonotone,
     /// Failed (the error is in [`Explanation::error`]).
     Failed,
+    /// The user stopped it (`Ctrl+T`) before it arrived.
+    Stopped,
 }
 
 impl Explanation {
