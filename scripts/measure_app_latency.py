@@ -317,12 +317,11 @@ def run(app, args):
 def type_marks(app, marks, interval):
     """Writes each mark at its time (all in one write when `interval` is 0), reading the
     output meanwhile; returns (output length, time) at each key's write."""
+    sent = []
     if not interval:
         offset = len(app.output)
-        at = app.send("".join(marks))
-        return [(offset, at)] * len(marks)
-    sent = []
-    for mark in marks:
+        sent = [(offset, app.send("".join(marks)))] * len(marks)
+    for mark in marks[len(sent):]:
         if sent:
             # A user types on whatever the app shows: the key goes at its time.
             target = sent[-1][1] + interval
@@ -330,7 +329,6 @@ def type_marks(app, marks, interval):
                 app.read(left)
         offset = len(app.output)
         sent.append((offset, app.send(mark)))
-    app.read(0)
     # Until every echo is in (or 30 s).
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and not all(m.encode() in app.output[o:] for m, (o, _) in zip(marks, sent)):

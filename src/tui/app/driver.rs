@@ -55,6 +55,26 @@ pub fn tick(app: &mut App, now: Instant) -> bool {
     changed
 }
 
+/// [`tick`] as the event loop does it: the recovery autosave is written on another
+/// thread ([`Autosave`](crate::tui::app::autosave::Autosave)), the rest in place.
+pub fn tick_aside(
+    app: &mut App,
+    now: Instant,
+    autosave: &mut crate::tui::app::autosave::Autosave,
+) -> bool {
+    let mut changed = app.working_changed(now) | autosave.collect(app);
+    for job in app.tick(now) {
+        if matches!(job, Job::WriteRecovery(_)) {
+            changed |= autosave.start(app, job);
+        } else if let Some(done) = disk::perform(job) {
+            changed = true;
+            let effect = app.update(done);
+            debug_assert!(effect.is_none(), "{effect:?} from periodic file work");
+        }
+    }
+    changed
+}
+
 /// [`App::settle`], doing the file work the worker's replies lead to (opening a session)
 /// and waiting again for what that changed; returns the effects that need a terminal.
 pub fn settle(app: &mut App) -> Vec<Effect> {

@@ -5,6 +5,7 @@
 //! render as wanted; the event loop sends one request to the render worker per batch of
 //! input (see [`crate::tui::app::rendering`]), so neither `update` nor drawing waits on the engine.
 
+pub mod autosave;
 pub mod driver;
 pub mod rendering;
 

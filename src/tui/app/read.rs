@@ -359,6 +359,18 @@ impl App {
         (self.file_work).tick(now, &mut self.workspace, dialog_open)
     }
 
+    /// Notes whether a recovery write is under way elsewhere (see
+    /// [`crate::tui::app::autosave`]): [`App::tick`] asks for no other meanwhile.
+    pub fn recovery_in_flight(&mut self, writing: bool) {
+        self.file_work.recovery_in_flight = writing;
+    }
+
+    /// This run's recovery file is `path` from now on (chosen before the write that
+    /// makes it, see [`crate::tui::app::autosave`]).
+    pub fn adopt_recovery(&mut self, path: std::path::PathBuf) {
+        self.workspace.adopt_recovery(path);
+    }
+
     /// When [`App::tick`] next has work to do.
     pub fn next_tick(&self, now: Instant) -> Instant {
         let files = self.file_work.next_tick(now, &self.workspace);
