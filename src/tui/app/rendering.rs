@@ -411,6 +411,13 @@ impl App {
     }
 }
 
+/// The longest the whole attribution after a partial (on-screen) one may run before the
+/// app cancels it and keeps the screen's exact attribution only: the worker's estimate
+/// of it ([`crate::tui::jobs::attribution`]'s budget) missed by minutes on Qwen3.5 and
+/// Step-3.5-Flash at 10,000 messages (20-35 s of both cores after every edit), and the
+/// app is to be idle within 5 s of an edit.
+const REST_BUDGET: Duration = Duration::from_secs(3);
+
 /// How long a background job runs before the status line names it: shorter ones come and
 /// go while typing and would only flicker.
 const NAMED_AFTER: Duration = Duration::from_secs(1);
@@ -446,6 +453,17 @@ impl App {
     /// started being named, its seconds went on, it ended).
     pub fn working_changed(&mut self, now: Instant) -> bool {
         let busy = self.pending.worker.busy();
+        if let Some(busy) = busy.filter(|busy| busy.kind == JobKind::Attribute) {
+            let ran = now.saturating_duration_since(busy.since);
+            if ran >= REST_BUDGET && self.jobs.explanation.asking_rest() {
+                // The rest of a partial attribution: the screen is exact already.
+                self.pending.worker.cancel(JobKind::Attribute);
+                let reason = self.jobs.explanation.rest_too_slow(ran);
+                self.notify(reason);
+                self.pending.shown_work = None;
+                return true;
+            }
+        }
         let shown = busy.and_then(|busy| {
             let running = now.saturating_duration_since(busy.since);
             (busy.kind != JobKind::Render && running >= NAMED_AFTER)

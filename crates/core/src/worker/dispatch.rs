@@ -35,6 +35,8 @@ pub(super) enum Command {
     },
     /// Stop the background work ([`super::Worker::stop_background`]).
     StopBackground,
+    /// Cancel the running job of this kind ([`super::Worker::cancel`]).
+    Cancel(JobKind),
     /// The handle was dropped.
     Shutdown,
 }
@@ -250,6 +252,7 @@ impl Dispatcher {
                 }
                 Some(Command::Done { runner, result }) => self.finished(runner, result),
                 Some(Command::StopBackground) => self.stop_background(),
+                Some(Command::Cancel(kind)) => self.cancel(kind),
                 Some(Command::Shutdown) => return,
             }
             self.start_next();
@@ -265,6 +268,18 @@ impl Dispatcher {
             kind: r.kind,
             since: r.started,
         }));
+    }
+
+    /// Cancels the running job if it is a background job of `kind`, and sets it aside.
+    fn cancel(&mut self, kind: JobKind) {
+        if let Some(running) = self
+            .running
+            .as_ref()
+            .filter(|r| r.kind == kind && kind.background())
+        {
+            running.token.cancel();
+            self.set_aside_cancelled();
+        }
     }
 
     /// The user stopped the background work: queued background jobs are dropped and the

@@ -505,6 +505,13 @@ impl Worker {
         let _ = self.commands.send(Command::StopBackground);
     }
 
+    /// Cancels the running job if it is of `kind` (a background kind), as
+    /// [`Worker::stop_background`] does, leaving queued jobs alone: the app's own time
+    /// budget for a job it can do without.
+    pub fn cancel(&self, kind: JobKind) {
+        let _ = self.commands.send(Command::Cancel(kind));
+    }
+
     /// The job the worker is running now and since when (`None`: idle). A job set aside
     /// after its cancellation may still be winding down; it is not counted.
     pub fn busy(&self) -> Option<Busy> {
