@@ -234,6 +234,9 @@ pub enum Action {
     Quit,
     /// Save the session (asks for a file name the first time).
     Save,
+    /// Stop the background work (attribution, probes, tokens, comparisons) until the
+    /// next change.
+    StopWork,
     /// Open the session picker.
     OpenPicker,
     /// Compare the session's render with another side, or preview a template.

@@ -273,6 +273,7 @@ pub static BINDINGS: &[Binding] = &[
     bind(S::Global, &[ctrl('a')], Action::SaveAs, "", "Save the session under a new name"),
     bind(S::Everywhere, &[ctrl('q'), ctrl('c')], Action::Quit, "quit", "Quit (asks when there are unsaved changes)"),
     bind(S::Everywhere, &[key(K::F(1))], Action::Help, "", "Show the keys (this pane's first)"),
+    bind(S::Everywhere, &[ctrl('t')], Action::StopWork, "", "Stop the background work the status line names (attribution, probes, tokens, comparisons) until the next change"),
     bind(S::Templates, &[key(K::Enter)], tpl(TemplateAction::Choose), "use", "Use the selected template (and go back to the pane you came from)"),
     bind(S::Templates, &[ch('/')], tpl(TemplateAction::StartFilter), "filter", "Filter the list by name (type, then Enter or Esc)"),
     bind(S::Templates, &[ch('k'), key(K::Up)], tpl(TemplateAction::Select(Step::Line(Up))), "", "Previous template"),

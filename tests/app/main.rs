@@ -22,6 +22,7 @@ mod tui_support;
 mod app_new;
 mod app_open;
 mod e2e_author;
+mod e2e_busy;
 mod e2e_compare;
 mod e2e_edits;
 mod e2e_exits;

@@ -284,3 +284,32 @@ fn a_missing_template_gives_no_warnings_on_the_conversation() {
     // about gone.jinja.
     assert!(app.needs(system).is_empty(), "{:?}", app.needs(system));
 }
+
+/// The event loop writes the recovery file on another thread (`driver::tick_aside`): one
+/// write at a time, and its outcome names the file, so a change made while it was under
+/// way goes to the same file later instead of a second one.
+#[test]
+fn the_autosave_written_aside_keeps_one_recovery_file() {
+    use chatplate::tui::app::autosave::Autosave;
+    let dir = tempfile::tempdir().unwrap();
+    let file = saved_example(dir.path());
+    let mut app = app_on_file(&file, dir.path());
+    let mut autosave = Autosave::new(|| {});
+    app.update(Action::Message(MessageAction::CycleRole));
+    driver::tick_aside(&mut app, later(), &mut autosave);
+    app.update(Action::Message(MessageAction::Duplicate));
+    driver::tick_aside(&mut app, later(), &mut autosave);
+    autosave.finish(&mut app);
+    driver::tick_aside(&mut app, later() + Duration::from_secs(10), &mut autosave);
+    autosave.finish(&mut app);
+    let own = dir.path().join("w.recovery.json");
+    assert_eq!(Session::load(&own).unwrap().messages.len(), 5);
+    let recovery_files = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter(|entry| {
+            let name = entry.as_ref().unwrap().file_name();
+            name.to_string_lossy().contains("recovery")
+        })
+        .count();
+    assert_eq!(recovery_files, 1);
+}

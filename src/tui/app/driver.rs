@@ -43,12 +43,32 @@ pub fn press(app: &mut App, key: crossterm::event::KeyEvent) -> Option<Effect> {
 /// Does the periodic file work that is due at `now` ([`App::tick`]); returns whether
 /// anything came of it (the screen may have changed).
 pub fn tick(app: &mut App, now: Instant) -> bool {
-    let mut changed = false;
+    let mut changed = app.working_changed(now);
     for job in app.tick(now) {
         if let Some(done) = disk::perform(job) {
             changed = true;
             let effect = app.update(done);
             // Only a save ends in a quit; the periodic work never needs the terminal.
+            debug_assert!(effect.is_none(), "{effect:?} from periodic file work");
+        }
+    }
+    changed
+}
+
+/// [`tick`] as the event loop does it: the recovery autosave is written on another
+/// thread ([`Autosave`](crate::tui::app::autosave::Autosave)), the rest in place.
+pub fn tick_aside(
+    app: &mut App,
+    now: Instant,
+    autosave: &mut crate::tui::app::autosave::Autosave,
+) -> bool {
+    let mut changed = app.working_changed(now) | autosave.collect(app);
+    for job in app.tick(now) {
+        if matches!(job, Job::WriteRecovery(_)) {
+            changed |= autosave.start(app, job);
+        } else if let Some(done) = disk::perform(job) {
+            changed = true;
+            let effect = app.update(done);
             debug_assert!(effect.is_none(), "{effect:?} from periodic file work");
         }
     }

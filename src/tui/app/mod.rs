@@ -5,6 +5,7 @@
 //! render as wanted; the event loop sends one request to the render worker per batch of
 //! input (see [`crate::tui::app::rendering`]), so neither `update` nor drawing waits on the engine.
 
+pub mod autosave;
 pub mod driver;
 pub mod rendering;
 
@@ -247,6 +248,7 @@ impl App {
             Action::Zoom => self.screen.zoom = !self.screen.zoom,
             Action::Quit => return self.file(FileRequest::Quit),
             Action::Save => return self.save(None),
+            Action::StopWork => self.stop_work(),
             Action::OpenPicker
             | Action::NewSession
             | Action::OpenTarget

@@ -187,7 +187,12 @@ impl App {
 
     /// How far attribution of the shown prompt has got.
     pub fn attribution_state(&self) -> AttributionState {
-        self.jobs.explanation.state(&self.preview)
+        match self.jobs.explanation.state(&self.preview) {
+            AttributionState::Pending | AttributionState::OnScreen if self.work_stopped() => {
+                AttributionState::Stopped
+            }
+            state => state,
+        }
     }
 
     /// The prompt byte ranges the selected message produced: exact when attributed,
@@ -354,9 +359,23 @@ impl App {
         (self.file_work).tick(now, &mut self.workspace, dialog_open)
     }
 
+    /// Notes whether a recovery write is under way elsewhere (see
+    /// [`crate::tui::app::autosave`]): [`App::tick`] asks for no other meanwhile.
+    pub fn recovery_in_flight(&mut self, writing: bool) {
+        self.file_work.recovery_in_flight = writing;
+    }
+
+    /// This run's recovery file is `path` from now on (chosen before the write that
+    /// makes it, see [`crate::tui::app::autosave`]).
+    pub fn adopt_recovery(&mut self, path: std::path::PathBuf) {
+        self.workspace.adopt_recovery(path);
+    }
+
     /// When [`App::tick`] next has work to do.
     pub fn next_tick(&self, now: Instant) -> Instant {
-        self.file_work.next_tick(now, &self.workspace)
+        let files = self.file_work.next_tick(now, &self.workspace);
+        self.next_work_tick(now)
+            .map_or(files, |work| work.min(files))
     }
 
     /// The recovery file's job when the app is ending abnormally (`None`: nothing

@@ -44,6 +44,10 @@ pub struct FileWork {
     last_watch: Option<Instant>,
     /// Recovery files earlier runs left were looked for (once, at the first tick).
     looked_for_recovery: bool,
+    /// A recovery write is under way on another thread (the event loop's
+    /// [`crate::tui::app::autosave::Autosave`]): the next one waits for its outcome, which
+    /// names the file it wrote.
+    pub recovery_in_flight: bool,
 }
 
 /// What the user (through a key or a dialog) asks of the session's file.
@@ -115,7 +119,9 @@ impl FileWork {
                 work.extend(workspace.session_check().map(Job::CheckSession));
             }
         }
-        work.extend(workspace.autosave_job(now).map(Job::WriteRecovery));
+        if !self.recovery_in_flight {
+            work.extend(workspace.autosave_job(now).map(Job::WriteRecovery));
+        }
         work
     }
 
@@ -125,7 +131,10 @@ impl FileWork {
             return now;
         }
         let watch = (self.last_watch).map_or(now, |last| last + WATCH_INTERVAL);
-        workspace.autosave_due().map_or(watch, |due| due.min(watch))
+        let autosave = workspace
+            .autosave_due()
+            .filter(|_| !self.recovery_in_flight);
+        autosave.map_or(watch, |due| due.min(watch))
     }
 
     /// The recovery file's job when the app is ending abnormally (`None`: nothing

@@ -92,6 +92,9 @@ pub struct Explanation {
     template: Option<Arc<Template>>,
     /// The status line was told why this template's whole attribution is not asked for.
     declined_told: bool,
+    /// This template's whole attribution after a partial one ran past the app's budget
+    /// ([`Explanation::rest_too_slow`]): not asked for again while the template stays.
+    rest_too_slow: bool,
 }
 
 /// An attribution job on its way.
@@ -118,6 +121,8 @@ pub enum AttributionState {
     NotMonotone,
     /// Failed (the error is in [`Explanation::error`]).
     Failed,
+    /// The user stopped it (`Ctrl+T`) before it arrived.
+    Stopped,
 }
 
 impl Explanation {
@@ -218,6 +223,7 @@ impl Explanation {
             self.attributed = None;
             self.generation = 0;
             self.declined_told = false;
+            self.rest_too_slow = false;
         }
         let focus = Some(in_view.focus(preview.spans.len()));
         Some(self.ask(template, generation, focus))
@@ -244,22 +250,46 @@ impl Explanation {
         if self.asked.is_some() || self.error.is_some() {
             return None;
         }
-        match rest {
-            Some(rest) if rest > WHOLE_BUDGET => {
-                let reason = format!(
-                    "attribution: exact on screen only, the whole would take about {}",
-                    about(rest)
-                );
+        let too_slow = self
+            .rest_too_slow
+            .then(|| "took too long after an edit".to_string());
+        let too_long = rest.filter(|&rest| rest > WHOLE_BUDGET);
+        match too_slow.or_else(|| too_long.map(|rest| format!("would take about {}", about(rest))))
+        {
+            Some(why) => {
+                let reason = format!("attribution: exact on screen only, the whole {why}");
                 self.error = Some(reason.clone());
                 // Said once per template, not after every edit.
                 (!std::mem::replace(&mut self.declined_told, true))
                     .then_some(More::Declined(reason))
             }
-            _ => {
+            None => {
                 let (generation, job) = self.ask(template, generation, None);
                 Some(More::Ask(generation, job))
             }
         }
+    }
+
+    /// Whether the job on its way is the rest (the whole, after a partial attribution).
+    pub fn asking_rest(&self) -> bool {
+        self.asked
+            .as_ref()
+            .is_some_and(|asked| asked.focus.is_none())
+    }
+
+    /// The whole attribution after a partial one ran `ran` and the app cancelled it: exact
+    /// on screen only, and not asked for again while the template stays (after every
+    /// edit it would start over). Returns the reason, for the status line.
+    pub fn rest_too_slow(&mut self, ran: Duration) -> String {
+        self.rest_too_slow = true;
+        self.declined_told = true;
+        self.asked = None;
+        let reason = format!(
+            "attribution: exact on screen only, the whole took over {} s",
+            ran.as_secs()
+        );
+        self.error = Some(reason.clone());
+        reason
     }
 
     /// The attribution job of `generation` by `template` (whose results are kept), noted
@@ -542,5 +572,29 @@ mod tests {
         // Elsewhere, still on screen first.
         let (_, job) = asked(explanation.request_more(&preview, InView::new(20, 40)));
         assert_eq!(focus(&job), Some(1..40));
+    }
+
+    /// A rest cancelled past the app's budget: after the next render, the screen only.
+    #[test]
+    fn a_rest_that_ran_too_long_is_not_asked_for_again() {
+        let (worker, mut preview) = rendered(300);
+        let mut explanation = Explanation::default();
+        let first = explanation.request(&preview, false, InView::new(150, 40));
+        take(&mut explanation, &worker, first.expect("asked"));
+        let _whole = asked(explanation.request_more(&preview, InView::new(150, 40)));
+        assert!(explanation.asking_rest());
+        assert!(explanation
+            .rest_too_slow(Duration::from_secs(3))
+            .contains("over 3 s"));
+        assert_eq!(explanation.state(&preview), AttributionState::OnScreenOnly);
+        assert!(!explanation.pending(1), "the app may go idle");
+        worker.submit(2, preview.render_job().unwrap());
+        assert!(preview.accept(worker.recv_timeout(PATIENCE).expect("the render")));
+        let again = explanation.request(&preview, false, InView::new(150, 40));
+        take(&mut explanation, &worker, again.expect("the screen again"));
+        assert!(explanation
+            .request_more(&preview, InView::new(150, 40))
+            .is_none());
+        assert_eq!(explanation.state(&preview), AttributionState::OnScreenOnly);
     }
 }

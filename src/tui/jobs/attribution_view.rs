@@ -13,6 +13,7 @@ pub fn title_note(state: AttributionState) -> &'static str {
         AttributionState::OnScreenOnly => " · exact on screen only",
         AttributionState::NotMonotone => " · not prefix-monotone",
         AttributionState::Failed => " · attribution failed",
+        AttributionState::Stopped => " · attribution stopped",
     }
 }
 

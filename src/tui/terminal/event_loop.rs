@@ -11,6 +11,7 @@ use crossterm::event::{Event, KeyEventKind};
 
 use crate::tui::action::Action;
 
+use crate::tui::app::autosave::Autosave;
 use crate::tui::app::driver;
 use crate::tui::app::App;
 use crate::tui::context::Effect;
@@ -56,6 +57,19 @@ impl Exit {
 
 /// Runs until the app quits or something ends it.
 pub fn run(terminal: &mut Term, app: &mut App, events: &Events) -> anyhow::Result<Exit> {
+    let mut autosave = Autosave::new(events.worker_waker());
+    let exit = run_with(terminal, app, events, &mut autosave);
+    // Its outcome names the recovery file an emergency save after this overwrites.
+    autosave.finish(app);
+    exit
+}
+
+fn run_with(
+    terminal: &mut Term,
+    app: &mut App,
+    events: &Events,
+    autosave: &mut Autosave,
+) -> anyhow::Result<Exit> {
     let size = terminal.size()?;
     app.update(Action::Resize(size.width, size.height));
     // The first look for recovery files and at the template file, before the first frame.
@@ -67,7 +81,7 @@ pub fn run(terminal: &mut Term, app: &mut App, events: &Events) -> anyhow::Resul
         dirty |= changed;
         let performed = !effects.is_empty();
         for effect in effects {
-            if let Some(exit) = perform(terminal, app, events, effect)? {
+            if let Some(exit) = perform(terminal, app, (events, autosave), effect)? {
                 return Ok(exit);
             }
         }
@@ -95,7 +109,7 @@ pub fn run(terminal: &mut Term, app: &mut App, events: &Events) -> anyhow::Resul
                     }
                 }
                 if let Some(effect) = typed.flush(app) {
-                    if let Some(exit) = perform(terminal, app, events, effect)? {
+                    if let Some(exit) = perform(terminal, app, (events, autosave), effect)? {
                         return Ok(exit);
                     }
                 }
@@ -103,7 +117,8 @@ pub fn run(terminal: &mut Term, app: &mut App, events: &Events) -> anyhow::Resul
                     AppEvent::Input(input) => {
                         dirty = true;
                         if let Some(effect) = handle_input(app, input) {
-                            if let Some(exit) = perform(terminal, app, events, effect)? {
+                            if let Some(exit) = perform(terminal, app, (events, autosave), effect)?
+                            {
                                 return Ok(exit);
                             }
                         }
@@ -117,12 +132,12 @@ pub fn run(terminal: &mut Term, app: &mut App, events: &Events) -> anyhow::Resul
             }
             dirty |= !typed.is_empty();
             if let Some(effect) = typed.flush(app) {
-                if let Some(exit) = perform(terminal, app, events, effect)? {
+                if let Some(exit) = perform(terminal, app, (events, autosave), effect)? {
                     return Ok(exit);
                 }
             }
         }
-        dirty |= driver::tick(app, Instant::now());
+        dirty |= driver::tick_aside(app, Instant::now(), autosave);
     }
 }
 
@@ -156,13 +171,16 @@ fn test_panic(event: &Event) {
 fn perform(
     terminal: &mut Term,
     app: &mut App,
-    events: &Events,
+    (events, autosave): (&Events, &mut Autosave),
     effect: Effect,
 ) -> anyhow::Result<Option<Exit>> {
     match effect {
         Effect::Disk(job) => {
+            // A save removes the recovery file: a write still under way must not bring
+            // it back afterwards.
+            autosave.finish(app);
             if let Some(next) = driver::run_job(app, job) {
-                return perform(terminal, app, events, next);
+                return perform(terminal, app, (events, autosave), next);
             }
         }
         Effect::Quit => return Ok(Some(Exit::Quit)),

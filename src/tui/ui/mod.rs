@@ -216,6 +216,10 @@ fn status_line(app: &App, width: u16) -> Line<'static> {
     };
     // Beside the render it is about, before what may be cut at 80 columns.
     let mut spans = vec![render, Span::raw(" · ")];
+    if let Some(note) = working_note(app) {
+        spans.push(Span::styled(note, app.theme().key()));
+        spans.push(Span::raw(" · "));
+    }
     if app.double_bos().is_some() {
         // The whole sentence is `chatplate render`'s and lint's; the help names both.
         spans.push(Span::styled("⚠ double BOS", app.theme().error()));
@@ -227,6 +231,16 @@ fn status_line(app: &App, width: u16) -> Line<'static> {
     }
     spans.push(expected);
     Line::from(spans)
+}
+
+/// What the worker has been computing for a second or more, and the key that stops it:
+/// `attribution 12 s (Ctrl+T stops)`.
+fn working_note(app: &App) -> Option<String> {
+    let (kind, seconds) = app.working()?;
+    let key = crate::tui::keymap::key_for(&crate::tui::action::Action::StopWork)
+        .map(|key| format!(" ({key} stops)"))
+        .unwrap_or_default();
+    Some(format!("{} {seconds} s{key}", kind.what()))
 }
 
 /// `text` in `width` columns on one line: when it does not fit, cut with a pointer to

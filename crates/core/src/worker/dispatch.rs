@@ -19,6 +19,7 @@ use super::last_render::{Earlier, LastRender, Started};
 use super::runner::{self, Runner};
 use super::snapshot::Snapshot;
 use super::values::MessageValues;
+use super::{Busy, BusySlot};
 use super::{Job, JobKind, Output, Reply, Update};
 
 /// What the dispatcher's inbox carries.
@@ -32,6 +33,10 @@ pub(super) enum Command {
         runner: u64,
         result: Result<Output, RenderError>,
     },
+    /// Stop the background work ([`super::Worker::stop_background`]).
+    StopBackground,
+    /// Cancel the running job of this kind ([`super::Worker::cancel`]).
+    Cancel(JobKind),
     /// The handle was dropped.
     Shutdown,
 }
@@ -71,6 +76,8 @@ struct Running {
     allowed: Duration,
     /// Reported as timed out, but not abandoned (another runner already is).
     timed_out: bool,
+    /// When it started.
+    started: Instant,
     /// What a render runs on, to hand its prompt to the attribution that follows.
     render: Option<Started>,
 }
@@ -101,6 +108,8 @@ struct Dispatcher {
     next_runner: u64,
     /// Until when the work that follows the conversation waits (see [`SETTLE`]).
     settling_until: Option<Instant>,
+    /// What is running, for the handle ([`super::Worker::busy`]).
+    busy: BusySlot,
 }
 
 /// Starts the dispatcher thread.
@@ -109,6 +118,7 @@ pub(super) fn start(
     commands: Sender<Command>,
     inbox: Receiver<Command>,
     notify: Notify,
+    busy: BusySlot,
 ) -> std::io::Result<()> {
     let dispatcher = Dispatcher {
         deadline,
@@ -123,6 +133,7 @@ pub(super) fn start(
         abandoned: None,
         next_runner: 0,
         settling_until: None,
+        busy,
     };
     std::thread::Builder::new()
         .name("chatplate-worker".into())
@@ -240,9 +251,53 @@ impl Dispatcher {
                     });
                 }
                 Some(Command::Done { runner, result }) => self.finished(runner, result),
+                Some(Command::StopBackground) => self.stop_background(),
+                Some(Command::Cancel(kind)) => self.cancel(kind),
                 Some(Command::Shutdown) => return,
             }
             self.start_next();
+            self.publish_busy();
+        }
+    }
+
+    /// Tells the handle what runs now (a timed-out job no longer counts: its time-out
+    /// was reported).
+    fn publish_busy(&self) {
+        let running = (self.running.as_ref()).filter(|r| !r.timed_out);
+        self.busy.set(running.map(|r| Busy {
+            kind: r.kind,
+            since: r.started,
+        }));
+    }
+
+    /// Cancels the running job if it is a background job of `kind`, and sets it aside.
+    fn cancel(&mut self, kind: JobKind) {
+        if let Some(running) = self
+            .running
+            .as_ref()
+            .filter(|r| r.kind == kind && kind.background())
+        {
+            running.token.cancel();
+            self.set_aside_cancelled();
+        }
+    }
+
+    /// The user stopped the background work: queued background jobs are dropped and the
+    /// running one is cancelled and set aside, each answered as cancelled. What the user
+    /// asked for (renders, opening, the cache scan, the output parser) goes on.
+    fn stop_background(&mut self) {
+        let stoppable = |kind: JobKind| {
+            kind.background()
+                && !matches!(kind, JobKind::Open | JobKind::ScanCache | JobKind::Parse)
+        };
+        for kind in JobKind::ALL.into_iter().filter(|&kind| stoppable(kind)) {
+            if let Some(queued) = self.queued[kind.index()].take() {
+                self.reply(kind, queued.generation, Err(cancelled_error()));
+            }
+        }
+        if let Some(running) = self.running.as_ref().filter(|r| stoppable(r.kind)) {
+            running.token.cancel();
+            self.set_aside_cancelled();
         }
     }
 
@@ -474,6 +529,7 @@ impl Dispatcher {
             deadline: Instant::now() + allowed,
             allowed,
             timed_out: false,
+            started: Instant::now(),
             render,
         });
     }

@@ -25,6 +25,7 @@
 //! [`Output`] variant, and run against the same conversation; the dispatcher needs no
 //! other change.
 
+mod busy;
 pub mod capabilities;
 pub mod comparing;
 mod dispatch;
@@ -45,6 +46,9 @@ pub mod training_mask;
 pub mod turn_costs;
 pub mod unused;
 mod values;
+
+pub use busy::Busy;
+use busy::BusySlot;
 
 use std::ops::Range;
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -446,6 +450,7 @@ pub struct Worker {
     commands: Sender<Command>,
     replies: Receiver<Reply>,
     waker: Arc<Mutex<Option<Waker>>>,
+    busy: BusySlot,
 }
 
 impl std::fmt::Debug for Worker {
@@ -471,11 +476,14 @@ impl Worker {
                 }
             }
         };
-        dispatch::start(deadline, commands.clone(), inbox, Arc::new(notify))?;
+        let busy = BusySlot::default();
+        let notify = Arc::new(notify);
+        dispatch::start(deadline, commands.clone(), inbox, notify, busy.clone())?;
         Ok(Worker {
             commands,
             replies,
             waker,
+            busy,
         })
     }
 
@@ -487,6 +495,27 @@ impl Worker {
     /// Queues `job`, replacing any queued job of the same kind.
     pub fn submit(&self, generation: u64, job: Job) {
         let _ = self.commands.send(Command::Submit { generation, job });
+    }
+
+    /// Stops the background work: the running background job is cancelled (and set
+    /// aside, as a render sets it aside) and the queued ones are dropped, each answered
+    /// as cancelled. Renders, opening, the cache scan and the output parser go on: the
+    /// user asked for those.
+    pub fn stop_background(&self) {
+        let _ = self.commands.send(Command::StopBackground);
+    }
+
+    /// Cancels the running job if it is of `kind` (a background kind), as
+    /// [`Worker::stop_background`] does, leaving queued jobs alone: the app's own time
+    /// budget for a job it can do without.
+    pub fn cancel(&self, kind: JobKind) {
+        let _ = self.commands.send(Command::Cancel(kind));
+    }
+
+    /// The job the worker is running now and since when (`None`: idle). A job set aside
+    /// after its cancellation may still be winding down; it is not counted.
+    pub fn busy(&self) -> Option<Busy> {
+        self.busy.get()
     }
 
     /// Calls `wake` (from the worker's thread) after each reply is queued, so an event

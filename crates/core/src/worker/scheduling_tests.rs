@@ -151,3 +151,41 @@ fn a_matrix_row_and_a_comparison_queue_side_by_side() {
         assert_eq!(compared.render.result.as_deref(), Ok(want));
     }
 }
+
+/// The user stops the background work: the running attribution is answered as cancelled
+/// at once, the worker no longer reports it as busy, and renders go on.
+#[test]
+fn stopping_the_background_work_cancels_the_running_job() {
+    let worker = Worker::spawn(PATIENCE).unwrap();
+    worker.update(Update::all(messages(1000)));
+    // As above, with ten times the loop: an attribution of seconds.
+    let heavy = Template::new(
+        "{% for m in messages %}{% for i in range(10000) %}{% if m.content == i %}x\
+         {% endif %}{% endfor %}{{ m.content }}{% endfor %}",
+        Limits::default(),
+    );
+    attribute(&worker, 1, &heavy);
+    let until = |what: &str, done: &dyn Fn() -> bool| {
+        let deadline = std::time::Instant::now() + PATIENCE;
+        while !done() {
+            assert!(std::time::Instant::now() < deadline, "{what}");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    };
+    let attributing = || worker.busy().map(|busy| busy.kind) == Some(JobKind::Attribute);
+    until("the attribution did not start", &attributing);
+    worker.stop_background();
+    let reply = next(&worker);
+    assert_eq!(reply.kind, JobKind::Attribute);
+    let kind = reply.result.as_ref().err().map(|err| err.kind);
+    assert_eq!(kind, Some(RenderErrorKind::Cancelled), "{:?}", reply.result);
+    until("still busy after the stop", &|| worker.busy().is_none());
+    let fast = Template::new("{{ messages|length }}", Limits::default());
+    render(&worker, 2, &fast);
+    let reply = next(&worker);
+    assert!(
+        matches!(&reply.result, Ok(Output::Rendered(_))),
+        "{:?}",
+        reply.result.as_ref().err()
+    );
+}

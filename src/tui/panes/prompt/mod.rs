@@ -190,6 +190,9 @@ impl PromptPane {
                 AttributionState::Failed | AttributionState::OnScreenOnly => {
                     "attribution failed here: see the prompt pane's title"
                 }
+                AttributionState::Stopped => {
+                    "attribution stopped: it runs again after the next change"
+                }
                 _ => "attribution is still being computed: try again in a moment",
             });
         };
