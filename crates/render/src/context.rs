@@ -109,17 +109,12 @@ impl CompiledTemplate {
         &self,
         conversation: &Arc<Conversation>,
     ) -> Result<Input, RenderError> {
-        let clock = || {
-            conversation
-                .clock
-                .unwrap_or_else(|| jiff::Zoned::now().datetime())
-        };
         let mut kept = self.inner.converted.lock().ok();
         if let Some(Some(converted)) = kept.as_deref() {
             if std::ptr::eq(converted.conversation.as_ptr(), Arc::as_ptr(conversation)) {
                 return Ok(Input {
                     context: converted.context.clone(),
-                    clock: clock(),
+                    clock: render_clock(conversation),
                     continued: converted.continued.clone(),
                 });
             }
@@ -162,9 +157,7 @@ impl CompiledTemplate {
                  start a new assistant message instead.",
             ));
         }
-        let clock = conversation
-            .clock
-            .unwrap_or_else(|| jiff::Zoned::now().datetime());
+        let clock = render_clock(conversation);
         let Some(field) = continuing else {
             let values = Value::from(messages.values_all());
             let context = build_context(conversation, values, conversation.add_generation_prompt)?;
@@ -186,6 +179,14 @@ impl CompiledTemplate {
             continued: Some(continued),
         })
     }
+}
+
+/// A render's "now": the conversation's fixed clock, else the local time when the
+/// render starts.
+pub(crate) fn render_clock(conversation: &Conversation) -> DateTime {
+    conversation
+        .clock
+        .unwrap_or_else(|| jiff::Zoned::now().datetime())
 }
 
 /// The variables the template sees: `messages`, `tools`, `documents`,

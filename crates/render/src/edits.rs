@@ -35,6 +35,7 @@ pub(crate) struct Edit {
 }
 
 /// How an edit's new text is made.
+#[derive(Clone)]
 pub(crate) enum EditKind {
     /// Replace the range with this text.
     Replace(String),
@@ -71,6 +72,27 @@ pub(crate) fn operator_call(
         end: whole.end,
         kind: EditKind::Around("(".into(), close),
     });
+}
+
+/// [`operator_call`] into a call of `helper` in filter form (see
+/// [`super::helpers::OPEN`]): `(((left))|helper((right), more))`.
+pub(crate) fn operator_filter(
+    edits: &mut Vec<Edit>,
+    whole: Range<usize>,
+    operator: Range<usize>,
+    helper: &str,
+    more: &str,
+) {
+    operator_call(
+        edits,
+        whole,
+        operator,
+        [
+            super::helpers::OPEN.into(),
+            super::helpers::then_call(helper),
+            format!("), {more}))"),
+        ],
+    );
 }
 
 /// Writes `source[start..end]` with the edits inside that range applied. `edits` is

@@ -14,7 +14,7 @@ use minijinja::machinery::ast::{BinOp, BinOpKind, Expr};
 use minijinja::value::{ObjectRepr, Value};
 use minijinja::{Environment, Error, State};
 
-use super::edits::operator_call;
+use super::edits::operator_filter;
 use super::helpers::Helpers;
 use super::rewrite::Cx;
 
@@ -50,15 +50,12 @@ pub(crate) fn rewrite(whole: &Expr, op: &BinOp, cx: &mut Cx) {
     if cx.extents.of(&op.left).0 != start {
         return;
     }
-    operator_call(
+    operator_filter(
         &mut cx.edits,
         start..end,
         left_end..right_start,
-        [
-            super::helpers::OPEN.into(),
-            super::helpers::then_call(&cx.helpers.equal()),
-            format!("), {negated}))"),
-        ],
+        &cx.helpers.equal(),
+        &negated.to_string(),
     );
 }
 

@@ -46,7 +46,10 @@ pub(crate) fn early_exit(for_loop: &ForLoop, extents: &mut Extents) -> Option<Ed
     if for_loop.recursive || for_loop.filter_expr.is_some() {
         return None;
     }
-    let guard = sole_if(&for_loop.body)?;
+    let guard = sole(&for_loop.body, |stmt| match stmt {
+        Stmt::IfCond(guard) => Some(guard),
+        _ => None,
+    })?;
     let mut bound = Vec::new();
     super::closures::targets(&for_loop.target, &mut bound);
     if !is_invariant(&guard.expr, &bound) {
@@ -84,7 +87,7 @@ fn insertion(offset: usize, text: String) -> Edit {
 }
 
 /// Whether `body` has nothing in it but text that whitespace control left empty.
-fn writes_nothing(body: &[Stmt]) -> bool {
+pub(crate) fn writes_nothing(body: &[Stmt]) -> bool {
     body.iter().all(is_empty_text)
 }
 
@@ -104,15 +107,21 @@ fn tag_end(source: &str, from: usize) -> Option<usize> {
     }
 }
 
-/// The body's one statement when it is an `{% if %}` and nothing else is written.
-fn sole_if<'b, 'a>(body: &'b [Stmt<'a>]) -> Option<&'b Spanned<IfCond<'a>>> {
+/// The one statement of `body` that `pick` accepts, when everything else in it is text
+/// that whitespace control left empty (guards and flag scans alike).
+pub(crate) fn sole<'b, 'a, T>(
+    body: &'b [Stmt<'a>],
+    pick: impl Fn(&'b Stmt<'a>) -> Option<T>,
+) -> Option<T> {
     let mut found = None;
     for stmt in body {
-        match stmt {
-            _ if is_empty_text(stmt) => {}
-            Stmt::IfCond(guard) if found.is_none() => found = Some(guard),
-            _ => return None,
+        if is_empty_text(stmt) {
+            continue;
         }
+        if found.is_some() {
+            return None;
+        }
+        found = Some(pick(stmt)?);
     }
     found
 }

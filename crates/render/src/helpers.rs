@@ -28,6 +28,12 @@ pub(crate) fn then_call(helper: &str) -> String {
     text
 }
 
+/// The whole text of a filter-form call: `(((first))|helper(rest))`, for a rewrite that
+/// writes the call at once rather than as edits around its operands.
+pub(crate) fn filter_call(first: &str, helper: &str, rest: &str) -> String {
+    [OPEN, first, &then_call(helper), rest, "))"].concat()
+}
+
 /// The prefix of the helper names of a template that does not contain it.
 const DEFAULT_PREFIX: &str = "__c_";
 

@@ -15,7 +15,7 @@ use minijinja::value::{ObjectRepr, Value, ValueKind};
 use minijinja::{Environment, Error, ErrorKind, State};
 
 use super::data::PyDict;
-use super::edits::operator_call;
+use super::edits::operator_filter;
 use super::helpers::Helpers;
 use super::pyerror::raise;
 use super::pytype::type_name;
@@ -39,15 +39,12 @@ pub(crate) fn rewrite(whole: &Expr, op: &BinOp, cx: &mut Cx) {
         return;
     };
     let (first, after) = (left_end + keywords.start, left_end + keywords.end);
-    operator_call(
+    operator_filter(
         &mut cx.edits,
         start..end,
         first..after,
-        [
-            super::helpers::OPEN.into(),
-            super::helpers::then_call(&cx.helpers.contains()),
-            format!("), {negated}))"),
-        ],
+        &cx.helpers.contains(),
+        &negated.to_string(),
     );
 }
 

@@ -159,9 +159,7 @@ impl CompiledTemplate {
         let items = count
             + conversation.tools.as_ref().map_or(0, Vec::len)
             + conversation.documents.as_ref().map_or(0, Vec::len);
-        let clock = conversation
-            .clock
-            .unwrap_or_else(|| jiff::Zoned::now().datetime());
+        let clock = crate::context::render_clock(conversation);
         let context = build_context(conversation, messages, add_generation_prompt)?;
         watchdog::run_on_own_thread(
             self,

@@ -310,13 +310,8 @@ fn walk_expr_at(expr: &Expr, depth: usize, cx: &mut Cx) {
         cx.depth = cx.depth.max(depth);
         if let Some((format, args)) = string_percent(current) {
             let (start, end) = cx.extents.of(current);
-            let text = format!(
-                "{}{}{}{}))",
-                super::helpers::OPEN,
-                emit(format, cx),
-                super::helpers::then_call(&cx.helpers.percent_format()),
-                emit(args, cx)
-            );
+            let (format, args) = (emit(format, cx), emit(args, cx));
+            let text = super::helpers::filter_call(&format, &cx.helpers.percent_format(), &args);
             cx.edits.push(Edit {
                 start,
                 end,
@@ -523,13 +518,8 @@ pub(crate) fn is_markup_add(expr: &Expr) -> bool {
 fn emit(expr: &Expr, cx: &mut Cx) -> String {
     if let Expr::BinOp(b) = expr {
         if is_markup_add(expr) {
-            return format!(
-                "{}{}{}{}))",
-                super::helpers::OPEN,
-                emit(&b.left, cx),
-                super::helpers::then_call(&cx.helpers.markup_add()),
-                emit(&b.right, cx)
-            );
+            let (left, right) = (emit(&b.left, cx), emit(&b.right, cx));
+            return super::helpers::filter_call(&left, &cx.helpers.markup_add(), &right);
         }
     }
     let (start, end) = cx.extents.of(expr);

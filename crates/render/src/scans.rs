@@ -60,6 +60,7 @@ use minijinja::{Environment, Error, ErrorKind, State};
 
 use super::edits::{Edit, EditKind};
 use super::extent::Extents;
+use super::guards::{sole, writes_nothing};
 use super::helpers::Helpers;
 use super::scope;
 
@@ -190,15 +191,10 @@ fn condition_text(plan: &Plan, edits: &[Edit], source: &str) -> Option<String> {
         let within = edit.start >= start && edit.end <= end;
         let apart = edit.end <= start || edit.start >= end;
         if within {
-            let kind = match &edit.kind {
-                EditKind::Replace(text) => EditKind::Replace(text.clone()),
-                EditKind::Wrap(name) => EditKind::Wrap(name.clone()),
-                EditKind::Around(before, after) => EditKind::Around(before.clone(), after.clone()),
-            };
             inside.push(Edit {
                 start: edit.start - start,
                 end: edit.end - start,
-                kind,
+                kind: edit.kind.clone(),
             });
         } else if !apart {
             return None;
@@ -212,32 +208,6 @@ fn condition_text(plan: &Plan, edits: &[Edit], source: &str) -> Option<String> {
         return Some(text.replace(['\n', '\r'], " "));
     }
     Some(text)
-}
-
-/// The one statement of `body` that `pick` accepts, when everything else in it is text
-/// that whitespace control left empty.
-fn sole<'b, 'a, T>(body: &'b [Stmt<'a>], pick: impl Fn(&'b Stmt<'a>) -> Option<T>) -> Option<T> {
-    let mut found = None;
-    for stmt in body {
-        if is_empty_text(stmt) {
-            continue;
-        }
-        if found.is_some() {
-            return None;
-        }
-        found = Some(pick(stmt)?);
-    }
-    found
-}
-
-/// Text that whitespace control left empty.
-fn is_empty_text(stmt: &Stmt) -> bool {
-    matches!(stmt, Stmt::EmitRaw(raw) if raw.raw.is_empty())
-}
-
-/// Whether `body` has nothing in it but text that whitespace control left empty.
-fn writes_nothing(body: &[Stmt]) -> bool {
-    body.iter().all(is_empty_text)
 }
 
 /// `{% if P %}{% set NS.ATTR = constant %}{% endif %}`, no `else`, `NS` not the loop
