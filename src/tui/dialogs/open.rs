@@ -222,10 +222,16 @@ impl Opening {
         }
         let notes = chosen.metadata.notes.join("; ");
         let label = chosen.origin_label();
+        // A file's label names its path already: said twice, the kind (`GGUF`) fell past
+        // the edge of an 80-column status line whenever the path was long.
+        let opened = match chosen.origin {
+            Origin::File(_) | Origin::Gguf { .. } | Origin::Request(_) => format!("opened {label}"),
+            _ => format!("opened {text}: {label}"),
+        };
         said.ask(JobRequest::UseTemplate(chosen));
         self.set = (set.entries.len() > 1).then_some(set);
         if notes.is_empty() {
-            said.notify(format!("opened {text}: {label}"));
+            said.notify(opened);
         } else {
             said.warn(notes);
         }
