@@ -46,10 +46,15 @@ const SCALAR_FILTERS: &[&str] = &[
 
 /// Whether `expr` always evaluates to a string, number, boolean or none (or fails):
 /// a scalar literal, a comparison or test, `not`, a `~` concatenation, arithmetic other
-/// than `+` and `*` (which also join and repeat lists), a string method call, or a
-/// filter that always returns a string or a number.
+/// than `+` and `*` (which also join and repeat lists), a `+` with a scalar on either
+/// side (MiniJinja joins only two lists or two tuples; a scalar beside anything adds,
+/// concatenates strings or fails), a string method call, or a filter that always
+/// returns a string or a number.
 pub(crate) fn is_plain_scalar(expr: &Expr) -> bool {
     match expr {
+        Expr::BinOp(b) if matches!(b.op, BinOpKind::Add) => {
+            is_plain_scalar(&b.left) || is_plain_scalar(&b.right)
+        }
         Expr::Const(c) => !matches!(
             c.value.kind(),
             ValueKind::Seq | ValueKind::Map | ValueKind::Iterable | ValueKind::Plain
@@ -172,6 +177,10 @@ mod tests {
             "{% set x = a // 2 %}",
             "{% set x = a.split('</think>')[-1].lstrip('\\n') %}",
             "{% set x = a|join(', ') %}",
+            "{% set x = '<|start|>' + a + '<|end|>' + b %}",
+            "{% set ns.content = ns.content + '<|eot_id|>' %}",
+            "{% set x = a + 1 %}",
+            "{% set x = a + b|length %}",
         ] {
             assert!(set_value_is_scalar(source), "{source}");
         }
@@ -185,6 +194,8 @@ mod tests {
             "{% set x = [1, 2] %}",
             "{% set x = (1, 2) %}",
             "{% set x = a + b %}",
+            "{% set x = a + [b] %}",
+            "{% set x = a + b + c.d %}",
             "{% set x = a and b %}",
             "{% set x = a|sum(start=[]) %}",
             "{% set x = a if b else c %}",
