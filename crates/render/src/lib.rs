@@ -68,6 +68,7 @@
 #![warn(missing_docs)]
 #![warn(unreachable_pub)]
 
+mod affinity;
 mod appends;
 mod assertions;
 mod boundmethods;

@@ -12,6 +12,8 @@ use std::sync::mpsc::{self, Receiver, Sender, TryRecvError};
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use super::affinity::ThreadPlace;
+
 /// One render, with everything it needs. It calls the function it is given once its
 /// work is done and just before it answers: its thread then offers itself for the next
 /// render. Offered only after the answer, the thread would often not be back yet when
@@ -58,54 +60,74 @@ pub(crate) fn recv_within<T>(
     }
 }
 
-fn idle() -> &'static Mutex<Vec<Sender<Job>>> {
-    static IDLE: OnceLock<Mutex<Vec<Sender<Job>>>> = OnceLock::new();
+/// A job for a waiting render thread, with the thread's place as its giver left it.
+type Handed = (Job, ThreadPlace);
+
+/// A waiting render thread: where to send its next job, and where it may run.
+struct Idle {
+    jobs: Sender<Handed>,
+    place: ThreadPlace,
+}
+
+fn idle() -> &'static Mutex<Vec<Idle>> {
+    static IDLE: OnceLock<Mutex<Vec<Idle>>> = OnceLock::new();
     IDLE.get_or_init(|| Mutex::new(Vec::new()))
 }
 
-/// Runs `job` on an idle render thread, or on a new one with `stack_bytes` of stack.
-/// `job` must catch its own panics (a panicking job would end its thread, which is
-/// only a lost thread, not a lost answer: the caller sees its channel disconnect).
-pub(crate) fn run(job: Job, stack_bytes: usize) -> std::io::Result<()> {
+/// Runs `job` on an idle render thread, or on a new one with `stack_bytes` of stack;
+/// on `core` alone when one is given, else wherever the system puts it (see
+/// [`super::affinity`]). `job` must catch its own panics (a panicking job would end its
+/// thread, which is only a lost thread, not a lost answer: the caller sees its channel
+/// disconnect).
+pub(crate) fn run(job: Job, stack_bytes: usize, core: Option<usize>) -> std::io::Result<()> {
     let mut job = job;
     loop {
         let waiting = idle().lock().ok().and_then(|mut idle| idle.pop());
-        let Some(thread) = waiting else { break };
-        match thread.send(job) {
+        let Some(Idle { jobs, mut place }) = waiting else {
+            break;
+        };
+        // Moved while it sleeps, so it wakes where it is to run.
+        place.settle(core);
+        match jobs.send((job, place)) {
             Ok(()) => return Ok(()),
-            Err(mpsc::SendError(back)) => job = back, // that thread is gone
+            Err(mpsc::SendError((back, _))) => job = back, // that thread is gone
         }
     }
     std::thread::Builder::new()
         .name("chatplate-render".into())
         .stack_size(stack_bytes)
-        .spawn(move || serve(job))
+        .spawn(move || serve(job, core))
         .map(drop)
 }
 
 /// A render thread's life: its first job, then whatever it is given while idle.
-fn serve(first: Job) {
-    let (sender, jobs) = mpsc::channel::<Job>();
+fn serve(first: Job, core: Option<usize>) {
+    let (sender, jobs) = mpsc::channel::<Handed>();
+    let mut place = ThreadPlace::of_this_thread();
+    place.settle(core);
     let mut job = first;
     loop {
         let mut offered = None;
-        let look = job(&mut || offered = Some(offer(&sender)));
-        if !offered.unwrap_or_else(|| offer(&sender)) {
+        let look = job(&mut || offered = Some(offer(&sender, place)));
+        if !offered.unwrap_or_else(|| offer(&sender, place)) {
             return;
         }
         let soon = look.then(|| recv_soon(&jobs)).flatten();
-        job = match soon.unwrap_or_else(|| jobs.recv()) {
-            Ok(job) => job,
+        (job, place) = match soon.unwrap_or_else(|| jobs.recv()) {
+            Ok(handed) => handed,
             Err(_) => return,
         };
     }
 }
 
 /// Puts this thread among the idle ones, unless [`MAX_IDLE`] already wait.
-fn offer(sender: &Sender<Job>) -> bool {
+fn offer(jobs: &Sender<Handed>, place: ThreadPlace) -> bool {
     match idle().lock() {
         Ok(mut idle) if idle.len() < MAX_IDLE => {
-            idle.push(sender.clone());
+            idle.push(Idle {
+                jobs: jobs.clone(),
+                place,
+            });
             true
         }
         _ => false,
@@ -126,7 +148,7 @@ mod tests {
                 let _ = done.send((round, std::thread::current().id()));
                 round % 2 == 0
             });
-            run(job, 1 << 20).unwrap();
+            run(job, 1 << 20, None).unwrap();
             let (got, _) = finished
                 .recv_timeout(std::time::Duration::from_secs(60))
                 .unwrap();

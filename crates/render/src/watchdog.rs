@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 use jiff::civil::DateTime;
 use minijinja::value::Value;
 
+use super::affinity;
 use super::memory;
 use super::scope::{Deadline, Shared, Stop};
 use super::threads;
@@ -243,15 +244,23 @@ pub(super) fn run_recording_on_own_thread(
     let started = Instant::now();
     // Going by the template's last render (none yet: zero).
     let expected = template.expected_render_time(items);
-    if threads::run(job, RENDER_STACK_BYTES).is_err() {
+    // A render known to be short, alone, runs on this caller's core (see `affinity`);
+    // held there until it answers.
+    let beside = (!expected.is_zero() && expected <= affinity::BESIDE && active_renders() == 0)
+        .then(affinity::Beside::here)
+        .flatten();
+    let core = beside.as_ref().map(affinity::Beside::core);
+    if threads::run(job, RENDER_STACK_BYTES, core).is_err() {
         return Err(RenderError::input("could not start a render thread"));
     }
     // A short render (or one of unknown length) may answer before a sleeping caller
     // would even have been woken (not when the deadline is nearer than the look: it
     // must be seen on time). A longer one is not looked for now: the look would only be
-    // CPU spent beside it (see `wake_ahead`).
-    let far = deadline.is_none_or(|d| d.at > Instant::now() + threads::SPIN);
-    let look_now = far && expected <= SHORT_RENDER;
+    // CPU spent beside it (see `wake_ahead`). Nor is a render beside its caller: on
+    // their one core, the caller's sleep is what lets the render run.
+    let may_look =
+        beside.is_none() && deadline.is_none_or(|d| d.at > Instant::now() + threads::SPIN);
+    let look_now = may_look && expected <= SHORT_RENDER;
     looking.store(look_now, Ordering::Relaxed);
     if let Some(Ok((result, give_back))) = look_now.then(|| threads::recv_soon(&receiver)).flatten()
     {
@@ -263,7 +272,7 @@ pub(super) fn run_recording_on_own_thread(
     // tenth of a millisecond or more), so the caller wakes itself a little before the
     // answer is due and looks for it awake, for a bounded share of the render.
     let ahead = wake_ahead(expected);
-    let mut wake_at = (far && !ahead.is_zero())
+    let mut wake_at = (may_look && !ahead.is_zero())
         .then(|| started + expected)
         .and_then(|due| due.checked_sub(ahead))
         .filter(|at| *at > Instant::now());
