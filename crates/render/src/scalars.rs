@@ -2,7 +2,7 @@
 //! whatever the variables hold, so the rewrite ([`super::rewrite`]) can leave them
 //! without the helper call that guards values which could be containers.
 
-use minijinja::machinery::ast::{BinOpKind, Expr, UnaryOpKind};
+use minijinja::machinery::ast::{BinOpKind, CallArg, Expr, Filter, UnaryOpKind};
 use minijinja::value::ValueKind;
 
 /// String methods (and their namesakes on other values) that give a string or a boolean,
@@ -42,19 +42,31 @@ const SCALAR_FILTERS: &[&str] = &[
     "striptags",
     "wordcount",
     "round",
+    "safe",
+    "escape",
+    "e",
 ];
+
+/// Filters that give back their input or one of their arguments (`default`): what
+/// they give is as plain as what they are given.
+const PASSING_FILTERS: &[&str] = &["default", "d"];
 
 /// Whether `expr` always evaluates to a string, number, boolean or none (or fails):
 /// a scalar literal, a comparison or test, `not`, a `~` concatenation, arithmetic other
 /// than `+` and `*` (which also join and repeat lists), a `+` with a scalar on either
 /// side (MiniJinja joins only two lists or two tuples; a scalar beside anything adds,
-/// concatenates strings or fails), a string method call, or a filter that always
-/// returns a string or a number.
+/// concatenates strings or fails), a string method call, a filter that always
+/// returns a string or a number, `default` with plain scalars in and out, or an
+/// `a if b else c` whose both sides are plain scalars (without `else`: undefined).
 pub(crate) fn is_plain_scalar(expr: &Expr) -> bool {
     match expr {
         Expr::BinOp(b) if matches!(b.op, BinOpKind::Add) => {
             is_plain_scalar(&b.left) || is_plain_scalar(&b.right)
         }
+        Expr::IfExpr(e) => {
+            is_plain_scalar(&e.true_expr) && e.false_expr.as_ref().is_none_or(is_plain_scalar)
+        }
+        Expr::Filter(f) if PASSING_FILTERS.contains(&f.name) => passes(f, is_plain_scalar),
         Expr::Const(c) => !matches!(
             c.value.kind(),
             ValueKind::Seq | ValueKind::Map | ValueKind::Iterable | ValueKind::Plain
@@ -98,8 +110,24 @@ pub(crate) fn needs_no_set_check(expr: &Expr) -> bool {
         || match expr {
             Expr::GetAttr(attr) => is_lookup(&attr.expr),
             Expr::GetItem(item) => is_lookup(&item.expr),
+            // `message.content | default('', true)`: the lookup or the default.
+            Expr::Filter(f) if PASSING_FILTERS.contains(&f.name) => passes(f, needs_no_set_check),
+            Expr::IfExpr(e) => {
+                needs_no_set_check(&e.true_expr)
+                    && e.false_expr.as_ref().is_none_or(needs_no_set_check)
+            }
             _ => false,
         }
+}
+
+/// Whether `filter`, one that gives back its input or an argument, is given only what
+/// `plain` accepts (positional arguments; keywords and splats are not looked into).
+fn passes(filter: &Filter, plain: fn(&Expr) -> bool) -> bool {
+    filter.expr.as_ref().is_some_and(plain)
+        && filter.args.iter().all(|arg| match arg {
+            CallArg::Pos(value) => plain(value),
+            _ => false,
+        })
 }
 
 /// `name`, `name.attr` or `name[key]`, chained.
@@ -132,7 +160,13 @@ mod tests {
 
     #[test]
     fn lookups_on_variables_need_no_set_check() {
-        for source in ["{% set x = a.b %}", "{% set x = a[0]['b'].c %}"] {
+        for source in [
+            "{% set x = a.b %}",
+            "{% set x = a[0]['b'].c %}",
+            "{% set x = message.content | default('', true) %}",
+            "{% set x = a.b | d(c.d) %}",
+            "{% set x = a.b if c else d.e %}",
+        ] {
             assert!(set_value_passes(source, needs_no_set_check), "{source}");
         }
         for source in [
@@ -142,6 +176,10 @@ mod tests {
             "{% set x = f(a).b %}",
             "{% set x = a + b %}",
             "{% set x = a %}",
+            "{% set x = a.b | default([]) %}",
+            "{% set x = a.b | default(c) %}",
+            "{% set x = a | default('') %}",
+            "{% set x = a.b if c else d %}",
         ] {
             assert!(!set_value_passes(source, needs_no_set_check), "{source}");
         }
@@ -181,6 +219,10 @@ mod tests {
             "{% set ns.content = ns.content + '<|eot_id|>' %}",
             "{% set x = a + 1 %}",
             "{% set x = a + b|length %}",
+            "{% set x = a|tojson|safe if a is mapping else a|string %}",
+            "{% set x = 'a' if b %}",
+            "{% set x = a|default('', true)|trim %}",
+            "{% set x = a|trim|default('none') %}",
         ] {
             assert!(set_value_is_scalar(source), "{source}");
         }
@@ -205,6 +247,9 @@ mod tests {
             "{% set x = a.get('b') %}",
             "{% set x = a.strip %}",
             "{% set x = strip() %}",
+            "{% set x = a if b else [c] %}",
+            "{% set x = a.b|default('') %}",
+            "{% set x = 'a'|default(b) %}",
         ] {
             assert!(!set_value_is_scalar(source), "{source}");
         }
