@@ -15,9 +15,21 @@ scripts/bench_vs_transformers.py):
 Usage: python scripts/count_render.py [--sizes 1000,10000] [--models Qwen3,gpt-oss]
 Prints a Markdown table; notes when the two prompts differ. Needs valgrind and
 `pip install minijinja`. Gemma-4 at 10,000 messages takes many minutes under callgrind.
+
+`--check` (CI, `.ci/run`): every dev template at `--sizes` (default 100 messages), and
+exit 1 when chatplate's render counts more instructions than minijinja-py's on any
+template both render alike (a template minijinja-py refuses, or renders differently, is
+listed and not compared). Instructions, not time: the same on any machine under any
+load. Python runs with PYTHONHASHSEED=0, which makes its count repeat to within a few
+hundred instructions (a 100-message render is about a million). The chatplate side is
+`render_once` built as the binary is built (`cargo build --release -p chatplate-render
+--features mimalloc --example render_once`: fat LTO, mimalloc). Both sides convert the
+conversation at each render (minijinja-py wraps its Python objects), so the count is a
+stricter bar than `bench`'s warm renders.
 """
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -45,6 +57,10 @@ def write_context(model, count):
     template = TEMPLATES / f"{MODELS[model]}.jinja"
     meta = json.loads((TEMPLATES / f"{MODELS[model]}.json").read_text())
     tokens = {"bos_token": meta.get("bos_token"), "eos_token": meta.get("eos_token"), **meta.get("extra", {})}
+    if meta.get("tools_json_kwarg"):
+        # The tools as the template's own variable too (firefunction-v2's `functions`).
+        functions = [tool["function"] for tool in TOOLS]
+        tokens[meta["tools_json_kwarg"]] = json.dumps(functions, indent=4, ensure_ascii=False)
     context = {**tokens, "messages": conversation(count, call_content=""), "tools": TOOLS,
                "add_generation_prompt": True}
     path = OUT / f"{model}-{count}.context.json"
@@ -59,7 +75,9 @@ def callgrind(command, toggle=None):
         args = ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}"]
         if toggle:
             args.append(f"--toggle-collect={toggle}")
-        done = subprocess.run(args + command, capture_output=True, text=True)
+        # A fixed hash seed: Python's count then repeats to within a few hundred.
+        env = {**os.environ, "PYTHONHASHSEED": "0"}
+        done = subprocess.run(args + command, capture_output=True, text=True, env=env)
         if done.returncode != 0:
             raise RuntimeError(f"{command}: {done.stderr[-2000:]}")
         for line in out.read_text(errors="replace").splitlines():
@@ -102,13 +120,74 @@ def prompts_agree(binary, template, context):
     return ours.returncode == 0 and theirs.returncode == 0 and ours.stdout == theirs.stdout
 
 
-def count_case(binary, model, count):
+def counts(binary, model, count):
+    """(minijinja-py's render count, chatplate's, whether the prompts agree)."""
     template, context = write_context(model, count)
     ours = callgrind([str(binary), str(template), str(context)], toggle="render_once::render_once")
     python = [sys.executable, __file__, "--minijinja", str(template), str(context)]
     theirs = callgrind(python) - callgrind(python + ["--no-render"])
-    note = "" if prompts_agree(binary, template, context) else " (prompts differ)"
+    return theirs, ours, prompts_agree(binary, template, context)
+
+
+def count_case(binary, model, count):
+    theirs, ours, same = counts(binary, model, count)
+    note = "" if same else " (prompts differ)"
     return f"| {model} {count:,} | {theirs / 1e6:,.1f} M{note} | {ours / 1e6:,.1f} M | {ours / theirs:.2f} |"
+
+
+def check(binary, sizes):
+    """`--check`: every dev template; 1 when chatplate counts more than minijinja-py."""
+    if subprocess.run(["which", "valgrind"], capture_output=True).returncode != 0:
+        print("valgrind is missing: the instruction-count check cannot run", file=sys.stderr)
+        return 1
+    try:
+        import minijinja  # noqa: F401  (the other side, in this Python)
+    except ImportError:
+        print(f"{sys.executable} has no minijinja (pip install minijinja==3.1.0)", file=sys.stderr)
+        return 1
+    if not binary.exists():
+        print(f"{binary} is missing (cargo build --release -p chatplate-render --features "
+              "mimalloc --example render_once)", file=sys.stderr)
+        return 1
+    stems = sorted(path.stem for path in TEMPLATES.glob("*.jinja"))
+    if not stems:
+        print(f"no templates in {TEMPLATES}", file=sys.stderr)
+        return 1
+    MODELS.clear()
+    MODELS.update({stem: stem for stem in stems})
+    above, compared, left_out = [], 0, []
+    print("| Case | minijinja-py | chatplate | chatplate / minijinja-py |\n|---|---|---|---|")
+    for stem in stems:
+        for size in sizes:
+            try:
+                theirs, ours, same = counts(binary, stem, size)
+            except RuntimeError as err:
+                # One side raised: the reference refuses the conversation, or minijinja-py
+                # does where Python does not (COMPATIBILITY.md lists why).
+                said = [line for line in str(err).splitlines() if "Error" in line and not line.startswith("==")]
+                left_out.append(f"{stem} at {size:,}: raises ({(said or ['?'])[-1].strip()[:100]})")
+                continue
+            if not same:
+                left_out.append(f"{stem} at {size:,}: minijinja-py's prompt differs")
+                continue
+            compared += 1
+            ratio = ours / theirs
+            print(f"| {stem} {size:,} | {theirs / 1e6:,.2f} M | {ours / 1e6:,.2f} M | {ratio:.3f} |", flush=True)
+            if ours > theirs:
+                above.append(f"{stem} at {size:,}: {ours:,} instructions against minijinja-py's {theirs:,} ({ratio:.3f}x)")
+    if compared == 0:
+        print("no render compared", file=sys.stderr)
+        return 1
+    print(f"\n{compared} renders compared; {len(left_out)} left out:")
+    for line in left_out:
+        print(f"  {line}")
+    if above:
+        print(f"\n{len(above)} renders count more instructions than minijinja-py's:")
+        for line in above:
+            print(f"  {line}")
+        return 1
+    print("every render compared counts at most minijinja-py's instructions")
+    return 0
 
 
 def main():
@@ -119,10 +198,15 @@ def main():
     parser.add_argument("--minijinja", nargs=2, metavar=("TEMPLATE", "CONTEXT"), help=argparse.SUPPRESS)
     parser.add_argument("--no-render", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--print", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--check", action="store_true",
+                        help="every dev template (--sizes, default 100); exit 1 when chatplate counts more")
     args = parser.parse_args()
     if args.minijinja:
         return minijinja_mode(*args.minijinja, not args.no_render, args.print)
     OUT.mkdir(parents=True, exist_ok=True)
+    if args.check:
+        sizes = [100] if args.sizes == parser.get_default("sizes") else [int(s) for s in args.sizes.split(",")]
+        return check(args.render_once, sizes)
     print("| Case | minijinja-py | chatplate | chatplate / minijinja-py |\n|---|---|---|---|")
     for model in args.models.split(","):
         for size in args.sizes.split(","):
@@ -130,4 +214,4 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())
