@@ -77,10 +77,10 @@ mod linux {
 }
 
 /// The calling thread held to the core it runs on, for one render beside it; dropping
-/// it gives the thread back the cores it had.
+/// it gives the thread back the cores it had. The caller's [`ThreadPlace`], settled on
+/// its own core: the same moves a render thread makes.
 pub(crate) struct Beside {
-    #[cfg(target_os = "linux")]
-    own: linux::Cores,
+    place: ThreadPlace,
     core: usize,
 }
 
@@ -89,9 +89,10 @@ impl Beside {
     pub(crate) fn here() -> Option<Self> {
         #[cfg(target_os = "linux")]
         {
-            let own = linux::allowed(0)?;
             let core = linux::current_core()?;
-            linux::hold(0, &linux::only(core)?).then_some(Beside { own, core })
+            let mut place = ThreadPlace::of_this_thread();
+            place.settle(Some(core));
+            (place.held == Some(core)).then_some(Beside { place, core })
         }
         #[cfg(not(target_os = "linux"))]
         {
@@ -107,8 +108,7 @@ impl Beside {
 
 impl Drop for Beside {
     fn drop(&mut self) {
-        #[cfg(target_os = "linux")]
-        linux::hold(0, &self.own);
+        self.place.settle(None);
     }
 }
 
