@@ -2,7 +2,7 @@
 //! whatever the variables hold, so the rewrite ([`super::rewrite`]) can leave them
 //! without the helper call that guards values which could be containers.
 
-use minijinja::machinery::ast::{BinOpKind, CallArg, Expr, Filter, UnaryOpKind};
+use minijinja::machinery::ast::{BinOpKind, CallArg, Expr, UnaryOpKind};
 use minijinja::value::ValueKind;
 
 /// String methods (and their namesakes on other values) that give a string or a boolean,
@@ -59,14 +59,13 @@ const PASSING_FILTERS: &[&str] = &["default", "d"];
 /// returns a string or a number, `default` with plain scalars in and out, or an
 /// `a if b else c` whose both sides are plain scalars (without `else`: undefined).
 pub(crate) fn is_plain_scalar(expr: &Expr) -> bool {
+    if let Some(every_part) = parts_are(expr, is_plain_scalar) {
+        return every_part;
+    }
     match expr {
         Expr::BinOp(b) if matches!(b.op, BinOpKind::Add) => {
             is_plain_scalar(&b.left) || is_plain_scalar(&b.right)
         }
-        Expr::IfExpr(e) => {
-            is_plain_scalar(&e.true_expr) && e.false_expr.as_ref().is_none_or(is_plain_scalar)
-        }
-        Expr::Filter(f) if PASSING_FILTERS.contains(&f.name) => passes(f, is_plain_scalar),
         Expr::Const(c) => !matches!(
             c.value.kind(),
             ValueKind::Seq | ValueKind::Map | ValueKind::Iterable | ValueKind::Plain
@@ -106,28 +105,34 @@ pub(crate) fn is_plain_scalar(expr: &Expr) -> bool {
 /// checked: a macro's argument or a loop's item can be a lazy list (`m(a + b)`), which
 /// the helper stores as a list. Namespace attributes are always checked.
 pub(crate) fn needs_no_set_check(expr: &Expr) -> bool {
+    // `message.content | default('', true)`: the lookup or the default.
+    if let Some(every_part) = parts_are(expr, needs_no_set_check) {
+        return every_part;
+    }
     is_plain_scalar(expr)
         || match expr {
             Expr::GetAttr(attr) => is_lookup(&attr.expr),
             Expr::GetItem(item) => is_lookup(&item.expr),
-            // `message.content | default('', true)`: the lookup or the default.
-            Expr::Filter(f) if PASSING_FILTERS.contains(&f.name) => passes(f, needs_no_set_check),
-            Expr::IfExpr(e) => {
-                needs_no_set_check(&e.true_expr)
-                    && e.false_expr.as_ref().is_none_or(needs_no_set_check)
-            }
             _ => false,
         }
 }
 
-/// Whether `filter`, one that gives back its input or an argument, is given only what
-/// `plain` accepts (positional arguments; keywords and splats are not looked into).
-fn passes(filter: &Filter, plain: fn(&Expr) -> bool) -> bool {
-    filter.expr.as_ref().is_some_and(plain)
-        && filter.args.iter().all(|arg| match arg {
-            CallArg::Pos(value) => plain(value),
-            _ => false,
-        })
+/// For an expression whose value is one of its own parts, `a if b else c` (either
+/// branch; without `else`, undefined) or `default` (its input or an argument), whether
+/// `plain` accepts every such part (a filter's positional arguments; keywords and splats
+/// are not looked into, so a filter given one is refused); `None` for any other.
+fn parts_are(expr: &Expr, plain: fn(&Expr) -> bool) -> Option<bool> {
+    match expr {
+        Expr::IfExpr(e) => Some(plain(&e.true_expr) && e.false_expr.as_ref().is_none_or(plain)),
+        Expr::Filter(f) if PASSING_FILTERS.contains(&f.name) => Some(
+            f.expr.as_ref().is_some_and(plain)
+                && f.args.iter().all(|arg| match arg {
+                    CallArg::Pos(value) => plain(value),
+                    _ => false,
+                }),
+        ),
+        _ => None,
+    }
 }
 
 /// `name`, `name.attr` or `name[key]`, chained.
