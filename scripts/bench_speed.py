@@ -50,7 +50,7 @@ except ImportError:  # the column says so
     minijinja = None
 import transformers.utils.chat_template_utils as ctu
 
-from long_conversation import CLOCK, TOOLS, FixedClock, conversation
+from long_conversation import CLOCK, TOOLS, FixedClock, conversation, template_variables
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT.parent / "shared" / "conformance" / "dev" / "templates"
@@ -67,10 +67,8 @@ class Case:
         self.stem, self.count = stem, count
         self.source = (TEMPLATES / f"{stem}.jinja").read_text()
         meta = json.loads((TEMPLATES / f"{stem}.json").read_text())
-        self.kwargs = {"bos_token": meta.get("bos_token"), "eos_token": meta.get("eos_token"), **meta.get("extra", {})}
-        if meta.get("tools_json_kwarg"):
-            functions = [t["function"] for t in TOOLS]
-            self.kwargs[meta["tools_json_kwarg"]] = json.dumps(functions, indent=4, ensure_ascii=False)
+        self.kwargs = {"bos_token": meta.get("bos_token"), "eos_token": meta.get("eos_token"),
+                       **template_variables(meta)}
         self.messages = conversation(count, call_content="")
         self.path = OUT / f"{stem}-{count}.json"
         self.mini = minijinja_py(self.source)

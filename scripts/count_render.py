@@ -37,7 +37,7 @@ from datetime import datetime
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from long_conversation import TOOLS, conversation  # noqa: E402
+from long_conversation import TOOLS, conversation, template_variables  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 TEMPLATES = ROOT.parent / "shared" / "conformance" / "dev" / "templates"
@@ -54,13 +54,10 @@ MODELS = {
 
 def write_context(model, count):
     """The template path and a context file (messages, tools, tokens) for one case."""
-    template = TEMPLATES / f"{MODELS[model]}.jinja"
-    meta = json.loads((TEMPLATES / f"{MODELS[model]}.json").read_text())
-    tokens = {"bos_token": meta.get("bos_token"), "eos_token": meta.get("eos_token"), **meta.get("extra", {})}
-    if meta.get("tools_json_kwarg"):
-        # The tools as the template's own variable too (firefunction-v2's `functions`).
-        functions = [tool["function"] for tool in TOOLS]
-        tokens[meta["tools_json_kwarg"]] = json.dumps(functions, indent=4, ensure_ascii=False)
+    stem = MODELS.get(model, model)
+    template = TEMPLATES / f"{stem}.jinja"
+    meta = json.loads((TEMPLATES / f"{stem}.json").read_text())
+    tokens = {"bos_token": meta.get("bos_token"), "eos_token": meta.get("eos_token"), **template_variables(meta)}
     context = {**tokens, "messages": conversation(count, call_content=""), "tools": TOOLS,
                "add_generation_prompt": True}
     path = OUT / f"{model}-{count}.context.json"
@@ -153,8 +150,6 @@ def check(binary, sizes):
     if not stems:
         print(f"no templates in {TEMPLATES}", file=sys.stderr)
         return 1
-    MODELS.clear()
-    MODELS.update({stem: stem for stem in stems})
     above, compared, left_out = [], 0, []
     print("| Case | minijinja-py | chatplate | chatplate / minijinja-py |\n|---|---|---|---|")
     for stem in stems:

@@ -1,5 +1,7 @@
-"""The generated long conversation shared by scripts/make_long_goldens.py and
-scripts/bench_vs_transformers.py: its tool, its fixed clock and the messages."""
+"""The generated long conversation shared by scripts/make_long_goldens.py,
+scripts/bench_vs_transformers.py, scripts/bench_speed.py, scripts/count_render.py and
+scripts/make_app_sessions.py: its tool, its fixed clock, the messages, and a corpus
+template's own variables for it."""
 import json
 from datetime import datetime
 
@@ -7,6 +9,17 @@ TOOLS = [{"type": "function", "function": {
     "name": "get_weather", "description": "Get the weather for a city.",
     "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]
 CLOCK = "2026-01-15T00:00:00"
+
+
+def template_variables(meta):
+    """A dev-corpus template's variables besides the conversation, from its metadata
+    (`ROOT.json` beside `ROOT.jinja`): its `extra`, and the tools once more under its
+    `tools_json_kwarg` as JSON (firefunction-v2 reads them as `functions`)."""
+    variables = dict(meta.get("extra") or {})
+    if meta.get("tools_json_kwarg"):
+        functions = [tool["function"] for tool in TOOLS]
+        variables[meta["tools_json_kwarg"]] = json.dumps(functions, indent=4, ensure_ascii=False)
+    return variables
 
 
 class FixedClock(datetime):

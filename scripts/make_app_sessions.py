@@ -18,7 +18,7 @@ import argparse
 import json
 from pathlib import Path
 
-from long_conversation import CLOCK, TOOLS, conversation
+from long_conversation import CLOCK, TOOLS, conversation, template_variables
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT.parent / "shared" / "conformance" / "dev" / "templates"
@@ -30,10 +30,7 @@ def session(stem, count):
     """The session of template `stem` with `count` messages."""
     template = (CORPUS / f"{stem}.jinja").read_text()
     meta = json.loads((CORPUS / f"{stem}.json").read_text())
-    variables = dict(meta.get("extra") or {})
-    if meta.get("tools_json_kwarg"):
-        functions = [tool["function"] for tool in TOOLS]
-        variables[meta["tools_json_kwarg"]] = json.dumps(functions, indent=4, ensure_ascii=False)
+    variables = template_variables(meta)
     return {"version": 1, "template": {"source": template}, "bos_token": meta["bos_token"],
             "eos_token": meta["eos_token"], "add_generation_prompt": True,
             "messages": conversation(count, call_content=""), "tools": TOOLS,
